@@ -1,0 +1,49 @@
+// Reference interpreter: the ground truth that gradients, schedules and compiled code are
+// judged against. Runs any function of LANGUAGE.md with TensorIR block semantics, strictly
+// (out-of-bounds, uninitialised reads, bad bindings, integer division by zero are errors).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "ir/module.h"
+#include "runtime/ndarray.h"
+
+namespace tirc {
+
+// Arguments and results by parameter name. Scalars are 0-d arrays.
+using ArgMap = std::map<std::string, NDArray>;
+
+struct InterpOptions {
+  // Run with every float (params, buffers, arithmetic) promoted to f64; inputs are
+  // converted, outputs are returned as f64. Used by gradient checks.
+  bool promote_f64 = false;
+};
+
+// A function compiled once for repeated runs.
+class InterpProgram {
+ public:
+  virtual ~InterpProgram() = default;
+  // inputs: every param of the function by name (buffers with the declared shape and dtype,
+  // or f64 under promote_f64). Returns every output by name.
+  // Throws Error naming block, buffer and index values on a strictness violation, and on
+  // missing/mis-shaped inputs naming the parameter.
+  virtual ArgMap run(const ArgMap& inputs) = 0;
+};
+
+std::unique_ptr<InterpProgram> compile_interp(const FunctionNode& f, const InterpOptions& opts = {});
+
+// Convenience: compile and run once.
+ArgMap run_interp(const FunctionNode& f, const ArgMap& inputs, const InterpOptions& opts = {});
+
+// Random inputs for every param of f not in `given`: floats uniform in the declared range
+// (default [-1, 1]), integers uniform in the declared range (default [0, 9], both ends
+// included). Scalar params not given are an error (they fix shapes). Deterministic in seed.
+ArgMap random_inputs(const FunctionNode& f, uint64_t seed, const ArgMap& given = {});
+
+// Concrete shape of a buffer given the scalar params (0-d arrays by name).
+std::vector<int64_t> eval_shape(const Buffer& b, const ArgMap& scalars);
+
+}  // namespace tirc

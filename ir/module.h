@@ -1,0 +1,91 @@
+// Functions, schedules, tensor intrinsics and the module that holds them.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/stmt.h"
+
+namespace tirc {
+
+// Source position (1-based line and column) for diagnostics.
+struct SourceLoc {
+  std::string file;
+  int line = 0, col = 0;
+};
+
+// Uniform range used to generate random inputs: `X: f32[64] in [0.1, 4.0]`.
+struct ValueRange {
+  double lo, hi;
+};
+
+// A function parameter: a scalar (var) or a buffer (buffer), never both.
+struct Param {
+  Var var;        // defined for scalar params
+  Buffer buffer;  // defined for buffer params
+  std::optional<ValueRange> range;
+  bool is_buffer() const { return buffer.defined(); }
+  const std::string& name() const { return is_buffer() ? buffer->name : var.name(); }
+};
+
+struct FunctionNode {
+  std::string name;
+  std::vector<Param> params;    // inputs, in order (scalars and read-only buffers)
+  std::vector<Buffer> outputs;  // written by the function, in order
+  // The root BlockRealize: a block named "root" with no iter vars, whose allocs are the
+  // function-level `alloc`s. A body written without an explicit root block gets one.
+  Stmt body;
+  SourceLoc loc;
+};
+using Function = std::shared_ptr<const FunctionNode>;
+
+// The root block of a function body (body must be the root BlockRealize).
+const BlockNode& root_block(const FunctionNode& f);
+
+// One argument of a schedule instruction, kept as written.
+struct ScheduleArg {
+  enum Kind { Ident, String, Int, Float, Wildcard, List, Keyword } kind;
+  std::string text;               // Ident/String (unquoted)/Keyword name
+  int64_t int_value = 0;          // Int
+  double float_value = 0;         // Float
+  std::vector<ScheduleArg> list;  // List items; Keyword: list[0] is the value
+  SourceLoc loc;
+};
+
+// `a, b = prim(args...)` or `prim(args...)`.
+struct ScheduleInstr {
+  std::vector<std::string> results;
+  std::string primitive;
+  std::vector<ScheduleArg> args;
+  SourceLoc loc;
+};
+
+struct ScheduleItem {
+  std::string func;
+  std::vector<ScheduleInstr> instrs;
+  SourceLoc loc;
+};
+
+// `intrin NAME { desc(PARAMS) {...} impl(PARAMS) {...} }`: desc and impl are kept as functions
+// named NAME.desc / NAME.impl with no outputs listed (every buffer param may be written).
+struct IntrinItem {
+  std::string name;
+  Function desc, impl;
+  SourceLoc loc;
+};
+
+struct Module {
+  std::vector<Function> funcs;
+  std::vector<ScheduleItem> schedules;
+  std::vector<IntrinItem> intrins;
+  // Order of items as written, for printing: (0=func,1=schedule,2=intrin, index).
+  std::vector<std::pair<int, size_t>> order;
+
+  Function find_func(const std::string& name) const;
+  // Adds or replaces (by name) a function; keeps the item order.
+  void add_func(Function f);
+};
+
+}  // namespace tirc

@@ -1,0 +1,4 @@
+grammar Tir;
+prog : ID* EOF ;
+ID : [a-z]+ ;
+WS : [ \t\r\n]+ -> skip ;

@@ -1,0 +1,19 @@
+// tirc schedule (CLI.md). Not implemented yet.
+#include <iostream>
+
+#include "tools/tirc/common.h"
+
+namespace tirc::cli {
+
+void register_schedule(CLI::App& app) {
+  auto* cmd = app.add_subcommand("schedule", "not implemented yet");
+  cmd->allow_extras();
+  cmd->callback([] {
+    run_guarded([] {
+      std::cerr << "tirc: error: 'schedule' is not implemented yet\n";
+      return kExitBadInput;
+    });
+  });
+}
+
+}  // namespace tirc::cli

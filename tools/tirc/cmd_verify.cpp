@@ -1,0 +1,19 @@
+// tirc verify (CLI.md). Not implemented yet.
+#include <iostream>
+
+#include "tools/tirc/common.h"
+
+namespace tirc::cli {
+
+void register_verify(CLI::App& app) {
+  auto* cmd = app.add_subcommand("verify", "not implemented yet");
+  cmd->allow_extras();
+  cmd->callback([] {
+    run_guarded([] {
+      std::cerr << "tirc: error: 'verify' is not implemented yet\n";
+      return kExitBadInput;
+    });
+  });
+}
+
+}  // namespace tirc::cli

@@ -1,0 +1,31 @@
+// Shared pieces of the tirc subcommands: error handling and exit codes (CLI.md):
+// 0 success, 1 a check failed, 2 bad input or usage.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <string>
+
+namespace tirc::cli {
+
+constexpr int kExitOk = 0;
+constexpr int kExitCheckFailed = 1;
+constexpr int kExitBadInput = 2;
+
+// Runs a subcommand body; prints tirc::Error / SourceError messages to stderr and maps them
+// to exit code 2. The result is stored for main() to return.
+void run_guarded(const std::function<int()>& body);
+int exit_code();
+
+// Each subcommand file registers its subcommand on the app.
+void register_parse(CLI::App& app);
+void register_run(CLI::App& app);
+void register_stats(CLI::App& app);
+void register_grad(CLI::App& app);
+void register_check_grad(CLI::App& app);
+void register_schedule(CLI::App& app);
+void register_verify(CLI::App& app);
+void register_build(CLI::App& app);
+void register_bench(CLI::App& app);
+
+}  // namespace tirc::cli

@@ -1,0 +1,55 @@
+// tirc: the command-line driver. Thin: each subcommand lives in its own cmd_*.cpp.
+#include <cstdio>
+#include <iostream>
+
+#include "ir/error.h"
+#include "tools/tirc/common.h"
+
+namespace tirc::cli {
+namespace {
+int g_exit = kExitOk;
+}
+
+void run_guarded(const std::function<int()>& body) {
+  try {
+    g_exit = body();
+  } catch (const SourceError& e) {
+    std::cerr << e.what() << "\n";
+    g_exit = kExitBadInput;
+  } catch (const Error& e) {
+    std::cerr << "tirc: error: " << e.what() << "\n";
+    g_exit = kExitBadInput;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "tirc: error: out of memory\n";
+    g_exit = kExitBadInput;
+  }
+}
+int exit_code() { return g_exit; }
+
+}  // namespace tirc::cli
+
+int main(int argc, char** argv) {
+  using namespace tirc::cli;
+  CLI::App app{"tirc: a compiler for a block-structured loop IR with automatic differentiation"};
+  app.require_subcommand(1);
+  register_parse(app);
+  register_run(app);
+  register_stats(app);
+  register_grad(app);
+  register_check_grad(app);
+  register_schedule(app);
+  register_verify(app);
+  register_build(app);
+  register_bench(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kExitBadInput;
+  }
+  return exit_code();
+}
