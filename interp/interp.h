@@ -22,7 +22,17 @@ struct InterpOptions {
   bool promote_f64 = false;
 };
 
-// A function compiled once for repeated runs.
+// Dynamic counts of one run (tirc stats --dynamic).
+struct RunStats {
+  // Block name -> number of executions of its body (instances whose `where` held).
+  std::map<std::string, uint64_t> block_executions;
+};
+
+// A function compiled once for repeated runs. Method: the IR is compiled into a tree of typed
+// closures (interp/nodes.h) per set of scalar-parameter values (cached), with variables in a
+// flat register array, buffer slots resolved and bounds checks removed where interval
+// analysis proves them. Semantics of every operator: interp/scalar.h and docs/interp.md.
+// run() may be called concurrently from several threads.
 class InterpProgram {
  public:
   virtual ~InterpProgram() = default;
@@ -31,6 +41,11 @@ class InterpProgram {
   // Throws Error naming block, buffer and index values on a strictness violation, and on
   // missing/mis-shaped inputs naming the parameter.
   virtual ArgMap run(const ArgMap& inputs) = 0;
+  // As run(), also filling *stats (when not null).
+  virtual ArgMap run_with_stats(const ArgMap& inputs, RunStats* stats) {
+    if (stats) stats->block_executions.clear();
+    return run(inputs);
+  }
 };
 
 std::unique_ptr<InterpProgram> compile_interp(const FunctionNode& f, const InterpOptions& opts = {});

@@ -1,4 +1,150 @@
+// Grammar of the .tir language (contract: /work/shared/spec/LANGUAGE.md; choices it leaves
+// open: docs/language.md). The grammar only recognises the shape of the text: every name
+// (loop kinds, iter-var kinds, intrinsics, schedule primitives) is an ID checked by the
+// builder (parser/builder.cpp), which gives clean, positioned error messages.
 grammar Tir;
-prog : ID* EOF ;
-ID : [a-z]+ ;
-WS : [ \t\r\n]+ -> skip ;
+
+program : item* EOF ;
+
+item : funcDef | scheduleDef | intrinDef ;
+
+// ---------------------------------------------------------------- functions
+funcDef : FUNC name=ID '(' inputs=paramList? ')' ('->' '(' outputs=paramList? ')')? body ;
+paramList : param (',' param)* ','? ;
+param : ID ':' DTYPE ('[' shape=exprList? ']')? (IN '[' lo=signedNum ',' hi=signedNum ']')? ;
+signedNum : '-'? (INT | FLOAT) ;
+
+body : '{' stmt* '}' ;
+
+// ---------------------------------------------------------------- statements
+stmt
+  : FOR ID (',' ID)* IN kind=ID '(' args=argList? ')' annotation* body ';'?   # forStmt
+  | ALLOC ID ':' DTYPE '[' shape=exprList? ']' (SCOPE STRING)? ';'?          # allocStmt
+  | ifStmt ';'?                                                              # ifStatement
+  | LET ID '=' expr ';'?                                                     # letStmt
+  | ID '[' idx=exprList? ']' assignOp expr ';'?                              # storeStmt
+  | ID '(' args=argList? ')' ';'?                                            # callStmt
+  | BLOCK name=ID '(' (iterVar (',' iterVar)* ','?)? ')' '{' blockItem* '}' ';'?  # blockStmt
+  | ';'                                                                      # emptyStmt
+  ;
+
+ifStmt : IF cond=expr thenBody=body (ELSE (elseIf=ifStmt | elseBody=body))? ;
+
+// `max=` / `min=` are ID '=' so that `max` stays an ordinary name elsewhere.
+assignOp : '=' | '+=' | '-=' | '*=' | ID '=' ;
+
+annotation : ID '(' STRING ',' annValue ')' ;
+annValue : '-'? INT | '-'? FLOAT | STRING ;
+
+argList : expr (',' expr)* ','? ;
+
+iterVar : name=ID ':' kind=ID '(' extent=expr ')' '=' binding=expr ;
+
+blockItem
+  : WHERE expr ';'?                           # whereItem
+  | READS region (',' region)* ';'?           # readsItem
+  | WRITES region (',' region)* ';'?          # writesItem
+  | INIT body ';'?                            # initItem
+  | stmt                                      # stmtItem
+  ;
+
+region : ID ('[' regionDim (',' regionDim)* ']')? ;
+regionDim : lo=expr (':' hi=expr)? ;
+
+// ---------------------------------------------------------------- expressions
+// Alternatives from the tightest to the loosest binding (LANGUAGE.md, Precedence).
+expr
+  : primary                                              # primaryExpr
+  | op=('-' | '!') expr                                  # unaryExpr
+  | expr op=('*' | '/' | '//' | '%') expr                # binaryExpr
+  | expr op=('+' | '-') expr                             # binaryExpr
+  | expr op=('<' | '<=' | '>' | '>=' | '==' | '!=') expr # binaryExpr
+  | expr op='&&' expr                                    # binaryExpr
+  | expr op='||' expr                                    # binaryExpr
+  ;
+
+primary
+  : INT                                                  # intLit
+  | FLOAT                                                # floatLit
+  | STRING                                               # stringLit
+  | '(' LET ID '=' value=expr IN body_=expr ')'          # letExpr
+  | '(' expr ')'                                         # parenExpr
+  | DTYPE '(' args=argList? ')'                          # castExpr
+  | DTYPE                                                # dtypeExpr
+  | ID '(' args=argList? ')'                             # callExpr
+  | ID '[' idx=exprList? ']'                             # loadExpr
+  | ID '.' field=ID ('(' args=argList? ')')?             # ptrExpr
+  | ID                                                   # varExpr
+  ;
+
+exprList : expr (',' expr)* ','? ;
+
+// ---------------------------------------------------------------- schedules
+scheduleDef : SCHEDULE name=ID '{' schedInstr* '}' ;
+schedInstr : (anyName (',' anyName)* '=')? prim=anyName '(' (schedArg (',' schedArg)* ','?)? ')' ';'? ;
+schedArg : key=anyName '=' schedValue | schedValue ;
+schedValue
+  : anyName                                             # sIdent
+  | STRING                                              # sString
+  | '-'? INT                                            # sInt
+  | '-'? FLOAT                                          # sFloat
+  | '[' (schedValue (',' schedValue)* ','?)? ']'        # sList
+  ;
+// Schedule handles may reuse reserved words (`init = decompose_reduction(b, k)`).
+anyName : ID | DTYPE | FUNC | SCHEDULE | INTRIN | DESC | IMPL | FOR | IN | BLOCK | INIT | WHERE
+        | READS | WRITES | ALLOC | SCOPE | IF | ELSE | LET ;
+
+// ---------------------------------------------------------------- tensor intrinsics
+intrinDef : INTRIN name=ID '{' intrinPart* '}' ;
+intrinPart : which=(DESC | IMPL) '(' paramList? ')' body ;
+
+// ---------------------------------------------------------------- lexical
+FUNC : 'func' ;
+SCHEDULE : 'schedule' ;
+INTRIN : 'intrin' ;
+DESC : 'desc' ;
+IMPL : 'impl' ;
+FOR : 'for' ;
+IN : 'in' ;
+BLOCK : 'block' ;
+INIT : 'init' ;
+WHERE : 'where' ;
+READS : 'reads' ;
+WRITES : 'writes' ;
+ALLOC : 'alloc' ;
+SCOPE : 'scope' ;
+IF : 'if' ;
+ELSE : 'else' ;
+LET : 'let' ;
+DTYPE : 'bool' | 'i8' | 'i16' | 'i32' | 'i64' | 'u8' | 'u16' | 'u32' | 'f16' | 'bf16' | 'f32' | 'f64' ;
+
+FLOAT
+  : DIGITS '.' DIGITS? EXPONENT?
+  | DIGITS EXPONENT
+  | 'inf'
+  | 'nan'
+  ;
+INT : DIGITS ;
+ID : [A-Za-z_] [A-Za-z0-9_]* ;
+STRING : '"' (~["\\\r\n] | '\\' ~[\r\n])* '"' ;
+UNTERMINATED_STRING : '"' (~["\\\r\n] | '\\' ~[\r\n])* ;
+
+ARROW : '->' ;
+PLUS_EQ : '+=' ;
+MINUS_EQ : '-=' ;
+STAR_EQ : '*=' ;
+FLOORDIV : '//' ;
+LE : '<=' ;
+GE : '>=' ;
+EQ : '==' ;
+NE : '!=' ;
+AND : '&&' ;
+OR : '||' ;
+
+COMMENT : '#' ~[\r\n]* -> skip ;
+WS : [ \t\r\n\f]+ -> skip ;
+// Any other character: reported by the driver as "invalid character".
+ERRCHAR : . ;
+
+fragment DIGITS : [0-9]+ ;
+fragment EXPONENT : [eE] [+-]? DIGITS ;

@@ -26,11 +26,11 @@ class NDArray {
   const void* data() const { return data_.get(); }
   template <typename T>
   T* ptr() {
-    return static_cast<T*>(data_.get());
+    return reinterpret_cast<T*>(data_.get());
   }
   template <typename T>
   const T* ptr() const {
-    return static_cast<const T*>(data_.get());
+    return reinterpret_cast<const T*>(data_.get());
   }
 
   // Element i (flat, C order) converted to/from double. f16/bf16 round to nearest even;

@@ -1,0 +1,164 @@
+// ORC LLJIT engine: optimise the module with the host target machine, then JIT it in-process.
+// Runtime entry points (thread pool, allocation) are bound as absolute symbols; libm and
+// call_extern targets are resolved in the process.
+#include "codegen/jit.h"
+
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
+#include <llvm/Support/Error.h>
+
+#include <chrono>
+#include <cstring>
+
+#include "codegen/llvm_codegen.h"
+#include "ir/error.h"
+#include "runtime/tirc_runtime.h"
+
+namespace tirc {
+namespace {
+
+std::string llvm_error(llvm::Error e) {
+  std::string s;
+  llvm::handleAllErrors(std::move(e), [&](const llvm::ErrorInfoBase& info) { s += info.message(); });
+  return s;
+}
+
+int64_t eval_int(const Expr& e, const ArgMap& scalars) {
+  int64_t v;
+  if (is_const_int(e, &v)) return v;
+  if (auto* n = e.as<VarNode>()) {
+    auto it = scalars.find(n->name);
+    if (it == scalars.end() || it->second.numel() != 1) throw Error("missing scalar input " + n->name);
+    return static_cast<int64_t>(it->second.get(0));
+  }
+  if (auto* n = e.as<CastNode>()) return eval_int(n->value, scalars);
+  if (auto* n = e.as<BinaryNode>()) {
+    int64_t a = eval_int(n->a, scalars), b = eval_int(n->b, scalars);
+    switch (n->op) {
+      case BinOp::Add: return a + b;
+      case BinOp::Sub: return a - b;
+      case BinOp::Mul: return a * b;
+      case BinOp::FloorDiv:
+      case BinOp::FloorMod: {
+        if (b == 0) throw Error("division by zero in a shape");
+        int64_t q = a / b;
+        if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+        return n->op == BinOp::FloorDiv ? q : a - q * b;
+      }
+      case BinOp::Min: return std::min(a, b);
+      case BinOp::Max: return std::max(a, b);
+      default: break;
+    }
+  }
+  throw Error("cannot evaluate a buffer shape");
+}
+
+std::vector<int64_t> shape_of(const Buffer& b, const ArgMap& in) {
+  std::vector<int64_t> s;
+  for (auto& e : b->shape) s.push_back(eval_int(e, in));
+  return s;
+}
+
+std::string shape_str(const std::vector<int64_t>& s) {
+  std::string r = "[";
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+  return r + "]";
+}
+
+class JitProgramImpl : public JitProgram {
+ public:
+  JitProgramImpl(const FunctionNode& f, const CodegenOptions& opts) : f_(std::make_shared<FunctionNode>(f)) {
+    auto t0 = std::chrono::steady_clock::now();
+    auto tm = make_target_machine(opts);
+    auto ctx = std::make_unique<llvm::LLVMContext>();
+    auto mod = std::make_unique<llvm::Module>("tirc_jit", *ctx);
+    mod->setTargetTriple(tm->getTargetTriple().str());
+    mod->setDataLayout(tm->createDataLayout());
+    build_llvm_functions(*mod, {f_}, opts, *tm);
+    optimize_module(*mod, *tm, opts.opt_level);
+
+    auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+    if (!jtmb) throw Error("jit: " + llvm_error(jtmb.takeError()));
+    jtmb->setCPU(tm->getTargetCPU().str());
+    jtmb->getFeatures() = llvm::SubtargetFeatures(tm->getTargetFeatureString());
+    jtmb->setCodeGenOptLevel(tm->getOptLevel());
+    auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*jtmb)).create();
+    if (!jit) throw Error("jit: " + llvm_error(jit.takeError()));
+    jit_ = std::move(*jit);
+    auto& jd = jit_->getMainJITDylib();
+    auto gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(jit_->getDataLayout().getGlobalPrefix());
+    if (!gen) throw Error("jit: " + llvm_error(gen.takeError()));
+    jd.addGenerator(std::move(*gen));
+    llvm::orc::SymbolMap syms;
+    auto add = [&](const char* name, void* p) {
+      syms[jit_->mangleAndIntern(name)] = {llvm::orc::ExecutorAddr::fromPtr(p), llvm::JITSymbolFlags::Exported};
+    };
+    add("tirc_parallel_for", reinterpret_cast<void*>(&tirc_parallel_for));
+    add("tirc_alloc", reinterpret_cast<void*>(&tirc_alloc));
+    add("tirc_free", reinterpret_cast<void*>(&tirc_free));
+    add("tirc_atomic_lock", reinterpret_cast<void*>(&tirc_atomic_lock));
+    add("tirc_atomic_unlock", reinterpret_cast<void*>(&tirc_atomic_unlock));
+    if (auto err = jd.define(llvm::orc::absoluteSymbols(std::move(syms)))) throw Error("jit: " + llvm_error(std::move(err)));
+    if (auto err = jit_->addIRModule(llvm::orc::ThreadSafeModule(std::move(mod), std::move(ctx))))
+      throw Error("jit: " + llvm_error(std::move(err)));
+    auto sym = jit_->lookup("__tirc_packed_" + f.name);
+    if (!sym) throw Error("jit: " + llvm_error(sym.takeError()));
+    entry_ = sym->toPtr<void (*)(void**)>();
+    compile_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+
+  ArgMap run(const ArgMap& inputs) override {
+    const FunctionNode& f = *f_;
+    std::vector<void*> args;
+    std::vector<double> scalar_store(f.params.size() + 1);  // 8-byte slots for converted scalars
+    std::vector<NDArray> keep;
+    for (size_t i = 0; i < f.params.size(); ++i) {
+      auto& p = f.params[i];
+      auto it = inputs.find(p.name());
+      if (it == inputs.end()) throw Error("missing input " + p.name());
+      const NDArray& a = it->second;
+      if (p.is_buffer()) {
+        auto want = shape_of(p.buffer, inputs);
+        if (a.dtype() != p.buffer->dtype || a.shape() != want)
+          throw Error("input " + p.name() + ": expected " + std::string(dtype_name(p.buffer->dtype)) + shape_str(want) +
+                      ", got " + describe(a));
+        args.push_back(const_cast<void*>(a.data()));
+      } else {
+        DType t = p.var.dtype();
+        if (a.numel() != 1) throw Error("input " + p.name() + ": expected a scalar, got " + describe(a));
+        double v = a.get(0);
+        void* slot = &scalar_store[i];
+        NDArray tmp(t == DType::F16 || t == DType::BF16 ? DType::F32 : t, {});
+        tmp.set(0, v);
+        std::memcpy(slot, tmp.data(), tmp.nbytes());
+        args.push_back(slot);
+      }
+    }
+    ArgMap out;
+    for (auto& o : f.outputs) {
+      NDArray arr(o->dtype, shape_of(o, inputs));
+      args.push_back(arr.data());
+      out[o->name] = arr;
+    }
+    entry_(args.data());
+    return out;
+  }
+
+  void call_packed(void** args) override { entry_(args); }
+  double compile_seconds() const override { return compile_seconds_; }
+
+ private:
+  Function f_;
+  std::unique_ptr<llvm::orc::LLJIT> jit_;
+  void (*entry_)(void**) = nullptr;
+  double compile_seconds_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<JitProgram> compile_jit(const FunctionNode& f, const CodegenOptions& opts) {
+  return std::make_unique<JitProgramImpl>(f, opts);
+}
+
+}  // namespace tirc

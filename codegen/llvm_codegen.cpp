@@ -1,0 +1,1009 @@
+// IR -> LLVM IR translation (model: TVM's CodeGenLLVM / CodeGenCPU, Halide's CodeGen_LLVM).
+//
+// Value representation in registers: bool -> i1, integers -> iN (wraparound arithmetic,
+// no nsw/nuw except in buffer index arithmetic, see index64), f16/bf16/f32 -> float
+// (f16/bf16 rounded to the dtype after every operation, as the interpreter does),
+// f64 -> double. In memory: bool -> i8, f16/bf16 -> i16 bits.
+//
+// Defined results where C/LLVM have UB: integer x // 0, x % 0, truncdiv/truncmod by 0 give 0;
+// INT_MIN // -1 wraps to INT_MIN; float -> int casts saturate (NaN -> 0) as the interpreter.
+#include "codegen/llvm_codegen.h"
+
+#include <llvm/ADT/StringMap.h>
+#include <llvm/Analysis/CGSCCPassManager.h>
+#include <llvm/Analysis/LoopAnalysisManager.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/MDBuilder.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/TargetParser/Host.h>
+
+#include <functional>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ir/error.h"
+#include "ir/visitor.h"
+#include "transforms/lower/lower.h"
+
+namespace tirc {
+
+using llvm::BasicBlock;
+using llvm::IRBuilder;
+using llvm::Type;
+using llvm::Value;
+
+namespace {
+
+void init_llvm_once() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    llvm::InitializeNativeTargetAsmParser();
+  });
+}
+
+// Variables and buffers referenced below a statement (for closures of parallel loops).
+class RefCollector : public IRVisitor {
+ public:
+  std::vector<const VarNode*> vars;
+  std::vector<const BufferNode*> bufs;
+  std::unordered_set<const void*> seen;
+
+ protected:
+  void buf(const Buffer& b) {
+    if (seen.insert(b.get()).second) bufs.push_back(b.get());
+    for (auto& s : b->shape) visit(s);
+  }
+  void visit_var(const VarNode* n) override {
+    if (seen.insert(n).second) vars.push_back(n);
+  }
+  void visit_load(const LoadNode* n) override {
+    buf(n->buffer);
+    IRVisitor::visit_load(n);
+  }
+  void visit_buffer_ptr(const BufferPtrNode* n) override {
+    buf(n->buffer);
+    IRVisitor::visit_buffer_ptr(n);
+  }
+  void visit_store(const StoreNode* n) override {
+    buf(n->buffer);
+    IRVisitor::visit_store(n);
+  }
+  void visit_block(const BlockNode* n) override {
+    for (auto& a : n->allocs)
+      for (auto& s : a->shape) visit(s);
+    IRVisitor::visit_block(n);
+  }
+};
+
+class FuncEmitter {
+ public:
+  FuncEmitter(llvm::Module& m, const CodegenOptions& opts, llvm::TargetMachine& tm)
+      : C(m.getContext()), M(m), B(m.getContext()), opts_(opts), tm_(tm) {
+    if (opts.fast_math) {
+      llvm::FastMathFlags fmf;
+      fmf.setFast();
+      B.setFastMathFlags(fmf);
+    }
+  }
+
+  void emit_function(const FunctionNode& lowered);
+
+ private:
+  // ---- types ----
+  Type* reg_type(DType t) {
+    switch (t) {
+      case DType::Bool: return B.getInt1Ty();
+      case DType::I8: case DType::U8: return B.getInt8Ty();
+      case DType::I16: case DType::U16: return B.getInt16Ty();
+      case DType::I32: case DType::U32: return B.getInt32Ty();
+      case DType::I64: return B.getInt64Ty();
+      case DType::F16: case DType::BF16: case DType::F32: return B.getFloatTy();
+      case DType::F64: return B.getDoubleTy();
+      case DType::Handle: return B.getPtrTy();
+    }
+    return B.getInt32Ty();
+  }
+  Type* mem_type(DType t) {
+    switch (t) {
+      case DType::Bool: return B.getInt8Ty();
+      case DType::F16: case DType::BF16: return B.getInt16Ty();
+      default: return reg_type(t);
+    }
+  }
+  // Type of a scalar parameter in the C ABI.
+  Type* abi_type(DType t) {
+    if (t == DType::Bool) return B.getInt8Ty();
+    return reg_type(t);
+  }
+
+  // ---- conversions between register and memory forms ----
+  Value* round_to(DType t, Value* v) {
+    if (t == DType::F16) return B.CreateFPExt(B.CreateFPTrunc(v, B.getHalfTy()), B.getFloatTy());
+    if (t == DType::BF16) {
+      // Same rounding as float_to_bf16 (runtime/ndarray.cpp): NaN keeps its payload, quieted.
+      Value* x = B.CreateBitCast(v, B.getInt32Ty());
+      Value* isnan = B.CreateFCmpUNO(v, v);
+      Value* lsb = B.CreateAnd(B.CreateLShr(x, 16), 1);
+      Value* r = B.CreateAnd(B.CreateAdd(x, B.CreateAdd(lsb, B.getInt32(0x7fff))), B.getInt32(0xffff0000u));
+      Value* qn = B.CreateAnd(B.CreateOr(x, B.getInt32(0x400000)), B.getInt32(0xffff0000u));
+      return B.CreateBitCast(B.CreateSelect(isnan, qn, r), B.getFloatTy());
+    }
+    return v;
+  }
+  Value* from_mem(DType t, Value* v) {
+    switch (t) {
+      case DType::Bool: return B.CreateICmpNE(v, B.getInt8(0));
+      case DType::F16: return B.CreateFPExt(B.CreateBitCast(v, B.getHalfTy()), B.getFloatTy());
+      case DType::BF16:
+        return B.CreateBitCast(B.CreateShl(B.CreateZExt(v, B.getInt32Ty()), 16), B.getFloatTy());
+      default: return v;
+    }
+  }
+  Value* to_mem(DType t, Value* v) {
+    switch (t) {
+      case DType::Bool: return B.CreateZExt(v, B.getInt8Ty());
+      case DType::F16: return B.CreateBitCast(B.CreateFPTrunc(v, B.getHalfTy()), B.getInt16Ty());
+      case DType::BF16:  // already rounded: the low half is zero
+        return B.CreateTrunc(B.CreateLShr(B.CreateBitCast(v, B.getInt32Ty()), 16), B.getInt16Ty());
+      default: return v;
+    }
+  }
+
+  Value* cast(Value* v, DType from, DType to) {
+    if (from == to) return v;
+    if (to == DType::Bool) {
+      if (is_float(from)) return B.CreateFCmpUNE(v, llvm::ConstantFP::get(v->getType(), 0.0));
+      return B.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
+    }
+    Type* rt = reg_type(to);
+    if (is_float(to)) {
+      Value* r;
+      if (is_float(from)) {
+        if (from == DType::F64 && to != DType::F64) {
+          // Single rounding double -> f16/bf16 would need round-to-odd; go through float as
+          // the interpreter's double_to_float_odd does for exactness.
+          r = B.CreateFPTrunc(v, B.getFloatTy());
+          if (to != DType::F32) r = fptrunc_odd(v, r);
+        } else {
+          r = B.CreateFPCast(v, rt);
+        }
+      } else if (from == DType::Bool || is_unsigned_int(from)) {
+        r = B.CreateUIToFP(v, rt);
+      } else {
+        r = B.CreateSIToFP(v, rt);
+      }
+      return round_to(to, r);
+    }
+    // integer target
+    if (is_float(from)) {
+      llvm::Intrinsic::ID id = is_unsigned_int(to) ? llvm::Intrinsic::fptoui_sat : llvm::Intrinsic::fptosi_sat;
+      auto* f = llvm::Intrinsic::getDeclaration(&M, id, {rt, v->getType()});
+      return B.CreateCall(f, {v});
+    }
+    bool src_signed = is_signed_int(from);
+    return B.CreateIntCast(v, rt, src_signed);
+  }
+  // Round-to-odd of double d into float given f = fptrunc(d) (nearest): used before a second
+  // rounding to f16/bf16 so that the two roundings equal one (Boldo-Melquiond).
+  Value* fptrunc_odd(Value* d, Value* f) {
+    Value* back = B.CreateFPExt(f, B.getDoubleTy());
+    Value* inexact = B.CreateFCmpONE(back, d);
+    Value* bits = B.CreateBitCast(f, B.getInt32Ty());
+    Value* even = B.CreateICmpEQ(B.CreateAnd(bits, 1), B.getInt32(0));
+    Value* fin = B.CreateFCmpONE(B.CreateCall(decl(llvm::Intrinsic::fabs, B.getFloatTy()), {f}),
+                                 llvm::ConstantFP::getInfinity(B.getFloatTy()));
+    // Move one ulp toward d: +1 on the magnitude when |d| > |f|, else -1.
+    Value* away = B.CreateFCmpOGT(B.CreateCall(decl(llvm::Intrinsic::fabs, B.getDoubleTy()), {d}),
+                                  B.CreateCall(decl(llvm::Intrinsic::fabs, B.getDoubleTy()), {back}));
+    Value* nb = B.CreateSelect(away, B.CreateAdd(bits, B.getInt32(1)), B.CreateSub(bits, B.getInt32(1)));
+    Value* cond = B.CreateAnd(B.CreateAnd(inexact, even), fin);
+    return B.CreateSelect(cond, B.CreateBitCast(nb, B.getFloatTy()), f);
+  }
+
+  llvm::Function* decl(llvm::Intrinsic::ID id, Type* t) { return llvm::Intrinsic::getDeclaration(&M, id, {t}); }
+  llvm::FunctionCallee libm(const std::string& name, Type* t, int nargs) {
+    std::string n = t->isFloatTy() ? name + "f" : name;
+    std::vector<Type*> args(nargs, t);
+    auto callee = M.getOrInsertFunction(n, llvm::FunctionType::get(t, args, false));
+    if (auto* fn = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
+      fn->setDoesNotThrow();
+      fn->setDoesNotAccessMemory();  // libm may set errno; compiled code never reads it
+    }
+    return callee;
+  }
+
+  // ---- expressions ----
+  Value* expr(const Expr& e);
+  Value* binary(const BinaryNode* n);
+  Value* int_div(BinOp op, DType t, Value* a, Value* b, const Expr& be);
+  Value* float_floor_divmod(BinOp op, DType t, Value* a, Value* b);
+  Value* call(const CallNode* n);
+  Value* float_min_max(bool is_min, Value* a, Value* b) {
+    Value* c = is_min ? B.CreateFCmpOLE(a, b) : B.CreateFCmpOGE(a, b);
+    c = B.CreateOr(c, B.CreateFCmpUNO(a, a));
+    return B.CreateSelect(c, a, b);
+  }
+  // Index arithmetic in i64 with nsw: only used for buffer indices, where overflow would
+  // be an out-of-bounds access anyway. Lets LLVM see affine addresses.
+  Value* index64(const Expr& e);
+  Value* buffer_ptr(const Buffer& b) {
+    auto it = bufs_.find(b.get());
+    if (it == bufs_.end()) throw Error("codegen: buffer " + b->name + " is not allocated here");
+    return it->second;
+  }
+  Value* element_ptr(const Buffer& b, const std::vector<Expr>& idx) {
+    if (idx.size() != 1) throw Error("codegen: buffer " + b->name + " is not flattened");
+    return B.CreateInBoundsGEP(mem_type(b->dtype), buffer_ptr(b), index64(idx[0]));
+  }
+
+  // ---- statements ----
+  void stmt(const Stmt& s);
+  void emit_for(const ForNode* n);
+  void emit_parallel_for(const ForNode* n, Value* minv, Value* ext);
+  void emit_store(const StoreNode* n);
+  void emit_block(const BlockRealizeNode* n);
+  void emit_evaluate(const EvaluateNode* n);
+  void loop_metadata(llvm::BranchInst* br, const ForNode* n);
+  // Allocates `buffers`; returns the heap pointers to free at the end of the scope.
+  std::vector<Value*> allocate(const std::vector<Buffer>& buffers);
+  void free_all(const std::vector<Value*>& ps) {
+    for (auto* p : ps) B.CreateCall(rt_free(), {p});
+  }
+  llvm::FunctionCallee rt_fn(const char* name, Type* ret, std::vector<Type*> args) {
+    auto c = M.getOrInsertFunction(name, llvm::FunctionType::get(ret, args, false));
+    if (auto* fn = llvm::dyn_cast<llvm::Function>(c.getCallee())) fn->setDoesNotThrow();
+    return c;
+  }
+  llvm::FunctionCallee rt_alloc() { return rt_fn("tirc_alloc", B.getPtrTy(), {B.getInt64Ty()}); }
+  llvm::FunctionCallee rt_free() { return rt_fn("tirc_free", B.getVoidTy(), {B.getPtrTy()}); }
+
+  llvm::Function* new_function(const std::string& name, llvm::FunctionType* fty, llvm::GlobalValue::LinkageTypes l) {
+    auto* f = llvm::Function::Create(fty, l, name, M);
+    f->addFnAttr(llvm::Attribute::NoUnwind);
+    f->addFnAttr("target-cpu", tm_.getTargetCPU());
+    f->addFnAttr("target-features", tm_.getTargetFeatureString());
+    if (opts_.fast_math) f->addFnAttr("unsafe-fp-math", "true");
+    return f;
+  }
+  Value* entry_alloca(Type* t, Value* count, uint64_t align) {
+    IRBuilder<> eb(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
+    auto* a = eb.CreateAlloca(t, count);
+    a->setAlignment(llvm::Align(align));
+    return a;
+  }
+
+  llvm::LLVMContext& C;
+  llvm::Module& M;
+  IRBuilder<> B;
+  const CodegenOptions& opts_;
+  llvm::TargetMachine& tm_;
+  llvm::Function* fn_ = nullptr;
+  std::string base_name_;
+  int outlined_ = 0;
+  int par_depth_ = 0;
+  int atomic_depth_ = 0;
+  std::unordered_map<const VarNode*, Value*> vars_;
+  std::unordered_map<const BufferNode*, Value*> bufs_;
+};
+
+// ---------------------------------------------------------------- expressions
+
+Value* FuncEmitter::expr(const Expr& e) {
+  switch (e.kind()) {
+    case ExprKind::IntImm: {
+      auto* n = e.as<IntImmNode>();
+      return llvm::ConstantInt::get(reg_type(n->dtype), static_cast<uint64_t>(n->value), is_signed_int(n->dtype));
+    }
+    case ExprKind::FloatImm: {
+      auto* n = e.as<FloatImmNode>();
+      return llvm::ConstantFP::get(reg_type(n->dtype), n->value);
+    }
+    case ExprKind::Var: {
+      auto* n = static_cast<const VarNode*>(e.get());
+      auto it = vars_.find(n);
+      if (it == vars_.end()) throw Error("codegen: unbound variable " + n->name);
+      return it->second;
+    }
+    case ExprKind::Load: {
+      auto* n = e.as<LoadNode>();
+      Value* p = element_ptr(n->buffer, n->indices);
+      return from_mem(n->buffer->dtype, B.CreateLoad(mem_type(n->buffer->dtype), p));
+    }
+    case ExprKind::Binary: return binary(e.as<BinaryNode>());
+    case ExprKind::Unary: {
+      auto* n = e.as<UnaryNode>();
+      Value* a = expr(n->a);
+      if (n->op == UnOp::Not) return B.CreateNot(a);
+      if (is_float(n->dtype)) return B.CreateFNeg(a);
+      return B.CreateNeg(a);
+    }
+    case ExprKind::Cast: {
+      auto* n = e.as<CastNode>();
+      return cast(expr(n->value), n->value.dtype(), n->dtype);
+    }
+    case ExprKind::Call: return call(e.as<CallNode>());
+    case ExprKind::Select: {
+      auto* n = as_select_like(e);
+      Value* c = expr(n->cond);
+      Value* a = expr(n->t);
+      Value* b = expr(n->f);
+      return B.CreateSelect(c, a, b);
+    }
+    case ExprKind::IfThenElse: {
+      auto* n = as_select_like(e);
+      Value* c = expr(n->cond);
+      auto* tb = BasicBlock::Create(C, "ite.t", fn_);
+      auto* fb = BasicBlock::Create(C, "ite.f", fn_);
+      auto* jb = BasicBlock::Create(C, "ite.end", fn_);
+      B.CreateCondBr(c, tb, fb);
+      B.SetInsertPoint(tb);
+      Value* a = expr(n->t);
+      auto* tend = B.GetInsertBlock();
+      B.CreateBr(jb);
+      B.SetInsertPoint(fb);
+      Value* b = expr(n->f);
+      auto* fend = B.GetInsertBlock();
+      B.CreateBr(jb);
+      B.SetInsertPoint(jb);
+      auto* phi = B.CreatePHI(a->getType(), 2);
+      phi->addIncoming(a, tend);
+      phi->addIncoming(b, fend);
+      return phi;
+    }
+    case ExprKind::Let: {
+      auto* n = e.as<LetNode>();
+      Value* v = expr(n->value);
+      auto old = vars_.find(n->var.get());
+      Value* saved = old == vars_.end() ? nullptr : old->second;
+      vars_[n->var.get()] = v;
+      Value* r = expr(n->body);
+      if (saved) vars_[n->var.get()] = saved; else vars_.erase(n->var.get());
+      return r;
+    }
+    case ExprKind::BufferPtr: {
+      auto* n = e.as<BufferPtrNode>();
+      if (n->indices.empty()) return buffer_ptr(n->buffer);
+      return element_ptr(n->buffer, n->indices);
+    }
+  }
+  throw Error("codegen: unknown expression");
+}
+
+Value* FuncEmitter::index64(const Expr& e) {
+  Type* i64 = B.getInt64Ty();
+  if (auto* n = e.as<IntImmNode>()) return B.getInt64(n->value);
+  if (auto* n = e.as<BinaryNode>(); n && is_int(n->dtype)) {
+    switch (n->op) {
+      case BinOp::Add: return B.CreateAdd(index64(n->a), index64(n->b), "", false, true);
+      case BinOp::Sub: return B.CreateSub(index64(n->a), index64(n->b), "", false, true);
+      case BinOp::Mul: return B.CreateMul(index64(n->a), index64(n->b), "", false, true);
+      case BinOp::FloorDiv:
+      case BinOp::FloorMod:
+        if (is_signed_int(n->dtype)) return int_div(n->op, DType::I64, index64(n->a), index64(n->b), n->b);
+        break;
+      default: break;
+    }
+  }
+  Value* v = expr(e);
+  if (v->getType() == i64) return v;
+  if (is_unsigned_int(e.dtype()) || e.dtype() == DType::Bool) return B.CreateZExt(v, i64);
+  return B.CreateSExt(v, i64);
+}
+
+Value* FuncEmitter::int_div(BinOp op, DType t, Value* a, Value* b, const Expr& be) {
+  Type* ty = a->getType();
+  bool sgn = !is_unsigned_int(t);
+  int64_t cv = 0;
+  bool const_ok = is_const_int(be, &cv) && cv != 0 && cv != -1;
+  Value* zero = llvm::ConstantInt::get(ty, 0);
+  Value* one = llvm::ConstantInt::get(ty, 1);
+  Value* bad = nullptr;   // b == 0
+  Value* neg1 = nullptr;  // b == -1 (signed): sdiv would overflow on INT_MIN
+  Value* bs = b;
+  if (!const_ok) {
+    bad = B.CreateICmpEQ(b, zero);
+    Value* guard = bad;
+    if (sgn) {
+      neg1 = B.CreateICmpEQ(b, llvm::ConstantInt::getSigned(ty, -1));
+      guard = B.CreateOr(bad, neg1);
+    }
+    bs = B.CreateSelect(guard, one, b);
+  }
+  // op: FloorDiv/FloorMod; Div or Max = truncdiv, Min = truncmod (internal markers).
+  bool is_div = op == BinOp::FloorDiv || op == BinOp::Div || op == BinOp::Max;
+  bool floor = op == BinOp::FloorDiv || op == BinOp::FloorMod;
+  Value* r;
+  if (!sgn) {
+    r = is_div ? B.CreateUDiv(a, bs) : B.CreateURem(a, bs);
+  } else {
+    Value* q = B.CreateSDiv(a, bs);
+    Value* m = B.CreateSRem(a, bs);
+    if (floor) {
+      // floor: adjust when the remainder is nonzero and its sign differs from the divisor's.
+      Value* adj = B.CreateAnd(B.CreateICmpNE(m, zero), B.CreateICmpSLT(B.CreateXor(m, bs), zero));
+      if (is_div) q = B.CreateSub(q, B.CreateZExt(adj, ty));
+      else m = B.CreateSelect(adj, B.CreateAdd(m, bs), m);
+    }
+    r = is_div ? q : m;
+    if (neg1) r = B.CreateSelect(neg1, is_div ? B.CreateNeg(a) : zero, r);
+  }
+  if (bad) r = B.CreateSelect(bad, zero, r);
+  return r;
+}
+
+Value* FuncEmitter::float_floor_divmod(BinOp op, DType t, Value* a, Value* b) {
+  // NumPy's npy_divmod (interp/scalar.h floordiv_float / floormod_float).
+  Type* ty = a->getType();
+  Value* zero = llvm::ConstantFP::get(ty, 0.0);
+  Value* mod = B.CreateFRem(a, b);
+  Value* mod_nz = B.CreateFCmpUNE(mod, zero);
+  Value* sign_diff = B.CreateXor(B.CreateFCmpOLT(b, zero), B.CreateFCmpOLT(mod, zero));
+  Value* adj = B.CreateAnd(mod_nz, sign_diff);
+  Value* b_zero = B.CreateFCmpOEQ(b, zero);
+  auto* copysign = decl(llvm::Intrinsic::copysign, ty);
+  Value* r;
+  if (op == BinOp::FloorMod) {
+    Value* m = B.CreateSelect(adj, B.CreateFAdd(mod, b), mod);
+    m = B.CreateSelect(mod_nz, m, B.CreateCall(copysign, {zero, b}));
+    r = B.CreateSelect(b_zero, mod, m);
+  } else {
+    Value* q = B.CreateFDiv(a, b);
+    Value* div = B.CreateFDiv(B.CreateFSub(a, mod), b);
+    div = B.CreateSelect(adj, B.CreateFSub(div, llvm::ConstantFP::get(ty, 1.0)), div);
+    Value* fd = B.CreateCall(decl(llvm::Intrinsic::floor, ty), {div});
+    Value* up = B.CreateFCmpOGT(B.CreateFSub(div, fd), llvm::ConstantFP::get(ty, 0.5));
+    fd = B.CreateSelect(up, B.CreateFAdd(fd, llvm::ConstantFP::get(ty, 1.0)), fd);
+    fd = B.CreateSelect(B.CreateFCmpUNE(div, zero), fd, B.CreateCall(copysign, {zero, q}));
+    r = B.CreateSelect(b_zero, q, fd);
+  }
+  return round_to(t, r);
+}
+
+Value* FuncEmitter::binary(const BinaryNode* n) {
+  DType t = n->a.dtype();
+  if (n->op == BinOp::And || n->op == BinOp::Or) {
+    Value* a = expr(n->a);
+    Value* b = expr(n->b);
+    return n->op == BinOp::And ? B.CreateAnd(a, b) : B.CreateOr(a, b);
+  }
+  Value* a = expr(n->a);
+  Value* b = expr(n->b);
+  if (is_float(t)) {
+    Value* r = nullptr;
+    switch (n->op) {
+      case BinOp::Add: r = B.CreateFAdd(a, b); break;
+      case BinOp::Sub: r = B.CreateFSub(a, b); break;
+      case BinOp::Mul: r = B.CreateFMul(a, b); break;
+      case BinOp::Div: r = B.CreateFDiv(a, b); break;
+      case BinOp::FloorDiv:
+      case BinOp::FloorMod: return float_floor_divmod(n->op, t, a, b);
+      case BinOp::Min: return float_min_max(true, a, b);
+      case BinOp::Max: return float_min_max(false, a, b);
+      case BinOp::EQ: return B.CreateFCmpOEQ(a, b);
+      case BinOp::NE: return B.CreateFCmpUNE(a, b);
+      case BinOp::LT: return B.CreateFCmpOLT(a, b);
+      case BinOp::LE: return B.CreateFCmpOLE(a, b);
+      case BinOp::GT: return B.CreateFCmpOGT(a, b);
+      case BinOp::GE: return B.CreateFCmpOGE(a, b);
+      default: throw Error(std::string("codegen: operator ") + binop_symbol(n->op) + " on floats");
+    }
+    return round_to(t, r);
+  }
+  bool sgn = !is_unsigned_int(t) && t != DType::Bool;
+  switch (n->op) {
+    case BinOp::Add: return B.CreateAdd(a, b);
+    case BinOp::Sub: return B.CreateSub(a, b);
+    case BinOp::Mul: return B.CreateMul(a, b);
+    case BinOp::Div:  // not valid on integers in the language; truncating if it gets here
+      return int_div(BinOp::Max, t, a, b, n->b);
+    case BinOp::FloorDiv:
+    case BinOp::FloorMod: return int_div(n->op, t, a, b, n->b);
+    case BinOp::Min: return B.CreateSelect(sgn ? B.CreateICmpSLE(a, b) : B.CreateICmpULE(a, b), a, b);
+    case BinOp::Max: return B.CreateSelect(sgn ? B.CreateICmpSGE(a, b) : B.CreateICmpUGE(a, b), a, b);
+    case BinOp::EQ: return B.CreateICmpEQ(a, b);
+    case BinOp::NE: return B.CreateICmpNE(a, b);
+    case BinOp::LT: return sgn ? B.CreateICmpSLT(a, b) : B.CreateICmpULT(a, b);
+    case BinOp::LE: return sgn ? B.CreateICmpSLE(a, b) : B.CreateICmpULE(a, b);
+    case BinOp::GT: return sgn ? B.CreateICmpSGT(a, b) : B.CreateICmpUGT(a, b);
+    case BinOp::GE: return sgn ? B.CreateICmpSGE(a, b) : B.CreateICmpUGE(a, b);
+    default: break;
+  }
+  throw Error(std::string("codegen: operator ") + binop_symbol(n->op) + " on " + std::string(dtype_name(t)));
+}
+
+Value* FuncEmitter::call(const CallNode* n) {
+  DType rt = n->dtype;
+  DType at = n->args.empty() ? rt : n->args[0].dtype();
+  std::vector<Value*> args;
+  for (auto& a : n->args) args.push_back(expr(a));
+  auto I = [&](llvm::Intrinsic::ID id) -> Value* { return B.CreateCall(decl(id, args[0]->getType()), args); };
+  if (is_int(at) || at == DType::Bool) {
+    Value* a = args[0];
+    Type* ty = a->getType();
+    Value* zero = llvm::ConstantInt::get(ty, 0);
+    bool sgn = is_signed_int(at);
+    switch (n->op) {
+      case Intrinsic::Abs: return sgn ? B.CreateSelect(B.CreateICmpSLT(a, zero), B.CreateNeg(a), a) : a;
+      case Intrinsic::Sign:
+        if (!sgn) return B.CreateZExt(B.CreateICmpNE(a, zero), ty);
+        return B.CreateSub(B.CreateZExt(B.CreateICmpSGT(a, zero), ty), B.CreateZExt(B.CreateICmpSLT(a, zero), ty));
+      case Intrinsic::Floor: case Intrinsic::Ceil: case Intrinsic::Round: case Intrinsic::Trunc: return a;
+      case Intrinsic::TruncDiv: return int_div(BinOp::Max, at, args[0], args[1], n->args[1]);
+      case Intrinsic::TruncMod: return int_div(BinOp::Min, at, args[0], args[1], n->args[1]);
+      case Intrinsic::Pow:
+        if (is_int(rt)) {
+          // Repeated squaring with wraparound; negative exponents give 0 (the interpreter
+          // rejects them), like a loop that never runs would give 1: use 0 to be explicit.
+          auto* pre = B.GetInsertBlock();
+          auto* head = BasicBlock::Create(C, "ipow.head", fn_);
+          auto* body = BasicBlock::Create(C, "ipow.body", fn_);
+          auto* done = BasicBlock::Create(C, "ipow.done", fn_);
+          B.CreateBr(head);
+          B.SetInsertPoint(head);
+          auto* r = B.CreatePHI(ty, 2);
+          auto* base = B.CreatePHI(ty, 2);
+          auto* e = B.CreatePHI(ty, 2);
+          r->addIncoming(llvm::ConstantInt::get(ty, 1), pre);
+          base->addIncoming(args[0], pre);
+          e->addIncoming(args[1], pre);
+          B.CreateCondBr(sgn ? B.CreateICmpSGT(e, zero) : B.CreateICmpNE(e, zero), body, done);
+          B.SetInsertPoint(body);
+          Value* odd = B.CreateICmpNE(B.CreateAnd(e, llvm::ConstantInt::get(ty, 1)), zero);
+          Value* r2 = B.CreateSelect(odd, B.CreateMul(r, base), r);
+          Value* b2 = B.CreateMul(base, base);
+          Value* e2 = B.CreateLShr(e, llvm::ConstantInt::get(ty, 1));
+          r->addIncoming(r2, B.GetInsertBlock());
+          base->addIncoming(b2, B.GetInsertBlock());
+          e->addIncoming(e2, B.GetInsertBlock());
+          B.CreateBr(head);
+          B.SetInsertPoint(done);
+          if (!sgn) return r;
+          return B.CreateSelect(B.CreateICmpSLT(args[1], zero), zero, r);
+        }
+        break;
+      default: break;
+    }
+    // Transcendentals on integers: compute in f64 and convert to the result dtype.
+    for (size_t i = 0; i < args.size(); ++i) args[i] = cast(args[i], n->args[i].dtype(), DType::F64);
+    at = DType::F64;
+  }
+  Type* ft = args[0]->getType();
+  Value* r = nullptr;
+  switch (n->op) {
+    case Intrinsic::Exp: r = I(llvm::Intrinsic::exp); break;
+    case Intrinsic::Log: r = I(llvm::Intrinsic::log); break;
+    case Intrinsic::Log2: r = I(llvm::Intrinsic::log2); break;
+    case Intrinsic::Log10: r = I(llvm::Intrinsic::log10); break;
+    case Intrinsic::Log1p: r = B.CreateCall(libm("log1p", ft, 1), args); break;
+    case Intrinsic::Expm1: r = B.CreateCall(libm("expm1", ft, 1), args); break;
+    case Intrinsic::Sqrt: r = I(llvm::Intrinsic::sqrt); break;
+    case Intrinsic::Rsqrt:
+      r = B.CreateFDiv(llvm::ConstantFP::get(ft, 1.0), B.CreateCall(decl(llvm::Intrinsic::sqrt, ft), args));
+      break;
+    case Intrinsic::Sin: r = I(llvm::Intrinsic::sin); break;
+    case Intrinsic::Cos: r = I(llvm::Intrinsic::cos); break;
+    case Intrinsic::Tan: r = B.CreateCall(libm("tan", ft, 1), args); break;
+    case Intrinsic::Tanh: r = B.CreateCall(libm("tanh", ft, 1), args); break;
+    case Intrinsic::Erf: r = B.CreateCall(libm("erf", ft, 1), args); break;
+    case Intrinsic::Sigmoid: {
+      Value* e = B.CreateCall(decl(llvm::Intrinsic::exp, ft), {B.CreateFNeg(args[0])});
+      r = B.CreateFDiv(llvm::ConstantFP::get(ft, 1.0), B.CreateFAdd(llvm::ConstantFP::get(ft, 1.0), e));
+      break;
+    }
+    case Intrinsic::Abs: r = I(llvm::Intrinsic::fabs); break;
+    case Intrinsic::Floor: r = I(llvm::Intrinsic::floor); break;
+    case Intrinsic::Ceil: r = I(llvm::Intrinsic::ceil); break;
+    case Intrinsic::Round: r = I(llvm::Intrinsic::roundeven); break;
+    case Intrinsic::Trunc: r = I(llvm::Intrinsic::trunc); break;
+    case Intrinsic::Sign: {
+      Value* x = args[0];
+      Value* zero = llvm::ConstantFP::get(ft, 0.0);
+      r = B.CreateSelect(B.CreateFCmpOGT(x, zero), llvm::ConstantFP::get(ft, 1.0),
+                         B.CreateSelect(B.CreateFCmpOLT(x, zero), llvm::ConstantFP::get(ft, -1.0),
+                                        B.CreateSelect(B.CreateFCmpOEQ(x, zero), zero, x)));
+      break;
+    }
+    case Intrinsic::Pow: r = I(llvm::Intrinsic::pow); break;
+    case Intrinsic::TruncDiv: r = B.CreateCall(decl(llvm::Intrinsic::trunc, ft), {B.CreateFDiv(args[0], args[1])}); break;
+    case Intrinsic::TruncMod: r = B.CreateFRem(args[0], args[1]); break;
+  }
+  if (!r) throw Error(std::string("codegen: intrinsic ") + intrinsic_name(n->op));
+  if (at == DType::F64 && rt != DType::F64) return cast(r, DType::F64, rt);
+  return round_to(rt, r);
+}
+
+// ---------------------------------------------------------------- statements
+
+void FuncEmitter::stmt(const Stmt& s) {
+  if (!s.defined()) return;
+  switch (s.kind()) {
+    case StmtKind::For: emit_for(s.as<ForNode>()); return;
+    case StmtKind::BlockRealize: emit_block(s.as<BlockRealizeNode>()); return;
+    case StmtKind::Store: emit_store(s.as<StoreNode>()); return;
+    case StmtKind::IfThenElse: {
+      auto* n = s.as<IfThenElseStmtNode>();
+      Value* c = expr(n->cond);
+      auto* tb = BasicBlock::Create(C, "if.then", fn_);
+      auto* jb = BasicBlock::Create(C, "if.end", fn_);
+      auto* fb = n->else_case.defined() ? BasicBlock::Create(C, "if.else", fn_) : jb;
+      B.CreateCondBr(c, tb, fb);
+      B.SetInsertPoint(tb);
+      stmt(n->then_case);
+      B.CreateBr(jb);
+      if (n->else_case.defined()) {
+        B.SetInsertPoint(fb);
+        stmt(n->else_case);
+        B.CreateBr(jb);
+      }
+      B.SetInsertPoint(jb);
+      return;
+    }
+    case StmtKind::LetStmt: {
+      auto* n = s.as<LetStmtNode>();
+      Value* v = expr(n->value);
+      auto old = vars_.find(n->var.get());
+      Value* saved = old == vars_.end() ? nullptr : old->second;
+      vars_[n->var.get()] = v;
+      stmt(n->body);
+      if (saved) vars_[n->var.get()] = saved; else vars_.erase(n->var.get());
+      return;
+    }
+    case StmtKind::Seq:
+      for (auto& x : s.as<SeqNode>()->stmts) stmt(x);
+      return;
+    case StmtKind::Evaluate: emit_evaluate(s.as<EvaluateNode>()); return;
+  }
+}
+
+void FuncEmitter::loop_metadata(llvm::BranchInst* br, const ForNode* n) {
+  llvm::SmallVector<llvm::Metadata*, 4> mds;
+  mds.push_back(nullptr);
+  auto flag = [&](const char* name, llvm::Metadata* v) {
+    std::vector<llvm::Metadata*> ops{llvm::MDString::get(C, name)};
+    if (v) ops.push_back(v);
+    mds.push_back(llvm::MDNode::get(C, ops));
+  };
+  auto i32md = [&](int64_t v) { return llvm::ConstantAsMetadata::get(B.getInt32(static_cast<uint32_t>(v))); };
+  mds.push_back(llvm::MDNode::get(C, {llvm::MDString::get(C, "llvm.loop.mustprogress")}));
+  int64_t ext = 0;
+  bool cext = is_const_int(n->extent, &ext);
+  if (n->for_kind == ForKind::Vectorized) {
+    flag("llvm.loop.vectorize.enable", llvm::ConstantAsMetadata::get(B.getTrue()));
+    if (cext && ext > 1) {
+      int64_t w = 1;
+      while (w * 2 <= ext && w < 64) w *= 2;
+      flag("llvm.loop.vectorize.width", i32md(w));
+    }
+  } else if (n->for_kind == ForKind::Unrolled) {
+    if (cext) flag("llvm.loop.unroll.full", nullptr);
+    else flag("llvm.loop.unroll.enable", nullptr);
+  }
+  auto* id = llvm::MDNode::getDistinct(C, mds);
+  id->replaceOperandWith(0, id);
+  br->setMetadata(llvm::LLVMContext::MD_loop, id);
+}
+
+void FuncEmitter::emit_for(const ForNode* n) {
+  Value* minv = expr(n->min);
+  Value* ext = cast(expr(n->extent), n->extent.dtype(), n->loop_var.dtype());
+  Type* ty = reg_type(n->loop_var.dtype());
+  if (minv->getType() != ty) minv = cast(minv, n->min.dtype(), n->loop_var.dtype());
+  if (n->for_kind == ForKind::Parallel && par_depth_ == 0) {
+    emit_parallel_for(n, minv, ext);
+    return;
+  }
+  Value* end = B.CreateAdd(minv, ext);
+  auto* pre = B.GetInsertBlock();
+  auto* head = BasicBlock::Create(C, "for.head", fn_);
+  auto* body = BasicBlock::Create(C, "for.body", fn_);
+  auto* exit = BasicBlock::Create(C, "for.end", fn_);
+  B.CreateBr(head);
+  B.SetInsertPoint(head);
+  auto* iv = B.CreatePHI(ty, 2, n->loop_var.name());
+  iv->addIncoming(minv, pre);
+  B.CreateCondBr(B.CreateICmpSLT(iv, end), body, exit);
+  B.SetInsertPoint(body);
+  vars_[n->loop_var.get()] = iv;
+  stmt(n->body);
+  vars_.erase(n->loop_var.get());
+  Value* next = B.CreateAdd(iv, llvm::ConstantInt::get(ty, 1), "", false, true);
+  iv->addIncoming(next, B.GetInsertBlock());
+  auto* br = B.CreateBr(head);
+  loop_metadata(br, n);
+  B.SetInsertPoint(exit);
+}
+
+void FuncEmitter::emit_parallel_for(const ForNode* n, Value* minv, Value* ext) {
+  // Outline the body into `void body(i64 begin, i64 end, ptr closure)` and hand it to the
+  // runtime's thread pool. The closure holds every variable and buffer pointer the body
+  // uses, one 8-byte slot each.
+  RefCollector refs;
+  refs.visit(n->body);
+  std::vector<std::pair<const VarNode*, Value*>> cvars;
+  std::vector<std::pair<const BufferNode*, Value*>> cbufs;
+  for (auto* v : refs.vars)
+    if (auto it = vars_.find(v); it != vars_.end()) cvars.emplace_back(v, it->second);
+  for (auto* b : refs.bufs)
+    if (auto it = bufs_.find(b); it != bufs_.end()) cbufs.emplace_back(b, it->second);
+  size_t nslots = cvars.size() + cbufs.size() + 1;
+  Type* i64 = B.getInt64Ty();
+  Value* closure = entry_alloca(i64, B.getInt64(nslots), 8);
+  auto slot = [&](IRBuilder<>& b, Value* base, size_t i) { return b.CreateConstInBoundsGEP1_64(i64, base, i); };
+  B.CreateStore(minv, slot(B, closure, 0));
+  for (size_t i = 0; i < cvars.size(); ++i) B.CreateStore(cvars[i].second, slot(B, closure, 1 + i));
+  for (size_t i = 0; i < cbufs.size(); ++i) B.CreateStore(cbufs[i].second, slot(B, closure, 1 + cvars.size() + i));
+
+  auto* fty = llvm::FunctionType::get(B.getVoidTy(), {i64, i64, B.getPtrTy()}, false);
+  auto* of = new_function(base_name_ + ".parallel." + std::to_string(outlined_++), fty, llvm::GlobalValue::InternalLinkage);
+  // Save the emitter state, emit the outlined body, restore.
+  auto* saved_fn = fn_;
+  auto saved_ip = B.saveIP();
+  auto saved_vars = vars_;
+  auto saved_bufs = bufs_;
+  fn_ = of;
+  auto* entry = BasicBlock::Create(C, "entry", of);
+  B.SetInsertPoint(entry);
+  Value* cl = of->getArg(2);
+  Value* omin = B.CreateLoad(minv->getType(), slot(B, cl, 0));
+  vars_.clear();
+  bufs_.clear();
+  for (size_t i = 0; i < cvars.size(); ++i)
+    vars_[cvars[i].first] = B.CreateLoad(cvars[i].second->getType(), slot(B, cl, 1 + i));
+  for (size_t i = 0; i < cbufs.size(); ++i) {
+    auto* ld = B.CreateLoad(B.getPtrTy(), slot(B, cl, 1 + cvars.size() + i));
+    ld->setMetadata(llvm::LLVMContext::MD_nonnull, llvm::MDNode::get(C, {}));
+    bufs_[cbufs[i].first] = ld;
+  }
+  // Loop over [begin, end) in i64; the loop var is min + i in its own dtype.
+  Type* ty = minv->getType();
+  auto* pre = B.GetInsertBlock();
+  auto* head = BasicBlock::Create(C, "par.head", of);
+  auto* body = BasicBlock::Create(C, "par.body", of);
+  auto* exit = BasicBlock::Create(C, "par.end", of);
+  B.CreateBr(head);
+  B.SetInsertPoint(head);
+  auto* iv = B.CreatePHI(i64, 2);
+  iv->addIncoming(of->getArg(0), pre);
+  B.CreateCondBr(B.CreateICmpSLT(iv, of->getArg(1)), body, exit);
+  B.SetInsertPoint(body);
+  vars_[n->loop_var.get()] = B.CreateAdd(omin, B.CreateTrunc(iv, ty), n->loop_var.name(), false, true);
+  ++par_depth_;
+  stmt(n->body);
+  --par_depth_;
+  iv->addIncoming(B.CreateAdd(iv, B.getInt64(1), "", false, true), B.GetInsertBlock());
+  B.CreateBr(head);
+  B.SetInsertPoint(exit);
+  B.CreateRetVoid();
+  fn_ = saved_fn;
+  vars_ = std::move(saved_vars);
+  bufs_ = std::move(saved_bufs);
+  B.restoreIP(saved_ip);
+  Value* n64 = B.CreateIntCast(ext, i64, true);
+  auto pf = rt_fn("tirc_parallel_for", B.getVoidTy(), {i64, B.getPtrTy(), B.getPtrTy()});
+  B.CreateCall(pf, {n64, of, closure});
+}
+
+void FuncEmitter::emit_store(const StoreNode* n) {
+  DType t = n->buffer->dtype;
+  if (atomic_depth_ > 0 && par_depth_ > 0) {
+    // Scatter-add inside a parallel loop: B[i] = B[i] + v (either operand order).
+    auto* add = n->value.as<BinaryNode>();
+    Expr other;
+    if (add && add->op == BinOp::Add) {
+      auto same = [&](const Expr& x) {
+        auto* ld = x.as<LoadNode>();
+        if (!ld || !ld->buffer.same_as(n->buffer) || ld->indices.size() != n->indices.size()) return false;
+        for (size_t i = 0; i < ld->indices.size(); ++i)
+          if (!expr_identical(ld->indices[i], n->indices[i])) return false;
+        return true;
+      };
+      if (same(add->a)) other = add->b;
+      else if (same(add->b)) other = add->a;
+    }
+    if (other.defined() && (t == DType::F32 || t == DType::F64 || is_int(t))) {
+      Value* v = expr(other);
+      Value* p = element_ptr(n->buffer, n->indices);
+      auto op = is_float(t) ? llvm::AtomicRMWInst::FAdd : llvm::AtomicRMWInst::Add;
+      B.CreateAtomicRMW(op, p, v, llvm::MaybeAlign(dtype_bytes(t)), llvm::AtomicOrdering::Monotonic);
+      return;
+    }
+    auto lock = rt_fn("tirc_atomic_lock", B.getVoidTy(), {});
+    auto unlock = rt_fn("tirc_atomic_unlock", B.getVoidTy(), {});
+    B.CreateCall(lock);
+    Value* v = expr(n->value);
+    B.CreateStore(to_mem(t, v), element_ptr(n->buffer, n->indices));
+    B.CreateCall(unlock);
+    return;
+  }
+  Value* v = expr(n->value);
+  Value* p = element_ptr(n->buffer, n->indices);
+  B.CreateStore(to_mem(t, v), p);
+}
+
+std::vector<Value*> FuncEmitter::allocate(const std::vector<Buffer>& buffers) {
+  std::vector<Value*> heap;
+  constexpr int64_t kStackLimit = 64 * 1024;
+  for (auto& b : buffers) {
+    int64_t bytes_per = std::max(1, dtype_bytes(b->dtype));
+    Expr numel;
+    for (auto& s : b->shape) numel = numel.defined() ? numel * s : s;
+    int64_t cn = 1;
+    if (!numel.defined() || is_const_int(numel, &cn)) {
+      if (cn * bytes_per <= kStackLimit) {
+        bufs_[b.get()] = entry_alloca(mem_type(b->dtype), B.getInt64(std::max<int64_t>(cn, 1)), 64);
+        continue;
+      }
+    }
+    Value* n64 = numel.defined() ? index64(numel) : B.getInt64(1);
+    Value* bytes = B.CreateMul(n64, B.getInt64(bytes_per));
+    Value* p = B.CreateCall(rt_alloc(), {bytes});
+    bufs_[b.get()] = p;
+    heap.push_back(p);
+  }
+  return heap;
+}
+
+void FuncEmitter::emit_block(const BlockRealizeNode* n) {
+  const BlockNode* b = n->block.get();
+  if (!b->iter_vars.empty() || b->init.defined())
+    throw Error("codegen: block " + b->name + " was not lowered (run lower_function first)");
+  auto heap = allocate(b->allocs);
+  bool atomic = b->annotations.count("atomic") > 0;
+  if (atomic) ++atomic_depth_;
+  stmt(b->body);
+  if (atomic) --atomic_depth_;
+  free_all(heap);
+}
+
+void FuncEmitter::emit_evaluate(const EvaluateNode* n) {
+  std::vector<Value*> args;
+  std::vector<Type*> types;
+  for (auto& a : n->args) {
+    Value* v = expr(a);
+    DType t = a.dtype();
+    if (t == DType::Bool) v = B.CreateZExt(v, B.getInt8Ty());
+    args.push_back(v);
+    types.push_back(v->getType());
+  }
+  auto callee = M.getOrInsertFunction(n->extern_name, llvm::FunctionType::get(B.getVoidTy(), types, false));
+  B.CreateCall(callee, args);
+}
+
+void FuncEmitter::emit_function(const FunctionNode& f) {
+  base_name_ = f.name;
+  std::vector<Type*> ptys;
+  for (auto& p : f.params) ptys.push_back(p.is_buffer() ? static_cast<Type*>(B.getPtrTy()) : abi_type(p.var.dtype()));
+  for (size_t i = 0; i < f.outputs.size(); ++i) ptys.push_back(B.getPtrTy());
+  auto* fty = llvm::FunctionType::get(B.getInt32Ty(), ptys, false);
+  if (M.getFunction(f.name)) throw Error("codegen: function " + f.name + " is defined twice");
+  auto* fn = new_function(f.name, fty, llvm::GlobalValue::ExternalLinkage);
+  fn_ = fn;
+  auto* entry = BasicBlock::Create(C, "entry", fn);
+  B.SetInsertPoint(entry);
+  size_t k = 0;
+  for (auto& p : f.params) {
+    auto* arg = fn->getArg(k++);
+    arg->setName(p.name());
+    if (p.is_buffer()) {
+      arg->addAttr(llvm::Attribute::NoAlias);
+      arg->addAttr(llvm::Attribute::ReadOnly);
+      arg->addAttr(llvm::Attribute::NoCapture);
+      bufs_[p.buffer.get()] = arg;
+    } else {
+      DType t = p.var.dtype();
+      Value* v = arg;
+      if (t == DType::Bool) v = B.CreateICmpNE(arg, B.getInt8(0));
+      else v = round_to(t, v);
+      vars_[p.var.get()] = v;
+    }
+  }
+  for (auto& o : f.outputs) {
+    auto* arg = fn->getArg(k++);
+    arg->setName(o->name);
+    arg->addAttr(llvm::Attribute::NoAlias);
+    arg->addAttr(llvm::Attribute::NoCapture);
+    bufs_[o.get()] = arg;
+  }
+  auto* root = f.body.as<BlockRealizeNode>();
+  if (root) {
+    auto heap = allocate(root->block->allocs);
+    stmt(root->block->body);
+    free_all(heap);
+  } else {
+    stmt(f.body);
+  }
+  B.CreateRet(B.getInt32(0));
+
+  // Packed entry: void __tirc_packed_F(void** args).
+  auto* pty = llvm::FunctionType::get(B.getVoidTy(), {B.getPtrTy()}, false);
+  auto* pf = new_function("__tirc_packed_" + f.name, pty, llvm::GlobalValue::ExternalLinkage);
+  B.SetInsertPoint(BasicBlock::Create(C, "entry", pf));
+  std::vector<Value*> args;
+  for (size_t i = 0; i < ptys.size(); ++i) {
+    Value* p = B.CreateLoad(B.getPtrTy(), B.CreateConstInBoundsGEP1_64(B.getPtrTy(), pf->getArg(0), i));
+    args.push_back(ptys[i]->isPointerTy() ? p : B.CreateLoad(ptys[i], p));
+  }
+  B.CreateCall(fn, args);
+  B.CreateRetVoid();
+}
+
+}  // namespace
+
+std::unique_ptr<llvm::TargetMachine> make_target_machine(const CodegenOptions& opts) {
+  init_llvm_once();
+  std::string triple = opts.triple.empty() ? llvm::sys::getProcessTriple() : opts.triple;
+  std::string err;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, err);
+  if (!target) throw Error("codegen: unknown target " + triple + ": " + err);
+  std::string cpu = opts.cpu;
+  std::string features;
+  if (cpu.empty() && opts.triple.empty()) {
+    cpu = llvm::sys::getHostCPUName().str();
+    for (auto& kv : llvm::sys::getHostCPUFeatures()) {
+      if (!features.empty()) features += ",";
+      features += (kv.second ? "+" : "-") + kv.first().str();
+    }
+  }
+  if (cpu.empty()) cpu = "generic";
+  llvm::TargetOptions to;
+  if (opts.fast_math) {
+    to.UnsafeFPMath = true;
+    to.AllowFPOpFusion = llvm::FPOpFusion::Fast;
+  }
+  auto level = opts.opt_level >= 3   ? llvm::CodeGenOptLevel::Aggressive
+               : opts.opt_level == 2 ? llvm::CodeGenOptLevel::Default
+               : opts.opt_level == 1 ? llvm::CodeGenOptLevel::Less
+                                     : llvm::CodeGenOptLevel::None;
+  std::unique_ptr<llvm::TargetMachine> tm(
+      target->createTargetMachine(triple, cpu, features, to, llvm::Reloc::PIC_, std::nullopt, level));
+  if (!tm) throw Error("codegen: cannot create a target machine for " + triple);
+  return tm;
+}
+
+void build_llvm_functions(llvm::Module& mod, const std::vector<Function>& funcs, const CodegenOptions& opts,
+                          llvm::TargetMachine& tm) {
+  for (auto& f : funcs) {
+    Function lowered = lower_function(*f);
+    FuncEmitter em(mod, opts, tm);
+    em.emit_function(*lowered);
+  }
+  if (opts.verify) {
+    std::string msg;
+    llvm::raw_string_ostream os(msg);
+    if (llvm::verifyModule(mod, &os)) throw Error("codegen: internal error, invalid LLVM IR: " + os.str());
+  }
+}
+
+void optimize_module(llvm::Module& mod, llvm::TargetMachine& tm, int opt_level) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PipelineTuningOptions pto;
+  pto.LoopVectorization = opt_level >= 2;
+  pto.SLPVectorization = opt_level >= 2;
+  pto.LoopUnrolling = opt_level >= 1;
+  llvm::PassBuilder pb(&tm, pto);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::OptimizationLevel lvl = opt_level >= 3   ? llvm::OptimizationLevel::O3
+                                : opt_level == 2 ? llvm::OptimizationLevel::O2
+                                : opt_level == 1 ? llvm::OptimizationLevel::O1
+                                                 : llvm::OptimizationLevel::O0;
+  llvm::ModulePassManager mpm =
+      opt_level == 0 ? pb.buildO0DefaultPipeline(lvl) : pb.buildPerModuleDefaultPipeline(lvl);
+  mpm.run(mod, mam);
+}
+
+}  // namespace tirc

@@ -1,0 +1,1285 @@
+// IR -> closure tree (see interp/compile.h). The closures are the typed node templates
+// below; the Compiler walks the IR once, resolving names to slots and deciding, per index,
+// whether a run-time bounds check is needed (interval analysis over loop and iter var ranges).
+#include "interp/compile.h"
+
+#include <algorithm>
+#include <cstring>
+#include <sstream>
+#include <type_traits>
+#include <unordered_set>
+
+#include "ir/stmt.h"
+#include "ir/visitor.h"
+
+namespace tirc::interp {
+namespace {
+
+// ---------------------------------------------------------------- error messages (cold)
+
+std::string idx_text(const std::vector<int64_t>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s;
+}
+std::string quoted_block(const std::string* b) { return "block \"" + *b + "\": "; }
+
+[[noreturn, gnu::cold, gnu::noinline]] void oob_error(const std::string* blk, const char* what, const BufInfo* b,
+                                                       const std::vector<int64_t>& idx) {
+  throw Error(quoted_block(blk) + "out-of-bounds " + what + " " + b->name + "[" + idx_text(idx) + "]: " +
+              b->name + " has shape [" + idx_text(b->shape) + "]");
+}
+[[noreturn, gnu::cold, gnu::noinline]] void uninit_error(const std::string* blk, const BufInfo* b, int64_t off) {
+  std::vector<int64_t> idx(b->shape.size());
+  for (size_t d = 0; d < idx.size(); ++d) idx[d] = b->shape[d] ? (off / b->strides[d]) % b->shape[d] : 0;
+  throw Error(quoted_block(blk) + "read of uninitialised element " + b->name + "[" + idx_text(idx) + "] of " +
+              b->role + " buffer " + b->name);
+}
+[[noreturn, gnu::cold, gnu::noinline]] void div0_error(const std::string* blk, const char* op, int64_t a) {
+  throw Error(quoted_block(blk) + "integer division by zero: " + std::string(op) + "(" + std::to_string(a) + ", 0)");
+}
+
+// ---------------------------------------------------------------- index forms
+
+// An integer index: affine in registers (fast path) or a general closure.
+struct Index {
+  int64_t c = 0;
+  int n = 0;
+  int r[4] = {0, 0, 0, 0};
+  int64_t k[4] = {0, 0, 0, 0};
+  EP<int64_t> gen;
+  inline int64_t ev(Ctx& x) const {
+    if (gen) return gen->ev(x);
+    int64_t v = c;
+    for (int t = 0; t < n; ++t) v += k[t] * x.regs[r[t]].i;
+    return v;
+  }
+};
+
+// ---------------------------------------------------------------- expression closures
+
+template <class C>
+struct ConstE final : E<C> {
+  C v;
+  explicit ConstE(C x) : v(x) {}
+  C ev(Ctx&) const override { return v; }
+};
+template <class C>
+struct VarE final : E<C> {
+  int r;
+  explicit VarE(int x) : r(x) {}
+  C ev(Ctx& x) const override { return reg<C>(x.regs[r]); }
+};
+struct IndexE final : E<int64_t> {
+  Index ix;
+  int64_t ev(Ctx& x) const override { return ix.ev(x); }
+};
+
+template <DType D, bool kInit>
+struct LoadFlat final : E<typename Tr<D>::C> {
+  using C = typename Tr<D>::C;
+  using St = typename Tr<D>::St;
+  int slot;
+  Index off;
+  const BufInfo* info;
+  const std::string* blk;
+  C ev(Ctx& x) const override {
+    int64_t o = off.ev(x);
+    const BufState& b = x.bufs[slot];
+    if constexpr (kInit)
+      if (!b.init[o]) uninit_error(blk, info, o);
+    return Tr<D>::ld(reinterpret_cast<const St*>(b.data)[o]);
+  }
+};
+
+// Per-dimension indices with optional bounds checks. Shared by loads and stores.
+struct Access {
+  int slot = 0;
+  std::vector<Index> idx;
+  std::vector<char> check;
+  const BufInfo* info = nullptr;
+  const std::string* blk = nullptr;
+  inline int64_t offset(Ctx& x, const char* what) const {
+    int64_t o = 0;
+    const size_t n = idx.size();
+    for (size_t d = 0; d < n; ++d) {
+      int64_t v = idx[d].ev(x);
+      if (check[d] && static_cast<uint64_t>(v) >= static_cast<uint64_t>(info->shape[d])) fail(x, what);
+      o += v * info->strides[d];
+    }
+    return o;
+  }
+  [[noreturn, gnu::cold, gnu::noinline]] void fail(Ctx& x, const char* what) const {
+    std::vector<int64_t> v;
+    for (auto& i : idx) v.push_back(i.ev(x));
+    oob_error(blk, what, info, v);
+  }
+};
+
+template <DType D>
+struct LoadGen final : E<typename Tr<D>::C> {
+  using C = typename Tr<D>::C;
+  using St = typename Tr<D>::St;
+  Access a;
+  C ev(Ctx& x) const override {
+    int64_t o = a.offset(x, "load");
+    const BufState& b = x.bufs[a.slot];
+    if (b.init && !b.init[o]) uninit_error(a.blk, a.info, o);
+    return Tr<D>::ld(reinterpret_cast<const St*>(b.data)[o]);
+  }
+};
+
+template <DType D, BinOp OP>
+struct Bin final : E<typename Tr<D>::C> {
+  using C = typename Tr<D>::C;
+  EP<C> a, b;
+  const std::string* blk;
+  C ev(Ctx& x) const override {
+    C u = a->ev(x), v = b->ev(x);
+    if constexpr (std::is_same_v<C, int64_t>) {
+      if constexpr (OP == BinOp::Add) return Tr<D>::fix(add_wrap(u, v));
+      else if constexpr (OP == BinOp::Sub) return Tr<D>::fix(sub_wrap(u, v));
+      else if constexpr (OP == BinOp::Mul) return Tr<D>::fix(mul_wrap(u, v));
+      else if constexpr (OP == BinOp::Div) {
+        if (v == 0) div0_error(blk, "truncdiv", u);
+        return Tr<D>::fix(truncdiv_int(u, v));
+      } else if constexpr (OP == BinOp::FloorDiv) {
+        if (v == 0) div0_error(blk, "floordiv", u);
+        return Tr<D>::fix(floordiv_int(u, v));
+      } else if constexpr (OP == BinOp::FloorMod) {
+        if (v == 0) div0_error(blk, "floormod", u);
+        return Tr<D>::fix(floormod_int(u, v));
+      } else if constexpr (OP == BinOp::Min) return u < v ? u : v;
+      else return u > v ? u : v;
+    } else {
+      if constexpr (OP == BinOp::Add) return Tr<D>::fix(u + v);
+      else if constexpr (OP == BinOp::Sub) return Tr<D>::fix(u - v);
+      else if constexpr (OP == BinOp::Mul) return Tr<D>::fix(u * v);
+      else if constexpr (OP == BinOp::Div) return Tr<D>::fix(u / v);
+      else if constexpr (OP == BinOp::FloorDiv) return Tr<D>::fix(floordiv_float(u, v));
+      else if constexpr (OP == BinOp::FloorMod) return Tr<D>::fix(floormod_float(u, v));
+      else if constexpr (OP == BinOp::Min) return min_float(u, v);
+      else return max_float(u, v);
+    }
+  }
+};
+
+template <class C, BinOp OP>
+struct Cmp final : E<int64_t> {
+  EP<C> a, b;
+  int64_t ev(Ctx& x) const override {
+    C u = a->ev(x), v = b->ev(x);
+    if constexpr (OP == BinOp::EQ) return u == v;
+    else if constexpr (OP == BinOp::NE) return u != v;
+    else if constexpr (OP == BinOp::LT) return u < v;
+    else if constexpr (OP == BinOp::LE) return u <= v;
+    else if constexpr (OP == BinOp::GT) return u > v;
+    else return u >= v;
+  }
+};
+
+template <BinOp OP>
+struct Logic final : E<int64_t> {
+  EP<int64_t> a, b;
+  int64_t ev(Ctx& x) const override {
+    // Both sides are evaluated (LANGUAGE.md): no short circuit.
+    int64_t u = a->ev(x), v = b->ev(x);
+    if constexpr (OP == BinOp::And) return (u != 0) & (v != 0);
+    else return (u != 0) | (v != 0);
+  }
+};
+
+template <DType D>
+struct Neg final : E<typename Tr<D>::C> {
+  using C = typename Tr<D>::C;
+  EP<C> a;
+  C ev(Ctx& x) const override {
+    if constexpr (std::is_same_v<C, int64_t>) return Tr<D>::fix(neg_wrap(a->ev(x)));
+    else return -a->ev(x);
+  }
+};
+struct Not final : E<int64_t> {
+  EP<int64_t> a;
+  int64_t ev(Ctx& x) const override { return a->ev(x) == 0; }
+};
+
+template <DType D, Intrinsic F>
+struct Call1 final : E<typename Tr<D>::C> {
+  using C = typename Tr<D>::C;
+  EP<C> a;
+  C ev(Ctx& x) const override {
+    C u = a->ev(x);
+    if constexpr (std::is_same_v<C, int64_t>) {
+      if constexpr (F == Intrinsic::Abs) return Tr<D>::fix(u < 0 ? neg_wrap(u) : u);
+      else if constexpr (F == Intrinsic::Sign) return u > 0 ? 1 : (u < 0 ? Tr<D>::fix(-1) : 0);
+      else return u;  // floor/ceil/round/trunc of an integer
+    } else {
+      C r;
+      if constexpr (F == Intrinsic::Exp) r = std::exp(u);
+      else if constexpr (F == Intrinsic::Log) r = std::log(u);
+      else if constexpr (F == Intrinsic::Log2) r = std::log2(u);
+      else if constexpr (F == Intrinsic::Log10) r = std::log10(u);
+      else if constexpr (F == Intrinsic::Log1p) r = std::log1p(u);
+      else if constexpr (F == Intrinsic::Expm1) r = std::expm1(u);
+      else if constexpr (F == Intrinsic::Sqrt) r = std::sqrt(u);
+      else if constexpr (F == Intrinsic::Rsqrt) r = C(1) / std::sqrt(u);
+      else if constexpr (F == Intrinsic::Sin) r = std::sin(u);
+      else if constexpr (F == Intrinsic::Cos) r = std::cos(u);
+      else if constexpr (F == Intrinsic::Tan) r = std::tan(u);
+      else if constexpr (F == Intrinsic::Tanh) r = std::tanh(u);
+      else if constexpr (F == Intrinsic::Sigmoid) r = C(1) / (C(1) + std::exp(-u));
+      else if constexpr (F == Intrinsic::Erf) r = std::erf(u);
+      else if constexpr (F == Intrinsic::Abs) r = std::fabs(u);
+      else if constexpr (F == Intrinsic::Floor) r = std::floor(u);
+      else if constexpr (F == Intrinsic::Ceil) r = std::ceil(u);
+      else if constexpr (F == Intrinsic::Round) r = round_even(u);
+      else if constexpr (F == Intrinsic::Trunc) r = std::trunc(u);
+      else r = sign_float(u);
+      return Tr<D>::fix(r);
+    }
+  }
+};
+
+template <DType D, Intrinsic F>
+struct Call2 final : E<typename Tr<D>::C> {
+  using C = typename Tr<D>::C;
+  EP<C> a, b;
+  const std::string* blk;
+  C ev(Ctx& x) const override {
+    C u = a->ev(x), v = b->ev(x);
+    if constexpr (std::is_same_v<C, int64_t>) {
+      if constexpr (F == Intrinsic::Pow) {
+        if (v < 0)
+          throw Error(quoted_block(blk) + "pow(" + std::to_string(u) + ", " + std::to_string(v) +
+                      "): integers to negative integer powers are not allowed");
+        return Tr<D>::fix(pow_int(u, v));
+      } else if constexpr (F == Intrinsic::TruncDiv) {
+        if (v == 0) div0_error(blk, "truncdiv", u);
+        return Tr<D>::fix(truncdiv_int(u, v));
+      } else {
+        if (v == 0) div0_error(blk, "truncmod", u);
+        return Tr<D>::fix(truncmod_int(u, v));
+      }
+    } else {
+      if constexpr (F == Intrinsic::Pow) return Tr<D>::fix(std::pow(u, v));
+      // Two operations, each rounded to the dtype (as NumPy's np.trunc(a / b)).
+      else if constexpr (F == Intrinsic::TruncDiv) return Tr<D>::fix(std::trunc(Tr<D>::fix(u / v)));
+      else return Tr<D>::fix(std::fmod(u, v));
+    }
+  }
+};
+
+// Value conversion of casts (see scalar.h for the float -> int rule).
+template <DType To, class C1>
+inline typename Tr<To>::C convert(C1 x) {
+  using C2 = typename Tr<To>::C;
+  if constexpr (std::is_same_v<C1, int64_t>) {
+    if constexpr (std::is_same_v<C2, int64_t>) return wrap_int(To, x);
+    else if constexpr (To == DType::F32) return static_cast<float>(x);
+    else if constexpr (To == DType::F64) return static_cast<double>(x);
+    else if constexpr (To == DType::F16) return double_to_f16(static_cast<double>(x));
+    else return double_to_bf16(static_cast<double>(x));
+  } else if constexpr (std::is_same_v<C1, float>) {
+    if constexpr (std::is_same_v<C2, int64_t>) return float_to_int(To, x);
+    else if constexpr (To == DType::F32) return x;
+    else if constexpr (To == DType::F64) return static_cast<double>(x);
+    else if constexpr (To == DType::F16) return round_f16(x);
+    else return round_bf16(x);
+  } else {
+    if constexpr (std::is_same_v<C2, int64_t>) return float_to_int(To, x);
+    else if constexpr (To == DType::F32) return static_cast<float>(x);
+    else if constexpr (To == DType::F64) return x;
+    else if constexpr (To == DType::F16) return double_to_f16(x);
+    else return double_to_bf16(x);
+  }
+}
+
+template <class C1, DType To>
+struct CastE final : E<typename Tr<To>::C> {
+  EP<C1> a;
+  typename Tr<To>::C ev(Ctx& x) const override { return convert<To>(a->ev(x)); }
+};
+
+template <class C>
+struct SelectE final : E<C> {
+  EP<int64_t> c;
+  EP<C> a, b;
+  C ev(Ctx& x) const override {
+    int64_t k = c->ev(x);
+    C u = a->ev(x), v = b->ev(x);
+    return k ? u : v;
+  }
+};
+template <class C>
+struct IteE final : E<C> {
+  EP<int64_t> c;
+  EP<C> a, b;
+  C ev(Ctx& x) const override { return c->ev(x) ? a->ev(x) : b->ev(x); }
+};
+
+struct Setter {
+  virtual ~Setter() = default;
+  virtual void set(Ctx& x) const = 0;
+};
+template <class C>
+struct SetReg final : Setter {
+  int r;
+  EP<C> v;
+  void set(Ctx& x) const override { reg<C>(x.regs[r]) = v->ev(x); }
+};
+
+template <class C>
+struct LetE final : E<C> {
+  std::unique_ptr<Setter> s;
+  EP<C> body;
+  C ev(Ctx& x) const override {
+    s->set(x);
+    return body->ev(x);
+  }
+};
+
+// ---------------------------------------------------------------- statement closures
+
+template <DType D, bool kInit>
+struct StoreFlat final : S {
+  using C = typename Tr<D>::C;
+  using St = typename Tr<D>::St;
+  int slot;
+  Index off;
+  EP<C> v;
+  void run(Ctx& x) const override {
+    C val = v->ev(x);
+    int64_t o = off.ev(x);
+    BufState& b = x.bufs[slot];
+    reinterpret_cast<St*>(b.data)[o] = Tr<D>::st(val);
+    if constexpr (kInit) b.init[o] = 1;
+  }
+};
+
+template <DType D>
+struct StoreGen final : S {
+  using C = typename Tr<D>::C;
+  using St = typename Tr<D>::St;
+  Access a;
+  EP<C> v;
+  void run(Ctx& x) const override {
+    C val = v->ev(x);
+    int64_t o = a.offset(x, "store");
+    BufState& b = x.bufs[a.slot];
+    reinterpret_cast<St*>(b.data)[o] = Tr<D>::st(val);
+    if (b.init) b.init[o] = 1;
+  }
+};
+
+struct SeqS final : S {
+  std::vector<SP> v;
+  void run(Ctx& x) const override {
+    for (auto& s : v) s->run(x);
+  }
+};
+struct ForConstS final : S {
+  int r;
+  int64_t lo, hi;
+  SP body;
+  void run(Ctx& x) const override {
+    Val& rv = x.regs[r];
+    const S* b = body.get();
+    for (int64_t i = lo; i < hi; ++i) {
+      rv.i = i;
+      b->run(x);
+    }
+  }
+};
+struct ForS final : S {
+  int r;
+  EP<int64_t> min, ext;
+  SP body;
+  void run(Ctx& x) const override {
+    int64_t lo = min->ev(x), n = ext->ev(x);
+    for (int64_t i = lo; i < lo + n; ++i) {
+      x.regs[r].i = i;
+      body->run(x);
+    }
+  }
+};
+struct IfS final : S {
+  EP<int64_t> c;
+  SP a, b;
+  void run(Ctx& x) const override {
+    if (c->ev(x)) a->run(x);
+    else if (b) b->run(x);
+  }
+};
+struct LetS final : S {
+  std::unique_ptr<Setter> s;
+  SP body;
+  void run(Ctx& x) const override {
+    s->set(x);
+    body->run(x);
+  }
+};
+struct EvalS final : S {
+  std::string name;
+  const std::string* blk;
+  void run(Ctx&) const override {
+    throw Error(quoted_block(blk) + "call_extern(\"" + name + "\") cannot be run by the interpreter");
+  }
+};
+struct NopS final : S {
+  void run(Ctx&) const override {}
+};
+
+struct BlockS final : S {
+  struct Bind {
+    int r;
+    Index v;
+    int64_t ext_const = 0;
+    EP<int64_t> ext;  // when the extent is not a constant
+    bool check = true;
+    std::string name;
+  };
+  const std::string* blk;
+  int id;
+  EP<int64_t> pred;
+  std::vector<Bind> binds;
+  std::vector<int> reduce_regs;
+  std::vector<std::pair<int, int64_t>> allocs;  // slot, numel: init flags reset per execution
+  SP init, body;
+
+  void run(Ctx& x) const override {
+    if (pred && !pred->ev(x)) return;
+    for (const Bind& b : binds) {
+      int64_t v = b.v.ev(x);
+      if (b.check) {
+        int64_t e = b.ext ? b.ext->ev(x) : b.ext_const;
+        if (v < 0 || v >= e) bind_error(b, v, e);
+      }
+      x.regs[b.r].i = v;
+    }
+    ++x.block_counts[id];
+    for (auto& [slot, n] : allocs) std::memset(x.bufs[slot].init, 0, static_cast<size_t>(n));
+    if (init) {
+      bool first = true;
+      for (int r : reduce_regs) first &= x.regs[r].i == 0;
+      if (first) init->run(x);
+    }
+    body->run(x);
+  }
+  [[noreturn, gnu::cold, gnu::noinline]] void bind_error(const Bind& b, int64_t v, int64_t e) const {
+    throw Error(quoted_block(blk) + "binding of iter var " + b.name + " = " + std::to_string(v) +
+                " is outside its domain [0, " + std::to_string(e) + ")");
+  }
+};
+
+// ---------------------------------------------------------------- dtype dispatch
+
+template <class F>
+decltype(auto) with_dtype(DType t, F&& f) {
+  switch (t) {
+    case DType::Bool: return f(std::integral_constant<DType, DType::Bool>{});
+    case DType::I8: return f(std::integral_constant<DType, DType::I8>{});
+    case DType::I16: return f(std::integral_constant<DType, DType::I16>{});
+    case DType::I32: return f(std::integral_constant<DType, DType::I32>{});
+    case DType::I64: return f(std::integral_constant<DType, DType::I64>{});
+    case DType::U8: return f(std::integral_constant<DType, DType::U8>{});
+    case DType::U16: return f(std::integral_constant<DType, DType::U16>{});
+    case DType::U32: return f(std::integral_constant<DType, DType::U32>{});
+    case DType::F16: return f(std::integral_constant<DType, DType::F16>{});
+    case DType::BF16: return f(std::integral_constant<DType, DType::BF16>{});
+    case DType::F32: return f(std::integral_constant<DType, DType::F32>{});
+    case DType::F64: return f(std::integral_constant<DType, DType::F64>{});
+    default: break;
+  }
+  throw Error("the interpreter has no values of dtype " + std::string(dtype_name(t)));
+}
+
+// Typed closure of any compute type.
+struct AnyE {
+  DType dt = DType::I32;
+  EP<int64_t> i;
+  EP<float> f;
+  EP<double> d;
+};
+template <class C>
+AnyE wrap(DType dt, EP<C> p) {
+  AnyE r;
+  r.dt = dt;
+  if constexpr (std::is_same_v<C, int64_t>) r.i = std::move(p);
+  else if constexpr (std::is_same_v<C, float>) r.f = std::move(p);
+  else r.d = std::move(p);
+  return r;
+}
+template <class C, class Node>
+AnyE wrapn(DType dt, Node* n) {
+  return wrap<C>(dt, EP<C>(n));
+}
+// Calls f with a value of the compute type of dtype t (int64_t, float or double).
+template <class F>
+decltype(auto) by_cat(DType t, F&& f) {
+  if (t == DType::F64) return f(double{});
+  if (is_float(t)) return f(float{});
+  return f(int64_t{});
+}
+
+// ---------------------------------------------------------------- intervals
+
+constexpr int64_t kBig = int64_t(1) << 62;
+struct Iv {
+  int64_t lo = -kBig, hi = kBig;
+  bool bounded() const { return lo > -kBig && hi < kBig; }
+};
+int64_t sat(__int128 v) { return v < -kBig ? -kBig : (v > kBig ? kBig : static_cast<int64_t>(v)); }
+
+struct Aff {
+  int64_t c = 0;
+  std::vector<std::pair<int, int64_t>> t;  // (register, coefficient)
+  void add(const Aff& o, int64_t s) {
+    c += s * o.c;
+    for (auto& [r, k] : o.t) {
+      auto it = std::find_if(t.begin(), t.end(), [&](auto& p) { return p.first == r; });
+      if (it == t.end()) t.push_back({r, s * k});
+      else it->second += s * k;
+    }
+    t.erase(std::remove_if(t.begin(), t.end(), [](auto& p) { return p.second == 0; }), t.end());
+  }
+};
+
+// ---------------------------------------------------------------- the compiler
+
+class Compiler {
+ public:
+  Compiler(const FunctionNode& f, bool f64, const ScalarEnv& env) : f_(f), f64_(f64), env_(env) {}
+
+  CompiledFunc run() {
+    register_buffers();
+    out_.root = stmt(f_.body);
+    out_.nregs = nregs_;
+    return std::move(out_);
+  }
+
+ private:
+  const FunctionNode& f_;
+  bool f64_;
+  const ScalarEnv& env_;
+  CompiledFunc out_;
+  int nregs_ = 0;
+  std::unordered_map<const VarNode*, int> regs_;
+  std::unordered_map<const VarNode*, Iv> ivs_;
+  std::unordered_map<const BufferNode*, int> slots_;
+  const std::string* blk_ = nullptr;
+
+  DType eff(DType t) const { return f64_ && is_float(t) ? DType::F64 : t; }
+
+  // ---- buffers ----
+  int add_buffer(const Buffer& b, const char* role, bool track) {
+    if (slots_.count(b.get())) throw Error("buffer " + b->name + " is declared twice in function " + f_.name);
+    auto info = std::make_unique<BufInfo>();
+    info->name = b->name;
+    info->role = role;
+    info->dtype = eff(b->dtype);
+    for (auto& e : b->shape) {
+      int64_t v;
+      try {
+        v = eval_int_expr(e, env_);
+      } catch (const Error& err) {
+        throw Error("shape of buffer " + b->name + ": " + err.what());
+      }
+      if (v < 0) throw Error("buffer " + b->name + " has a negative extent " + std::to_string(v));
+      info->shape.push_back(v);
+    }
+    info->strides.assign(info->shape.size(), 1);
+    for (int d = static_cast<int>(info->shape.size()) - 2; d >= 0; --d)
+      info->strides[d] = info->strides[d + 1] * info->shape[d + 1];
+    info->numel = 1;
+    for (auto s : info->shape) info->numel *= s;
+    info->track_init = track;
+    int slot = static_cast<int>(out_.bufs.size());
+    slots_[b.get()] = slot;
+    out_.bufs.push_back(std::move(info));
+    return slot;
+  }
+
+  void register_buffers() {
+    for (size_t i = 0; i < f_.params.size(); ++i)
+      if (f_.params[i].is_buffer()) {
+        int s = add_buffer(f_.params[i].buffer, "input", false);
+        out_.bufs[s]->param_index = static_cast<int>(i);
+      }
+    for (size_t i = 0; i < f_.outputs.size(); ++i) {
+      int s = add_buffer(f_.outputs[i], "output", true);
+      out_.bufs[s]->param_index = static_cast<int>(i);
+    }
+    // Every alloc of every block gets a slot up front, so closures can point at BufInfo.
+    struct Collect : IRVisitor {
+      Compiler* c;
+      bool root = true;
+      void visit_block(const BlockNode* n) override {
+        for (auto& b : n->allocs) {
+          int s = c->add_buffer(b, "alloc", true);
+          c->out_.bufs[s]->block_local = !root;
+        }
+        root = false;
+        IRVisitor::visit_block(n);
+      }
+      void visit_store(const StoreNode* n) override {
+        auto it = c->slots_.find(n->buffer.get());
+        if (it != c->slots_.end()) c->out_.bufs[it->second]->written = true;
+        IRVisitor::visit_store(n);
+      }
+    } col;
+    col.c = this;
+    col.visit(f_.body);
+  }
+
+  int slot_of(const Buffer& b) {
+    auto it = slots_.find(b.get());
+    if (it == slots_.end())
+      throw Error("buffer " + b->name + " is not a parameter, output or alloc of function " + f_.name);
+    return it->second;
+  }
+
+  int bind_reg(const Var& v) {
+    auto it = regs_.find(v.get());
+    if (it != regs_.end()) return it->second;
+    regs_[v.get()] = nregs_;
+    return nregs_++;
+  }
+
+  // ---- intervals and affine forms ----
+  static bool fits(const Iv& iv, DType t) {
+    if (!is_int(t) && !is_bool(t)) return false;
+    return iv.lo >= int_min_of(t) && iv.hi <= int_max_of(t);
+  }
+
+  Iv iv(const Expr& e) {
+    Iv r = iv_raw(e);
+    if (!fits(r, e.dtype())) return Iv{};
+    return r;
+  }
+  Iv iv_raw(const Expr& e) {
+    if (auto* n = e.as<IntImmNode>()) return {n->value, n->value};
+    if (auto* n = e.as<VarNode>()) {
+      auto s = env_.find(n);
+      if (s != env_.end() && !is_float(n->dtype)) return {s->second.i, s->second.i};
+      auto it = ivs_.find(n);
+      if (it != ivs_.end()) return it->second;
+      return {};
+    }
+    if (auto* n = e.as<BinaryNode>()) {
+      if (!is_int(n->dtype)) return {};
+      Iv a = iv(n->a), b = iv(n->b);
+      switch (n->op) {
+        case BinOp::Add: return {sat(__int128(a.lo) + b.lo), sat(__int128(a.hi) + b.hi)};
+        case BinOp::Sub: return {sat(__int128(a.lo) - b.hi), sat(__int128(a.hi) - b.lo)};
+        case BinOp::Mul: {
+          __int128 c[4] = {__int128(a.lo) * b.lo, __int128(a.lo) * b.hi, __int128(a.hi) * b.lo,
+                           __int128(a.hi) * b.hi};
+          return {sat(*std::min_element(c, c + 4)), sat(*std::max_element(c, c + 4))};
+        }
+        case BinOp::FloorDiv:
+          if (b.lo == b.hi && b.lo > 0 && a.bounded())
+            return {floordiv_int(a.lo, b.lo), floordiv_int(a.hi, b.lo)};
+          return {};
+        case BinOp::FloorMod:
+          if (b.lo == b.hi && b.lo > 0) {
+            if (a.lo >= 0 && a.hi < b.lo) return a;
+            return {0, b.lo - 1};
+          }
+          return {};
+        case BinOp::Min: return {std::min(a.lo, b.lo), std::min(a.hi, b.hi)};
+        case BinOp::Max: return {std::max(a.lo, b.lo), std::max(a.hi, b.hi)};
+        default: return {};
+      }
+    }
+    if (auto* n = as_select_like(e)) {
+      Iv a = iv(n->t), b = iv(n->f);
+      return {std::min(a.lo, b.lo), std::max(a.hi, b.hi)};
+    }
+    if (auto* n = e.as<CastNode>()) {
+      if (is_int(n->value.dtype())) return iv(n->value);
+      return {};
+    }
+    if (auto* n = e.as<UnaryNode>()) {
+      if (n->op == UnOp::Neg && is_int(n->dtype)) {
+        Iv a = iv(n->a);
+        return {sat(-__int128(a.hi)), sat(-__int128(a.lo))};
+      }
+    }
+    return {};
+  }
+
+  bool affine(const Expr& e, Aff* out) {
+    if (auto* n = e.as<IntImmNode>()) {
+      out->c = n->value;
+      return true;
+    }
+    if (auto* n = e.as<VarNode>()) {
+      auto s = env_.find(n);
+      if (s != env_.end()) {
+        if (is_float(n->dtype)) return false;
+        out->c = s->second.i;
+        return true;
+      }
+      auto it = regs_.find(n);
+      if (it == regs_.end()) return false;
+      out->t.push_back({it->second, 1});
+      return true;
+    }
+    if (auto* n = e.as<BinaryNode>()) {
+      if (!is_int(n->dtype)) return false;
+      Aff a, b;
+      if (n->op == BinOp::Add || n->op == BinOp::Sub) {
+        if (!affine(n->a, &a) || !affine(n->b, &b)) return false;
+        *out = a;
+        out->add(b, n->op == BinOp::Add ? 1 : -1);
+        return true;
+      }
+      if (n->op == BinOp::Mul) {
+        if (!affine(n->a, &a) || !affine(n->b, &b)) return false;
+        if (!a.t.empty() && !b.t.empty()) return false;
+        if (a.t.empty()) std::swap(a, b);
+        Aff r;
+        r.add(a, b.c);
+        *out = r;
+        return true;
+      }
+    }
+    if (auto* n = e.as<CastNode>()) {
+      if (is_int(n->dtype) && is_int(n->value.dtype()) && fits(iv(n->value), n->dtype)) return affine(n->value, out);
+    }
+    return false;
+  }
+
+  // An integer index closure; affine when possible. The expression's value must not wrap
+  // for the affine form to be exact: guaranteed when its interval fits its dtype.
+  Index index(const Expr& e) {
+    Index ix;
+    Aff a;
+    if (affine(e, &a) && a.t.size() <= 4 && fits(iv(e), e.dtype())) {
+      ix.c = a.c;
+      ix.n = static_cast<int>(a.t.size());
+      for (int t = 0; t < ix.n; ++t) {
+        ix.r[t] = a.t[t].first;
+        ix.k[t] = a.t[t].second;
+      }
+      return ix;
+    }
+    ix.gen = cx<int64_t>(e);
+    return ix;
+  }
+
+  // ---- expressions ----
+  template <class C>
+  EP<C> cx(const Expr& e) {
+    AnyE a = any(e);
+    if constexpr (std::is_same_v<C, int64_t>) {
+      if (a.i) return std::move(a.i);
+    } else if constexpr (std::is_same_v<C, float>) {
+      if (a.f) return std::move(a.f);
+    } else {
+      if (a.d) return std::move(a.d);
+    }
+    throw Error(quoted_block(blk_) + "expression of dtype " + std::string(dtype_name(e.dtype())) +
+                " used where another type is expected");
+  }
+
+  AnyE constant(DType t, int64_t iv, double dv, bool is_f) {
+    t = eff(t);
+    return by_cat(t, [&](auto c) -> AnyE {
+      using C = decltype(c);
+      C v;
+      if constexpr (std::is_same_v<C, int64_t>) v = is_f ? float_to_int(t, dv) : wrap_int(t, iv);
+      else {
+        double d = is_f ? dv : static_cast<double>(iv);
+        if (t == DType::F16) v = double_to_f16(d);
+        else if (t == DType::BF16) v = double_to_bf16(d);
+        else v = static_cast<C>(d);
+      }
+      return wrapn<C>(t, new ConstE<C>(v));
+    });
+  }
+
+  AnyE any(const Expr& e) {
+    if (!e.defined()) throw Error(quoted_block(blk_) + "undefined expression");
+    switch (e.kind()) {
+      case ExprKind::IntImm: return constant(e.dtype(), e.as<IntImmNode>()->value, 0, false);
+      case ExprKind::FloatImm: return constant(e.dtype(), 0, e.as<FloatImmNode>()->value, true);
+      case ExprKind::Var: {
+        auto* n = e.as<VarNode>();
+        auto s = env_.find(n);
+        if (s != env_.end()) return constant(n->dtype, s->second.i, s->second.d, is_float(n->dtype));
+        auto it = regs_.find(n);
+        if (it == regs_.end()) throw Error(quoted_block(blk_) + "unbound variable " + n->name);
+        DType t = eff(n->dtype);
+        return by_cat(t, [&](auto c) -> AnyE {
+          using C = decltype(c);
+          return wrapn<C>(t, new VarE<C>(it->second));
+        });
+      }
+      case ExprKind::Load: return load(e.as<LoadNode>());
+      case ExprKind::Binary: return binary(e.as<BinaryNode>());
+      case ExprKind::Unary: {
+        auto* n = e.as<UnaryNode>();
+        if (n->op == UnOp::Not) {
+          auto* p = new Not;
+          p->a = cx<int64_t>(n->a);
+          return wrapn<int64_t>(DType::Bool, p);
+        }
+        DType t = eff(n->a.dtype());
+        return with_dtype(t, [&](auto dt) -> AnyE {
+          constexpr DType D = decltype(dt)::value;
+          using C = typename Tr<D>::C;
+          auto* p = new Neg<D>;
+          p->a = cx<C>(n->a);
+          return wrapn<C>(D, p);
+        });
+      }
+      case ExprKind::Cast: {
+        auto* n = e.as<CastNode>();
+        DType to = eff(n->dtype);
+        AnyE src = any(n->value);
+        return with_dtype(to, [&](auto dt) -> AnyE {
+          constexpr DType D = decltype(dt)::value;
+          using C2 = typename Tr<D>::C;
+          if (src.i) {
+            auto* p = new CastE<int64_t, D>;
+            p->a = std::move(src.i);
+            return wrapn<C2>(D, p);
+          }
+          if (src.f) {
+            auto* p = new CastE<float, D>;
+            p->a = std::move(src.f);
+            return wrapn<C2>(D, p);
+          }
+          auto* p = new CastE<double, D>;
+          p->a = std::move(src.d);
+          return wrapn<C2>(D, p);
+        });
+      }
+      case ExprKind::Call: return call(e.as<CallNode>());
+      case ExprKind::Select:
+      case ExprKind::IfThenElse: {
+        auto* n = as_select_like(e);
+        bool ite = e.kind() == ExprKind::IfThenElse;
+        DType t = eff(n->t.dtype());
+        if (eff(n->f.dtype()) != t)
+          throw Error(quoted_block(blk_) + "select arms have different dtypes " + std::string(dtype_name(n->t.dtype())) +
+                      " and " + std::string(dtype_name(n->f.dtype())));
+        return by_cat(t, [&](auto c) -> AnyE {
+          using C = decltype(c);
+          if (ite) {
+            auto* p = new IteE<C>;
+            p->c = cx<int64_t>(n->cond);
+            p->a = cx<C>(n->t);
+            p->b = cx<C>(n->f);
+            return wrapn<C>(t, p);
+          }
+          auto* p = new SelectE<C>;
+          p->c = cx<int64_t>(n->cond);
+          p->a = cx<C>(n->t);
+          p->b = cx<C>(n->f);
+          return wrapn<C>(t, p);
+        });
+      }
+      case ExprKind::Let: {
+        auto* n = e.as<LetNode>();
+        auto setter = set_reg(n->var, n->value);
+        Iv saved = ivs_.count(n->var.get()) ? ivs_[n->var.get()] : Iv{};
+        ivs_[n->var.get()] = iv(n->value);
+        DType t = eff(n->body.dtype());
+        AnyE r = by_cat(t, [&](auto c) -> AnyE {
+          using C = decltype(c);
+          auto* p = new LetE<C>;
+          p->s = std::move(setter);
+          p->body = cx<C>(n->body);
+          return wrapn<C>(t, p);
+        });
+        ivs_[n->var.get()] = saved;
+        return r;
+      }
+      case ExprKind::BufferPtr:
+        throw Error(quoted_block(blk_) + "buffer pointer " + e.as<BufferPtrNode>()->buffer->name +
+                    ".ptr is only valid as a call_extern argument");
+    }
+    throw Error("unknown expression kind");
+  }
+
+  std::unique_ptr<Setter> set_reg(const Var& v, const Expr& value) {
+    DType t = eff(value.dtype());
+    if (eff(v.dtype()) != t)
+      throw Error(quoted_block(blk_) + "let " + v.name() + ": value of dtype " + std::string(dtype_name(value.dtype())));
+    int r = bind_reg(v);
+    return by_cat(t, [&](auto c) -> std::unique_ptr<Setter> {
+      using C = decltype(c);
+      auto p = std::make_unique<SetReg<C>>();
+      p->r = r;
+      p->v = cx<C>(value);
+      return p;
+    });
+  }
+
+  // Access with bounds checks only on dimensions not proven in range; `flat` is set when
+  // every dimension is proven and the flat offset is affine.
+  Access access(const Buffer& buf, const std::vector<Expr>& indices, Index* flat, bool* is_flat) {
+    Access a;
+    a.slot = slot_of(buf);
+    a.info = out_.bufs[a.slot].get();
+    a.blk = blk_;
+    if (indices.size() != a.info->shape.size())
+      throw Error(quoted_block(blk_) + "buffer " + buf->name + " has " + std::to_string(a.info->shape.size()) +
+                  " dimensions but is indexed with " + std::to_string(indices.size()));
+    bool all_proven = true, all_affine = true;
+    Aff total;
+    for (size_t d = 0; d < indices.size(); ++d) {
+      Iv r = iv(indices[d]);
+      bool proven = r.lo >= 0 && r.hi < a.info->shape[d];
+      all_proven &= proven;
+      Aff x;
+      if (affine(indices[d], &x) && fits(r, indices[d].dtype())) total.add(x, a.info->strides[d]);
+      else all_affine = false;
+      a.check.push_back(!proven);
+    }
+    *is_flat = all_proven && all_affine && total.t.size() <= 4;
+    if (*is_flat) {
+      flat->c = total.c;
+      flat->n = static_cast<int>(total.t.size());
+      for (int t = 0; t < flat->n; ++t) {
+        flat->r[t] = total.t[t].first;
+        flat->k[t] = total.t[t].second;
+      }
+    } else {
+      for (auto& e : indices) a.idx.push_back(index(e));
+    }
+    return a;
+  }
+
+  AnyE load(const LoadNode* n) {
+    Index flat;
+    bool is_flat;
+    Access a = access(n->buffer, n->indices, &flat, &is_flat);
+    DType t = a.info->dtype;
+    return with_dtype(t, [&](auto dt) -> AnyE {
+      constexpr DType D = decltype(dt)::value;
+      using C = typename Tr<D>::C;
+      if (is_flat) {
+        auto mk = [&](auto p) -> AnyE {
+          p->slot = a.slot;
+          p->off = std::move(flat);
+          p->info = a.info;
+          p->blk = blk_;
+          return wrapn<C>(D, p);
+        };
+        if (a.info->track_init) return mk(new LoadFlat<D, true>);
+        return mk(new LoadFlat<D, false>);
+      }
+      auto* p = new LoadGen<D>;
+      p->a = std::move(a);
+      return wrapn<C>(D, p);
+    });
+  }
+
+  AnyE binary(const BinaryNode* n) {
+    DType t = eff(n->a.dtype());
+    if (eff(n->b.dtype()) != t)
+      throw Error(quoted_block(blk_) + "operands of " + binop_symbol(n->op) + " have different dtypes " +
+                  std::string(dtype_name(n->a.dtype())) + " and " + std::string(dtype_name(n->b.dtype())));
+    if (binop_is_logic(n->op)) {
+      if (n->op == BinOp::And) {
+        auto* p = new Logic<BinOp::And>;
+        p->a = cx<int64_t>(n->a);
+        p->b = cx<int64_t>(n->b);
+        return wrapn<int64_t>(DType::Bool, p);
+      }
+      auto* p = new Logic<BinOp::Or>;
+      p->a = cx<int64_t>(n->a);
+      p->b = cx<int64_t>(n->b);
+      return wrapn<int64_t>(DType::Bool, p);
+    }
+    if (binop_is_compare(n->op)) {
+      return by_cat(t, [&](auto c) -> AnyE {
+        using C = decltype(c);
+        auto mk = [&](auto* p) -> AnyE {
+          p->a = cx<C>(n->a);
+          p->b = cx<C>(n->b);
+          return wrapn<int64_t>(DType::Bool, p);
+        };
+        switch (n->op) {
+          case BinOp::EQ: return mk(new Cmp<C, BinOp::EQ>);
+          case BinOp::NE: return mk(new Cmp<C, BinOp::NE>);
+          case BinOp::LT: return mk(new Cmp<C, BinOp::LT>);
+          case BinOp::LE: return mk(new Cmp<C, BinOp::LE>);
+          case BinOp::GT: return mk(new Cmp<C, BinOp::GT>);
+          default: return mk(new Cmp<C, BinOp::GE>);
+        }
+      });
+    }
+    return with_dtype(t, [&](auto dt) -> AnyE {
+      constexpr DType D = decltype(dt)::value;
+      using C = typename Tr<D>::C;
+      auto mk = [&](auto* p) -> AnyE {
+        p->a = cx<C>(n->a);
+        p->b = cx<C>(n->b);
+        p->blk = blk_;
+        return wrapn<C>(D, p);
+      };
+      switch (n->op) {
+        case BinOp::Add: return mk(new Bin<D, BinOp::Add>);
+        case BinOp::Sub: return mk(new Bin<D, BinOp::Sub>);
+        case BinOp::Mul: return mk(new Bin<D, BinOp::Mul>);
+        case BinOp::Div: return mk(new Bin<D, BinOp::Div>);
+        case BinOp::FloorDiv: return mk(new Bin<D, BinOp::FloorDiv>);
+        case BinOp::FloorMod: return mk(new Bin<D, BinOp::FloorMod>);
+        case BinOp::Min: return mk(new Bin<D, BinOp::Min>);
+        default: return mk(new Bin<D, BinOp::Max>);
+      }
+    });
+  }
+
+  AnyE call(const CallNode* n) {
+    const char* name = intrinsic_name(n->op);
+    if (static_cast<int>(n->args.size()) != intrinsic_arity(n->op))
+      throw Error(quoted_block(blk_) + std::string(name) + " takes " + std::to_string(intrinsic_arity(n->op)) +
+                  " arguments");
+    DType t = eff(n->args[0].dtype());
+    for (auto& a : n->args)
+      if (eff(a.dtype()) != t)
+        throw Error(quoted_block(blk_) + std::string(name) + ": arguments have different dtypes");
+    bool int_ok = n->op == Intrinsic::Abs || n->op == Intrinsic::Sign || n->op == Intrinsic::Floor ||
+                  n->op == Intrinsic::Ceil || n->op == Intrinsic::Round || n->op == Intrinsic::Trunc ||
+                  n->op == Intrinsic::Pow || n->op == Intrinsic::TruncDiv || n->op == Intrinsic::TruncMod;
+    if (!is_float(t) && !int_ok)
+      throw Error(quoted_block(blk_) + std::string(name) + " needs a float argument, got " +
+                  std::string(dtype_name(n->args[0].dtype())));
+    return with_dtype(t, [&](auto dt) -> AnyE {
+      constexpr DType D = decltype(dt)::value;
+      using C = typename Tr<D>::C;
+      auto mk1 = [&](auto* p) -> AnyE {
+        p->a = cx<C>(n->args[0]);
+        return wrapn<C>(D, p);
+      };
+      auto mk2 = [&](auto* p) -> AnyE {
+        p->a = cx<C>(n->args[0]);
+        p->b = cx<C>(n->args[1]);
+        p->blk = blk_;
+        return wrapn<C>(D, p);
+      };
+      switch (n->op) {
+#define TIRC_C1(F) \
+  case Intrinsic::F: return mk1(new Call1<D, Intrinsic::F>);
+        TIRC_C1(Exp) TIRC_C1(Log) TIRC_C1(Log2) TIRC_C1(Log10) TIRC_C1(Log1p) TIRC_C1(Expm1) TIRC_C1(Sqrt)
+        TIRC_C1(Rsqrt) TIRC_C1(Sin) TIRC_C1(Cos) TIRC_C1(Tan) TIRC_C1(Tanh) TIRC_C1(Sigmoid) TIRC_C1(Erf)
+        TIRC_C1(Abs) TIRC_C1(Floor) TIRC_C1(Ceil) TIRC_C1(Round) TIRC_C1(Trunc) TIRC_C1(Sign)
+#undef TIRC_C1
+        case Intrinsic::Pow: return mk2(new Call2<D, Intrinsic::Pow>);
+        case Intrinsic::TruncDiv: return mk2(new Call2<D, Intrinsic::TruncDiv>);
+        case Intrinsic::TruncMod: return mk2(new Call2<D, Intrinsic::TruncMod>);
+      }
+      throw Error("unknown intrinsic");
+    });
+  }
+
+  // ---- statements ----
+  SP stmt(const Stmt& s) {
+    if (!s.defined()) return std::make_unique<NopS>();
+    switch (s.kind()) {
+      case StmtKind::Seq: {
+        auto p = std::make_unique<SeqS>();
+        for (auto& x : s.as<SeqNode>()->stmts) p->v.push_back(stmt(x));
+        return p;
+      }
+      case StmtKind::For: return loop(s.as<ForNode>());
+      case StmtKind::BlockRealize: return block(s.as<BlockRealizeNode>());
+      case StmtKind::Store: return store(s.as<StoreNode>());
+      case StmtKind::IfThenElse: {
+        auto* n = s.as<IfThenElseStmtNode>();
+        auto p = std::make_unique<IfS>();
+        p->c = cx<int64_t>(n->cond);
+        p->a = stmt(n->then_case);
+        if (n->else_case.defined()) p->b = stmt(n->else_case);
+        return p;
+      }
+      case StmtKind::LetStmt: {
+        auto* n = s.as<LetStmtNode>();
+        auto p = std::make_unique<LetS>();
+        p->s = set_reg(n->var, n->value);
+        Iv saved = ivs_.count(n->var.get()) ? ivs_[n->var.get()] : Iv{};
+        ivs_[n->var.get()] = iv(n->value);
+        p->body = stmt(n->body);
+        ivs_[n->var.get()] = saved;
+        return p;
+      }
+      case StmtKind::Evaluate: {
+        auto p = std::make_unique<EvalS>();
+        p->name = s.as<EvaluateNode>()->extern_name;
+        p->blk = blk_;
+        return p;
+      }
+    }
+    throw Error("unknown statement kind");
+  }
+
+  SP loop(const ForNode* n) {
+    Iv lo = iv(n->min), ext = iv(n->extent);
+    int r = bind_reg(n->loop_var);
+    const VarNode* v = n->loop_var.get();
+    Iv saved = ivs_.count(v) ? ivs_[v] : Iv{};
+    SP p;
+    if (lo.lo == lo.hi && ext.lo == ext.hi && lo.bounded() && ext.bounded()) {
+      auto q = std::make_unique<ForConstS>();
+      q->r = r;
+      q->lo = lo.lo;
+      q->hi = lo.lo + ext.lo;
+      ivs_[v] = {lo.lo, lo.lo + ext.lo - 1};
+      q->body = stmt(n->body);
+      p = std::move(q);
+    } else {
+      auto q = std::make_unique<ForS>();
+      q->r = r;
+      q->min = cx<int64_t>(n->min);
+      q->ext = cx<int64_t>(n->extent);
+      ivs_[v] = lo.bounded() && ext.bounded() ? Iv{lo.lo, lo.hi + ext.hi - 1} : Iv{};
+      q->body = stmt(n->body);
+      p = std::move(q);
+    }
+    ivs_[v] = saved;
+    return p;
+  }
+
+  SP block(const BlockRealizeNode* n) {
+    const BlockNode& b = *n->block.get();
+    if (n->bindings.size() != b.iter_vars.size())
+      throw Error("block \"" + b.name + "\": " + std::to_string(b.iter_vars.size()) + " iter vars but " +
+                  std::to_string(n->bindings.size()) + " bindings");
+    auto p = std::make_unique<BlockS>();
+    out_.block_names.push_back(std::make_unique<std::string>(b.name));
+    p->blk = out_.block_names.back().get();
+    p->id = static_cast<int>(out_.block_names.size()) - 1;
+    // Predicate and bindings are expressions of the enclosing loops: compiled in the outer
+    // block's context but reported under this block.
+    const std::string* outer = blk_;
+    blk_ = p->blk;
+    int64_t pv;
+    if (n->predicate.defined() && !(is_const_int(n->predicate, &pv) && pv != 0)) p->pred = cx<int64_t>(n->predicate);
+    std::vector<std::pair<const VarNode*, Iv>> saved;
+    std::vector<Iv> new_ivs;
+    for (size_t i = 0; i < b.iter_vars.size(); ++i) {
+      const IterVar& itv = b.iter_vars[i];
+      BlockS::Bind bd;
+      bd.name = itv.var.name();
+      bd.v = index(n->bindings[i]);
+      Iv e = iv(itv.extent);
+      Iv range;
+      if (e.lo == e.hi && e.bounded()) {
+        bd.ext_const = e.lo;
+        range = {0, e.lo - 1};
+      } else {
+        bd.ext = cx<int64_t>(itv.extent);
+        range = e.bounded() ? Iv{0, e.hi - 1} : Iv{0, kBig};
+      }
+      Iv bv = iv(n->bindings[i]);
+      bd.check = !(bd.ext == nullptr && bv.lo >= 0 && bv.hi < bd.ext_const);
+      new_ivs.push_back(range);
+      p->binds.push_back(std::move(bd));
+    }
+    // Registers of the iter vars are assigned after every binding is compiled (bindings never
+    // see this block's iter vars).
+    for (size_t i = 0; i < b.iter_vars.size(); ++i) {
+      const VarNode* v = b.iter_vars[i].var.get();
+      saved.push_back({v, ivs_.count(v) ? ivs_[v] : Iv{}});
+      p->binds[i].r = bind_reg(b.iter_vars[i].var);
+      ivs_[v] = new_ivs[i];
+      if (b.iter_vars[i].kind == IterKind::Reduce) p->reduce_regs.push_back(p->binds[i].r);
+    }
+    for (auto& a : b.allocs) {
+      const BufInfo& info = *out_.bufs[slot_of(a)];
+      if (info.block_local) p->allocs.push_back({slot_of(a), info.numel});
+    }
+    if (b.init.defined()) p->init = stmt(b.init);
+    p->body = stmt(b.body);
+    for (auto& [v, iv0] : saved) ivs_[v] = iv0;
+    blk_ = outer;
+    return p;
+  }
+
+  SP store(const StoreNode* n) {
+    Index flat;
+    bool is_flat;
+    Access a = access(n->buffer, n->indices, &flat, &is_flat);
+    DType t = a.info->dtype;
+    if (eff(n->value.dtype()) != t)
+      throw Error(quoted_block(blk_) + "store of a " + std::string(dtype_name(n->value.dtype())) + " value into " +
+                  n->buffer->name + " of dtype " + std::string(dtype_name(n->buffer->dtype)));
+    return with_dtype(t, [&](auto dt) -> SP {
+      constexpr DType D = decltype(dt)::value;
+      using C = typename Tr<D>::C;
+      if (is_flat) {
+        auto mk = [&](auto p) -> SP {
+          p->slot = a.slot;
+          p->off = std::move(flat);
+          p->v = cx<C>(n->value);
+          return SP(p);
+        };
+        if (a.info->track_init) return mk(new StoreFlat<D, true>);
+        return mk(new StoreFlat<D, false>);
+      }
+      auto* p = new StoreGen<D>;
+      p->a = std::move(a);
+      p->v = cx<C>(n->value);
+      return SP(p);
+    });
+  }
+};
+
+}  // namespace
+
+CompiledFunc compile_function(const FunctionNode& f, bool promote_f64, const ScalarEnv& scalars) {
+  Compiler c(f, promote_f64, scalars);
+  return c.run();
+}
+
+int64_t eval_int_expr(const Expr& e, const ScalarEnv& env) {
+  if (auto* n = e.as<IntImmNode>()) return n->value;
+  if (auto* n = e.as<VarNode>()) {
+    auto it = env.find(n);
+    if (it == env.end()) throw Error("'" + n->name + "' is not a scalar parameter");
+    return is_float(n->dtype) ? float_to_int(DType::I64, it->second.d) : it->second.i;
+  }
+  if (auto* n = e.as<CastNode>()) {
+    if (is_int(n->dtype) || is_bool(n->dtype)) return wrap_int(n->dtype, eval_int_expr(n->value, env));
+  }
+  if (auto* n = e.as<UnaryNode>()) {
+    if (n->op == UnOp::Neg) return neg_wrap(eval_int_expr(n->a, env));
+    return eval_int_expr(n->a, env) == 0;
+  }
+  if (auto* n = e.as<BinaryNode>()) {
+    int64_t a = eval_int_expr(n->a, env), b = eval_int_expr(n->b, env);
+    int64_t r;
+    switch (n->op) {
+      case BinOp::Add: r = add_wrap(a, b); break;
+      case BinOp::Sub: r = sub_wrap(a, b); break;
+      case BinOp::Mul: r = mul_wrap(a, b); break;
+      case BinOp::Div:
+      case BinOp::FloorDiv:
+      case BinOp::FloorMod:
+        if (b == 0) throw Error("integer division by zero in a shape expression");
+        r = n->op == BinOp::FloorMod ? floormod_int(a, b) : n->op == BinOp::FloorDiv ? floordiv_int(a, b) : truncdiv_int(a, b);
+        break;
+      case BinOp::Min: r = std::min(a, b); break;
+      case BinOp::Max: r = std::max(a, b); break;
+      case BinOp::EQ: return a == b;
+      case BinOp::NE: return a != b;
+      case BinOp::LT: return a < b;
+      case BinOp::LE: return a <= b;
+      case BinOp::GT: return a > b;
+      case BinOp::GE: return a >= b;
+      case BinOp::And: return a && b;
+      case BinOp::Or: return a || b;
+      default: r = 0;
+    }
+    return wrap_int(n->dtype, r);
+  }
+  if (auto* n = as_select_like(e)) return eval_int_expr(n->cond, env) ? eval_int_expr(n->t, env) : eval_int_expr(n->f, env);
+  throw Error("expression is not an integer of literals and scalar parameters");
+}
+
+}  // namespace tirc::interp

@@ -1,0 +1,260 @@
+// Public interpreter API (interp/interp.h): argument checking, buffer set-up, the cache of
+// programs compiled per scalar-parameter values, random inputs and shape evaluation.
+#include "interp/interp.h"
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <mutex>
+#include <random>
+
+#include "interp/compile.h"
+#include "ir/error.h"
+
+namespace tirc {
+namespace {
+
+using interp::BufInfo;
+using interp::BufState;
+using interp::CompiledFunc;
+using interp::Ctx;
+using interp::ScalarEnv;
+using interp::ScalarVal;
+using interp::Val;
+
+std::string shape_text(const std::vector<int64_t>& s) {
+  std::string r = "[";
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+  return r + "]";
+}
+
+// Reads a scalar parameter's value from its 0-d array.
+ScalarVal scalar_value(const Param& p, const NDArray& a, bool promote_f64) {
+  DType want = p.var.dtype();
+  if (!a.defined()) throw Error("input for parameter " + p.name() + " is empty");
+  if (!a.shape().empty() && a.numel() != 1)
+    throw Error("parameter " + p.name() + " is a scalar; got an array of shape " + shape_text(a.shape()));
+  bool ok = a.dtype() == want || (promote_f64 && is_float(want) && a.dtype() == DType::F64);
+  if (!ok)
+    throw Error("parameter " + p.name() + ": expected dtype " + std::string(dtype_name(want)) + ", got " +
+                std::string(dtype_name(a.dtype())));
+  ScalarVal v;
+  if (is_float(want)) {
+    v.d = a.get(0);
+  } else {
+    switch (a.dtype()) {
+      case DType::I64: v.i = a.ptr<int64_t>()[0]; break;
+      default: v.i = static_cast<int64_t>(a.get(0));
+    }
+  }
+  return v;
+}
+
+class Program final : public InterpProgram {
+ public:
+  Program(const FunctionNode& f, InterpOptions o) : f_(f), opts_(o) {
+    // Validate names once: every buffer param / output must have a unique name.
+  }
+
+  ArgMap run(const ArgMap& inputs) override { return run_with_stats(inputs, nullptr); }
+
+  ArgMap run_with_stats(const ArgMap& inputs, RunStats* stats) override {
+    // Unknown names are most likely typos: refuse them. Output names are ignored (outputs are
+    // not initialised by the caller).
+    for (auto& [name, arr] : inputs) {
+      (void)arr;
+      bool known = false;
+      for (auto& p : f_.params) known |= p.name() == name;
+      for (auto& o : f_.outputs) known |= o->name == name;
+      if (!known) throw Error("function " + f_.name + " has no parameter named " + name);
+    }
+    ScalarEnv env;
+    std::vector<int64_t> key;
+    for (auto& p : f_.params) {
+      if (p.is_buffer()) continue;
+      auto it = inputs.find(p.name());
+      if (it == inputs.end()) throw Error("missing input for parameter " + p.name());
+      ScalarVal v = scalar_value(p, it->second, opts_.promote_f64);
+      env[p.var.get()] = v;
+      int64_t bits;
+      std::memcpy(&bits, &v.d, 8);
+      key.push_back(v.i);
+      key.push_back(bits);
+    }
+    std::shared_ptr<const CompiledFunc> cf;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = cache_.find(key);
+      if (it != cache_.end()) cf = it->second;
+    }
+    if (!cf) {
+      cf = std::make_shared<CompiledFunc>(interp::compile_function(f_, opts_.promote_f64, env));
+      std::lock_guard<std::mutex> lock(mu_);
+      if (cache_.size() > 64) cache_.clear();
+      cache_[key] = cf;
+    }
+    return execute(*cf, inputs, stats);
+  }
+
+ private:
+  const FunctionNode& f_;
+  InterpOptions opts_;
+  std::mutex mu_;
+  std::map<std::vector<int64_t>, std::shared_ptr<const CompiledFunc>> cache_;
+
+  ArgMap execute(const CompiledFunc& cf, const ArgMap& inputs, RunStats* stats) {
+    std::vector<BufState> bufs(cf.bufs.size());
+    std::vector<NDArray> keep;  // storage owned for this run
+    std::vector<std::vector<uint8_t>> flags;
+    ArgMap outputs;
+    keep.reserve(cf.bufs.size());
+    flags.reserve(cf.bufs.size());
+    for (size_t s = 0; s < cf.bufs.size(); ++s) {
+      const BufInfo& b = *cf.bufs[s];
+      if (std::string(b.role) == "input") {
+        const Param& p = f_.params[b.param_index];
+        auto it = inputs.find(p.name());
+        if (it == inputs.end()) throw Error("missing input for parameter " + p.name());
+        const NDArray& a = it->second;
+        DType declared = p.buffer->dtype;
+        if (!a.defined()) throw Error("input for parameter " + p.name() + " is empty");
+        bool ok = a.dtype() == declared || (opts_.promote_f64 && is_float(declared) && a.dtype() == DType::F64);
+        if (!ok)
+          throw Error("parameter " + p.name() + ": expected dtype " + std::string(dtype_name(declared)) + ", got " +
+                      std::string(dtype_name(a.dtype())));
+        if (a.shape() != b.shape)
+          throw Error("parameter " + p.name() + ": expected shape " + shape_text(b.shape) + ", got " +
+                      shape_text(a.shape()));
+        if (a.dtype() != b.dtype) {
+          keep.push_back(a.astype(b.dtype));
+          bufs[s].data = static_cast<uint8_t*>(keep.back().data());
+        } else if (b.written) {
+          keep.push_back(a.copy());
+          bufs[s].data = static_cast<uint8_t*>(keep.back().data());
+        } else {
+          // Read-only: never written by the closures (no store targets it).
+          bufs[s].data = static_cast<uint8_t*>(const_cast<void*>(a.data()));
+        }
+      } else {
+        NDArray arr(b.dtype, b.shape);
+        bufs[s].data = static_cast<uint8_t*>(arr.data());
+        if (b.track_init) {
+          flags.emplace_back(static_cast<size_t>(std::max<int64_t>(b.numel, 1)), 0);
+          bufs[s].init = flags.back().data();
+        }
+        if (std::string(b.role) == "output") outputs[b.name] = arr;
+        keep.push_back(std::move(arr));
+      }
+    }
+    std::vector<Val> regs(static_cast<size_t>(std::max(cf.nregs, 1)));
+    std::vector<uint64_t> counts(cf.block_names.size() + 1, 0);
+    Ctx ctx;
+    ctx.regs = regs.data();
+    ctx.bufs = bufs.data();
+    ctx.block_counts = counts.data();
+    cf.root->run(ctx);
+    if (stats) {
+      stats->block_executions.clear();
+      for (size_t i = 0; i < cf.block_names.size(); ++i) stats->block_executions[*cf.block_names[i]] += counts[i];
+    }
+    return outputs;
+  }
+};
+
+uint64_t mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+std::unique_ptr<InterpProgram> compile_interp(const FunctionNode& f, const InterpOptions& opts) {
+  if (!f.body.as<BlockRealizeNode>()) throw Error("function " + f.name + " has no root block");
+  return std::make_unique<Program>(f, opts);
+}
+
+ArgMap run_interp(const FunctionNode& f, const ArgMap& inputs, const InterpOptions& opts) {
+  return compile_interp(f, opts)->run(inputs);
+}
+
+std::vector<int64_t> eval_shape(const Buffer& b, const ArgMap& scalars) {
+  // Shapes reference scalar params by Var identity; callers know them by name.
+  ScalarEnv env;
+  std::vector<int64_t> out;
+  for (auto& e : b->shape) {
+    // Collect the variables of e and bind them by name.
+    std::vector<const VarNode*> vars;
+    std::function<void(const Expr&)> walk = [&](const Expr& x) {
+      if (!x.defined()) return;
+      if (auto* v = x.as<VarNode>()) vars.push_back(v);
+      else if (auto* n = x.as<BinaryNode>()) walk(n->a), walk(n->b);
+      else if (auto* n = x.as<UnaryNode>()) walk(n->a);
+      else if (auto* n = x.as<CastNode>()) walk(n->value);
+      else if (auto* n = x.as<CallNode>()) {
+        for (auto& a : n->args) walk(a);
+      } else if (auto* n = as_select_like(x)) walk(n->cond), walk(n->t), walk(n->f);
+    };
+    walk(e);
+    for (auto* v : vars) {
+      auto it = scalars.find(v->name);
+      if (it == scalars.end())
+        throw Error("shape of buffer " + b->name + " uses scalar parameter " + v->name + ", which is not given");
+      ScalarVal sv;
+      if (is_float(v->dtype)) sv.d = it->second.get(0);
+      else sv.i = it->second.dtype() == DType::I64 ? it->second.ptr<int64_t>()[0]
+                                                   : static_cast<int64_t>(it->second.get(0));
+      env[v] = sv;
+    }
+    int64_t d = interp::eval_int_expr(e, env);
+    if (d < 0) throw Error("buffer " + b->name + " has a negative extent " + std::to_string(d));
+    out.push_back(d);
+  }
+  return out;
+}
+
+ArgMap random_inputs(const FunctionNode& f, uint64_t seed, const ArgMap& given) {
+  ArgMap out = given;
+  ArgMap scalars;
+  for (auto& p : f.params)
+    if (!p.is_buffer()) {
+      auto it = given.find(p.name());
+      if (it == given.end())
+        throw Error("scalar parameter " + p.name() + " must be given (it fixes shapes): use --input " + p.name() +
+                    "=VALUE");
+      scalars[p.name()] = it->second;
+    }
+  for (auto& p : f.params) {
+    if (!p.is_buffer() || given.count(p.name())) continue;
+    const Buffer& b = p.buffer;
+    NDArray a(b->dtype, eval_shape(b, scalars));
+    // One stream per parameter name, so that giving one input does not change the others.
+    uint64_t s = seed;
+    for (char c : p.name()) s = mix(s ^ static_cast<uint8_t>(c));
+    std::mt19937_64 rng(mix(s));
+    if (is_float(b->dtype)) {
+      double lo = p.range ? p.range->lo : -1.0, hi = p.range ? p.range->hi : 1.0;
+      for (int64_t i = 0; i < a.numel(); ++i) {
+        double u = static_cast<double>(rng() >> 11) * 0x1.0p-53;
+        a.set(i, lo + (hi - lo) * u);
+      }
+    } else {
+      double dlo = p.range ? p.range->lo : 0.0, dhi = p.range ? p.range->hi : 9.0;
+      if (b->dtype == DType::Bool && !p.range) dlo = 0, dhi = 1;
+      int64_t lo = static_cast<int64_t>(std::ceil(dlo)), hi = static_cast<int64_t>(std::floor(dhi));
+      if (hi < lo) throw Error("parameter " + p.name() + ": empty integer range");
+      uint64_t span = static_cast<uint64_t>(hi - lo) + 1;
+      for (int64_t i = 0; i < a.numel(); ++i) {
+        uint64_t r = span == 0 ? rng() : rng() % span;
+        int64_t v = static_cast<int64_t>(static_cast<uint64_t>(lo) + r);
+        if (b->dtype == DType::I64) a.ptr<int64_t>()[i] = v;
+        else a.set(i, static_cast<double>(v));
+      }
+    }
+    out[p.name()] = a;
+  }
+  return out;
+}
+
+}  // namespace tirc

@@ -1,0 +1,165 @@
+#include "interp/runner.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <mutex>
+
+#include "interp/scalar.h"
+#include "ir/error.h"
+#include "runtime/npy.h"
+
+namespace tirc {
+namespace {
+
+std::mutex g_mu;
+std::map<std::string, Engine>& engines() {
+  static std::map<std::string, Engine> m = {
+      {"interp", [](const FunctionNode& f, const ArgMap& in) { return run_interp(f, in); }}};
+  return m;
+}
+
+const Param* find_param(const FunctionNode& f, const std::string& name) {
+  for (auto& p : f.params)
+    if (p.name() == name) return &p;
+  return nullptr;
+}
+
+bool ends_with(const std::string& s, const std::string& suf) {
+  return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
+}
+
+std::string fmt_value(double v, DType t) {
+  char buf[64];
+  if (!is_float(t)) snprintf(buf, sizeof buf, "%.0f", v);
+  else snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+}  // namespace
+
+void register_engine(const std::string& name, Engine e) {
+  std::lock_guard<std::mutex> l(g_mu);
+  engines()[name] = std::move(e);
+}
+
+Engine find_engine(const std::string& name) {
+  std::lock_guard<std::mutex> l(g_mu);
+  auto it = engines().find(name);
+  if (it != engines().end()) return it->second;
+  if (name == "jit")
+    throw Error("engine 'jit' is not available: the LLVM JIT is not built into this tirc (use --engine interp)");
+  throw Error("unknown engine '" + name + "' (expected interp or jit)");
+}
+
+NDArray parse_scalar_value(const std::string& text, DType t, const std::string& what) {
+  NDArray a(t, {});
+  std::string s = text;
+  if (t == DType::Bool) {
+    if (s == "true" || s == "True" || s == "1") a.set(0, 1);
+    else if (s == "false" || s == "False" || s == "0") a.set(0, 0);
+    else throw Error(what + ": '" + text + "' is not a bool (true/false)");
+    return a;
+  }
+  if (is_float(t)) {
+    char* end = nullptr;
+    double v = std::strtod(s.c_str(), &end);
+    if (s.empty() || *end != '\0') throw Error(what + ": '" + text + "' is not a number");
+    if (t == DType::F16) a.ptr<uint16_t>()[0] = float_to_half(interp::double_to_float_odd(v));
+    else if (t == DType::BF16) a.ptr<uint16_t>()[0] = float_to_bf16(interp::double_to_float_odd(v));
+    else a.set(0, v);
+    return a;
+  }
+  char* end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(s.c_str(), &end, 10);
+  if (s.empty() || *end != '\0' || errno == ERANGE)
+    throw Error(what + ": '" + text + "' is not an integer");
+  if (v < interp::int_min_of(t) || v > interp::int_max_of(t))
+    throw Error(what + ": " + text + " is out of range for " + std::string(dtype_name(t)));
+  if (t == DType::I64) a.ptr<int64_t>()[0] = v;
+  else a.set(0, static_cast<double>(v));
+  return a;
+}
+
+ArgMap parse_input_specs(const FunctionNode& f, const std::vector<std::string>& specs) {
+  ArgMap out;
+  std::vector<std::pair<const Param*, std::string>> fills;  // buffer params filled with a value
+  for (auto& spec : specs) {
+    size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw Error("--input " + spec + ": expected NAME=FILE.npy or NAME=VALUE");
+    std::string name = spec.substr(0, eq), val = spec.substr(eq + 1);
+    const Param* p = find_param(f, name);
+    if (!p) throw Error("--input " + spec + ": function " + f.name + " has no parameter named " + name);
+    DType t = p->is_buffer() ? p->buffer->dtype : p->var.dtype();
+    std::error_code ec;
+    bool is_file = ends_with(val, ".npy") || (std::filesystem::is_regular_file(val, ec));
+    if (is_file) {
+      NDArray a = read_npy(val, t);
+      if (!p->is_buffer()) {
+        if (a.numel() != 1) throw Error("parameter " + name + " (" + val + "): a scalar needs a single value");
+        NDArray s(t, {});
+        std::memcpy(s.data(), a.data(), dtype_bytes(t));
+        a = s;
+      }
+      out[name] = a;
+    } else if (!p->is_buffer()) {
+      out[name] = parse_scalar_value(val, t, "parameter " + name);
+    } else {
+      fills.push_back({p, val});
+    }
+  }
+  // Fill values need the shapes, hence the scalar params given above.
+  for (auto& [p, val] : fills) {
+    DType t = p->buffer->dtype;
+    NDArray one = parse_scalar_value(val, t, "parameter " + p->name());
+    NDArray a(t, eval_shape(p->buffer, out));
+    int64_t bytes = dtype_bytes(t);
+    for (int64_t i = 0; i < a.numel(); ++i)
+      std::memcpy(static_cast<uint8_t*>(a.data()) + i * bytes, one.data(), static_cast<size_t>(bytes));
+    out[p->name()] = a;
+  }
+  return out;
+}
+
+ArgMap complete_inputs(const FunctionNode& f, const ArgMap& given, std::optional<uint64_t> seed) {
+  if (seed) return random_inputs(f, *seed, given);
+  for (auto& p : f.params)
+    if (!given.count(p.name()))
+      throw Error("missing input for parameter " + p.name() + " (give --input " + p.name() +
+                  "=FILE.npy|VALUE or --random SEED)");
+  return given;
+}
+
+std::vector<std::pair<std::string, std::string>> parse_output_specs(const FunctionNode& f,
+                                                                    const std::vector<std::string>& specs) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (auto& spec : specs) {
+    size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+      throw Error("--output " + spec + ": expected NAME=FILE.npy");
+    std::string name = spec.substr(0, eq);
+    bool known = false;
+    for (auto& o : f.outputs) known |= o->name == name;
+    if (!known) throw Error("--output " + spec + ": function " + f.name + " has no output named " + name);
+    out.push_back({name, spec.substr(eq + 1)});
+  }
+  return out;
+}
+
+std::string summarize_output(const std::string& name, const NDArray& a, int first) {
+  double sum = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) sum += a.get(i);
+  std::string s = name + ": " + describe(a) + " sum=" + fmt_value(sum, is_float(a.dtype()) ? DType::F64 : DType::I64) +
+                  " first=[";
+  int64_t n = std::min<int64_t>(first, a.numel());
+  for (int64_t i = 0; i < n; ++i) s += (i ? ", " : "") + fmt_value(a.get(i), a.dtype());
+  if (a.numel() > n) s += ", ...";
+  return s + "]";
+}
+
+}  // namespace tirc

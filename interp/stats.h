@@ -1,0 +1,47 @@
+// Operation counts of a function read from its IR (`tirc stats`, GFLOP/s of `tirc bench`).
+//
+// What is counted, per block (a block's own statements, nested blocks count separately):
+// - iterations: executions of the block body. Static: the product of the extents of every
+//   loop around the block (the `where` predicate and enclosing `if`s are ignored, so this is
+//   an upper bound for predicated blocks). Dynamic (`--dynamic`): counted by the interpreter.
+// - flops: as TVM's estimate_tir_flops, one per arithmetic operation whose operands are
+//   floats: + - * / // % min max, comparisons of floats, and every intrinsic call (exp, sqrt,
+//   pow, ...) with a float result. Integer (index) arithmetic, casts, negation, select,
+//   loads and stores are not counted. The init statement counts once per init execution
+//   (iterations / product of the reduce extents).
+// - loads / stores: buffer element reads and writes.
+// - bytes: (loads + stores) x element size: traffic without any cache reuse.
+// In a block body, a loop multiplies its body's counts by its extent; an `if` statement counts
+// the larger branch; `if_then_else(c, a, b)` counts c and the larger arm; select both arms.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "interp/interp.h"
+
+namespace tirc {
+
+struct OpCounts {
+  double iterations = 0, flops = 0, loads = 0, stores = 0, bytes = 0;
+};
+
+struct BlockCounts {
+  std::string name;
+  OpCounts counts;
+};
+
+struct FunctionCounts {
+  std::vector<BlockCounts> blocks;  // in program order; "root" only when it has work of its own
+  OpCounts total;                   // iterations: summed over the listed blocks
+};
+
+// Static counts. `scalars`: values of the scalar params (0-d arrays by name) needed by loop
+// extents; Error when an extent is not a constant of scalar params (use dynamic_counts).
+FunctionCounts static_counts(const FunctionNode& f, const ArgMap& scalars);
+
+// Runs f on `inputs` with the interpreter and counts block executions; per-execution counts
+// are the static ones.
+FunctionCounts dynamic_counts(const FunctionNode& f, const ArgMap& inputs);
+
+}  // namespace tirc

@@ -1,0 +1,641 @@
+// Canonical printer (ir/printer.h). Output follows LANGUAGE.md plus the syntax decisions of
+// docs/HELPERS.md, so that parse(print(m)) is structurally equal to m and printing is a
+// fixpoint.
+//
+// Literal typing. The parser types a literal by its context (the other operand, the store
+// target), i32/f32 when nothing decides. The printer models this conservatively: a
+// "weak" subtree (literals combined by + - * / // %) is printed bare only when the parser
+// surely recovers its dtype; otherwise each literal leaf is printed as a cast call
+// `i64(5)`, which the parser folds into a (strongly typed) literal of that dtype. The rules
+// are written down in docs/STATUS-printer.md.
+//
+// Names. Variables and buffers print under their own names, except when a name is reserved
+// or already bound to a different variable/buffer in scope: then `name_1`, `name_2`, ...
+// (first free), so the text reparses to the same binding structure.
+#include "ir/printer.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace tirc {
+
+namespace {
+
+// Precedence levels of LANGUAGE.md, low to high.
+enum Prec { kOr = 1, kAnd = 2, kCmp = 3, kAdd = 4, kMul = 5, kUnary = 6, kPrimary = 7 };
+
+int binop_prec(BinOp op) {
+  switch (op) {
+    case BinOp::Or: return kOr;
+    case BinOp::And: return kAnd;
+    case BinOp::EQ:
+    case BinOp::NE:
+    case BinOp::LT:
+    case BinOp::LE:
+    case BinOp::GT:
+    case BinOp::GE: return kCmp;
+    case BinOp::Add:
+    case BinOp::Sub: return kAdd;
+    case BinOp::Mul:
+    case BinOp::Div:
+    case BinOp::FloorDiv:
+    case BinOp::FloorMod: return kMul;
+    case BinOp::Min:
+    case BinOp::Max: return kPrimary;  // printed as calls
+  }
+  return kPrimary;
+}
+
+bool is_arith(BinOp op) { return op <= BinOp::Max; }  // + - * / // % min max
+
+const std::unordered_set<std::string>& reserved_words() {
+  static const std::unordered_set<std::string> words = {
+      "func", "schedule", "intrin", "desc", "impl", "for", "in", "block", "init", "where", "reads",
+      "writes", "alloc", "scope", "if", "else", "let", "bool", "i8", "i16", "i32", "i64", "u8", "u16",
+      "u32", "f16", "bf16", "f32", "f64", "handle",
+      // literals and statement keywords of the extensions
+      "inf", "nan", "true", "false", "annotate", "call_extern"};
+  return words;
+}
+
+std::string sanitize(const std::string& name) {
+  std::string s;
+  for (char c : name) s += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+  if (s.empty()) s = "v";
+  if (std::isdigit(static_cast<unsigned char>(s[0]))) s = "_" + s;
+  return s;
+}
+
+std::string quote(const std::string& s) {
+  std::string r = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"': r += "\\\""; break;
+      case '\\': r += "\\\\"; break;
+      case '\n': r += "\\n"; break;
+      case '\t': r += "\\t"; break;
+      case '\r': r += "\\r"; break;
+      case '\0': r += "\\0"; break;
+      default: r += c;
+    }
+  }
+  return r + "\"";
+}
+
+std::string int_text(int64_t v) { return std::to_string(v); }
+
+}  // namespace
+
+std::string print_float_literal(double v, DType t) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
+  char buf[64];
+  std::to_chars_result r;
+  float f = static_cast<float>(v);
+  if (t != DType::F64 && static_cast<double>(f) == v)
+    r = std::to_chars(buf, buf + sizeof buf, f);
+  else
+    r = std::to_chars(buf, buf + sizeof buf, v);
+  std::string s(buf, r.ptr);
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  return s;
+}
+
+namespace {
+
+struct Text {
+  std::string s;
+  int prec;
+};
+
+// Typing context of a position: `sure` when the parser is certain to give a weak
+// (literal-only) expression dtype `t` there; otherwise a weak expression gets i32/f32.
+// `force`: inside a weak subtree that its position would mistype, every literal prints typed.
+struct Ctx {
+  bool sure = false;
+  DType t = DType::I32;
+  bool force = false;
+  static Ctx none() { return {}; }
+  static Ctx of(DType d) { return {true, d, false}; }
+  static Ctx forced() { return {false, DType::I32, true}; }
+};
+
+// Literal-only ("weak") subtree, typed as a whole by its context: literals combined by
+// arithmetic operators, min/max, unary minus and intrinsic calls. Bool literals print as
+// `bool(1)` / `bool(0)` and a negated literal prints as `-i32(3)` (so that it does not fold
+// into the literal -3): both are typed.
+bool is_literal(const Expr& e) { return e.kind() == ExprKind::IntImm || e.kind() == ExprKind::FloatImm; }
+bool is_weak(const Expr& e) {
+  switch (e.kind()) {
+    case ExprKind::IntImm: return e.dtype() != DType::Bool;
+    case ExprKind::FloatImm: return true;
+    case ExprKind::Unary: {
+      auto* u = e.as<UnaryNode>();
+      return u->op == UnOp::Neg && !is_literal(u->a) && is_weak(u->a);
+    }
+    case ExprKind::Binary: {
+      auto* b = e.as<BinaryNode>();
+      return is_arith(b->op) && is_weak(b->a) && is_weak(b->b);
+    }
+    case ExprKind::Call:
+      for (auto& a : e.as<CallNode>()->args)
+        if (!is_weak(a)) return false;
+      return true;
+    default: return false;
+  }
+}
+
+class Printer {
+ public:
+  std::string out;
+
+  // ---- names ----
+  std::string bind(const void* key, const std::string& want) {
+    std::string base = sanitize(want), cand = base;
+    for (int k = 1; reserved_words().count(cand) || in_scope_.count(cand); ++k) cand = base + "_" + std::to_string(k);
+    names_[key].push_back(cand);
+    in_scope_.insert(cand);
+    stack_.emplace_back(key, cand);
+    return cand;
+  }
+  size_t mark() const { return stack_.size(); }
+  void unbind_to(size_t m) {
+    while (stack_.size() > m) {
+      auto [key, name] = stack_.back();
+      stack_.pop_back();
+      in_scope_.erase(name);
+      auto& v = names_[key];
+      v.pop_back();
+      if (v.empty()) names_.erase(key);
+    }
+  }
+  std::string name_of(const void* key, const std::string& want) {
+    auto it = names_.find(key);
+    if (it != names_.end()) return it->second.back();
+    // Free variable or buffer (printing a fragment): stable, distinct names.
+    auto f = free_.find(key);
+    if (f != free_.end()) return f->second;
+    std::string base = sanitize(want), cand = base;
+    for (int k = 1; reserved_words().count(cand) || free_used_.count(cand); ++k) cand = base + "_" + std::to_string(k);
+    free_used_.insert(cand);
+    free_[key] = cand;
+    return cand;
+  }
+  std::string var_name(const Var& v) { return name_of(v.get(), v.name()); }
+  std::string buf_name(const Buffer& b) { return name_of(b.get(), b->name); }
+  std::string bind_var(const Var& v) { return bind(v.get(), v.name()); }
+  std::string bind_buf(const Buffer& b) { return bind(b.get(), b->name); }
+
+  // ---- expressions ----
+  std::string expr(const Expr& e, Ctx c = Ctx::none()) { return print(e, c).s; }
+
+  static bool literal_allowed(const Expr& e, Ctx c) {
+    if (c.sure) return c.t == e.dtype();
+    return e.dtype() == (e.kind() == ExprKind::IntImm ? DType::I32 : DType::F32);
+  }
+
+  static Text literal_text(const Expr& e) {
+    std::string s;
+    if (auto* i = e.as<IntImmNode>())
+      s = int_text(i->value);
+    else
+      s = print_float_literal(e.as<FloatImmNode>()->value, e.dtype());
+    return {s, s[0] == '-' ? kUnary : kPrimary};
+  }
+
+  // A literal as a cast call: the parser folds a cast applied to a literal into a literal
+  // of the cast's dtype.
+  static Text typed_literal(const Expr& e) {
+    if (e.dtype() == DType::Bool) return {std::string("bool(") + (e.as<IntImmNode>()->value ? "1" : "0") + ")", kPrimary};
+    return {std::string(dtype_name(e.dtype())) + "(" + literal_text(e).s + ")", kPrimary};
+  }
+
+  // Contexts of two operands that unify (binary operators, min/max, pow, select arms):
+  // a weak operand adopts the other operand's dtype when the other is typed.
+  std::pair<Ctx, Ctx> sibling_ctx(const Expr& a, const Expr& b, Ctx both_weak) {
+    bool wa = is_weak(a), wb = is_weak(b);
+    if (wa && !wb) return {Ctx::of(b.dtype()), Ctx::none()};
+    if (wb && !wa) return {Ctx::none(), Ctx::of(a.dtype())};
+    if (wa && wb) return {both_weak, both_weak};
+    return {Ctx::none(), Ctx::none()};
+  }
+
+  static std::string paren(const Text& t, bool need) { return need ? "(" + t.s + ")" : t.s; }
+
+  Text print(const Expr& e, Ctx c) {
+    if (!e.defined()) return {"<undefined>", kPrimary};
+    switch (e.kind()) {
+      case ExprKind::IntImm:
+      case ExprKind::FloatImm:
+        if (e.dtype() == DType::Bool || c.force) return typed_literal(e);
+        return literal_allowed(e, c) ? literal_text(e) : typed_literal(e);
+      case ExprKind::Var: return {name_of(e.get(), static_cast<const VarNode*>(e.get())->name), kPrimary};
+      case ExprKind::Load: {
+        auto* n = e.as<LoadNode>();
+        return {buf_name(n->buffer) + "[" + expr_list(n->indices) + "]", kPrimary};
+      }
+      case ExprKind::Binary: {
+        auto* n = e.as<BinaryNode>();
+        // A weak subtree is typed as a whole by its context.
+        auto [ca, cb] = is_weak(e) ? std::pair{c, c} : sibling_ctx(n->a, n->b, Ctx::none());
+        Text a = print(n->a, ca), b = print(n->b, cb);
+        if (n->op == BinOp::Min || n->op == BinOp::Max)
+          return {std::string(binop_symbol(n->op)) + "(" + a.s + ", " + b.s + ")", kPrimary};
+        int p = binop_prec(n->op);
+        // Left associative; comparisons never chain unparenthesised.
+        bool pa = p == kCmp ? a.prec <= p : a.prec < p;
+        bool pb = b.prec <= p;
+        return {paren(a, pa) + " " + binop_symbol(n->op) + " " + paren(b, pb), p};
+      }
+      case ExprKind::Unary: {
+        auto* n = e.as<UnaryNode>();
+        // `-3` folds into a literal: the negation of a literal prints it typed, `-i32(3)`.
+        Text a = is_literal(n->a) ? typed_literal(n->a) : print(n->a, is_weak(e) ? c : Ctx::none());
+        bool need = a.prec < kPrimary || a.s[0] == '-';
+        return {std::string(unop_symbol(n->op)) + paren(a, need), kUnary};
+      }
+      case ExprKind::Cast: {
+        auto* n = e.as<CastNode>();
+        // A literal-only operand would be typed by the cast (and a literal folded into it):
+        // its literals print typed, `f32(i32(3))`, `f32(i32(1) + i32(2))`.
+        Text a = print(n->value, is_weak(n->value) ? Ctx::forced() : Ctx::none());
+        return {std::string(dtype_name(e.dtype())) + "(" + a.s + ")", kPrimary};
+      }
+      case ExprKind::Call: {
+        auto* n = e.as<CallNode>();
+        std::string s = std::string(intrinsic_name(n->op)) + "(";
+        bool weak = is_weak(e);
+        if (n->args.size() == 2) {
+          auto [ca, cb] = weak ? std::pair{c, c} : sibling_ctx(n->args[0], n->args[1], Ctx::none());
+          s += print(n->args[0], ca).s + ", " + print(n->args[1], cb).s;
+        } else {
+          for (size_t i = 0; i < n->args.size(); ++i) s += (i ? ", " : "") + print(n->args[i], weak ? c : Ctx::none()).s;
+        }
+        return {s + ")", kPrimary};
+      }
+      case ExprKind::Select:
+      case ExprKind::IfThenElse: {
+        auto* n = as_select_like(e);
+        auto [ct, cf] = sibling_ctx(n->t, n->f, Ctx::none());
+        std::string s = e.kind() == ExprKind::Select ? "select(" : "if_then_else(";
+        s += expr(n->cond) + ", " + print(n->t, ct).s + ", " + print(n->f, cf).s + ")";
+        return {s, kPrimary};
+      }
+      case ExprKind::Let: {
+        auto* n = e.as<LetNode>();
+        std::string v = expr(n->value);
+        size_t m = mark();
+        std::string name = bind_var(n->var);
+        std::string body = expr(n->body);
+        unbind_to(m);
+        return {"(let " + name + " = " + v + " in " + body + ")", kPrimary};
+      }
+      case ExprKind::BufferPtr: {
+        auto* n = e.as<BufferPtrNode>();
+        if (n->indices.empty()) return {buf_name(n->buffer) + ".data", kPrimary};
+        return {buf_name(n->buffer) + ".ptr(" + expr_list(n->indices) + ")", kPrimary};
+      }
+    }
+    return {"<?>", kPrimary};
+  }
+
+  std::string expr_list(const std::vector<Expr>& v) {
+    std::string s;
+    for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + expr(v[i]);
+    return s;
+  }
+
+  // ---- statements ----
+  void line(int indent, const std::string& s) {
+    out.append(indent * 2, ' ');
+    out += s;
+    out += '\n';
+  }
+
+  std::string buffer_type(const Buffer& b) {
+    return std::string(dtype_name(b->dtype)) + "[" + expr_list(b->shape) + "]";
+  }
+
+  std::string region(const BufferRegion& r) {
+    std::string s = buf_name(r.buffer) + "[";
+    for (size_t i = 0; i < r.ranges.size(); ++i) {
+      if (i) s += ", ";
+      s += expr(r.ranges[i].begin);
+      if (!r.ranges[i].is_point()) s += ":" + expr(r.ranges[i].end);
+    }
+    return s + "]";
+  }
+
+  static std::string annotation(const std::string& k, const std::string& v) {
+    return "annotate(" + quote(k) + ", " + v + ")";
+  }
+
+  // Prints a statement list: Seqs are flattened and a `let` scopes over the rest of the
+  // list (which is how the parser reads it back).
+  void stmts(const Stmt& s, int indent) {
+    size_t m = mark();
+    stmt_flat(s, indent);
+    unbind_to(m);
+  }
+  void stmt_flat(const Stmt& s, int indent) {
+    if (!s.defined()) return;
+    if (auto* q = s.as<SeqNode>()) {
+      for (auto& x : q->stmts) stmt_flat(x, indent);
+      return;
+    }
+    if (auto* l = s.as<LetStmtNode>()) {
+      std::string v = expr(l->value);
+      line(indent, "let " + bind_var(l->var) + " = " + v);
+      stmt_flat(l->body, indent);
+      return;
+    }
+    stmt(s, indent);
+  }
+
+  void stmt(const Stmt& s, int indent) {
+    switch (s.kind()) {
+      case StmtKind::Seq:
+      case StmtKind::LetStmt: stmts(s, indent); return;
+      case StmtKind::For: {
+        auto* n = s.as<ForNode>();
+        std::string range;
+        int64_t lo;
+        if (is_const_int(n->min, &lo) && lo == 0 && n->min.dtype() == n->extent.dtype())
+          range = expr(n->extent);
+        else
+          range = expr(n->min) + ", " + expr(make_end(n->min, n->extent));
+        if (n->for_kind == ForKind::ThreadBinding) range += ", " + quote(n->thread_tag);
+        size_t m = mark();
+        std::string h = "for " + bind_var(n->loop_var) + " in " + for_kind_name(n->for_kind) + "(" + range + ")";
+        for (auto& [k, v] : n->annotations) h += " " + annotation(k, v);
+        line(indent, h + " {");
+        stmts(n->body, indent + 1);
+        line(indent, "}");
+        unbind_to(m);
+        return;
+      }
+      case StmtKind::BlockRealize: block(s.as<BlockRealizeNode>(), indent); return;
+      case StmtKind::Store: {
+        auto* n = s.as<StoreNode>();
+        line(indent, buf_name(n->buffer) + "[" + expr_list(n->indices) + "] = " +
+                         print(n->value, Ctx::of(n->buffer->dtype)).s);
+        return;
+      }
+      case StmtKind::IfThenElse: {
+        auto* n = s.as<IfThenElseStmtNode>();
+        line(indent, "if " + expr(n->cond) + " {");
+        stmts(n->then_case, indent + 1);
+        if (n->else_case.defined()) {
+          line(indent, "} else {");
+          stmts(n->else_case, indent + 1);
+        }
+        line(indent, "}");
+        return;
+      }
+      case StmtKind::Evaluate: {
+        auto* n = s.as<EvaluateNode>();
+        std::string a = quote(n->extern_name);
+        for (auto& x : n->args) a += ", " + expr(x);
+        line(indent, "call_extern(" + a + ")");
+        return;
+      }
+    }
+  }
+
+  void allocs(const std::vector<Buffer>& bufs, int indent) {
+    for (auto& b : bufs) {
+      std::string t = buffer_type(b);  // shape uses names bound outside
+      std::string s = "alloc " + bind_buf(b) + ": " + t;
+      if (b->scope != "global" && !b->scope.empty()) s += " scope " + quote(b->scope);
+      line(indent, s);
+    }
+  }
+
+  // Block header and the clauses inside it, then the body. Iter vars and allocs are bound
+  // while the block is printed.
+  void block(const BlockRealizeNode* r, int indent) {
+    const BlockNode& b = *r->block.get();
+    size_t m = mark();
+    std::string h = "block " + b.name + "(";
+    for (size_t i = 0; i < b.iter_vars.size(); ++i) {
+      auto& iv = b.iter_vars[i];
+      std::string ext = expr(iv.extent);
+      std::string bind = i < r->bindings.size() ? expr(r->bindings[i]) : "<unbound>";
+      h += (i ? ", " : "") + bind_var(iv.var) + ": " + iter_kind_name(iv.kind) + "(" + ext + ") = " + bind;
+    }
+    line(indent, h + ") {");
+    block_contents(r, b, indent + 1);
+    line(indent, "}");
+    unbind_to(m);
+  }
+
+  void block_contents(const BlockRealizeNode* r, const BlockNode& b, int indent) {
+    int64_t pv;
+    if (r->predicate.defined() && !(is_const_int(r->predicate, &pv) && pv == 1 && r->predicate.dtype() == DType::Bool))
+      line(indent, "where " + expr(r->predicate));
+    size_t m = mark();
+    // Allocs are bound first so that names stay unique over the whole block; they print
+    // after the clauses.
+    std::vector<std::string> alloc_lines;
+    for (auto& a : b.allocs) {
+      std::string t = buffer_type(a);
+      std::string s = "alloc " + bind_buf(a) + ": " + t;
+      if (a->scope != "global" && !a->scope.empty()) s += " scope " + quote(a->scope);
+      alloc_lines.push_back(s);
+    }
+    auto regions = [&](const char* kw, const std::vector<BufferRegion>& rs) {
+      if (rs.empty()) return;
+      std::string s = kw;
+      for (size_t i = 0; i < rs.size(); ++i) s += (i ? ", " : " ") + region(rs[i]);
+      line(indent, s);
+    };
+    regions("reads", b.reads);
+    regions("writes", b.writes);
+    for (auto& [k, v] : b.annotations) line(indent, annotation(k, v));
+    for (auto& s : alloc_lines) line(indent, s);
+    if (b.init.defined()) {
+      line(indent, "init {");
+      stmts(b.init, indent + 1);
+      line(indent, "}");
+    }
+    stmts(b.body, indent);
+    unbind_to(m);
+  }
+
+  // ---- functions and items ----
+  std::string range_value(double v, DType t) {
+    if (!is_float(t) && std::floor(v) == v && std::fabs(v) < 9e15) return int_text(static_cast<int64_t>(v));
+    return print_float_literal(v, DType::F64);
+  }
+
+  std::string params(const FunctionNode& f) {
+    std::string s;
+    for (size_t i = 0; i < f.params.size(); ++i) {
+      auto& p = f.params[i];
+      if (i) s += ", ";
+      DType t;
+      if (p.is_buffer()) {
+        std::string ty = buffer_type(p.buffer);
+        s += bind_buf(p.buffer) + ": " + ty;
+        t = p.buffer->dtype;
+      } else {
+        s += bind_var(p.var) + ": " + std::string(dtype_name(p.var.dtype()));
+        t = p.var.dtype();
+      }
+      if (p.range) s += " in [" + range_value(p.range->lo, t) + ", " + range_value(p.range->hi, t) + "]";
+    }
+    return s;
+  }
+
+  static bool omit_root(const BlockRealizeNode* r) {
+    const BlockNode& b = *r->block.get();
+    int64_t pv;
+    bool pred_true = !r->predicate.defined() || (is_const_int(r->predicate, &pv) && pv == 1);
+    if (b.name != "root" || !b.iter_vars.empty() || !b.annotations.empty() || b.init.defined() ||
+        !b.reads.empty() || !b.writes.empty() || !pred_true || !r->bindings.empty())
+      return false;
+    // A body that is a single iter-var-free block would be read back as the root itself.
+    Stmt s = b.body;
+    while (s.defined()) {
+      auto* q = s.as<SeqNode>();
+      if (!q || q->stmts.size() != 1) break;
+      s = q->stmts[0];
+    }
+    if (auto* inner = s.as<BlockRealizeNode>(); inner && inner->block->iter_vars.empty()) return false;
+    return true;
+  }
+
+  // Function body (root block) at `indent`.
+  void body(const FunctionNode& f, int indent) {
+    auto* r = f.body.as<BlockRealizeNode>();
+    if (!r) {
+      stmts(f.body, indent);
+      return;
+    }
+    if (omit_root(r)) {
+      size_t m = mark();
+      allocs(r->block->allocs, indent);
+      stmts(r->block->body, indent);
+      unbind_to(m);
+      return;
+    }
+    block(r, indent);
+  }
+
+  void function(const FunctionNode& f, int indent = 0) {
+    size_t m = mark();
+    std::string h = "func " + f.name + "(" + params(f) + ") -> (";
+    for (size_t i = 0; i < f.outputs.size(); ++i) {
+      std::string ty = buffer_type(f.outputs[i]);
+      h += (i ? ", " : "") + bind_buf(f.outputs[i]) + ": " + ty;
+    }
+    line(indent, h + ") {");
+    body(f, indent + 1);
+    line(indent, "}");
+    unbind_to(m);
+  }
+
+  static std::string sched_arg(const ScheduleArg& a) {
+    switch (a.kind) {
+      case ScheduleArg::Ident: return a.text;
+      case ScheduleArg::String: return quote(a.text);
+      case ScheduleArg::Int: return int_text(a.int_value);
+      case ScheduleArg::Float: return print_float_literal(a.float_value, DType::F64);
+      case ScheduleArg::Wildcard: return "_";
+      case ScheduleArg::List: {
+        std::string s = "[";
+        for (size_t i = 0; i < a.list.size(); ++i) s += (i ? ", " : "") + sched_arg(a.list[i]);
+        return s + "]";
+      }
+      case ScheduleArg::Keyword: return a.text + "=" + (a.list.empty() ? std::string("_") : sched_arg(a.list[0]));
+    }
+    return "?";
+  }
+
+  void schedule(const ScheduleItem& s) {
+    line(0, "schedule " + s.func + " {");
+    for (auto& in : s.instrs) {
+      std::string l;
+      for (size_t i = 0; i < in.results.size(); ++i) l += (i ? ", " : "") + in.results[i];
+      if (!in.results.empty()) l += " = ";
+      l += in.primitive + "(";
+      for (size_t i = 0; i < in.args.size(); ++i) l += (i ? ", " : "") + sched_arg(in.args[i]);
+      line(1, l + ")");
+    }
+    line(0, "}");
+  }
+
+  void intrin_part(const char* kw, const Function& f) {
+    if (!f) return;
+    size_t m = mark();
+    line(1, std::string(kw) + "(" + params(*f) + ") {");
+    body(*f, 2);
+    line(1, "}");
+    unbind_to(m);
+  }
+
+  void intrin(const IntrinItem& it) {
+    line(0, "intrin " + it.name + " {");
+    intrin_part("desc", it.desc);
+    intrin_part("impl", it.impl);
+    line(0, "}");
+  }
+
+  void module(const Module& m) {
+    std::vector<std::pair<int, size_t>> order = m.order;
+    if (order.size() != m.funcs.size() + m.schedules.size() + m.intrins.size()) {
+      order.clear();
+      for (size_t i = 0; i < m.funcs.size(); ++i) order.emplace_back(0, i);
+      for (size_t i = 0; i < m.schedules.size(); ++i) order.emplace_back(1, i);
+      for (size_t i = 0; i < m.intrins.size(); ++i) order.emplace_back(2, i);
+    }
+    bool first = true;
+    for (auto [kind, idx] : order) {
+      if (!first) out += '\n';
+      first = false;
+      if (kind == 0 && idx < m.funcs.size())
+        function(*m.funcs[idx]);
+      else if (kind == 1 && idx < m.schedules.size())
+        schedule(m.schedules[idx]);
+      else if (kind == 2 && idx < m.intrins.size())
+        intrin(m.intrins[idx]);
+    }
+  }
+
+ private:
+  std::unordered_map<const void*, std::vector<std::string>> names_;
+  std::unordered_set<std::string> in_scope_;
+  std::vector<std::pair<const void*, std::string>> stack_;
+  std::unordered_map<const void*, std::string> free_;
+  std::unordered_set<std::string> free_used_;
+};
+
+}  // namespace
+
+std::string print_module(const Module& m) {
+  Printer p;
+  p.module(m);
+  return p.out;
+}
+
+std::string print_function(const FunctionNode& f) {
+  Printer p;
+  p.function(f);
+  return p.out;
+}
+
+std::string print_stmt(const Stmt& s, int indent) {
+  Printer p;
+  p.stmts(s, indent);
+  return p.out;
+}
+
+std::string print_expr(const Expr& e) {
+  Printer p;
+  return p.expr(e);
+}
+
+}  // namespace tirc

@@ -1,0 +1,1261 @@
+// AST -> IR for .tir (LANGUAGE.md; choices documented in docs/language.md).
+//
+// Typing follows LANGUAGE.md "Types": operands of an operator must have the same dtype,
+// except that an expression made only of literals ("literal-only": literals, unary minus,
+// arithmetic, min/max and intrinsics of literal-only operands) takes its dtype from the
+// context (the other operand, the store target, the cast it is the argument of), and is
+// i32 / f32 when nothing decides. A float literal never adopts an integer dtype.
+#include "parser/builder.h"
+
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ir/error.h"
+#include "ir/visitor.h"
+#include "parser/regions.h"
+
+namespace tirc::parser_detail {
+namespace {
+
+using P = tirc_antlr::TirParser;
+using antlr4::Token;
+
+constexpr int kMaxLetDepth = 256;
+
+std::string tname(DType t) { return std::string(dtype_name(t)); }
+
+std::string unquote(const std::string& s) {
+  std::string out;
+  for (size_t i = 1; i + 1 < s.size(); ++i) {
+    char c = s[i];
+    if (c == '\\' && i + 2 < s.size()) {
+      char n = s[++i];
+      switch (n) {
+        case 'n': out += '\n'; break;
+        case 't': out += '\t'; break;
+        case 'r': out += '\r'; break;
+        case '0': out += '\0'; break;
+        default: out += n; break;
+      }
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// The value a float literal has once stored in dtype t (HELPERS.md: literals are rounded).
+double round_to(double v, DType t) {
+  switch (t) {
+    case DType::F32: return static_cast<double>(static_cast<float>(v));
+    case DType::F16: return static_cast<double>(static_cast<_Float16>(v));
+    case DType::BF16: {
+      float f = static_cast<float>(v);
+      if (std::isnan(f) || std::isinf(f)) return f;
+      uint32_t bits;
+      std::memcpy(&bits, &f, 4);
+      bits += 0x7FFFu + ((bits >> 16) & 1u);
+      bits &= 0xFFFF0000u;
+      std::memcpy(&f, &bits, 4);
+      return f;
+    }
+    default: return v;
+  }
+}
+
+bool int_fits(int64_t v, DType t) {
+  switch (t) {
+    case DType::I8: return v >= INT8_MIN && v <= INT8_MAX;
+    case DType::I16: return v >= INT16_MIN && v <= INT16_MAX;
+    case DType::I32: return v >= INT32_MIN && v <= INT32_MAX;
+    case DType::I64: return true;
+    case DType::U8: return v >= 0 && v <= UINT8_MAX;
+    case DType::U16: return v >= 0 && v <= UINT16_MAX;
+    case DType::U32: return v >= 0 && v <= static_cast<int64_t>(UINT32_MAX);
+    case DType::Bool: return v == 0 || v == 1;
+    default: return false;
+  }
+}
+
+// Lowest / highest finite value of t (min_value / max_value).
+double type_limit(DType t, bool max) {
+  switch (t) {
+    case DType::Bool: return max ? 1 : 0;
+    case DType::I8: return max ? INT8_MAX : INT8_MIN;
+    case DType::I16: return max ? INT16_MAX : INT16_MIN;
+    case DType::I32: return max ? INT32_MAX : INT32_MIN;
+    case DType::I64: return max ? static_cast<double>(INT64_MAX) : static_cast<double>(INT64_MIN);
+    case DType::U8: return max ? UINT8_MAX : 0;
+    case DType::U16: return max ? UINT16_MAX : 0;
+    case DType::U32: return max ? UINT32_MAX : 0;
+    case DType::F16: return max ? 65504.0 : -65504.0;
+    case DType::BF16: return max ? 3.3895313892515355e38 : -3.3895313892515355e38;
+    case DType::F32: return max ? FLT_MAX : -FLT_MAX;
+    case DType::F64: return max ? DBL_MAX : -DBL_MAX;
+    default: return 0;
+  }
+}
+
+bool is_numeric(DType t) { return is_int(t) || is_float(t); }
+
+// Interval arithmetic with overflow detection (binding checks).
+struct Interval {
+  int64_t lo, hi;
+};
+
+class Builder {
+ public:
+  Builder(antlr4::CommonTokenStream* tokens, std::string file) : tokens_(tokens), file_(std::move(file)) {}
+
+  Module build(P::ProgramContext* prog) {
+    Module m;
+    std::unordered_set<std::string> funcs, intrins;
+    for (auto* item : prog->item()) {
+      if (auto* f = item->funcDef()) {
+        std::string name = f->name->getText();
+        if (!funcs.insert(name).second) fail(f->name, "duplicate function '" + name + "'");
+        m.funcs.push_back(build_func(name, f->name, f->inputs, f->outputs, f->body(), false));
+        m.order.emplace_back(0, m.funcs.size() - 1);
+      } else if (auto* s = item->scheduleDef()) {
+        m.schedules.push_back(build_schedule(s));
+        m.order.emplace_back(1, m.schedules.size() - 1);
+      } else if (auto* in = item->intrinDef()) {
+        std::string name = in->name->getText();
+        if (!intrins.insert(name).second) fail(in->name, "duplicate intrin '" + name + "'");
+        m.intrins.push_back(build_intrin(in));
+        m.order.emplace_back(2, m.intrins.size() - 1);
+      }
+    }
+    return m;
+  }
+
+ private:
+  // ------------------------------------------------------------------ state
+  struct Sym {
+    enum Kind { ScalarParam, LoopVar, IterVar, LetVar, Buf } kind;
+    Var var;
+    Buffer buf;
+    int level = 0;           // block nesting level where the name was bound
+    std::string block;       // IterVar: its block
+    bool invariant = false;  // LetVar: independent of loop/iter vars and buffer contents
+    bool read_only = false;  // Buf: an input buffer
+  };
+
+  antlr4::CommonTokenStream* tokens_;
+  std::string file_;
+  std::vector<std::pair<std::string, Sym>> scope_;
+  int level_ = 0;
+  std::vector<std::string> block_stack_;
+  std::vector<Buffer>* alloc_target_ = nullptr;
+  std::unordered_set<const VarNode*> variant_;
+  std::unordered_map<const VarNode*, Interval> ranges_;
+  std::unordered_set<std::string> func_names_, block_names_;
+  std::unordered_set<const antlr4::ParserRuleContext*> predeclared_;
+  std::unordered_map<const P::ExprContext*, bool> lit_cache_;
+  int if_depth_ = 0;
+  int let_depth_ = 0;
+
+  // ------------------------------------------------------------------ errors
+  [[noreturn]] void fail(const Token* t, const std::string& msg) const {
+    throw SourceError(file_, static_cast<int>(t->getLine()), static_cast<int>(t->getCharPositionInLine()) + 1, msg);
+  }
+  [[noreturn]] void fail(antlr4::ParserRuleContext* c, const std::string& msg) const { fail(c->getStart(), msg); }
+  [[noreturn]] void fail(antlr4::tree::TerminalNode* n, const std::string& msg) const { fail(n->getSymbol(), msg); }
+
+  SourceLoc loc(const Token* t) const {
+    return SourceLoc{file_, static_cast<int>(t->getLine()), static_cast<int>(t->getCharPositionInLine()) + 1};
+  }
+
+  // ------------------------------------------------------------------ scope
+  const Sym* lookup(const std::string& name) const {
+    for (auto it = scope_.rbegin(); it != scope_.rend(); ++it)
+      if (it->first == name) return &it->second;
+    return nullptr;
+  }
+  void push(const std::string& name, Sym s) { scope_.emplace_back(name, std::move(s)); }
+
+  Var resolve_var(const std::string& name, const Token* tok) {
+    const Sym* s = lookup(name);
+    if (!s) fail(tok, "undeclared name '" + name + "'");
+    if (s->kind == Sym::Buf) fail(tok, "buffer '" + name + "' used as a value; index it as " + name + "[...]");
+    bool global = s->kind == Sym::ScalarParam || (s->kind == Sym::LetVar && s->invariant);
+    if (s->level < level_ && !global) {
+      const std::string& blk = block_stack_.back();
+      if (s->kind == Sym::LoopVar)
+        fail(tok, "loop variable '" + name + "' cannot be used inside block '" + blk +
+                      "'; bind it to an iter var");
+      if (s->kind == Sym::IterVar)
+        fail(tok, "iter var '" + name + "' of block '" + s->block + "' cannot be used inside block '" + blk +
+                      "'; bind it to an iter var");
+      fail(tok, "'" + name + "' depends on loop variables and cannot be used inside block '" + blk + "'");
+    }
+    return s->var;
+  }
+
+  const Sym& resolve_buffer(const std::string& name, const Token* tok) {
+    const Sym* s = lookup(name);
+    if (!s) fail(tok, "undeclared buffer '" + name + "'");
+    if (s->kind != Sym::Buf) fail(tok, "'" + name + "' is not a buffer");
+    return *s;
+  }
+
+  bool depends_on_variant(const Expr& e) const {
+    bool dep = false;
+    for_each_expr(e, [&](const Expr& x) {
+      if (auto* v = x.as<VarNode>(); v && variant_.count(v)) dep = true;
+      if (x.kind() == ExprKind::Load) dep = true;
+    });
+    return dep;
+  }
+
+  void declare_name(const std::string& name, const Token* tok, const char* what) {
+    if (!func_names_.insert(name).second) fail(tok, std::string("duplicate ") + what + " '" + name + "'");
+  }
+
+  // ------------------------------------------------------------------ functions
+  Function build_func(const std::string& name, Token* name_tok, P::ParamListContext* inputs,
+                      P::ParamListContext* outputs, P::BodyContext* body, bool intrin) {
+    scope_.clear();
+    level_ = 0;
+    block_stack_.clear();
+    variant_.clear();
+    ranges_.clear();
+    func_names_.clear();
+    block_names_.clear();
+    if_depth_ = 0;
+    let_depth_ = 0;
+    auto fn = std::make_shared<FunctionNode>();
+    fn->name = name;
+    fn->loc = loc(name_tok);
+    if (inputs)
+      for (auto* p : inputs->param()) {
+        Param param = build_param(p, !intrin);
+        fn->params.push_back(std::move(param));
+      }
+    if (outputs)
+      for (auto* p : outputs->param()) {
+        Param param = build_param(p, false);
+        if (!param.is_buffer()) fail(p->ID(), "output '" + p->ID()->getText() + "' must be a buffer");
+        fn->outputs.push_back(param.buffer);
+      }
+    fn->body = build_root(body);
+    return fn;
+  }
+
+  Param build_param(P::ParamContext* p, bool read_only) {
+    std::string name = p->ID()->getText();
+    declare_name(name, p->ID()->getSymbol(), "parameter");
+    DType t = *parse_dtype(p->DTYPE()->getText());
+    Param param;
+    bool is_buffer = p->children.size() > 3 && p->children[3]->getText() == "[";
+    if (is_buffer) {
+      std::vector<Expr> shape;
+      if (p->shape)
+        for (auto* e : p->shape->expr()) shape.push_back(shape_expr(e, "buffer shape"));
+      param.buffer = Buffer(name, t, shape);
+      Sym s{Sym::Buf, Var(), param.buffer, 0, "", false, read_only};
+      push(name, s);
+    } else {
+      param.var = Var(name, t);
+      push(name, Sym{Sym::ScalarParam, param.var, Buffer(), 0, "", false, false});
+    }
+    if (p->lo) {
+      double lo = signed_num(p->lo), hi = signed_num(p->hi);
+      if (!(lo <= hi)) fail(p->lo, "empty value range [" + p->lo->getText() + ", " + p->hi->getText() + "]");
+      param.range = ValueRange{lo, hi};
+    }
+    return param;
+  }
+
+  double signed_num(P::SignedNumContext* c) {
+    bool neg = c->getStart()->getText() == "-";
+    double v;
+    if (c->INT()) {
+      v = static_cast<double>(parse_int(c->INT()->getSymbol()));
+    } else {
+      v = parse_float(c->FLOAT()->getText());
+    }
+    return neg ? -v : v;
+  }
+
+  // A shape entry: integer expression of constants and scalar parameters.
+  Expr shape_expr(P::ExprContext* c, const char* what) {
+    Expr e = expr(c, DType::I32);
+    if (!is_int(e.dtype())) fail(c, std::string(what) + " must be an integer, got " + tname(e.dtype()));
+    if (depends_on_variant(e))
+      fail(c, std::string(what) + " must use only constants and scalar parameters");
+    int64_t v;
+    if (is_const_int(e, &v) && v <= 0) fail(c, std::string(what) + " must be positive, got " + std::to_string(v));
+    return e;
+  }
+
+  Stmt build_root(P::BodyContext* body) {
+    auto stmts = body->stmt();
+    if (stmts.size() == 1)
+      if (auto* b = dynamic_cast<P::BlockStmtContext*>(stmts[0]); b && b->iterVar().empty())
+        return build_block(b, true);
+    BlockNode root;
+    root.name = "root";
+    block_names_.insert("root");
+    block_stack_.push_back("root");
+    alloc_target_ = &root.allocs;
+    size_t mark = scope_.size();
+    predeclare_allocs(stmts);
+    root.body = build_stmt_list(stmts);
+    scope_.resize(mark);
+    block_stack_.pop_back();
+    alloc_target_ = nullptr;
+    return make_block_realize({}, make_bool(true), make_block(std::move(root)));
+  }
+
+  // ------------------------------------------------------------------ statements
+  void predeclare_allocs(const std::vector<P::StmtContext*>& stmts) {
+    for (auto* s : stmts)
+      if (auto* a = dynamic_cast<P::AllocStmtContext*>(s)) {
+        build_alloc(a);
+        predeclared_.insert(a);
+      }
+  }
+
+  Stmt build_body(P::BodyContext* b) {
+    size_t mark = scope_.size();
+    Stmt s = build_stmt_list(b->stmt());
+    scope_.resize(mark);
+    return s;
+  }
+
+  // Statements in order; `let x = v` scopes the statements after it (LetStmt body).
+  Stmt build_stmt_list(const std::vector<P::StmtContext*>& stmts) {
+    size_t mark = scope_.size();
+    int saved_let = let_depth_;
+    struct Pending {
+      Var var;
+      Expr value;
+      std::vector<Stmt> before;
+    };
+    std::vector<Pending> lets;
+    std::vector<Stmt> cur;
+    for (auto* s : stmts) {
+      if (predeclared_.count(s)) continue;
+      if (auto* l = dynamic_cast<P::LetStmtContext*>(s)) {
+        if (++let_depth_ > kMaxLetDepth)
+          fail(l, "too many nested let bindings (limit " + std::to_string(kMaxLetDepth) + ")");
+        Expr v = expr(l->expr(), std::nullopt);
+        if (v.dtype() == DType::Handle) fail(l->expr(), "a buffer pointer cannot be bound by let");
+        Var var(l->ID()->getText(), v.dtype());
+        bind_let(l->ID()->getText(), var, v);
+        lets.push_back(Pending{var, v, std::move(cur)});
+        cur.clear();
+        continue;
+      }
+      Stmt st = build_stmt(s);
+      if (st.defined()) cur.push_back(st);
+    }
+    Stmt body = make_seq(std::move(cur));
+    for (size_t i = lets.size(); i-- > 0;) {
+      body = make_let_stmt(lets[i].var, lets[i].value, body);
+      std::vector<Stmt> seq = std::move(lets[i].before);
+      seq.push_back(body);
+      body = make_seq(std::move(seq));
+    }
+    scope_.resize(mark);
+    let_depth_ = saved_let;
+    return body;
+  }
+
+  void bind_let(const std::string& name, const Var& var, const Expr& value) {
+    bool inv = !depends_on_variant(value);
+    if (!inv) variant_.insert(var.get());
+    push(name, Sym{Sym::LetVar, var, Buffer(), level_, "", inv, false});
+  }
+
+  Stmt build_stmt(P::StmtContext* s) {
+    if (auto* f = dynamic_cast<P::ForStmtContext*>(s)) return build_for(f);
+    if (auto* a = dynamic_cast<P::AllocStmtContext*>(s)) {
+      build_alloc(a);
+      return Stmt();
+    }
+    if (auto* i = dynamic_cast<P::IfStatementContext*>(s)) return build_if(i->ifStmt());
+    if (auto* st = dynamic_cast<P::StoreStmtContext*>(s)) return build_store(st);
+    if (auto* c = dynamic_cast<P::CallStmtContext*>(s)) return build_call_stmt(c);
+    if (auto* b = dynamic_cast<P::BlockStmtContext*>(s)) return build_block(b, false);
+    return Stmt();  // empty statement
+  }
+
+  void build_alloc(P::AllocStmtContext* a) {
+    std::string name = a->ID()->getText();
+    declare_name(name, a->ID()->getSymbol(), "buffer");
+    DType t = *parse_dtype(a->DTYPE()->getText());
+    std::vector<Expr> shape;
+    if (a->shape)
+      for (auto* e : a->shape->expr()) shape.push_back(shape_expr(e, "alloc shape"));
+    std::string scope = "global";
+    if (a->STRING()) {
+      scope = unquote(a->STRING()->getText());
+      static const char* kScopes[] = {"global", "shared", "shared.dyn", "local", "warp"};
+      bool ok = false;
+      for (auto* k : kScopes) ok = ok || scope == k;
+      if (!ok) fail(a->STRING(), "unknown storage scope \"" + scope + "\" (expected global, shared or local)");
+    }
+    Buffer b(name, t, shape, scope);
+    alloc_target_->push_back(b);
+    push(name, Sym{Sym::Buf, Var(), b, level_, "", false, false});
+  }
+
+  Stmt build_for(P::ForStmtContext* f) {
+    auto ids = f->ID();
+    std::vector<antlr4::tree::TerminalNode*> names(ids.begin(), ids.end() - 1);
+    std::string kind = f->kind->getText();
+    std::vector<P::ExprContext*> args;
+    if (f->args) args = f->args->expr();
+    for (size_t i = 0; i < names.size(); ++i)
+      for (size_t j = 0; j < i; ++j)
+        if (names[i]->getText() == names[j]->getText())
+          fail(names[i], "duplicate loop variable '" + names[i]->getText() + "'");
+    Annotations ann;
+    for (auto* a : f->annotation()) {
+      if (a->ID()->getText() != "annotate")
+        fail(a->ID(), "unknown loop clause '" + a->ID()->getText() + "' (expected annotate)");
+      ann[unquote(a->STRING()->getText())] = a->annValue()->getText();
+    }
+    struct LoopSpec {
+      Expr min, extent;
+      ForKind kind;
+      std::string tag;
+    };
+    std::vector<LoopSpec> loops;
+    if (kind == "grid") {
+      if (args.size() != names.size())
+        fail(f->kind, "grid has " + std::to_string(args.size()) + (args.size() == 1 ? " extent" : " extents") +
+                          " for " + std::to_string(names.size()) + " loop variables");
+      for (auto* a : args) {
+        Expr e = loop_bound(a, std::nullopt, "loop extent");
+        loops.push_back(LoopSpec{make_int(0, e.dtype()), e, ForKind::Serial, ""});
+      }
+    } else {
+      ForKind fk;
+      if (kind == "serial") fk = ForKind::Serial;
+      else if (kind == "parallel") fk = ForKind::Parallel;
+      else if (kind == "vectorized") fk = ForKind::Vectorized;
+      else if (kind == "unroll") fk = ForKind::Unrolled;
+      else if (kind == "thread_binding") fk = ForKind::ThreadBinding;
+      else
+        fail(f->kind, "unknown loop kind '" + kind +
+                          "' (expected serial, parallel, vectorized, unroll, thread_binding or grid)");
+      if (names.size() != 1)
+        fail(names[1], "a " + kind + " loop binds one variable; use grid(...) for several");
+      std::string tag;
+      if (fk == ForKind::ThreadBinding) {
+        if (args.size() != 2 && args.size() != 3)
+          fail(f->kind, "thread_binding expects (extent, \"tag\") or (lo, hi, \"tag\")");
+        auto* last = args.back();
+        auto* pe = dynamic_cast<P::PrimaryExprContext*>(last);
+        auto* sl = pe ? dynamic_cast<P::StringLitContext*>(pe->primary()) : nullptr;
+        if (!sl) fail(last, "thread_binding expects a thread tag string as its last argument");
+        tag = unquote(sl->STRING()->getText());
+        static const char* kTags[] = {"blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y",
+                                      "threadIdx.z", "vthread", "vthread.x", "vthread.y", "vthread.z"};
+        bool ok = false;
+        for (auto* k : kTags) ok = ok || tag == k;
+        if (!ok) fail(last, "unknown thread tag \"" + tag + "\"");
+        args.pop_back();
+      } else if (args.size() != 1 && args.size() != 2) {
+        fail(f->kind, kind + " expects (extent) or (lo, hi), got " + std::to_string(args.size()) + " arguments");
+      }
+      if (args.size() == 1) {
+        Expr e = loop_bound(args[0], std::nullopt, "loop extent");
+        loops.push_back(LoopSpec{make_int(0, e.dtype()), e, fk, tag});
+      } else {
+        Expr lo, hi;
+        unify_pair(args[0], args[1], std::nullopt, &lo, &hi);
+        if (!is_int(lo.dtype())) fail(args[0], "loop bound must be an integer, got " + tname(lo.dtype()));
+        if (lo.dtype() != hi.dtype())
+          fail(args[1], "type mismatch: loop bounds are " + tname(lo.dtype()) + " and " + tname(hi.dtype()));
+        int64_t a, b;
+        if (is_const_int(lo, &a) && is_const_int(hi, &b) && b < a)
+          fail(args[1], "empty loop range [" + std::to_string(a) + ", " + std::to_string(b) + ")");
+        loops.push_back(LoopSpec{lo, make_extent(lo, hi), fk, tag});
+      }
+    }
+    size_t mark = scope_.size();
+    std::vector<Var> vars;
+    for (size_t i = 0; i < names.size(); ++i) {
+      Var v(names[i]->getText(), loops[i].extent.dtype());
+      vars.push_back(v);
+      variant_.insert(v.get());
+      int64_t lo, ext;
+      if (is_const_int(loops[i].min, &lo) && is_const_int(loops[i].extent, &ext) && ext > 0)
+        ranges_[v.get()] = Interval{lo, lo + ext - 1};
+      push(names[i]->getText(), Sym{Sym::LoopVar, v, Buffer(), level_, "", false, false});
+    }
+    Stmt body = build_body(f->body());
+    scope_.resize(mark);
+    for (size_t i = loops.size(); i-- > 0;)
+      body = make_for(vars[i], loops[i].min, loops[i].extent, loops[i].kind, body, loops[i].tag,
+                      i == 0 ? ann : Annotations{});
+    return body;
+  }
+
+  Expr loop_bound(P::ExprContext* c, std::optional<DType> want, const char* what) {
+    Expr e = expr(c, want ? want : std::optional<DType>(DType::I32));
+    if (!is_int(e.dtype())) fail(c, std::string(what) + " must be an integer, got " + tname(e.dtype()));
+    int64_t v;
+    if (is_const_int(e, &v) && v < 0) fail(c, std::string(what) + " must not be negative, got " + std::to_string(v));
+    return e;
+  }
+
+  Stmt build_if(P::IfStmtContext* c) {
+    Expr cond = expr(c->cond, DType::Bool);
+    if (cond.dtype() != DType::Bool) fail(c->cond, "if condition must be bool, got " + tname(cond.dtype()));
+    ++if_depth_;
+    Stmt then_s = build_body(c->thenBody);
+    Stmt else_s;
+    if (c->elseIf) else_s = build_if(c->elseIf);
+    if (c->elseBody) else_s = build_body(c->elseBody);
+    --if_depth_;
+    return make_if(cond, then_s, else_s);
+  }
+
+  Stmt build_store(P::StoreStmtContext* c) {
+    std::string name = c->ID()->getText();
+    const Sym& s = resolve_buffer(name, c->ID()->getSymbol());
+    Buffer b = s.buf;
+    if (s.read_only) fail(c->ID(), "cannot write to input buffer " + name);
+    std::vector<Expr> idx = indices(b, c->idx, c->ID()->getSymbol());
+    auto* op = c->assignOp();
+    std::string ops = op->getStart()->getText();
+    Expr value = expr(c->expr(), b->dtype);
+    if (ops == "=") {
+      if (value.dtype() != b->dtype)
+        fail(c->expr(), "type mismatch: cannot store " + tname(value.dtype()) + " into " + tname(b->dtype) +
+                            " buffer " + name);
+      return make_store(b, idx, value);
+    }
+    BinOp bop;
+    std::string sym;
+    if (ops == "+=") bop = BinOp::Add, sym = "+=";
+    else if (ops == "-=") bop = BinOp::Sub, sym = "-=";
+    else if (ops == "*=") bop = BinOp::Mul, sym = "*=";
+    else if (ops == "max") bop = BinOp::Max, sym = "max=";
+    else if (ops == "min") bop = BinOp::Min, sym = "min=";
+    else fail(op, "unknown assignment operator '" + ops + "=' (expected = += -= *= max= min=)");
+    if (value.dtype() != b->dtype)
+      fail(c->expr(), "type mismatch: " + tname(b->dtype) + " " + sym + " " + tname(value.dtype()));
+    if (!is_numeric(b->dtype)) fail(op, "operator " + sym + " is not defined on " + tname(b->dtype));
+    return make_store(b, idx, make_binary(bop, make_load(b, idx), value));
+  }
+
+  std::vector<Expr> indices(const Buffer& b, P::ExprListContext* list, const Token* tok) {
+    std::vector<P::ExprContext*> es;
+    if (list) es = list->expr();
+    if (es.size() != b->ndim())
+      fail(tok, "buffer " + b->name + " has " + std::to_string(b->ndim()) + " dimension" +
+                    (b->ndim() == 1 ? "" : "s") + " but " + std::to_string(es.size()) + " ind" +
+                    (es.size() == 1 ? "ex was" : "ices were") + " given");
+    std::vector<Expr> out;
+    for (size_t d = 0; d < es.size(); ++d) {
+      Expr e = index_expr(es[d]);
+      check_bounds(b, d, e, es[d]);
+      out.push_back(e);
+    }
+    return out;
+  }
+
+  Expr index_expr(P::ExprContext* c) {
+    Expr e = expr(c, DType::I32);
+    if (!is_int(e.dtype())) fail(c, "buffer index must be an integer, got " + tname(e.dtype()));
+    return e;
+  }
+
+  void check_bounds(const Buffer& b, size_t d, const Expr& e, P::ExprContext* c, bool is_end = false) {
+    int64_t v, n;
+    if (!is_const_int(e, &v) || !is_const_int(b->shape[d], &n)) return;
+    if (v < 0 || v > n || (!is_end && v == n))
+      fail(c, "index " + std::to_string(v) + " is out of bounds for dimension " + std::to_string(d) + " of " +
+                  b->name + " (extent " + std::to_string(n) + ")");
+  }
+
+  Stmt build_call_stmt(P::CallStmtContext* c) {
+    std::string name = c->ID()->getText();
+    std::vector<P::ExprContext*> args;
+    if (c->args) args = c->args->expr();
+    if (name == "annotate")
+      fail(c->ID(), "annotate(...) is only allowed among a block's clauses or in a loop header");
+    if (name != "call_extern") {
+      Intrinsic f;
+      if (intrinsic_from_name(name, &f) || name == "min" || name == "max" || name == "select" ||
+          name == "if_then_else")
+        fail(c->ID(), "the value of " + name + "(...) is unused; only call_extern can be a statement");
+      fail(c->ID(), "unknown statement '" + name + "'");
+    }
+    if (args.empty() || !string_lit(args[0]))
+      fail(args.empty() ? static_cast<antlr4::ParserRuleContext*>(c) : args[0],
+           "call_extern expects the function name as a string first");
+    std::string fname = unquote(string_lit(args[0])->STRING()->getText());
+    std::vector<Expr> out;
+    for (size_t i = 1; i < args.size(); ++i) {
+      auto* pe = dynamic_cast<P::PrimaryExprContext*>(args[i]);
+      if (auto* ptr = pe ? dynamic_cast<P::PtrExprContext*>(pe->primary()) : nullptr) {
+        out.push_back(buffer_ptr(ptr));
+      } else {
+        out.push_back(expr(args[i], std::nullopt));
+      }
+    }
+    return make_evaluate(fname, out);
+  }
+
+  P::StringLitContext* string_lit(P::ExprContext* c) {
+    auto* pe = dynamic_cast<P::PrimaryExprContext*>(c);
+    return pe ? dynamic_cast<P::StringLitContext*>(pe->primary()) : nullptr;
+  }
+
+  Expr buffer_ptr(P::PtrExprContext* p) {
+    std::string name = p->ID(0)->getText();
+    const Sym& s = resolve_buffer(name, p->ID(0)->getSymbol());
+    std::string field = p->field->getText();
+    bool has_parens = p->children.size() > 3;
+    if (field == "data") {
+      if (has_parens) fail(p->field, name + ".data takes no arguments");
+      return make_buffer_ptr(s.buf, {});
+    }
+    if (field != "ptr") fail(p->field, "unknown buffer field '" + field + "' (expected data or ptr)");
+    if (!has_parens) fail(p->field, name + ".ptr needs indices: " + name + ".ptr(i, ...)");
+    std::vector<P::ExprContext*> es;
+    if (p->args) es = p->args->expr();
+    if (es.size() != s.buf->ndim())
+      fail(p->field, "buffer " + name + " has " + std::to_string(s.buf->ndim()) + " dimensions but " +
+                         std::to_string(es.size()) + " indices were given");
+    std::vector<Expr> idx;
+    for (size_t d = 0; d < es.size(); ++d) {
+      Expr e = index_expr(es[d]);
+      check_bounds(s.buf, d, e, es[d]);
+      idx.push_back(e);
+    }
+    return make_buffer_ptr(s.buf, idx);
+  }
+
+  // ------------------------------------------------------------------ blocks
+  Stmt build_block(P::BlockStmtContext* c, bool is_root) {
+    std::string name = c->name->getText();
+    if (!block_names_.insert(name).second) {
+      if (name == "root" && !is_root)
+        fail(c->name, "block name 'root' is reserved for the function's root block");
+      fail(c->name, "duplicate block name '" + name + "'");
+    }
+    BlockNode node;
+    node.name = name;
+    std::vector<Expr> bindings;
+    std::vector<P::ExprContext*> binding_ctx;
+    // Iter var extents and bindings are evaluated outside the block.
+    for (auto* iv : c->iterVar()) {
+      std::string vname = iv->name->getText();
+      for (auto& prev : node.iter_vars)
+        if (prev.var.name() == vname) fail(iv->name, "duplicate iter var '" + vname + "'");
+      std::string k = iv->kind->getText();
+      IterKind kind;
+      if (k == "spatial") kind = IterKind::Spatial;
+      else if (k == "reduce") kind = IterKind::Reduce;
+      else if (k == "scan") kind = IterKind::Scan;
+      else if (k == "opaque") kind = IterKind::Opaque;
+      else fail(iv->kind, "unknown iter var kind '" + k + "' (expected spatial, reduce, scan or opaque)");
+      Expr ext = expr(iv->extent, DType::I32);
+      if (!is_int(ext.dtype())) fail(iv->extent, "iter var extent must be an integer, got " + tname(ext.dtype()));
+      if (depends_on_variant(ext))
+        fail(iv->extent, "iter var extent must use only constants and scalar parameters");
+      int64_t n;
+      if (is_const_int(ext, &n) && n <= 0) fail(iv->extent, "iter var extent must be positive, got " + std::to_string(n));
+      Expr bind = expr(iv->binding, ext.dtype());
+      if (!is_int(bind.dtype()))
+        fail(iv->binding, "binding of iter var " + vname + " must be an integer, got " + tname(bind.dtype()));
+      if (bind.dtype() != ext.dtype())
+        fail(iv->binding, "type mismatch: iter var " + vname + " is " + tname(ext.dtype()) + " but its binding is " +
+                              tname(bind.dtype()));
+      node.iter_vars.push_back(IterVar{Var(vname, ext.dtype()), kind, ext});
+      bindings.push_back(bind);
+      binding_ctx.push_back(iv->binding);
+    }
+    if (is_root && !node.iter_vars.empty()) is_root = false;
+    // Clauses.
+    P::WhereItemContext* where = nullptr;
+    P::InitItemContext* init = nullptr;
+    P::ReadsItemContext* reads = nullptr;
+    P::WritesItemContext* writes = nullptr;
+    std::vector<P::StmtContext*> stmts;
+    std::vector<P::CallStmtContext*> annots;
+    for (auto* item : c->blockItem()) {
+      if (auto* w = dynamic_cast<P::WhereItemContext*>(item)) {
+        if (where) fail(w, "duplicate 'where' in block '" + name + "'");
+        where = w;
+      } else if (auto* i = dynamic_cast<P::InitItemContext*>(item)) {
+        if (init) fail(i, "duplicate 'init' in block '" + name + "'");
+        init = i;
+      } else if (auto* r = dynamic_cast<P::ReadsItemContext*>(item)) {
+        if (reads) fail(r, "duplicate 'reads' in block '" + name + "'");
+        reads = r;
+      } else if (auto* w2 = dynamic_cast<P::WritesItemContext*>(item)) {
+        if (writes) fail(w2, "duplicate 'writes' in block '" + name + "'");
+        writes = w2;
+      } else if (auto* s = dynamic_cast<P::StmtItemContext*>(item)) {
+        auto* call = dynamic_cast<P::CallStmtContext*>(s->stmt());
+        if (call && call->ID()->getText() == "annotate") annots.push_back(call);
+        else stmts.push_back(s->stmt());
+      }
+    }
+    Expr pred = make_bool(true);
+    if (where) {
+      pred = expr(where->expr(), DType::Bool);
+      if (pred.dtype() != DType::Bool)
+        fail(where->expr(), "where condition must be bool, got " + tname(pred.dtype()));
+    }
+    if (!where && if_depth_ == 0) check_bindings(node, bindings, binding_ctx);
+    for (auto* a : annots) node.annotations[annotation_key(a)] = annotation_value(a);
+    if (init) {
+      bool has_reduce = false;
+      for (auto& iv : node.iter_vars) has_reduce = has_reduce || iv.kind == IterKind::Reduce;
+      if (!has_reduce) fail(init->INIT(), "init in block '" + name + "' which has no reduce iter var");
+    }
+    // Enter the block: only its iter vars, scalar params and invariant lets are visible.
+    size_t mark = scope_.size();
+    ++level_;
+    block_stack_.push_back(name);
+    for (auto& iv : node.iter_vars) {
+      variant_.insert(iv.var.get());
+      int64_t n;
+      if (is_const_int(iv.extent, &n)) ranges_[iv.var.get()] = Interval{0, n - 1};
+      push(iv.var.name(), Sym{Sym::IterVar, iv.var, Buffer(), level_, name, false, false});
+    }
+    std::vector<Buffer>* saved_target = alloc_target_;
+    alloc_target_ = &node.allocs;
+    predeclare_allocs(stmts);
+    if (init) node.init = build_body(init->body());
+    bool explicit_reads = reads != nullptr, explicit_writes = writes != nullptr;
+    if (reads)
+      for (auto* r : reads->region()) node.reads.push_back(region(r, false));
+    if (writes)
+      for (auto* r : writes->region()) node.writes.push_back(region(r, true));
+    node.body = build_stmt_list(stmts);
+    alloc_target_ = saved_target;
+    block_stack_.pop_back();
+    --level_;
+    scope_.resize(mark);
+    if (!(is_root && name == "root") && (!explicit_reads || !explicit_writes)) {
+      std::vector<BufferRegion> r, w;
+      infer_block_regions(node, &r, &w);
+      if (!explicit_reads) node.reads = std::move(r);
+      if (!explicit_writes) node.writes = std::move(w);
+    }
+    return make_block_realize(bindings, pred, make_block(std::move(node)));
+  }
+
+  std::string annotation_key(P::CallStmtContext* a) {
+    std::vector<P::ExprContext*> args;
+    if (a->args) args = a->args->expr();
+    if (args.size() != 2 || !string_lit(args[0]))
+      fail(a->ID(), "annotate expects (\"key\", value)");
+    return unquote(string_lit(args[0])->STRING()->getText());
+  }
+
+  std::string annotation_value(P::CallStmtContext* a) {
+    P::ExprContext* v = a->args->expr(1);
+    if (string_lit(v)) return v->getText();
+    P::ExprContext* inner = v;
+    std::string sign;
+    if (auto* u = dynamic_cast<P::UnaryExprContext*>(v); u && u->op->getText() == "-") {
+      inner = u->expr();
+      sign = "-";
+    }
+    auto* pe = dynamic_cast<P::PrimaryExprContext*>(inner);
+    if (pe && (dynamic_cast<P::IntLitContext*>(pe->primary()) || dynamic_cast<P::FloatLitContext*>(pe->primary())))
+      return sign + pe->getText();
+    fail(v, "annotation value must be an integer, float or string literal");
+  }
+
+  BufferRegion region(P::RegionContext* r, bool is_write) {
+    std::string name = r->ID()->getText();
+    const Sym& s = resolve_buffer(name, r->ID()->getSymbol());
+    if (is_write && s.read_only) fail(r->ID(), "cannot write to input buffer " + name);
+    BufferRegion out;
+    out.buffer = s.buf;
+    auto dims = r->regionDim();
+    if (dims.empty() && r->children.size() == 1) {
+      for (auto& e : s.buf->shape) out.ranges.push_back(Range{make_int(0, e.dtype()), e});
+      return out;
+    }
+    if (dims.size() != s.buf->ndim())
+      fail(r->ID(), "buffer " + name + " has " + std::to_string(s.buf->ndim()) + " dimensions but the region has " +
+                        std::to_string(dims.size()));
+    for (size_t d = 0; d < dims.size(); ++d) {
+      Range rg;
+      rg.begin = index_expr(dims[d]->lo);
+      check_bounds(s.buf, d, rg.begin, dims[d]->lo);
+      if (dims[d]->hi) {
+        rg.end = index_expr(dims[d]->hi);
+        check_bounds(s.buf, d, rg.end, dims[d]->hi, true);
+        int64_t a, b;
+        if (is_const_int(rg.begin, &a) && is_const_int(rg.end, &b) && b <= a)
+          fail(dims[d]->hi, "empty region " + std::to_string(a) + ":" + std::to_string(b));
+      }
+      out.ranges.push_back(rg);
+    }
+    return out;
+  }
+
+  // A binding whose values provably leave [0, extent): only decided when every loop var
+  // it uses has constant bounds and no `where` / enclosing `if` may restrict it.
+  void check_bindings(const BlockNode& node, const std::vector<Expr>& bindings,
+                      const std::vector<P::ExprContext*>& ctxs) {
+    for (size_t i = 0; i < bindings.size(); ++i) {
+      int64_t n;
+      if (!is_const_int(node.iter_vars[i].extent, &n)) continue;
+      Interval iv;
+      if (!interval(bindings[i], &iv)) continue;
+      if (iv.lo < 0 || iv.hi >= n)
+        fail(ctxs[i], "binding of iter var " + node.iter_vars[i].var.name() + " takes values in [" +
+                          std::to_string(iv.lo) + ", " + std::to_string(iv.hi) + "], outside its domain [0, " +
+                          std::to_string(n) + ")");
+    }
+  }
+
+  bool interval(const Expr& e, Interval* out) const {
+    int64_t v;
+    if (is_const_int(e, &v)) {
+      *out = Interval{v, v};
+      return true;
+    }
+    if (auto* var = e.as<VarNode>()) {
+      auto it = ranges_.find(var);
+      if (it == ranges_.end()) return false;
+      *out = it->second;
+      return true;
+    }
+    if (auto* u = e.as<UnaryNode>(); u && u->op == UnOp::Neg) {
+      Interval a;
+      if (!interval(u->a, &a) || a.lo == INT64_MIN) return false;
+      *out = Interval{-a.hi, -a.lo};
+      return true;
+    }
+    auto* b = e.as<BinaryNode>();
+    if (!b) return false;
+    Interval x, y;
+    if (!interval(b->a, &x) || !interval(b->b, &y)) return false;
+    auto add = [](int64_t p, int64_t q, int64_t* r) { return !__builtin_add_overflow(p, q, r); };
+    auto sub = [](int64_t p, int64_t q, int64_t* r) { return !__builtin_sub_overflow(p, q, r); };
+    auto mul = [](int64_t p, int64_t q, int64_t* r) { return !__builtin_mul_overflow(p, q, r); };
+    switch (b->op) {
+      case BinOp::Add: return add(x.lo, y.lo, &out->lo) && add(x.hi, y.hi, &out->hi);
+      case BinOp::Sub: return sub(x.lo, y.hi, &out->lo) && sub(x.hi, y.lo, &out->hi);
+      case BinOp::Mul: {
+        int64_t c[4];
+        if (!mul(x.lo, y.lo, &c[0]) || !mul(x.lo, y.hi, &c[1]) || !mul(x.hi, y.lo, &c[2]) || !mul(x.hi, y.hi, &c[3]))
+          return false;
+        *out = Interval{std::min(std::min(c[0], c[1]), std::min(c[2], c[3])),
+                        std::max(std::max(c[0], c[1]), std::max(c[2], c[3]))};
+        return true;
+      }
+      case BinOp::FloorDiv: {
+        if (y.lo != y.hi || y.lo <= 0) return false;
+        auto fd = [](int64_t p, int64_t q) { return p >= 0 ? p / q : -((-p + q - 1) / q); };
+        *out = Interval{fd(x.lo, y.lo), fd(x.hi, y.lo)};
+        return true;
+      }
+      case BinOp::FloorMod: {
+        if (y.lo != y.hi || y.lo <= 0) return false;
+        if (x.lo >= 0 && x.hi < y.lo) *out = x;
+        else *out = Interval{0, y.lo - 1};
+        return true;
+      }
+      case BinOp::Min: *out = Interval{std::min(x.lo, y.lo), std::min(x.hi, y.hi)}; return true;
+      case BinOp::Max: *out = Interval{std::max(x.lo, y.lo), std::max(x.hi, y.hi)}; return true;
+      default: return false;
+    }
+  }
+
+  // ------------------------------------------------------------------ expressions
+  static std::optional<BinOp> binop_of(const std::string& s) {
+    static const std::pair<const char*, BinOp> kOps[] = {
+        {"+", BinOp::Add}, {"-", BinOp::Sub}, {"*", BinOp::Mul}, {"/", BinOp::Div}, {"//", BinOp::FloorDiv},
+        {"%", BinOp::FloorMod}, {"==", BinOp::EQ}, {"!=", BinOp::NE}, {"<", BinOp::LT}, {"<=", BinOp::LE},
+        {">", BinOp::GT}, {">=", BinOp::GE}, {"&&", BinOp::And}, {"||", BinOp::Or}};
+    for (auto& [k, v] : kOps)
+      if (s == k) return v;
+    return std::nullopt;
+  }
+  static bool is_arith(BinOp op) { return op <= BinOp::Max; }
+
+  // Literal-only: typed as a whole by its context.
+  bool lit_only(P::ExprContext* c) {
+    auto it = lit_cache_.find(c);
+    if (it != lit_cache_.end()) return it->second;
+    bool r = false;
+    if (auto* p = dynamic_cast<P::PrimaryExprContext*>(c)) {
+      auto* pr = p->primary();
+      if (dynamic_cast<P::IntLitContext*>(pr) || dynamic_cast<P::FloatLitContext*>(pr)) r = true;
+      else if (auto* par = dynamic_cast<P::ParenExprContext*>(pr)) r = lit_only(par->expr());
+      else if (auto* call = dynamic_cast<P::CallExprContext*>(pr)) {
+        std::string n = call->ID()->getText();
+        Intrinsic f;
+        if ((n == "min" || n == "max" || intrinsic_from_name(n, &f)) && call->args) {
+          r = true;
+          for (auto* a : call->args->expr()) r = r && lit_only(a);
+        }
+      }
+    } else if (auto* u = dynamic_cast<P::UnaryExprContext*>(c)) {
+      r = u->op->getText() == "-" && lit_only(u->expr());
+    } else if (auto* b = dynamic_cast<P::BinaryExprContext*>(c)) {
+      auto op = binop_of(b->op->getText());
+      r = op && is_arith(*op) && lit_only(b->expr(0)) && lit_only(b->expr(1));
+    }
+    lit_cache_[c] = r;
+    return r;
+  }
+
+  bool has_float(antlr4::ParserRuleContext* c) const {
+    if (!c->getStart() || !c->getStop()) return false;
+    size_t a = c->getStart()->getTokenIndex(), b = c->getStop()->getTokenIndex();
+    for (size_t i = a; i <= b && i < tokens_->size(); ++i)
+      if (tokens_->get(i)->getType() == P::FLOAT) return true;
+    return false;
+  }
+
+  static DType decide(std::optional<DType> want, bool has_float_lit) {
+    if (want && is_float(*want)) return *want;
+    if (want && is_int(*want) && !has_float_lit) return *want;
+    return has_float_lit ? DType::F32 : DType::I32;
+  }
+
+  int64_t parse_int(const Token* t) const {
+    const std::string& s = t->getText();
+    int64_t v = 0;
+    for (char ch : s) {
+      if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, ch - '0', &v))
+        fail(t, "integer literal " + s + " is too large");
+    }
+    return v;
+  }
+
+  static double parse_float(const std::string& s) {
+    if (s == "inf") return std::numeric_limits<double>::infinity();
+    if (s == "nan") return std::numeric_limits<double>::quiet_NaN();
+    return std::strtod(s.c_str(), nullptr);
+  }
+
+  Expr int_literal(int64_t v, DType t, const Token* tok, bool neg) {
+    if (is_float(t)) return make_float(round_to(static_cast<double>(v), t), t);
+    if (!int_fits(v, t))
+      fail(tok, "integer literal " + std::string(neg ? "-" : "") + tok->getText() + " does not fit in " + tname(t));
+    return make_int(v, t);
+  }
+
+  // Builds a literal-only expression with every literal in dtype t.
+  Expr lit(P::ExprContext* c, DType t) {
+    if (auto* p = dynamic_cast<P::PrimaryExprContext*>(c)) {
+      auto* pr = p->primary();
+      if (auto* i = dynamic_cast<P::IntLitContext*>(pr)) return int_literal(parse_int(i->INT()->getSymbol()), t, i->INT()->getSymbol(), false);
+      if (auto* f = dynamic_cast<P::FloatLitContext*>(pr)) {
+        double v = parse_float(f->FLOAT()->getText());
+        return make_float(round_to(v, t), t);
+      }
+      if (auto* par = dynamic_cast<P::ParenExprContext*>(pr)) return lit(par->expr(), t);
+      auto* call = static_cast<P::CallExprContext*>(pr);
+      std::vector<Expr> args;
+      for (auto* a : call->args->expr()) args.push_back(lit(a, t));
+      return finish_call(call, args);
+    }
+    if (auto* u = dynamic_cast<P::UnaryExprContext*>(c)) {
+      // -literal folds into a negative literal (the printer writes negative constants so).
+      P::ExprContext* inner = u->expr();
+      while (auto* pe = dynamic_cast<P::PrimaryExprContext*>(inner)) {
+        auto* par = dynamic_cast<P::ParenExprContext*>(pe->primary());
+        if (!par) break;
+        inner = par->expr();
+      }
+      if (auto* pe = dynamic_cast<P::PrimaryExprContext*>(inner)) {
+        if (auto* i = dynamic_cast<P::IntLitContext*>(pe->primary()))
+          return int_literal(-parse_int(i->INT()->getSymbol()), t, i->INT()->getSymbol(), true);
+        if (auto* f = dynamic_cast<P::FloatLitContext*>(pe->primary()))
+          return make_float(round_to(-parse_float(f->FLOAT()->getText()), t), t);
+      }
+      Expr a = lit(u->expr(), t);
+      return make_unary(UnOp::Neg, a);
+    }
+    auto* b = static_cast<P::BinaryExprContext*>(c);
+    Expr x = lit(b->expr(0), t), y = lit(b->expr(1), t);
+    BinOp op = *binop_of(b->op->getText());
+    check_binop(op, x, y, b->op);
+    return make_binary(op, x, y);
+  }
+
+  Expr expr(P::ExprContext* c, std::optional<DType> want) {
+    if (lit_only(c)) return lit(c, decide(want, has_float(c)));
+    if (auto* p = dynamic_cast<P::PrimaryExprContext*>(c)) return primary(p->primary(), want);
+    if (auto* u = dynamic_cast<P::UnaryExprContext*>(c)) {
+      if (u->op->getText() == "!") {
+        Expr a = expr(u->expr(), DType::Bool);
+        if (a.dtype() != DType::Bool) fail(u->op, "operator ! expects a bool operand, got " + tname(a.dtype()));
+        return make_unary(UnOp::Not, a);
+      }
+      Expr a = expr(u->expr(), want);
+      if (!is_numeric(a.dtype())) fail(u->op, "operator - is not defined on " + tname(a.dtype()));
+      return make_unary(UnOp::Neg, a);
+    }
+    auto* b = static_cast<P::BinaryExprContext*>(c);
+    BinOp op = *binop_of(b->op->getText());
+    std::optional<DType> w = is_arith(op) ? want : (binop_is_logic(op) ? std::optional<DType>(DType::Bool) : std::nullopt);
+    Expr x, y;
+    unify_pair(b->expr(0), b->expr(1), w, &x, &y);
+    check_binop(op, x, y, b->op);
+    return make_binary(op, x, y);
+  }
+
+  // Builds two operands that must share a dtype: a literal-only one adopts the other's.
+  void unify_pair(P::ExprContext* a, P::ExprContext* b, std::optional<DType> want, Expr* x, Expr* y) {
+    std::vector<Expr> r = unify({a, b}, want);
+    *x = r[0];
+    *y = r[1];
+  }
+
+  std::vector<Expr> unify(const std::vector<P::ExprContext*>& cs, std::optional<DType> want) {
+    std::vector<Expr> out(cs.size());
+    std::optional<DType> d;
+    bool any_float = false;
+    for (size_t i = 0; i < cs.size(); ++i) {
+      if (lit_only(cs[i])) {
+        any_float = any_float || has_float(cs[i]);
+        continue;
+      }
+      out[i] = expr(cs[i], want);
+      if (!d) d = out[i].dtype();
+    }
+    DType t = d ? decide(*d, false) : decide(want, any_float);
+    for (size_t i = 0; i < cs.size(); ++i)
+      if (!out[i].defined()) out[i] = lit(cs[i], d ? decide(*d, has_float(cs[i])) : t);
+    return out;
+  }
+
+  void check_binop(BinOp op, const Expr& x, const Expr& y, const Token* tok) {
+    DType a = x.dtype(), b = y.dtype();
+    std::string sym = binop_symbol(op);
+    if (binop_is_logic(op)) {
+      if (a != DType::Bool || b != DType::Bool)
+        fail(tok, "operator " + sym + " expects bool operands, got " + tname(a) + " and " + tname(b));
+      return;
+    }
+    if (a != b) fail(tok, "type mismatch: " + tname(a) + " " + sym + " " + tname(b));
+    if (a == DType::Handle) fail(tok, "operator " + sym + " is not defined on buffer pointers");
+    if (op == BinOp::EQ || op == BinOp::NE) return;
+    if (a == DType::Bool) fail(tok, "operator " + sym + " is not defined on bool");
+    if (op == BinOp::Div && is_int(a))
+      fail(tok, "'/' is float division and is not defined on " + tname(a) + "; use // for integer division");
+    if ((op == BinOp::FloorDiv || op == BinOp::FloorMod) && is_float(a))
+      fail(tok, "'" + sym + "' is integer-only and is not defined on " + tname(a));
+  }
+
+  Expr primary(P::PrimaryContext* pr, std::optional<DType> want) {
+    if (auto* par = dynamic_cast<P::ParenExprContext*>(pr)) return expr(par->expr(), want);
+    if (auto* v = dynamic_cast<P::VarExprContext*>(pr)) return resolve_var(v->ID()->getText(), v->ID()->getSymbol());
+    if (auto* l = dynamic_cast<P::LoadExprContext*>(pr)) {
+      const Sym& s = resolve_buffer(l->ID()->getText(), l->ID()->getSymbol());
+      Buffer b = s.buf;
+      return make_load(b, indices(b, l->idx, l->ID()->getSymbol()));
+    }
+    if (auto* c = dynamic_cast<P::CastExprContext*>(pr)) return cast(c);
+    if (auto* c = dynamic_cast<P::CallExprContext*>(pr)) return call(c, want);
+    if (auto* l = dynamic_cast<P::LetExprContext*>(pr)) {
+      Expr v = expr(l->value, std::nullopt);
+      Var var(l->ID()->getText(), v.dtype());
+      size_t mark = scope_.size();
+      bind_let(l->ID()->getText(), var, v);
+      Expr body = expr(l->body_, want);
+      scope_.resize(mark);
+      return make_let(var, v, body);
+    }
+    if (auto* p = dynamic_cast<P::PtrExprContext*>(pr))
+      fail(p, p->ID(0)->getText() + "." + p->field->getText() + " is only allowed as an argument of call_extern");
+    if (auto* d = dynamic_cast<P::DtypeExprContext*>(pr))
+      fail(d, "dtype '" + d->getText() + "' is not a value (did you mean " + d->getText() + "(x)?)");
+    if (dynamic_cast<P::StringLitContext*>(pr)) fail(pr, "a string is not allowed here");
+    fail(pr, "unexpected expression");  // int/float literals are literal-only
+  }
+
+  Expr cast(P::CastExprContext* c) {
+    DType t = *parse_dtype(c->DTYPE()->getText());
+    std::vector<P::ExprContext*> args;
+    if (c->args) args = c->args->expr();
+    if (args.size() != 1)
+      fail(c, "cast to " + tname(t) + " expects 1 argument, got " + std::to_string(args.size()));
+    if (lit_only(args[0])) {
+      // `i64(5)` is the i64 literal 5 (the printer writes typed literals so).
+      Expr e = lit(args[0], decide(t, has_float(args[0])));
+      return e.dtype() == t ? e : make_cast(t, e);
+    }
+    Expr e = expr(args[0], std::nullopt);
+    if (e.dtype() == DType::Handle) fail(args[0], "cannot cast a buffer pointer");
+    return make_cast(t, e);
+  }
+
+  Expr call(P::CallExprContext* c, std::optional<DType> want) {
+    std::string name = c->ID()->getText();
+    std::vector<P::ExprContext*> args;
+    if (c->args) args = c->args->expr();
+    auto arity = [&](size_t n) {
+      if (args.size() != n)
+        fail(c->ID(), name + " expects " + std::to_string(n) + " argument" + (n == 1 ? "" : "s") + ", got " +
+                          std::to_string(args.size()));
+    };
+    if (name == "min_value" || name == "max_value") {
+      arity(1);
+      auto* pe = dynamic_cast<P::PrimaryExprContext*>(args[0]);
+      auto* d = pe ? dynamic_cast<P::DtypeExprContext*>(pe->primary()) : nullptr;
+      if (!d) fail(args[0], name + " expects a dtype, e.g. " + name + "(f32)");
+      DType t = *parse_dtype(d->getText());
+      double v = type_limit(t, name == "max_value");
+      if (is_float(t)) return make_float(v, t);
+      if (t == DType::I64) return make_int(name == "max_value" ? INT64_MAX : INT64_MIN, t);
+      return make_int(static_cast<int64_t>(v), t);
+    }
+    if (name == "select" || name == "if_then_else") {
+      arity(3);
+      Expr cond = expr(args[0], DType::Bool);
+      if (cond.dtype() != DType::Bool)
+        fail(args[0], name + " condition must be bool, got " + tname(cond.dtype()));
+      std::vector<Expr> arms = unify({args[1], args[2]}, want);
+      if (arms[0].dtype() != arms[1].dtype())
+        fail(c->ID(), "type mismatch: " + name + " arms are " + tname(arms[0].dtype()) + " and " +
+                          tname(arms[1].dtype()));
+      if (arms[0].dtype() == DType::Handle) fail(c->ID(), name + " cannot select buffer pointers");
+      return name == "select" ? make_select(cond, arms[0], arms[1]) : make_if_then_else(cond, arms[0], arms[1]);
+    }
+    Intrinsic f;
+    if (name == "min" || name == "max") {
+      arity(2);
+    } else if (intrinsic_from_name(name, &f)) {
+      arity(static_cast<size_t>(intrinsic_arity(f)));
+    } else {
+      const Sym* s = lookup(name);
+      if (s && s->kind == Sym::Buf) fail(c->ID(), "'" + name + "' is a buffer; index it with " + name + "[...]");
+      fail(c->ID(), "unknown function '" + name + "'");
+    }
+    return finish_call(c, unify(args, want));
+  }
+
+  // min/max/intrinsic calls once their arguments are built: type rules and the node.
+  Expr finish_call(P::CallExprContext* c, const std::vector<Expr>& args) {
+    std::string name = c->ID()->getText();
+    if (name == "min" || name == "max") {
+      if (args.size() != 2) fail(c->ID(), name + " expects 2 arguments, got " + std::to_string(args.size()));
+      if (args[0].dtype() != args[1].dtype())
+        fail(c->ID(), "type mismatch: " + name + "(" + tname(args[0].dtype()) + ", " + tname(args[1].dtype()) + ")");
+      if (!is_numeric(args[0].dtype())) fail(c->ID(), name + " is not defined on " + tname(args[0].dtype()));
+      return make_binary(name == "min" ? BinOp::Min : BinOp::Max, args[0], args[1]);
+    }
+    Intrinsic f;
+    intrinsic_from_name(name, &f);
+    if (static_cast<int>(args.size()) != intrinsic_arity(f))
+      fail(c->ID(), name + " expects " + std::to_string(intrinsic_arity(f)) + " argument" +
+                        (intrinsic_arity(f) == 1 ? "" : "s") + ", got " + std::to_string(args.size()));
+    if (args.size() == 2 && args[0].dtype() != args[1].dtype())
+      fail(c->ID(), "type mismatch: " + name + "(" + tname(args[0].dtype()) + ", " + tname(args[1].dtype()) + ")");
+    DType t = args[0].dtype();
+    switch (f) {
+      case Intrinsic::Abs:
+      case Intrinsic::Sign:
+        if (!is_numeric(t)) fail(c->ID(), name + " is not defined on " + tname(t));
+        break;
+      case Intrinsic::TruncDiv:
+      case Intrinsic::TruncMod:
+        if (!is_int(t)) fail(c->ID(), name + " expects integer arguments, got " + tname(t));
+        break;
+      default:
+        if (!is_float(t))
+          fail(c->ID(), name + " expects a float argument" + std::string(args.size() == 2 ? "s" : "") + ", got " +
+                            tname(t));
+        break;
+    }
+    return make_call(f, args);
+  }
+
+  // ------------------------------------------------------------------ schedules, intrins
+  ScheduleItem build_schedule(P::ScheduleDefContext* s) {
+    ScheduleItem item;
+    item.func = s->name->getText();
+    item.loc = loc(s->name);
+    for (auto* in : s->schedInstr()) {
+      ScheduleInstr instr;
+      auto names = in->anyName();
+      for (auto* n : names)
+        if (n != in->prim) instr.results.push_back(n->getText());
+      instr.primitive = in->prim->getText();
+      instr.loc = loc(in->prim->getStart());
+      for (auto* a : in->schedArg()) {
+        if (a->key) {
+          ScheduleArg k;
+          k.kind = ScheduleArg::Keyword;
+          k.text = a->key->getText();
+          k.loc = loc(a->getStart());
+          k.list.push_back(sched_value(a->schedValue()));
+          instr.args.push_back(std::move(k));
+        } else {
+          instr.args.push_back(sched_value(a->schedValue()));
+        }
+      }
+      item.instrs.push_back(std::move(instr));
+    }
+    return item;
+  }
+
+  ScheduleArg sched_value(P::SchedValueContext* v) {
+    ScheduleArg a;
+    a.loc = loc(v->getStart());
+    if (auto* id = dynamic_cast<P::SIdentContext*>(v)) {
+      a.text = id->getText();
+      a.kind = a.text == "_" ? ScheduleArg::Wildcard : ScheduleArg::Ident;
+    } else if (auto* s = dynamic_cast<P::SStringContext*>(v)) {
+      a.kind = ScheduleArg::String;
+      a.text = unquote(s->STRING()->getText());
+    } else if (auto* i = dynamic_cast<P::SIntContext*>(v)) {
+      a.kind = ScheduleArg::Int;
+      a.int_value = parse_int(i->INT()->getSymbol());
+      if (v->getStart()->getText() == "-") a.int_value = -a.int_value;
+      a.text = v->getText();
+    } else if (auto* f = dynamic_cast<P::SFloatContext*>(v)) {
+      a.kind = ScheduleArg::Float;
+      a.float_value = parse_float(f->FLOAT()->getText());
+      if (v->getStart()->getText() == "-") a.float_value = -a.float_value;
+      a.text = v->getText();
+    } else if (auto* l = dynamic_cast<P::SListContext*>(v)) {
+      a.kind = ScheduleArg::List;
+      for (auto* x : l->schedValue()) a.list.push_back(sched_value(x));
+    }
+    return a;
+  }
+
+  IntrinItem build_intrin(P::IntrinDefContext* in) {
+    IntrinItem item;
+    item.name = in->name->getText();
+    item.loc = loc(in->name);
+    for (auto* part : in->intrinPart()) {
+      bool desc = part->which->getText() == "desc";
+      Function& slot = desc ? item.desc : item.impl;
+      if (slot) fail(part->which, std::string("duplicate ") + (desc ? "desc" : "impl") + " in intrin '" + item.name + "'");
+      slot = build_func(item.name + (desc ? ".desc" : ".impl"), part->which, part->paramList(), nullptr, part->body(),
+                        true);
+    }
+    if (!item.desc) fail(in->name, "intrin '" + item.name + "' has no desc");
+    if (!item.impl) fail(in->name, "intrin '" + item.name + "' has no impl");
+    return item;
+  }
+};
+
+}  // namespace
+
+Module build_module(P::ProgramContext* prog, antlr4::CommonTokenStream* tokens, const std::string& file) {
+  Builder b(tokens, file);
+  return b.build(prog);
+}
+
+}  // namespace tirc::parser_detail

@@ -1,0 +1,229 @@
+// parse_module / parse_file: runs the ANTLR lexer and parser on a .tir text and hands the tree
+// to the builder. Robustness (the parser is fuzzed): UTF-8 is validated first, the token
+// stream is scanned for nesting that would make the recursive-descent parser (or the IR)
+// too deep, the first syntax error is turned into one clean SourceError by a throwing
+// error listener (nothing is printed), and any other exception becomes a SourceError.
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "TirLexer.h"
+#include "TirParser.h"
+#include "antlr4-runtime.h"
+#include "ir/error.h"
+#include "parser/builder.h"
+#include "parser/parser.h"
+
+namespace tirc {
+namespace {
+
+using P = tirc_antlr::TirParser;
+
+constexpr int kMaxNesting = 100;    // brackets, unary-operator runs, else-if chains
+constexpr int kMaxExprDepth = 256;  // nested expression nodes (binary chains included)
+
+std::string describe_token(const antlr4::Token* t) {
+  if (t->getType() == antlr4::Token::EOF) return "end of input";
+  std::string s = t->getText();
+  if (s.size() > 24) s = s.substr(0, 21) + "...";
+  return "'" + s + "'";
+}
+
+std::string token_display(const antlr4::dfa::Vocabulary& voc, size_t type) {
+  if (type == antlr4::Token::EOF) return "end of input";
+  std::string lit = voc.getLiteralName(type);
+  if (!lit.empty()) return lit;
+  std::string sym = voc.getSymbolicName(type);
+  if (sym == "ID") return "a name";
+  if (sym == "INT") return "an integer";
+  if (sym == "FLOAT") return "a float";
+  if (sym == "STRING") return "a string";
+  if (sym == "DTYPE") return "a dtype";
+  return sym;
+}
+
+// Turns ANTLR's first syntax error into a SourceError with a short message.
+class ThrowingListener : public antlr4::BaseErrorListener {
+ public:
+  explicit ThrowingListener(std::string file) : file_(std::move(file)) {}
+
+  void syntaxError(antlr4::Recognizer* rec, antlr4::Token* tok, size_t line, size_t col, const std::string&,
+                   std::exception_ptr) override {
+    std::string msg;
+    if (!tok) {
+      msg = "invalid input";
+    } else {
+      msg = "unexpected " + describe_token(tok);
+      if (auto* parser = dynamic_cast<antlr4::Parser*>(rec)) {
+        try {
+          auto expected = parser->getExpectedTokens();
+          if (tok->getType() == P::ID && expected.contains(P::DTYPE) && !expected.contains(P::ID))
+            throw SourceError(file_, static_cast<int>(line), static_cast<int>(col) + 1,
+                              "unknown dtype '" + tok->getText() + "'");
+          std::vector<std::string> names;
+          for (auto t : expected.toList()) names.push_back(token_display(parser->getVocabulary(), t));
+          if (!names.empty() && names.size() <= 4) {
+            msg += "; expected ";
+            for (size_t i = 0; i < names.size(); ++i) {
+              if (i) msg += i + 1 == names.size() ? " or " : ", ";
+              msg += names[i];
+            }
+          }
+        } catch (const SourceError&) {
+          throw;
+        } catch (...) {
+        }
+      }
+    }
+    throw SourceError(file_, static_cast<int>(line), static_cast<int>(col) + 1, msg);
+  }
+
+ private:
+  std::string file_;
+};
+
+void validate_utf8(const std::string& text, const std::string& file) {
+  int line = 1, col = 1;
+  size_t i = 0;
+  while (i < text.size()) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    bool ok = n > 0 && i + n <= text.size();
+    for (size_t k = 1; ok && k < n; ++k) ok = (static_cast<unsigned char>(text[i + k]) & 0xC0) == 0x80;
+    if (ok && n > 1) {
+      uint32_t cp = c & (0x7F >> n);
+      for (size_t k = 1; k < n; ++k) cp = (cp << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
+      if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10FFFF ||
+          (cp >= 0xD800 && cp <= 0xDFFF))
+        ok = false;
+    }
+    if (!ok) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "0x%02X", c);
+      throw SourceError(file, line, col, std::string("invalid UTF-8 byte ") + buf);
+    }
+    if (c == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+    i += n;
+  }
+}
+
+[[noreturn]] void fail_at(const std::string& file, const antlr4::Token* t, const std::string& msg) {
+  throw SourceError(file, static_cast<int>(t->getLine()), static_cast<int>(t->getCharPositionInLine()) + 1, msg);
+}
+
+// Lexical errors and nesting limits, before the recursive-descent parser runs.
+void prescan(const std::vector<antlr4::Token*>& toks, const std::string& file) {
+  int depth = 0, unary_run = 0;
+  std::vector<int> elif_chain(1, 0);
+  const antlr4::Token* prev = nullptr;
+  for (auto* t : toks) {
+    size_t type = t->getType();
+    if (type == antlr4::Token::EOF) break;
+    if (type == P::ERRCHAR) {
+      std::string s = t->getText();
+      unsigned char c = s.empty() ? 0 : static_cast<unsigned char>(s[0]);
+      if (s.size() == 1 && (c < 0x20 || c == 0x7F)) {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "0x%02X", c);
+        fail_at(file, t, std::string("invalid character ") + buf);
+      }
+      fail_at(file, t, "invalid character '" + s + "'");
+    }
+    if (type == P::UNTERMINATED_STRING) fail_at(file, t, "unterminated string");
+    const std::string& s = t->getText();
+    if (s == "(" || s == "[" || s == "{") {
+      if (++depth > kMaxNesting)
+        fail_at(file, t, "nesting too deep (more than " + std::to_string(kMaxNesting) + " levels)");
+      if (elif_chain.size() <= static_cast<size_t>(depth)) elif_chain.resize(depth + 1, 0);
+    } else if (s == ")" || s == "]" || s == "}") {
+      if (depth > 0) --depth;
+    }
+    if (type != P::STRING && (s == "-" || s == "!")) {
+      if (++unary_run > kMaxNesting)
+        fail_at(file, t, "too many consecutive unary operators (more than " + std::to_string(kMaxNesting) + ")");
+    } else {
+      unary_run = 0;
+    }
+    if (type == P::IF) {
+      int& chain = elif_chain[depth];
+      if (prev && prev->getType() == P::ELSE) {
+        if (++chain > kMaxNesting)
+          fail_at(file, t, "too many chained else-if branches (more than " + std::to_string(kMaxNesting) + ")");
+      } else {
+        chain = 0;
+      }
+    }
+    prev = t;
+  }
+}
+
+// Expression nesting (iterative walk: the tree may be deeper than the C++ stack allows).
+void check_expr_depth(antlr4::tree::ParseTree* root, const std::string& file) {
+  std::vector<std::pair<antlr4::tree::ParseTree*, int>> stack{{root, 0}};
+  while (!stack.empty()) {
+    auto [node, d] = stack.back();
+    stack.pop_back();
+    int nd = d;
+    if (auto* e = dynamic_cast<P::ExprContext*>(node)) {
+      nd = d + 1;
+      if (nd > kMaxExprDepth)
+        fail_at(file, e->getStart(),
+                "expression nested too deeply (more than " + std::to_string(kMaxExprDepth) + " levels)");
+    }
+    // Children in reverse so that the leftmost too-deep node is reported.
+    for (auto it = node->children.rbegin(); it != node->children.rend(); ++it) stack.emplace_back(*it, nd);
+  }
+}
+
+}  // namespace
+
+Module parse_module(const std::string& text, const std::string& filename) {
+  try {
+    validate_utf8(text, filename);
+    antlr4::ANTLRInputStream input(text);
+    tirc_antlr::TirLexer lexer(&input);
+    ThrowingListener listener(filename);
+    lexer.removeErrorListeners();
+    lexer.addErrorListener(&listener);
+    antlr4::CommonTokenStream tokens(&lexer);
+    tokens.fill();
+    prescan(tokens.getTokens(), filename);
+    P parser(&tokens);
+    parser.removeErrorListeners();
+    parser.addErrorListener(&listener);
+    P::ProgramContext* prog = parser.program();
+    check_expr_depth(prog, filename);
+    return parser_detail::build_module(prog, &tokens, filename);
+  } catch (const SourceError&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    throw SourceError(filename, 1, 1, "out of memory while parsing");
+  } catch (const std::exception& e) {
+    throw SourceError(filename, 1, 1, std::string("internal parser error: ") + e.what());
+  } catch (...) {
+    throw SourceError(filename, 1, 1, "internal parser error");
+  }
+}
+
+Module parse_file(const std::string& path) {
+  std::string text;
+  if (path == "-") {
+    std::ostringstream ss;
+    ss << std::cin.rdbuf();
+    text = ss.str();
+    return parse_module(text, "<stdin>");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw SourceError(path, 1, 1, "cannot open file");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) throw SourceError(path, 1, 1, "cannot read file");
+  return parse_module(ss.str(), path);
+}
+
+}  // namespace tirc

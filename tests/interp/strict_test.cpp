@@ -1,0 +1,150 @@
+// Every strictness error of the interpreter, with its exact message.
+#include <gtest/gtest.h>
+
+#include "tests/interp/build_ir.h"
+
+namespace tirc {
+using namespace tirc::testing;
+
+namespace {
+std::string error_of(const Function& f, const ArgMap& in, const InterpOptions& o = {}) {
+  try {
+    run_interp(*f, in, o);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// for i in serial(n_loop): block b(vi: spatial(ext) = i) { B[vi] = A[vi + off] }
+Function shifted_copy(int64_t n_loop, int64_t ext, int64_t off, int64_t nA = 8, int64_t nB = 8) {
+  Buffer A("A", DType::F32, {i32(nA)}), B("B", DType::F32, {i32(nB)});
+  Var i("i"), vi("vi");
+  Stmt body = grid({{i, i32(n_loop)}}, block("copy", {{vi, IterKind::Spatial, i32(ext), i}},
+                                              st(B, {vi}, ld(A, {vi + i32(off)}))));
+  return func("f", {bparam(A)}, {B}, {}, {body});
+}
+}  // namespace
+
+TEST(InterpStrict, OutOfBoundsLoad) {
+  auto f = shifted_copy(8, 8, 1);
+  EXPECT_EQ(error_of(f, random_inputs(*f, 1)), "block \"copy\": out-of-bounds load A[8]: A has shape [8]");
+}
+
+TEST(InterpStrict, OutOfBoundsStore) {
+  auto f = shifted_copy(8, 8, 0, 8, 4);
+  EXPECT_EQ(error_of(f, random_inputs(*f, 1)), "block \"copy\": out-of-bounds store B[4]: B has shape [4]");
+}
+
+TEST(InterpStrict, OutOfBoundsWithDynamicIndex) {
+  // Index read from an integer buffer: not provable, checked at run time; negative too.
+  Buffer I("I", DType::I32, {i32(2)}), A("A", DType::F32, {i32(3), i32(4)}), B("B", DType::F32, {i32(2)});
+  Var i("i"), vi("vi");
+  Stmt body = grid({{i, i32(2)}}, block("gather", {{vi, IterKind::Spatial, i32(2), i}},
+                                         st(B, {vi}, ld(A, {i32(1), ld(I, {vi})}))));
+  auto f = func("g", {bparam(I), bparam(A)}, {B}, {}, {body});
+  ArgMap in = random_inputs(*f, 1);
+  in["I"] = NDArray(DType::I32, {2});
+  in["I"].set(0, 3);
+  in["I"].set(1, -1);
+  EXPECT_EQ(error_of(f, in), "block \"gather\": out-of-bounds load A[1, -1]: A has shape [3, 4]");
+}
+
+TEST(InterpStrict, UninitialisedOutputRead) {
+  // Reduction without init reads C before writing it.
+  Buffer A("A", DType::F32, {i32(2), i32(3)}), C("C", DType::F32, {i32(2)});
+  Var i("i"), k("k"), vi("vi"), vk("vk");
+  Stmt body = grid({{i, i32(2)}, {k, i32(3)}},
+                   block("sum", {{vi, IterKind::Spatial, i32(2), i}, {vk, IterKind::Reduce, i32(3), k}},
+                         st(C, {vi}, ld(C, {vi}) + ld(A, {vi, vk}))));
+  auto f = func("f", {bparam(A)}, {C}, {}, {body});
+  EXPECT_EQ(error_of(f, random_inputs(*f, 1)),
+            "block \"sum\": read of uninitialised element C[0] of output buffer C");
+}
+
+TEST(InterpStrict, UninitialisedAllocRead) {
+  Buffer A("A", DType::F32, {i32(4)}), B("B", DType::F32, {i32(4)}), T("T", DType::F32, {i32(2), i32(4)});
+  Var i("i"), vi("vi");
+  Stmt body = grid({{i, i32(4)}}, block("use", {{vi, IterKind::Spatial, i32(4), i}},
+                                         st(B, {vi}, ld(T, {i32(1), vi}) + ld(A, {vi}))));
+  auto f = func("f", {bparam(A)}, {B}, {T}, {body});
+  EXPECT_EQ(error_of(f, random_inputs(*f, 1)), "block \"use\": read of uninitialised element T[1, 0] of alloc buffer T");
+}
+
+TEST(InterpStrict, BindingOutsideDomain) {
+  auto f = shifted_copy(9, 8, 0, 16, 16);
+  EXPECT_EQ(error_of(f, random_inputs(*f, 1)),
+            "block \"copy\": binding of iter var vi = 8 is outside its domain [0, 8)");
+}
+
+TEST(InterpStrict, IntegerDivisionByZero) {
+  Buffer A("A", DType::I32, {i32(3)}), B("B", DType::I32, {i32(3)});
+  Var i("i"), vi("vi");
+  for (auto [op, name] : {std::pair{BinOp::FloorDiv, "floordiv"}, std::pair{BinOp::FloorMod, "floormod"}}) {
+    Stmt body = grid({{i, i32(3)}}, block("div", {{vi, IterKind::Spatial, i32(3), i}},
+                                           st(B, {vi}, make_binary(op, i32(7), ld(A, {vi}) - ld(A, {vi})))));
+    auto f = func("f", {bparam(A)}, {B}, {}, {body});
+    EXPECT_EQ(error_of(f, random_inputs(*f, 1)), std::string("block \"div\": integer division by zero: ") + name + "(7, 0)");
+  }
+  Stmt body = grid({{i, i32(3)}}, block("div", {{vi, IterKind::Spatial, i32(3), i}},
+                                         st(B, {vi}, make_call(Intrinsic::TruncMod, {i32(-5), ld(A, {vi}) * i32(0)}))));
+  auto f = func("f", {bparam(A)}, {B}, {}, {body});
+  EXPECT_EQ(error_of(f, random_inputs(*f, 1)), "block \"div\": integer division by zero: truncmod(-5, 0)");
+}
+
+TEST(InterpStrict, IfThenElseGuardsButSelectDoesNot) {
+  Buffer A("A", DType::F32, {i32(4)}), B("B", DType::F32, {i32(5)});
+  Var i("i"), vi("vi");
+  auto mk = [&](bool ite) {
+    Expr c = make_binary(BinOp::LT, vi, i32(4));
+    Expr v = ite ? make_if_then_else(c, ld(A, {vi}), f32(0)) : make_select(c, ld(A, {vi}), f32(0));
+    Stmt body = grid({{i, i32(5)}}, block("pad", {{vi, IterKind::Spatial, i32(5), i}}, st(B, {vi}, v)));
+    return func("f", {bparam(A)}, {B}, {}, {body});
+  };
+  auto in = random_inputs(*mk(true), 1);
+  ArgMap out = run_interp(*mk(true), in);
+  EXPECT_EQ(out["B"].get(4), 0.0);
+  EXPECT_EQ(error_of(mk(false), in), "block \"pad\": out-of-bounds load A[4]: A has shape [4]");
+}
+
+TEST(InterpStrict, InputChecks) {
+  auto f = matmul(4, 3, 2);
+  ArgMap in = random_inputs(*f, 1);
+  ArgMap missing = in;
+  missing.erase("B");
+  EXPECT_EQ(error_of(f, missing), "missing input for parameter B");
+  ArgMap bad_shape = in;
+  bad_shape["A"] = NDArray(DType::F32, {2, 4});
+  EXPECT_EQ(error_of(f, bad_shape), "parameter A: expected shape [4, 2], got [2, 4]");
+  ArgMap bad_dtype = in;
+  bad_dtype["B"] = NDArray(DType::F64, {2, 3});
+  EXPECT_EQ(error_of(f, bad_dtype), "parameter B: expected dtype f32, got f64");
+  ArgMap unknown = in;
+  unknown["Z"] = NDArray(DType::F32, {1});
+  EXPECT_EQ(error_of(f, unknown), "function matmul has no parameter named Z");
+  // Scalars.
+  Var n("n");
+  Buffer A("A", DType::F32, {n}), B("B", DType::F32, {n});
+  Var i("i"), vi("vi");
+  auto g = func("g", {sparam(n), bparam(A)}, {B}, {},
+                {grid({{i, n}}, block("c", {{vi, IterKind::Spatial, n, i}}, st(B, {vi}, ld(A, {vi}))))});
+  EXPECT_EQ(error_of(g, {{"A", NDArray(DType::F32, {3})}}), "missing input for parameter n");
+  EXPECT_EQ(error_of(g, {{"A", NDArray(DType::F32, {3})}, {"n", NDArray(DType::F32, {})}}),
+            "parameter n: expected dtype i32, got f32");
+  try {
+    random_inputs(*g, 1);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "scalar parameter n must be given (it fixes shapes): use --input n=VALUE");
+  }
+}
+
+TEST(InterpStrict, InputsAreNeverModified) {
+  auto f = matmul(4, 3, 2);
+  ArgMap in = random_inputs(*f, 1);
+  NDArray a0 = in["A"].copy();
+  run_interp(*f, in);
+  for (int q = 0; q < 8; ++q) EXPECT_EQ(in["A"].get(q), a0.get(q));
+}
+
+}  // namespace tirc

@@ -1,0 +1,248 @@
+// The operator zoo: every examples/ops/OP.tir (found at test time, so a new file is covered
+// without editing this one) is checked five ways, one parameterised test each:
+//   parse       parser/parser.h parses it and it defines a function named OP;
+//   forward     the interpreter's outputs on random inputs match the PyTorch reference
+//               (examples/ops/ref/zoo_ref.py, compared by examples/ops/ref/check.py);
+//   grad_torch  OP_grad from `tirc grad`, run by the interpreter in f64, matches the
+//               vector-Jacobian product of torch.autograd on the same inputs/cotangents;
+//   check_grad  `tirc check-grad OP.tir --func OP` exits 0 (finite differences);
+//   flop_ratio  FLOPs of OP_grad <= 3x FLOPs of OP (`tirc stats --json`); for an op whose
+//               forward has no FLOPs (pure data movement) the bound is 3x its stores.
+// Known failures of other components are listed, with reasons, in known_failures.txt and
+// reported as skips; they are never removed from the zoo.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <nlohmann/json.hpp>
+
+#include "interp/interp.h"
+#include "ir/error.h"
+#include "parser/parser.h"
+#include "tests/zoo/zoo_util.h"
+
+namespace fs = std::filesystem;
+using namespace tirc;
+using namespace tirc::zoo;
+
+namespace {
+
+const char* kPython = "/usr/bin/python3";
+constexpr uint64_t kSeed = 20261121;
+constexpr double kMaxFlopRatio = 3.0;
+
+std::string tirc_bin() { return shell_quote(TIRC_BINARY); }
+std::string op_file(const std::string& op) { return (ops_dir() / (op + ".tir")).string(); }
+std::string check_py() { return shell_quote((ops_dir() / "ref" / "check.py").string()); }
+
+#define ZOO_SKIP_IF_KNOWN(op, test)                                   \
+  do {                                                                \
+    std::string reason_ = known_failure(op, test);                    \
+    if (!reason_.empty()) GTEST_SKIP() << "known failure: " << reason_; \
+  } while (0)
+
+// The op's function, parsed from its file (fails the test when absent).
+Function load_op(const std::string& op) {
+  Module m = parse_file(op_file(op));
+  Function f = m.find_func(op);
+  if (!f) throw Error("examples/ops/" + op + ".tir defines no function named '" + op + "'");
+  return f;
+}
+
+// Scalar params given by `# zoo-input:` lines, as 0-d arrays of the param's dtype.
+ArgMap scalar_inputs(const std::string& op, const FunctionNode& f) {
+  ArgMap given;
+  for (const auto& [name, value] : zoo_inputs(op)) {
+    for (const auto& p : f.params) {
+      if (p.is_buffer() || p.name() != name) continue;
+      NDArray a(p.var.dtype(), {});
+      a.set(0, std::stod(value));
+      given[name] = a;
+    }
+  }
+  return given;
+}
+
+// True when the Python with NumPy and PyTorch that the references need is there.
+void require_python() {
+  static const CommandResult probe =
+      run_command(std::string(kPython) + " -c 'import numpy, torch'");
+  if (probe.exit_code != 0)
+    FAIL() << kPython << " cannot import numpy and torch (apt-get install python3-numpy "
+           << "python3-torch):\n" << probe.output;
+}
+
+// Runs `tirc grad` on the op and returns the module text's path inside dir.
+fs::path run_grad(const std::string& op, const fs::path& dir, std::string* log) {
+  fs::path out = dir / (op + "_grad.tir");
+  CommandResult r = run_command(tirc_bin() + " grad " + shell_quote(op_file(op)) + " --func " + op +
+                                " -o " + shell_quote(out.string()));
+  *log = r.output;
+  if (r.exit_code != 0) return {};
+  return out;
+}
+
+// Top-level totals of `tirc stats --json`.
+nlohmann::json run_stats(const std::string& file, const std::string& func, const std::string& op,
+                         std::string* log) {
+  CommandResult r = run_command(tirc_bin() + " stats " + shell_quote(file) + " --func " + func +
+                                " --json" + zoo_input_flags(op));
+  *log = r.output;
+  if (r.exit_code != 0) return nullptr;
+  // Tolerate a trailing newline or log lines before the object.
+  size_t b = r.output.find('{');
+  if (b == std::string::npos) return nullptr;
+  return nlohmann::json::parse(r.output.substr(b), nullptr, /*allow_exceptions=*/false);
+}
+
+class Zoo : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Zoo, parse) {
+  const std::string op = GetParam();
+  ZOO_SKIP_IF_KNOWN(op, "parse");
+  try {
+    Function f = load_op(op);
+    EXPECT_EQ(f->name, op);
+    EXPECT_FALSE(f->outputs.empty()) << op << " has no outputs";
+  } catch (const Error& e) {
+    FAIL() << e.what();
+  }
+}
+
+TEST_P(Zoo, forward) {
+  const std::string op = GetParam();
+  ZOO_SKIP_IF_KNOWN(op, "forward");
+  require_python();
+  if (HasFatalFailure()) return;
+  ScratchDir dir("fwd_" + op);
+  try {
+    Function f = load_op(op);
+    ArgMap inputs = random_inputs(*f, kSeed, scalar_inputs(op, *f));
+    ArgMap outputs = run_interp(*f, inputs);
+    for (const auto& [name, a] : inputs) write_npy(dir.path() / ("in_" + name + ".npy"), a);
+    for (const auto& [name, a] : outputs) write_npy(dir.path() / ("out_" + name + ".npy"), a);
+  } catch (const Error& e) {
+    FAIL() << e.what();
+  }
+  CommandResult r = run_command(std::string(kPython) + " " + check_py() + " forward " + op + " " +
+                                shell_quote(dir.path().string()));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
+TEST_P(Zoo, grad_torch) {
+  const std::string op = GetParam();
+  ZOO_SKIP_IF_KNOWN(op, "grad_torch");
+  require_python();
+  if (HasFatalFailure()) return;
+  ScratchDir dir("gradt_" + op);
+  std::string log;
+  fs::path gfile = run_grad(op, dir.path(), &log);
+  ASSERT_FALSE(gfile.empty()) << "tirc grad " << op_file(op) << " --func " << op << " failed:\n" << log;
+  try {
+    Function f = load_op(op);
+    Module gm = parse_file(gfile.string());
+    Function g = gm.find_func(op + "_grad");
+    ASSERT_TRUE(g) << "tirc grad output has no function " << op << "_grad";
+    ArgMap inputs = random_inputs(*f, kSeed, scalar_inputs(op, *f));
+    // The cotangents <output>_grad are the only params of OP_grad not given here.
+    ArgMap all = random_inputs(*g, kSeed + 1, inputs);
+    InterpOptions f64;
+    f64.promote_f64 = true;
+    ArgMap grads = run_interp(*g, all, f64);
+    for (const auto& [name, a] : inputs) write_npy(dir.path() / ("in_" + name + ".npy"), a);
+    for (const auto& o : f->outputs) {
+      const std::string cot = o->name + "_grad";
+      ASSERT_TRUE(all.count(cot)) << op << "_grad has no parameter " << cot;
+      write_npy(dir.path() / ("cot_" + o->name + ".npy"), all.at(cot));
+    }
+    for (const auto& [name, a] : grads) {
+      ASSERT_TRUE(name.size() > 5 && name.substr(name.size() - 5) == "_grad")
+          << op << "_grad result '" << name << "' is not named <input>_grad";
+      write_npy(dir.path() / ("grad_" + name.substr(0, name.size() - 5) + ".npy"), a);
+    }
+  } catch (const Error& e) {
+    FAIL() << e.what();
+  }
+  CommandResult r = run_command(std::string(kPython) + " " + check_py() + " grad " + op + " " +
+                                shell_quote(dir.path().string()));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
+TEST_P(Zoo, check_grad) {
+  const std::string op = GetParam();
+  ZOO_SKIP_IF_KNOWN(op, "check_grad");
+  std::string cmd = tirc_bin() + " check-grad " + shell_quote(op_file(op)) + " --func " + op +
+                    zoo_input_flags(op);
+  CommandResult r = run_command(cmd);
+  EXPECT_EQ(r.exit_code, 0) << cmd << "\n" << r.output;
+}
+
+TEST_P(Zoo, flop_ratio) {
+  const std::string op = GetParam();
+  ZOO_SKIP_IF_KNOWN(op, "flop_ratio");
+  ScratchDir dir("flops_" + op);
+  std::string log;
+  fs::path gfile = run_grad(op, dir.path(), &log);
+  ASSERT_FALSE(gfile.empty()) << "tirc grad failed:\n" << log;
+  nlohmann::json fwd = run_stats(op_file(op), op, op, &log);
+  ASSERT_TRUE(fwd.is_object() && fwd.contains("flops")) << "tirc stats " << op << ":\n" << log;
+  nlohmann::json bwd = run_stats(gfile.string(), op + "_grad", op, &log);
+  ASSERT_TRUE(bwd.is_object() && bwd.contains("flops")) << "tirc stats " << op << "_grad:\n" << log;
+  double f = fwd["flops"].get<double>(), g = bwd["flops"].get<double>();
+  if (f > 0) {
+    EXPECT_LE(g, kMaxFlopRatio * f) << op << ": forward " << f << " FLOPs, gradient " << g
+                                    << " FLOPs (ratio " << g / f << ")";
+  } else {
+    double stores = fwd.value("stores", 0.0);
+    EXPECT_LE(g, kMaxFlopRatio * stores)
+        << op << ": forward has no FLOPs and " << stores << " stores, gradient " << g << " FLOPs";
+  }
+}
+
+std::string param_name(const ::testing::TestParamInfo<std::string>& info) { return info.param; }
+
+INSTANTIATE_TEST_SUITE_P(Ops, Zoo, ::testing::ValuesIn(discover_ops()), param_name);
+
+// The zoo is not empty, and every op has a reference (a missing one would fail `forward`
+// too, but this names them all at once).
+TEST(ZooMeta, every_op_has_a_reference) {
+  std::vector<std::string> ops = discover_ops();
+  ASSERT_GE(ops.size(), 60u) << "examples/ops looks incomplete";
+  require_python();
+  if (HasFatalFailure()) return;
+  CommandResult r = run_command(std::string(kPython) + " " + check_py() + " list");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::string missing;
+  for (const auto& op : ops)
+    if (r.output.find("\n" + op + "\n") == std::string::npos && r.output.rfind(op + "\n", 0) != 0)
+      missing += " " + op;
+  EXPECT_TRUE(missing.empty()) << "no PyTorch reference in examples/ops/ref/zoo_ref.py for:" << missing;
+}
+
+// Every known_failures.txt entry names an existing op and test, so stale entries show up.
+TEST(ZooMeta, known_failures_are_well_formed) {
+  std::ifstream in(source_dir() / "tests" / "zoo" / "known_failures.txt");
+  std::vector<std::string> ops = discover_ops();
+  const std::vector<std::string> tests = {"parse", "forward", "grad_torch", "check_grad", "flop_ratio"};
+  std::string line;
+  int lineno = 0;
+  while (std::getline(in, line)) {
+    ++lineno;
+    size_t b = line.find_first_not_of(" \t");
+    if (b == std::string::npos || line[b] == '#') continue;
+    std::istringstream ss(line);
+    std::string o, t, reason;
+    ss >> o >> t;
+    std::getline(ss, reason);
+    EXPECT_TRUE(std::find(ops.begin(), ops.end(), o) != ops.end())
+        << "known_failures.txt:" << lineno << ": no op " << o;
+    EXPECT_TRUE(std::find(tests.begin(), tests.end(), t) != tests.end())
+        << "known_failures.txt:" << lineno << ": no test " << t;
+    EXPECT_NE(reason.find_first_not_of(" \t"), std::string::npos)
+        << "known_failures.txt:" << lineno << ": a skip needs a reason";
+  }
+}
+
+}  // namespace

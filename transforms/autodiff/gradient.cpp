@@ -1,0 +1,937 @@
+// Block-level reverse-mode AD: see gradient.h for the method.
+#include "transforms/autodiff/gradient.h"
+
+#include <algorithm>
+#include <functional>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ir/error.h"
+#include "ir/mutator.h"
+#include "ir/visitor.h"
+#include "transforms/autodiff/expr_ad.h"
+#include "transforms/autodiff/gather.h"
+#include "transforms/autodiff/regions.h"
+#include "transforms/simplify/simplify.h"
+
+namespace tirc {
+
+using namespace ad;
+
+namespace {
+
+constexpr int64_t kNoIndex = 2147483647;  // "no arg-extremum" in the K buffer of max/min
+
+struct PathElem {
+  Stmt s;
+  bool else_branch = false;
+};
+
+enum class RedKind { Spatial, Sum, Max, Min, Prod };
+
+struct Unit {
+  const BlockRealizeNode* br = nullptr;
+  const BlockNode* blk = nullptr;
+  std::vector<PathElem> path;
+  // Body: lets and guards in order, then the store.
+  struct Item {
+    bool is_let;
+    Var var;
+    Expr value;  // let value or guard condition
+  };
+  std::vector<Item> items;
+  const StoreNode* store = nullptr;
+  const StoreNode* init_store = nullptr;
+  std::vector<Binding> init_lets;
+  RedKind kind = RedKind::Spatial;
+  bool negate = false;
+  Expr update;  // E for reductions, the stored value otherwise
+  std::vector<IterVar> reduce_iters;
+  Buffer Y, ver_in, ver_out;
+  bool self_read = false, full = false, needs_copy = false;
+  std::unordered_map<const BufferNode*, Buffer> read_ver;  // versions read (AD view)
+  std::unordered_map<const BufferNode*, Buffer> fwd_load;  // forward emission: loads
+};
+
+class BufferRenamer : public IRMutator {
+ public:
+  BufferRenamer(const std::unordered_map<const BufferNode*, Buffer>& loads,
+                const std::unordered_map<const BufferNode*, Buffer>& stores)
+      : loads_(loads), stores_(stores) {}
+
+ protected:
+  Expr mutate_load(const LoadNode* n, const Expr& e) override {
+    bool changed = false;
+    auto idx = mutate_all(n->indices, &changed);
+    auto it = loads_.find(n->buffer.get());
+    if (it != loads_.end() && !it->second.same_as(n->buffer)) return make_load(it->second, idx);
+    return changed ? make_load(n->buffer, idx) : e;
+  }
+  Stmt mutate_store(const StoreNode* n, const Stmt& s) override {
+    bool changed = false;
+    auto idx = mutate_all(n->indices, &changed);
+    Expr v = mutate(n->value);
+    auto it = stores_.find(n->buffer.get());
+    Buffer b = it != stores_.end() ? it->second : n->buffer;
+    if (!changed && v.same_as(n->value) && b.same_as(n->buffer)) return s;
+    return make_store(b, idx, v);
+  }
+  Block mutate_block(const Block& b) override {
+    Block nb = IRMutator::mutate_block(b);
+    BlockNode out = *nb.get();
+    bool changed = !nb.same_as(b);
+    for (auto& r : out.reads) {
+      auto it = loads_.find(r.buffer.get());
+      if (it != loads_.end() && !it->second.same_as(r.buffer)) {
+        r.buffer = it->second;
+        changed = true;
+      }
+    }
+    for (auto& r : out.writes) {
+      auto it = stores_.find(r.buffer.get());
+      if (it != stores_.end() && !it->second.same_as(r.buffer)) {
+        r.buffer = it->second;
+        changed = true;
+      }
+    }
+    return changed ? make_block(std::move(out)) : nb;
+  }
+
+ private:
+  const std::unordered_map<const BufferNode*, Buffer>& loads_;
+  const std::unordered_map<const BufferNode*, Buffer>& stores_;
+};
+
+class NameCollector : public IRVisitor {
+ public:
+  explicit NameCollector(NameGen& g) : g_(g) {}
+  void visit_var(const VarNode* v) override { g_.reserve(v->name); }
+  void visit_load(const LoadNode* n) override {
+    g_.reserve(n->buffer->name);
+    IRVisitor::visit_load(n);
+  }
+  void visit_store(const StoreNode* n) override {
+    g_.reserve(n->buffer->name);
+    IRVisitor::visit_store(n);
+  }
+  void visit_for(const ForNode* n) override {
+    g_.reserve(n->loop_var.name());
+    IRVisitor::visit_for(n);
+  }
+  void visit_block(const BlockNode* n) override {
+    g_.reserve(n->name);
+    for (auto& iv : n->iter_vars) g_.reserve(iv.var.name());
+    for (auto& b : n->allocs) g_.reserve(b->name);
+    IRVisitor::visit_block(n);
+  }
+  void visit_let_stmt(const LetStmtNode* n) override {
+    g_.reserve(n->var.name());
+    IRVisitor::visit_let_stmt(n);
+  }
+  void visit_let(const LetNode* n) override {
+    g_.reserve(n->var.name());
+    IRVisitor::visit_let(n);
+  }
+
+ private:
+  NameGen& g_;
+};
+
+bool loads_buffer(const Expr& e, const BufferNode* b) {
+  bool found = false;
+  for_each_expr(e, [&](const Expr& x) {
+    if (auto* l = x.as<LoadNode>(); l && l->buffer.get() == b) found = true;
+  });
+  return found;
+}
+
+bool same_indices(const std::vector<Expr>& a, const std::vector<Expr>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!expr_identical(a[i], b[i])) return false;
+  return true;
+}
+
+bool same_extent(const Expr& a, const Expr& b) {
+  int64_t x, y;
+  if (is_const_int(a, &x) && is_const_int(b, &y)) return x == y;
+  return expr_identical(a, b) || (a.as<VarNode>() && a.same_as(b));
+}
+
+Expr and_all(const std::vector<Expr>& cs) {
+  Expr out;
+  for (auto& c : cs) out = out.defined() ? make_binary(BinOp::And, out, c) : c;
+  return out;
+}
+
+class GradientBuilder {
+ public:
+  GradientBuilder(const FunctionNode& f, const std::vector<std::string>& wrt, const GradientOptions& opts)
+      : f_(f), opts_(opts) {
+    NameCollector nc(names_);
+    nc.visit(f.body);
+    for (auto& p : f.params) names_.reserve(p.name());
+    for (auto& o : f.outputs) names_.reserve(o->name);
+    names_.reserve(f.name);
+    resolve_wrt(wrt);
+  }
+
+  Function build();
+
+ private:
+  void resolve_wrt(const std::vector<std::string>& wrt);
+  void collect(const Stmt& s, std::vector<PathElem>& path);
+  void analyze(Unit& u);
+  void assign_versions();
+  void reverse_unit(Unit& u);
+  void emit_contribution(Unit& u, const std::vector<const std::vector<Binding>*>& lets, const LeafTerm& leaf);
+
+  Buffer new_buffer(const std::string& base, const Buffer& like, DType t) {
+    Buffer b(names_.fresh(base), t, like->shape, "global");
+    allocs_.push_back(b);
+    return b;
+  }
+  Buffer adj_read(const Buffer& ver) {
+    auto it = adj_.find(ver.get());
+    if (it != adj_.end()) return it->second;
+    auto jt = adj_param_.find(ver.get());
+    if (jt != adj_param_.end()) return jt->second;
+    return Buffer();
+  }
+  Buffer adj_write(const Buffer& ver);
+  Stmt elementwise(const std::string& name, const Buffer& like,
+                   const std::function<Stmt(const std::vector<Expr>&)>& body);
+  // A block over u's forward loop nest (same bindings and predicate), fresh iter vars.
+  Stmt clone_block(const Unit& u, const std::string& name, const std::function<Stmt()>& body,
+                   const std::function<Stmt()>& init, bool all_reduce, Annotations ann = {});
+  Stmt wrap_path(const Unit& u, Stmt inner);
+  Stmt body_with_items(const Unit& u, Stmt inner, bool guards);
+  Expr rename_ad(const Unit& u, const Expr& e) {
+    return BufferRenamer(u.read_ver, {}).mutate(e);
+  }
+  Expr reduce_index(const Unit& u);
+  void emit(Stmt s) {
+    if (opts_.simplify) {
+      try {
+        s = simplify(s);
+      } catch (const std::exception&) {
+      }
+    }
+    bwd_.push_back(s);
+  }
+
+  const FunctionNode& f_;
+  GradientOptions opts_;
+  NameGen names_;
+  std::vector<Buffer> wrt_;
+  std::unordered_set<const BufferNode*> inputs_, active_;
+  std::vector<Unit> units_;
+  std::unordered_map<const BufferNode*, const BufferNode*> orig_of_;  // version -> original
+  std::unordered_map<const BufferNode*, Buffer> adj_, adj_param_;
+  std::vector<Buffer> allocs_;
+  std::vector<Stmt> bwd_;
+  std::vector<Param> cot_params_;
+};
+
+void GradientBuilder::resolve_wrt(const std::vector<std::string>& wrt) {
+  for (auto& p : f_.params)
+    if (p.is_buffer()) inputs_.insert(p.buffer.get());
+  if (wrt.empty()) {
+    for (auto& p : f_.params)
+      if (p.is_buffer() && is_float(p.buffer->dtype)) wrt_.push_back(p.buffer);
+    return;
+  }
+  for (auto& name : wrt) {
+    const Param* found = nullptr;
+    for (auto& p : f_.params)
+      if (p.name() == name) found = &p;
+    if (!found || !found->is_buffer() || !is_float(found->buffer->dtype)) {
+      bool is_out = false;
+      for (auto& o : f_.outputs)
+        if (o->name == name) is_out = true;
+      throw Error("gradient of " + f_.name + ": --wrt " + name + " is not a float input buffer of " + f_.name +
+                  (is_out ? " (it is an output)" : ""));
+    }
+    for (auto& w : wrt_)
+      if (w.same_as(found->buffer)) throw Error("gradient of " + f_.name + ": --wrt " + name + " is listed twice");
+    wrt_.push_back(found->buffer);
+  }
+}
+
+void GradientBuilder::collect(const Stmt& s, std::vector<PathElem>& path) {
+  if (!s.defined()) return;
+  switch (s.kind()) {
+    case StmtKind::Seq:
+      for (auto& x : s.as<SeqNode>()->stmts) collect(x, path);
+      return;
+    case StmtKind::For: {
+      path.push_back({s});
+      collect(s.as<ForNode>()->body, path);
+      path.pop_back();
+      return;
+    }
+    case StmtKind::IfThenElse: {
+      auto* n = s.as<IfThenElseStmtNode>();
+      path.push_back({s, false});
+      collect(n->then_case, path);
+      path.back().else_branch = true;
+      collect(n->else_case, path);
+      path.pop_back();
+      return;
+    }
+    case StmtKind::LetStmt: {
+      path.push_back({s});
+      collect(s.as<LetStmtNode>()->body, path);
+      path.pop_back();
+      return;
+    }
+    case StmtKind::BlockRealize: {
+      Unit u;
+      u.br = s.as<BlockRealizeNode>();
+      u.blk = u.br->block.get();
+      u.path = path;
+      units_.push_back(std::move(u));
+      return;
+    }
+    case StmtKind::Store:
+      throw Error("gradient of " + f_.name + ": a store to " + s.as<StoreNode>()->buffer->name +
+                  " outside of any block is not supported");
+    case StmtKind::Evaluate:
+      throw Error("gradient of " + f_.name + ": call_extern(\"" + s.as<EvaluateNode>()->extern_name +
+                  "\") is not differentiable");
+  }
+}
+
+void GradientBuilder::analyze(Unit& u) {
+  const BlockNode& b = *u.blk;
+  const std::string where = "block " + b.name + ": ";
+  for (auto& iv : b.iter_vars) {
+    if (iv.kind == IterKind::Scan) throw Error(where + "scan iter vars (recurrences) are not supported yet");
+    if (iv.kind == IterKind::Opaque) throw Error(where + "opaque iter vars are not supported");
+    if (iv.kind == IterKind::Reduce) u.reduce_iters.push_back(iv);
+  }
+  if (!b.allocs.empty()) throw Error(where + "block-local allocations are not supported");
+  Stmt s = b.body;
+  for (;;) {
+    if (!s.defined()) throw Error(where + "empty block body");
+    if (auto* l = s.as<LetStmtNode>()) {
+      u.items.push_back({true, l->var, l->value});
+      s = l->body;
+    } else if (auto* i = s.as<IfThenElseStmtNode>()) {
+      if (i->else_case.defined()) throw Error(where + "if/else in a block body is not supported");
+      u.items.push_back({false, Var(), i->cond});
+      s = i->then_case;
+    } else if (auto* q = s.as<SeqNode>()) {
+      if (q->stmts.size() != 1) throw Error(where + "several stores in one block body are not supported");
+      s = q->stmts[0];
+    } else if (auto* st = s.as<StoreNode>()) {
+      u.store = st;
+      break;
+    } else if (s.as<BlockRealizeNode>()) {
+      throw Error(where + "nested blocks are not supported");
+    } else if (auto* ev = s.as<EvaluateNode>()) {
+      throw Error(where + "call_extern(\"" + ev->extern_name + "\") is not differentiable");
+    } else {
+      throw Error(where + "loops inside a block body are not supported");
+    }
+  }
+  u.Y = u.store->buffer;
+  const std::vector<Expr>& I = u.store->indices;
+  auto is_self = [&](const Expr& e) {
+    auto* l = e.as<LoadNode>();
+    return l && l->buffer.same_as(u.Y) && same_indices(l->indices, I);
+  };
+  if (b.init.defined()) {
+    if (u.reduce_iters.empty()) throw Error(where + "init without reduce iter vars is not supported");
+    Stmt t = b.init;
+    for (;;) {
+      if (auto* l = t.as<LetStmtNode>()) {
+        u.init_lets.push_back({l->var, l->value});
+        t = l->body;
+      } else if (auto* q = t.as<SeqNode>(); q && q->stmts.size() == 1) {
+        t = q->stmts[0];
+      } else {
+        break;
+      }
+    }
+    auto* st = t.as<StoreNode>();
+    if (!st || !st->buffer.same_as(u.Y) || !same_indices(st->indices, I))
+      throw Error(where + "init must be a single store to the element the body updates");
+    u.init_store = st;
+    if (loads_buffer(st->value, u.Y.get())) throw Error(where + "init reads the buffer it initialises");
+  }
+  const Expr& v = u.store->value;
+  if (u.reduce_iters.empty()) {
+    u.kind = RedKind::Spatial;
+    u.update = v;
+    for (auto& it : u.items)
+      if (loads_buffer(it.value, u.Y.get())) u.self_read = true;
+    if (loads_buffer(v, u.Y.get())) u.self_read = true;
+  } else {
+    auto* bin = v.as<BinaryNode>();
+    Expr E;
+    if (bin) {
+      bool sa = is_self(bin->a), sb = is_self(bin->b);
+      switch (bin->op) {
+        case BinOp::Add:
+          if (sa || sb) u.kind = RedKind::Sum, E = sa ? bin->b : bin->a;
+          break;
+        case BinOp::Sub:
+          if (sa) u.kind = RedKind::Sum, u.negate = true, E = bin->b;
+          break;
+        case BinOp::Mul:
+          if (sa || sb) u.kind = RedKind::Prod, E = sa ? bin->b : bin->a;
+          break;
+        case BinOp::Max:
+          if (sa || sb) u.kind = RedKind::Max, E = sa ? bin->b : bin->a;
+          break;
+        case BinOp::Min:
+          if (sa || sb) u.kind = RedKind::Min, E = sa ? bin->b : bin->a;
+          break;
+        default: break;
+      }
+    }
+    if (!E.defined() || !is_float(v.dtype()))
+      throw Error(where + "unsupported reduction update of " + u.Y->name +
+                  " (differentiable reductions: Y = Y + E, Y - E, Y * E, max(Y, E), min(Y, E) on floats)");
+    if (loads_buffer(E, u.Y.get())) throw Error(where + "the reduction reads " + u.Y->name + " inside its update");
+    for (auto& it : u.items)
+      if (loads_buffer(it.value, u.Y.get()))
+        throw Error(where + "the reduction reads " + u.Y->name + " inside its update");
+    u.update = E;
+    std::unordered_set<const VarNode*> red;
+    for (auto& iv : u.reduce_iters) red.insert(iv.var.get());
+    for (auto& i : I) {
+      std::unordered_set<const VarNode*> vs;
+      collect_vars(i, &vs);
+      for (auto* x : vs)
+        if (red.count(x)) throw Error(where + "the element written depends on reduce iter vars");
+    }
+    if (!u.init_store) u.self_read = true;
+  }
+  // Full overwrite: trivially bound spatial iter vars covering the shape, no conditions.
+  bool full = I.size() == u.Y->ndim();
+  if (!is_const_int(u.br->predicate) || !is_one(u.br->predicate)) {
+    int64_t pv;
+    full = full && is_const_int(u.br->predicate, &pv) && pv != 0;
+  }
+  for (auto& pe : u.path)
+    if (pe.s.as<IfThenElseStmtNode>()) full = false;
+  for (auto& it : u.items)
+    if (!it.is_let) full = false;
+  std::unordered_set<const VarNode*> seen;
+  for (size_t d = 0; full && d < I.size(); ++d) {
+    auto* vn = I[d].as<VarNode>();
+    if (!vn || seen.count(vn)) {
+      full = false;
+      break;
+    }
+    seen.insert(vn);
+    int k = -1;
+    for (size_t j = 0; j < b.iter_vars.size(); ++j)
+      if (b.iter_vars[j].var.get() == vn) k = static_cast<int>(j);
+    if (k < 0 || b.iter_vars[k].kind != IterKind::Spatial || !same_extent(b.iter_vars[k].extent, u.Y->shape[d])) {
+      full = false;
+      break;
+    }
+    auto* bv = u.br->bindings[k].as<VarNode>();
+    const ForNode* loop = nullptr;
+    for (auto& pe : u.path)
+      if (auto* fn = pe.s.as<ForNode>(); fn && fn->loop_var.get() == bv) loop = fn;
+    if (!loop || !is_zero(loop->min) || !same_extent(loop->extent, b.iter_vars[k].extent)) full = false;
+  }
+  u.full = full;
+}
+
+void GradientBuilder::assign_versions() {
+  std::unordered_map<const BufferNode*, Buffer> cur;
+  for (auto& p : f_.params)
+    if (p.is_buffer()) cur[p.buffer.get()] = p.buffer;
+  for (auto& u : units_) {
+    const std::string where = "block " + u.blk->name + ": ";
+    if (inputs_.count(u.Y.get())) throw Error(where + "writes the input " + u.Y->name);
+    // Every buffer read must have been written before (or be an input).
+    auto check = [&](const Expr& e) {
+      for_each_expr(e, [&](const Expr& x) {
+        auto* l = x.as<LoadNode>();
+        if (!l) return;
+        if (!cur.count(l->buffer.get()))
+          throw Error("block " + u.blk->name + " reads " + l->buffer->name + " before any block writes it");
+      });
+    };
+    for (auto& it : u.items) check(it.value);
+    check(u.update);  // for reductions, the accumulator load is not part of the update
+    if (u.init_store) {
+      check(u.init_store->value);
+      for (auto& l : u.init_lets) check(l.value);
+    }
+    if (u.kind != RedKind::Spatial && !u.init_store && !cur.count(u.Y.get()))
+      throw Error("block " + u.blk->name + " reads " + u.Y->name + " before any block writes it");
+    u.read_ver = cur;
+    auto it = cur.find(u.Y.get());
+    if (it != cur.end()) {
+      u.ver_in = it->second;
+      u.ver_out = Buffer(names_.fresh(u.Y->name + "_v"), u.Y->dtype, u.Y->shape, u.Y->scope);
+      allocs_.push_back(u.ver_out);
+      u.needs_copy = !u.full || u.self_read;
+    } else {
+      u.ver_out = u.Y;
+    }
+    orig_of_[u.ver_out.get()] = u.Y.get();
+    u.fwd_load = cur;
+    u.fwd_load[u.Y.get()] = u.ver_out;
+    cur[u.Y.get()] = u.ver_out;
+  }
+  for (auto& p : f_.params)
+    if (p.is_buffer()) orig_of_[p.buffer.get()] = p.buffer.get();
+  // Cotangent params: the adjoint of each output's final version.
+  for (auto& o : f_.outputs) {
+    Buffer g(names_.fresh(o->name + "_grad"), o->dtype, o->shape, "global");
+    Param p;
+    p.buffer = g;
+    cot_params_.push_back(p);
+    auto it = cur.find(o.get());
+    if (it != cur.end() && is_float(o->dtype)) adj_param_[it->second.get()] = g;
+  }
+}
+
+Stmt GradientBuilder::elementwise(const std::string& name, const Buffer& like,
+                                  const std::function<Stmt(const std::vector<Expr>&)>& body) {
+  BlockNode bn;
+  bn.name = names_.fresh(name);
+  std::vector<Var> loops;
+  std::vector<Expr> bindings, iv;
+  for (size_t d = 0; d < like->ndim(); ++d) {
+    Var l(names_.fresh("i")), v(names_.fresh("v"));
+    loops.push_back(l);
+    bindings.push_back(l);
+    iv.push_back(v);
+    bn.iter_vars.push_back({v, IterKind::Spatial, like->shape[d]});
+  }
+  bn.body = body(iv);
+  set_regions(bn);
+  Stmt s = make_block_realize(bindings, make_bool(true), make_block(std::move(bn)));
+  for (size_t d = like->ndim(); d-- > 0;)
+    s = make_for(loops[d], make_const(like->shape[d].dtype(), 0), like->shape[d], ForKind::Serial, s);
+  return s;
+}
+
+Stmt GradientBuilder::wrap_path(const Unit& u, Stmt inner) {
+  for (size_t i = u.path.size(); i-- > 0;) {
+    const Stmt& s = u.path[i].s;
+    if (auto* f = s.as<ForNode>()) {
+      inner = make_for(f->loop_var, f->min, f->extent, f->for_kind, inner, f->thread_tag, f->annotations);
+    } else if (auto* c = s.as<IfThenElseStmtNode>()) {
+      inner = u.path[i].else_branch ? make_if(make_unary(UnOp::Not, c->cond), inner) : make_if(c->cond, inner);
+    } else if (auto* l = s.as<LetStmtNode>()) {
+      inner = make_let_stmt(l->var, l->value, inner);
+    }
+  }
+  return inner;
+}
+
+// Rebuilds u's body lets (and guards) around inner, with loads renamed to the AD view.
+Stmt GradientBuilder::body_with_items(const Unit& u, Stmt inner, bool guards) {
+  for (size_t i = u.items.size(); i-- > 0;) {
+    auto& it = u.items[i];
+    if (it.is_let)
+      inner = make_let_stmt(it.var, rename_ad(u, it.value), inner);
+    else if (guards)
+      inner = make_if(rename_ad(u, it.value), inner);
+  }
+  return inner;
+}
+
+Stmt GradientBuilder::clone_block(const Unit& u, const std::string& name, const std::function<Stmt()>& body,
+                                  const std::function<Stmt()>& init, bool all_reduce, Annotations ann) {
+  BlockNode bn;
+  bn.name = names_.fresh(name);
+  std::unordered_map<const VarNode*, Expr> m;
+  for (auto& iv : u.blk->iter_vars) {
+    Var nv(names_.fresh(iv.var.name()), iv.var.dtype());
+    m[iv.var.get()] = nv;
+    bn.iter_vars.push_back({nv, all_reduce ? IterKind::Reduce : iv.kind, iv.extent});
+  }
+  bn.body = substitute(body(), m);
+  if (init) bn.init = substitute(init(), m);
+  bn.annotations = std::move(ann);
+  set_regions(bn);
+  Stmt s = make_block_realize(u.br->bindings, u.br->predicate, make_block(std::move(bn)));
+  return wrap_path(u, s);
+}
+
+Buffer GradientBuilder::adj_write(const Buffer& ver) {
+  auto it = adj_.find(ver.get());
+  if (it != adj_.end()) return it->second;
+  const BufferNode* orig = orig_of_.at(ver.get());
+  Buffer a = new_buffer(orig->name + "_grad", ver, ver->dtype);
+  auto jt = adj_param_.find(ver.get());
+  if (jt != adj_param_.end()) {
+    Buffer p = jt->second;
+    emit(elementwise(a->name + "_init", a, [&](const std::vector<Expr>& iv) { return make_store(a, iv, make_load(p, iv)); }));
+    adj_param_.erase(jt);
+  } else {
+    emit(elementwise(a->name + "_init", a,
+                     [&](const std::vector<Expr>& iv) { return make_store(a, iv, make_const(a->dtype, 0)); }));
+  }
+  adj_[ver.get()] = a;
+  return a;
+}
+
+Expr GradientBuilder::reduce_index(const Unit& u) {
+  Expr out;
+  for (auto& iv : u.reduce_iters) out = out.defined() ? out * iv.extent + iv.var : Expr(iv.var);
+  return out;
+}
+
+void GradientBuilder::reverse_unit(Unit& u) {
+  Buffer G = adj_read(u.ver_out);
+  if (!G.defined() || !active_.count(u.Y.get())) return;
+  const std::vector<Expr>& I = u.store->indices;
+  std::vector<Expr> I_ad;
+  for (auto& i : I) I_ad.push_back(rename_ad(u, i));
+  Expr Gi = make_load(G, I_ad);
+  const std::string bname = u.blk->name;
+
+  // Pass-through to the previous version of Y.
+  bool exact_pass = u.kind == RedKind::Sum && !u.init_store;
+  if (u.ver_in.defined() && (exact_pass || !u.full)) {
+    Buffer prev;
+    if (adj_.count(u.ver_in.get())) {
+      prev = adj_.at(u.ver_in.get());
+      emit(elementwise(bname + "_pass", prev, [&](const std::vector<Expr>& iv) {
+        return make_store(prev, iv, make_load(prev, iv) + make_load(G, iv));
+      }));
+    } else {
+      prev = new_buffer(u.Y->name + "_grad", u.ver_in, u.ver_in->dtype);
+      emit(elementwise(bname + "_pass", prev,
+                       [&](const std::vector<Expr>& iv) { return make_store(prev, iv, make_load(G, iv)); }));
+      adj_[u.ver_in.get()] = prev;
+    }
+    if (!exact_pass) {
+      // The elements that u overwrote do not flow back (zeroed over u's iteration space).
+      emit(clone_block(
+          u, bname + "_mask",
+          [&] { return body_with_items(u, make_store(prev, I_ad, make_const(prev->dtype, 0)), true); }, nullptr, true));
+    }
+  }
+
+  // Auxiliary reductions for max/min (arg-extremum) and product (zero count, product).
+  Buffer K, Z, P;
+  Expr lin = reduce_index(u);
+  Expr Yk = make_load(u.ver_out, I_ad);
+  Expr Ead = rename_ad(u, u.update);
+  if (u.kind == RedKind::Max || u.kind == RedKind::Min) {
+    K = new_buffer(u.Y->name + "_arg", u.Y, DType::I32);
+    emit(clone_block(
+        u, bname + "_arg",
+        [&] {
+          Expr cand = make_select(make_binary(BinOp::EQ, Ead, Yk), lin, make_int(kNoIndex));
+          return body_with_items(u, make_store(K, I_ad, min(make_load(K, I_ad), cand)), true);
+        },
+        [&] { return make_store(K, I_ad, make_int(kNoIndex)); }, false));
+  }
+  if (u.kind == RedKind::Prod) {
+    DType T = u.Y->dtype;
+    Z = new_buffer(u.Y->name + "_nzero", u.Y, T);
+    P = new_buffer(u.Y->name + "_prod", u.Y, T);
+    Expr is0 = make_binary(BinOp::EQ, Ead, make_const(T, 0));
+    emit(clone_block(
+        u, bname + "_nzero",
+        [&] {
+          return body_with_items(
+              u, make_store(Z, I_ad, make_load(Z, I_ad) + make_select(is0, make_const(T, 1), make_const(T, 0))), true);
+        },
+        [&] { return make_store(Z, I_ad, make_const(T, 0)); }, false));
+    emit(clone_block(
+        u, bname + "_prod",
+        [&] {
+          return body_with_items(u, make_store(P, I_ad, make_load(P, I_ad) * make_select(is0, make_const(T, 1), Ead)),
+                                 true);
+        },
+        [&] { return make_store(P, I_ad, make_const(T, 1)); }, false));
+  }
+
+  auto active_fn = [this](const Buffer& b) {
+    auto it = orig_of_.find(b.get());
+    return it != orig_of_.end() && active_.count(it->second) != 0;
+  };
+  ExprAD ad(names_, active_fn);
+  DType T = u.Y->dtype;
+  // Main update.
+  {
+    Scope S;
+    std::vector<Expr> guards;
+    for (auto& it : u.items) {
+      if (it.is_let)
+        ad.bind_let(it.var, rename_ad(u, it.value), S);
+      else
+        guards.push_back(ad.subst(rename_ad(u, it.value)));
+    }
+    Expr root = ad.linearize(Ead, S);
+    Expr seed = Gi;
+    if (u.kind == RedKind::Spatial) {
+      // The stored value is materialised: adjoints that need it read it back.
+      if (!S.lets.empty() && root.same_as(S.lets.back().var)) S.lets.back().value = Yk;
+    } else if (u.kind == RedKind::Sum) {
+      if (u.negate) seed = -Gi;
+    } else if (u.kind == RedKind::Max || u.kind == RedKind::Min) {
+      guards.push_back(make_binary(BinOp::EQ, lin, make_load(K, I_ad)));
+    } else if (u.kind == RedKind::Prod) {
+      Expr base = u.init_store ? rename_ad(u, u.init_store->value) : make_load(u.ver_in, I_ad);
+      for (size_t i = u.init_lets.size(); u.init_store && i-- > 0;)
+        base = make_let(u.init_lets[i].var, rename_ad(u, u.init_lets[i].value), base);
+      Expr z = make_load(Z, I_ad), p = make_load(P, I_ad);
+      Expr c0 = make_binary(BinOp::EQ, z, make_const(T, 0));
+      Expr c1 = make_binary(BinOp::And, make_binary(BinOp::EQ, z, make_const(T, 1)),
+                            make_binary(BinOp::EQ, root, make_const(T, 0)));
+      seed = Gi * base * make_select(c0, p / root, make_select(c1, p, make_const(T, 0)));
+    }
+    std::vector<Binding> adj_lets;
+    std::vector<LeafTerm> leaves;
+    ad.reverse(S, {{root, seed}}, guards, &adj_lets, &leaves);
+    std::vector<LeafTerm> groups;
+    for (auto& lt : leaves) {
+      bool merged = false;
+      for (auto& g : groups)
+        if (expr_identical(g.load, lt.load) && g.guards.size() == lt.guards.size()) {
+          bool same = true;
+          for (size_t i = 0; i < g.guards.size() && same; ++i) same = expr_identical(g.guards[i], lt.guards[i]);
+          if (!same) continue;
+          g.term = g.term + lt.term;
+          merged = true;
+          break;
+        }
+      if (!merged) groups.push_back(lt);
+    }
+    for (auto& g : groups) emit_contribution(u, {&S.lets, &adj_lets}, g);
+  }
+  // Initial value (init store, or the previous content for reductions without init):
+  // evaluated once per spatial point, i.e. where every reduce var is 0.
+  if (u.kind != RedKind::Spatial && !exact_pass) {
+    std::vector<Expr> rz;
+    for (auto& iv : u.reduce_iters) rz.push_back(make_binary(BinOp::EQ, iv.var, make_int(0, iv.var.dtype())));
+    Scope S0;
+    Expr root0;
+    if (u.init_store) {
+      for (auto& l : u.init_lets) ad.bind_let(l.var, rename_ad(u, l.value), S0);
+      root0 = ad.linearize(rename_ad(u, u.init_store->value), S0);
+    } else {
+      root0 = make_load(u.ver_in, I_ad);
+    }
+    Expr seed = Gi;
+    std::vector<Expr> guards = rz;
+    if (u.kind == RedKind::Max || u.kind == RedKind::Min)
+      guards.push_back(make_binary(BinOp::EQ, make_load(K, I_ad), make_int(kNoIndex)));
+    if (u.kind == RedKind::Prod)
+      seed = Gi * make_select(make_binary(BinOp::EQ, make_load(Z, I_ad), make_const(T, 0)), make_load(P, I_ad),
+                              make_const(T, 0));
+    std::vector<Binding> adj_lets;
+    std::vector<LeafTerm> leaves;
+    ad.reverse(S0, {{root0, seed}}, guards, &adj_lets, &leaves);
+    for (auto& g : leaves) emit_contribution(u, {&S0.lets, &adj_lets}, g);
+  }
+}
+
+void GradientBuilder::emit_contribution(Unit& u, const std::vector<const std::vector<Binding>*>& lets,
+                                        const LeafTerm& leaf) {
+  auto* ld = leaf.load.as<LoadNode>();
+  Buffer A = adj_write(ld->buffer);
+  std::unordered_set<const VarNode*> top;
+  for (auto* l : lets)
+    for (auto& b : *l) top.insert(b.var.get());
+  std::vector<Expr> outer, inner;
+  for (auto& g : leaf.guards) {
+    std::unordered_set<const VarNode*> vs;
+    collect_vars(g, &vs);
+    bool uses = false;
+    for (auto* v : vs)
+      if (top.count(v)) uses = true;
+    (uses ? inner : outer).push_back(g);
+  }
+  auto make_body = [&](const std::vector<Expr>& target) {
+    Expr cur = make_load(A, target);
+    Expr term = leaf.term;
+    Expr val;
+    if (auto* n = term.as<UnaryNode>(); n && n->op == UnOp::Neg)
+      val = cur - n->a;
+    else
+      val = cur + term;
+    Stmt s = make_store(A, target, val);
+    if (!inner.empty()) s = make_if(and_all(inner), s);
+    // Needed lets, innermost first.
+    std::vector<const Binding*> all;
+    for (auto* l : lets)
+      for (auto& b : *l) all.push_back(&b);
+    std::unordered_set<const VarNode*> need;
+    collect_vars(term, &need);
+    for (auto& g : inner) collect_vars(g, &need);
+    for (size_t i = all.size(); i-- > 0;) {
+      if (!need.count(all[i]->var.get())) continue;
+      collect_vars(all[i]->value, &need);
+      s = make_let_stmt(all[i]->var, all[i]->value, s);
+    }
+    return s;
+  };
+  const std::string name = u.blk->name + "_d" + ld->buffer->name;
+
+  // Gather: solve the index equations over the forward loop nest.
+  GatherInput gi;
+  std::unordered_map<const VarNode*, Expr> path_lets;
+  for (auto& pe : u.path) {
+    if (auto* f = pe.s.as<ForNode>()) {
+      gi.loops.push_back({f->loop_var, substitute(f->min, path_lets), substitute(f->extent, path_lets)});
+    } else if (auto* c = pe.s.as<IfThenElseStmtNode>()) {
+      Expr cond = substitute(c->cond, path_lets);
+      gi.conds.push_back(pe.else_branch ? make_unary(UnOp::Not, cond) : cond);
+    } else if (auto* l = pe.s.as<LetStmtNode>()) {
+      path_lets[l->var.get()] = substitute(l->value, path_lets);
+    }
+  }
+  std::unordered_map<const VarNode*, Expr> iter_to_loop;
+  for (size_t i = 0; i < u.blk->iter_vars.size(); ++i)
+    iter_to_loop[u.blk->iter_vars[i].var.get()] = substitute(u.br->bindings[i], path_lets);
+  gi.conds.push_back(substitute(u.br->predicate, path_lets));
+  for (auto& g : outer) gi.conds.push_back(substitute(g, iter_to_loop));
+  for (auto& i : ld->indices) gi.index.push_back(substitute(i, iter_to_loop));
+  gi.shape = A->shape;
+  auto r = solve_gather(gi, names_);
+  if (r) {
+    if (r->empty) return;
+    std::unordered_map<const VarNode*, Expr> iter_new;
+    for (auto& [k, v] : iter_to_loop) iter_new[k] = substitute(v, r->subst);
+    Stmt body = substitute(make_body(r->target_index), iter_new);
+    if (!r->residual.empty()) body = make_if(and_all(r->residual), body);
+    BlockNode bn;
+    bn.name = names_.fresh(name);
+    std::vector<Expr> bindings;
+    for (auto& gl : r->loops) {
+      bn.iter_vars.push_back({gl.iter_var, gl.kind, gl.iter_extent});
+      bindings.push_back(gl.binding);
+    }
+    bn.body = body;
+    set_regions(bn);
+    Stmt s = make_block_realize(bindings, make_bool(true), make_block(std::move(bn)));
+    for (size_t i = r->loops.size(); i-- > 0;) {
+      auto& gl = r->loops[i];
+      s = make_for(gl.loop_var, gl.lo, make_extent(gl.lo, gl.hi), ForKind::Serial, s);
+    }
+    emit(s);
+    return;
+  }
+  // Scatter fallback over the forward iteration space.
+  std::vector<Expr> target;
+  for (auto& i : ld->indices) target.push_back(i);
+  Stmt body = make_body(target);
+  if (!outer.empty()) body = make_if(and_all(outer), body);
+  emit(clone_block(u, name, [&] { return body; }, nullptr, true, {{"atomic", "1"}}));
+}
+
+Function GradientBuilder::build() {
+  std::vector<PathElem> path;
+  const BlockNode& root = root_block(f_);
+  if (!root.iter_vars.empty() || root.init.defined())
+    throw Error("gradient of " + f_.name + ": the root block must have no iter vars and no init");
+  collect(root.body, path);
+  for (auto& u : units_) analyze(u);
+  assign_versions();
+  // Activity: buffers that depend on a wrt input.
+  for (auto& w : wrt_) active_.insert(w.get());
+  for (auto& u : units_) {
+    bool act = false;
+    auto check = [&](const Expr& e) {
+      for_each_expr(e, [&](const Expr& x) {
+        if (auto* l = x.as<LoadNode>(); l && active_.count(l->buffer.get()) && is_float(l->buffer->dtype)) act = true;
+      });
+    };
+    for (auto& it : u.items) check(it.value);
+    check(u.store->value);
+    if (u.init_store) check(u.init_store->value);
+    for (auto& l : u.init_lets) check(l.value);
+    if (act && is_float(u.Y->dtype)) active_.insert(u.Y.get());
+  }
+  // Results: zero-initialised adjoints of the wrt inputs.
+  std::vector<Buffer> outs;
+  for (auto& w : wrt_) {
+    Buffer g(names_.fresh(w->name + "_grad"), w->dtype, w->shape, "global");
+    outs.push_back(g);
+    adj_[w.get()] = g;
+    emit(elementwise(g->name + "_init", g,
+                     [&](const std::vector<Expr>& iv) { return make_store(g, iv, make_const(g->dtype, 0)); }));
+  }
+  for (size_t k = units_.size(); k-- > 0;) reverse_unit(units_[k]);
+
+  // Forward recomputation: only the blocks whose versions the adjoint blocks read.
+  std::unordered_set<const BufferNode*> needed;
+  auto need_loads = [&](const Stmt& s) {
+    for_each_expr(s, [&](const Expr& x) {
+      if (auto* l = x.as<LoadNode>()) needed.insert(l->buffer.get());
+    });
+  };
+  for (auto& s : bwd_) need_loads(s);
+  std::vector<Stmt> fwd_rev;
+  for (size_t k = units_.size(); k-- > 0;) {
+    Unit& u = units_[k];
+    if (!needed.count(u.ver_out.get())) continue;
+    std::unordered_map<const BufferNode*, Buffer> stores = {{u.Y.get(), u.ver_out}};
+    Stmt realize = make_block_realize(u.br->bindings, u.br->predicate, u.br->block);
+    Stmt s = wrap_path(u, BufferRenamer(u.fwd_load, stores).mutate(realize));
+    need_loads(s);
+    fwd_rev.push_back(s);
+    if (u.needs_copy) {
+      Buffer from = u.ver_in, to = u.ver_out;
+      fwd_rev.push_back(elementwise(u.blk->name + "_copy", to, [&](const std::vector<Expr>& iv) {
+        return make_store(to, iv, make_load(from, iv));
+      }));
+      needed.insert(from.get());
+    }
+  }
+  std::vector<Stmt> body(fwd_rev.rbegin(), fwd_rev.rend());
+  body.insert(body.end(), bwd_.begin(), bwd_.end());
+  Stmt body_stmt = make_seq(body);
+
+  // Allocations: every non-param buffer the body touches.
+  std::unordered_set<const BufferNode*> used;
+  for_each_expr(body_stmt, [&](const Expr& x) {
+    if (auto* l = x.as<LoadNode>()) used.insert(l->buffer.get());
+  });
+  struct StoreScan : IRVisitor {
+    std::unordered_set<const BufferNode*>* used;
+    void visit_store(const StoreNode* n) override {
+      used->insert(n->buffer.get());
+      IRVisitor::visit_store(n);
+    }
+  } scan;
+  scan.used = &used;
+  scan.visit(body_stmt);
+  BlockNode rb;
+  rb.name = "root";
+  std::unordered_set<const BufferNode*> listed;
+  auto add_alloc = [&](const Buffer& b) {
+    if (used.count(b.get()) && !listed.count(b.get())) {
+      listed.insert(b.get());
+      rb.allocs.push_back(b);
+    }
+  };
+  for (auto& b : root.allocs) add_alloc(b);
+  for (auto& b : f_.outputs) add_alloc(b);
+  for (auto& b : allocs_) add_alloc(b);
+  rb.body = body_stmt;
+  auto fn = std::make_shared<FunctionNode>();
+  fn->name = f_.name + "_grad";
+  fn->params = f_.params;
+  for (auto& p : cot_params_) fn->params.push_back(p);
+  fn->outputs = outs;
+  fn->body = make_block_realize({}, make_bool(true), make_block(std::move(rb)));
+  fn->loc = f_.loc;
+  return fn;
+}
+
+}  // namespace
+
+Function gradient(const FunctionNode& f, const std::vector<std::string>& wrt, const GradientOptions& opts) {
+  GradientBuilder b(f, wrt, opts);
+  return b.build();
+}
+
+}  // namespace tirc

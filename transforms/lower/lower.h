@@ -1,0 +1,60 @@
+// Lowering of a TensorIR-style function to the loop form that code generators consume
+// (model: TVM's lowering pipeline: LowerInitBlock, PlanAndUpdateBufferAllocationLocation,
+// ConvertBlocksToOpaque + LowerOpaqueBlock, FlattenBuffer, Simplify).
+//
+// Every pass takes and returns an ordinary function of the language, so the interpreter can
+// run the result of each stage (differential tests in tests/lower/).
+//
+// The fully lowered form (lower_function) is:
+//   * the root block (no iter vars) whose allocs are the buffers that stay at function level;
+//   * no other block has iter vars, init, or a predicate. The only blocks left are
+//     "scope blocks" `block NAME() { ... }` that either hold allocs (a buffer whose lifetime
+//     is that block: one fresh buffer per execution of the block) or carry annotations
+//     (e.g. "atomic", kept so codegen can make scatter-adds atomic in parallel loops);
+//   * loops, ifs, lets, stores, call_extern as written by the schedule;
+//   * after flatten_buffers, every buffer (params, outputs, allocs) is 1-D, C order:
+//     A[i, j] of A: T[n, m] becomes A[i * m + j] of A: T[n * m] (shapes may be symbolic).
+// Errors: none for valid input (the input is assumed to have passed the parser's checks).
+#pragma once
+
+#include "ir/module.h"
+
+namespace tirc {
+
+// Init lowering: a block with `init { S }` and reduce vars r1..rn gets the body
+// `if (r1 == 0 && ... && rn == 0) { S }; BODY` and no init. A block without reduce vars
+// runs its init unconditionally before the body.
+Function lower_init(const FunctionNode& f);
+
+// Block-to-loop conversion (run after lower_init): every non-root BlockRealize is replaced
+// by its body with the iter vars substituted by their bindings, wrapped in
+// `if (PREDICATE)` unless the predicate is constant true. A block with allocs or
+// annotations leaves a scope block (no iter vars) around its body.
+Function convert_blocks(const FunctionNode& f);
+
+// Allocation placement (run after convert_blocks): a root-level alloc whose every access
+// lies inside one parallel (or thread-bound) loop is moved into a scope block directly
+// inside the innermost such loop that contains all its accesses, so that each parallel
+// iteration has private storage (TVM: PlanAndUpdateBufferAllocationLocation, limited to
+// parallel loops: moving into a serial loop could break values carried between iterations).
+Function plan_alloc(const FunctionNode& f);
+
+// Flattening (run after convert_blocks): every buffer becomes 1-D with row-major strides.
+// Params and outputs are replaced by 1-D buffers of the same name and dtype, so the
+// caller passes the same memory (a C-ordered array of numel elements).
+Function flatten_buffers(const FunctionNode& f);
+
+// Index simplification: constant folding and the identities x+0, x*1, x*0, x-0, x//1, x%1,
+// and reassociation of constant terms ((x + c1) + c2). Pure integer arithmetic only;
+// float expressions are left as written (folding them could change rounding).
+Function simplify_indices(const FunctionNode& f);
+Expr simplify_index_expr(const Expr& e);
+
+// The whole pipeline: lower_init, convert_blocks, plan_alloc, flatten_buffers (when
+// `flatten`), simplify_indices.
+Function lower_function(const FunctionNode& f, bool flatten = true);
+
+// Helper: a copy of f with a new body.
+Function with_body(const FunctionNode& f, Stmt body);
+
+}  // namespace tirc

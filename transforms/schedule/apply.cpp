@@ -1,0 +1,93 @@
+#include <map>
+
+#include "ir/error.h"
+#include "transforms/schedule/prims.h"
+#include "transforms/schedule/schedule.h"
+
+namespace tirc {
+namespace {
+
+using namespace sched;
+
+const std::map<std::string, PrimFn>& table() {
+  static const std::map<std::string, PrimFn> t = {
+      {"get_block", prim_get_block},
+      {"get_loops", prim_get_loops},
+      {"get_child_blocks", prim_get_child_blocks},
+      {"split", prim_split},
+      {"fuse", prim_fuse},
+      {"reorder", prim_reorder},
+      {"parallel", prim_parallel},
+      {"vectorize", prim_vectorize},
+      {"unroll", prim_unroll},
+      {"bind", prim_bind},
+      {"annotate", prim_annotate},
+      {"compute_at", prim_compute_at},
+      {"reverse_compute_at", prim_reverse_compute_at},
+      {"compute_inline", prim_compute_inline},
+      {"reverse_compute_inline", prim_reverse_compute_inline},
+      {"cache_read", prim_cache_read},
+      {"cache_write", prim_cache_write},
+      {"decompose_reduction", prim_decompose_reduction},
+      {"rfactor", prim_rfactor},
+      {"blockize", prim_blockize},
+      {"tensorize", prim_tensorize},
+  };
+  return t;
+}
+
+}  // namespace
+
+std::vector<std::string> schedule_primitive_names() {
+  std::vector<std::string> out;
+  for (auto& [k, v] : table()) out.push_back(k);
+  return out;
+}
+
+Function apply_schedule(const FunctionNode& f, const ScheduleItem& item) {
+  ScheduleState st(f);
+  for (auto& ins : item.instrs) {
+    auto it = table().find(ins.primitive);
+    if (it == table().end())
+      throw SourceError(ins.loc.file, ins.loc.line, ins.loc.col, "unknown schedule primitive '" + ins.primitive + "'");
+    try {
+      it->second(st, ins);
+    } catch (const Refusal& r) {
+      throw SourceError(ins.loc.file, ins.loc.line, ins.loc.col, ins.primitive + ": " + r.what());
+    } catch (const SourceError&) {
+      throw;
+    } catch (const Error& e) {
+      // An IR-level error from a helper: still report it at the instruction.
+      throw SourceError(ins.loc.file, ins.loc.line, ins.loc.col, ins.primitive + ": " + e.what());
+    }
+  }
+  return st.to_function();
+}
+
+Module apply_module_schedules(const Module& m, const std::string& only_func) {
+  Module out = m;
+  out.schedules.clear();
+  out.order.clear();
+  // Keep the item order, dropping applied schedules (and re-indexing the kept ones).
+  std::vector<bool> applied(m.schedules.size(), false);
+  for (size_t i = 0; i < m.schedules.size(); ++i) {
+    const ScheduleItem& s = m.schedules[i];
+    if (!only_func.empty() && s.func != only_func) continue;
+    Function f = out.find_func(s.func);
+    if (!f) throw SourceError(s.loc.file, s.loc.line, s.loc.col, "schedule for unknown function '" + s.func + "'");
+    out.add_func(apply_schedule(*f, s));
+    applied[i] = true;
+  }
+  for (auto& [kind, idx] : m.order) {
+    if (kind == 1) {
+      if (applied[idx]) continue;
+      out.schedules.push_back(m.schedules[idx]);
+      out.order.emplace_back(1, out.schedules.size() - 1);
+    } else {
+      out.order.emplace_back(kind, idx);
+    }
+  }
+  return out;
+}
+
+}  // namespace tirc

@@ -1,0 +1,456 @@
+#include "transforms/schedule/arith.h"
+
+#include <algorithm>
+#include <functional>
+
+#include "ir/mutator.h"
+#include "ir/visitor.h"
+
+namespace tirc::sched {
+namespace {
+
+int64_t fdiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+int64_t fmod(int64_t a, int64_t b) { return a - fdiv(a, b) * b; }
+
+bool int_like(DType t) { return is_int(t); }
+
+void add_term(Linear& l, const Expr& atom, int64_t c) {
+  if (c == 0) return;
+  for (auto& [a, k] : l.terms)
+    if (expr_identical(a, atom)) {
+      k += c;
+      return;
+    }
+  l.terms.emplace_back(atom, c);
+}
+
+bool lin_rec(const Expr& e, int64_t scale, Linear& out) {
+  if (!e.defined() || !int_like(e.dtype())) return false;
+  int64_t v;
+  if (is_const_int(e, &v)) {
+    out.c += scale * v;
+    return true;
+  }
+  if (auto* b = e.as<BinaryNode>()) {
+    switch (b->op) {
+      case BinOp::Add: return lin_rec(b->a, scale, out) && lin_rec(b->b, scale, out);
+      case BinOp::Sub: return lin_rec(b->a, scale, out) && lin_rec(b->b, -scale, out);
+      case BinOp::Mul: {
+        Linear la, lb;
+        la.dtype = lb.dtype = e.dtype();
+        bool oka = lin_rec(b->a, 1, la), okb = lin_rec(b->b, 1, lb);
+        if (oka && okb && lb.terms.empty()) {
+          for (auto& [a, k] : la.terms) add_term(out, a, k * lb.c * scale);
+          out.c += la.c * lb.c * scale;
+          return true;
+        }
+        if (oka && okb && la.terms.empty()) {
+          for (auto& [a, k] : lb.terms) add_term(out, a, k * la.c * scale);
+          out.c += la.c * lb.c * scale;
+          return true;
+        }
+        break;
+      }
+      default: break;
+    }
+  }
+  if (auto* u = e.as<UnaryNode>(); u && u->op == UnOp::Neg) return lin_rec(u->a, -scale, out);
+  // Atom: fold its inside so that identical atoms compare equal.
+  add_term(out, e, scale);
+  return true;
+}
+
+class Folder : public IRMutator {
+ protected:
+  Expr mutate_binary(const BinaryNode* n, const Expr& e) override {
+    Expr a = mutate(n->a), b = mutate(n->b);
+    int64_t x, y;
+    bool ca = is_const_int(a, &x), cb = is_const_int(b, &y);
+    DType t = a.dtype();
+    if (ca && cb && (int_like(t) || is_bool(t))) {
+      switch (n->op) {
+        case BinOp::Add: return make_int(x + y, t);
+        case BinOp::Sub: return make_int(x - y, t);
+        case BinOp::Mul: return make_int(x * y, t);
+        case BinOp::FloorDiv: if (y != 0) return make_int(fdiv(x, y), t); break;
+        case BinOp::FloorMod: if (y != 0) return make_int(fmod(x, y), t); break;
+        case BinOp::Min: return make_int(std::min(x, y), t);
+        case BinOp::Max: return make_int(std::max(x, y), t);
+        case BinOp::EQ: return make_bool(x == y);
+        case BinOp::NE: return make_bool(x != y);
+        case BinOp::LT: return make_bool(x < y);
+        case BinOp::LE: return make_bool(x <= y);
+        case BinOp::GT: return make_bool(x > y);
+        case BinOp::GE: return make_bool(x >= y);
+        case BinOp::And: return make_bool(x && y);
+        case BinOp::Or: return make_bool(x || y);
+        default: break;
+      }
+    }
+    if (n->op == BinOp::And) {
+      if (ca) return x ? b : a;
+      if (cb) return y ? a : b;
+    }
+    if (n->op == BinOp::Or) {
+      if (ca) return x ? a : b;
+      if (cb) return y ? b : a;
+    }
+    if (int_like(t) && (n->op == BinOp::Add || n->op == BinOp::Sub || n->op == BinOp::Mul)) {
+      Expr r = make_binary(n->op, a, b);
+      if (auto l = to_linear(r)) return from_linear(*l);
+      return r;
+    }
+    if (int_like(t) && n->op == BinOp::FloorDiv && cb && y == 1) return a;
+    if (int_like(t) && n->op == BinOp::FloorMod && cb && y == 1) return make_int(0, t);
+    if (int_like(t) && (n->op == BinOp::Min || n->op == BinOp::Max) && expr_identical(a, b)) return a;
+    if (int_like(t) && binop_is_compare(n->op)) {
+      // Compare the difference with 0 when it folds to a constant.
+      if (auto l = to_linear(make_binary(BinOp::Sub, a, b)); l && l->terms.empty()) {
+        int64_t d = l->c;
+        switch (n->op) {
+          case BinOp::EQ: return make_bool(d == 0);
+          case BinOp::NE: return make_bool(d != 0);
+          case BinOp::LT: return make_bool(d < 0);
+          case BinOp::LE: return make_bool(d <= 0);
+          case BinOp::GT: return make_bool(d > 0);
+          case BinOp::GE: return make_bool(d >= 0);
+          default: break;
+        }
+      }
+    }
+    if (a.same_as(n->a) && b.same_as(n->b)) return e;
+    return make_binary(n->op, a, b);
+  }
+  Expr mutate_unary(const UnaryNode* n, const Expr& e) override {
+    Expr a = mutate(n->a);
+    int64_t x;
+    if (n->op == UnOp::Not && is_const_int(a, &x)) return make_bool(!x);
+    if (n->op == UnOp::Neg && is_const_int(a, &x) && int_like(a.dtype())) return make_int(-x, a.dtype());
+    return a.same_as(n->a) ? e : make_unary(n->op, a);
+  }
+};
+
+}  // namespace
+
+int64_t Linear::coef_of(const VarNode* v) const {
+  for (auto& [a, k] : terms)
+    if (a.get() == v) return k;
+  return 0;
+}
+
+std::optional<Linear> to_linear(const Expr& e) {
+  Linear l;
+  if (!e.defined() || !int_like(e.dtype())) return std::nullopt;
+  l.dtype = e.dtype();
+  if (!lin_rec(e, 1, l)) return std::nullopt;
+  l.terms.erase(std::remove_if(l.terms.begin(), l.terms.end(), [](auto& t) { return t.second == 0; }),
+                l.terms.end());
+  return l;
+}
+
+Expr from_linear(const Linear& l) {
+  Expr r;
+  for (auto& [a, k] : l.terms) {
+    if (k == 0) continue;
+    Expr t = k == 1 ? a : (k == -1 && r.defined() ? a : make_binary(BinOp::Mul, a, make_int(k, l.dtype)));
+    if (!r.defined())
+      r = t;
+    else if (k == -1)
+      r = make_binary(BinOp::Sub, r, a);
+    else if (k < 0)
+      r = make_binary(BinOp::Sub, r, make_binary(BinOp::Mul, a, make_int(-k, l.dtype)));
+    else
+      r = make_binary(BinOp::Add, r, t);
+  }
+  if (!r.defined()) return make_int(l.c, l.dtype);
+  if (l.c > 0) return make_binary(BinOp::Add, r, make_int(l.c, l.dtype));
+  if (l.c < 0) return make_binary(BinOp::Sub, r, make_int(-l.c, l.dtype));
+  return r;
+}
+
+Expr fold(const Expr& e) {
+  Folder f;
+  return f.mutate(e);
+}
+
+std::optional<IntRange> const_bound(const Expr& e, const RangeMap& ranges) {
+  int64_t v;
+  if (is_const_int(e, &v)) return IntRange{v, v};
+  if (auto* var = e.as<VarNode>()) {
+    auto it = ranges.find(var);
+    if (it == ranges.end()) return std::nullopt;
+    return it->second;
+  }
+  if (auto* u = e.as<UnaryNode>(); u && u->op == UnOp::Neg) {
+    auto a = const_bound(u->a, ranges);
+    if (!a) return std::nullopt;
+    return IntRange{-a->hi, -a->lo};
+  }
+  auto* b = e.as<BinaryNode>();
+  if (!b || !int_like(e.dtype())) return std::nullopt;
+  // Linear sums: bound each term separately (exact for independent atoms).
+  if (b->op == BinOp::Add || b->op == BinOp::Sub || b->op == BinOp::Mul) {
+    if (auto l = to_linear(e); l && !(l->terms.size() == 1 && l->terms[0].first.same_as(e))) {
+      int64_t lo = l->c, hi = l->c;
+      for (auto& [a, k] : l->terms) {
+        if (a.same_as(e)) return std::nullopt;
+        auto r = const_bound(a, ranges);
+        if (!r) return std::nullopt;
+        if (k >= 0) lo += k * r->lo, hi += k * r->hi;
+        else lo += k * r->hi, hi += k * r->lo;
+      }
+      return IntRange{lo, hi};
+    }
+    if (b->op == BinOp::Mul) {
+      auto x = const_bound(b->a, ranges), y = const_bound(b->b, ranges);
+      if (!x || !y) return std::nullopt;
+      int64_t c[4] = {x->lo * y->lo, x->lo * y->hi, x->hi * y->lo, x->hi * y->hi};
+      return IntRange{*std::min_element(c, c + 4), *std::max_element(c, c + 4)};
+    }
+    return std::nullopt;
+  }
+  auto x = const_bound(b->a, ranges);
+  auto y = const_bound(b->b, ranges);
+  switch (b->op) {
+    case BinOp::FloorDiv:
+      if (x && y && y->lo == y->hi && y->lo > 0) return IntRange{fdiv(x->lo, y->lo), fdiv(x->hi, y->lo)};
+      return std::nullopt;
+    case BinOp::FloorMod:
+      if (y && y->lo == y->hi && y->lo > 0) {
+        if (x && x->lo >= 0 && x->hi < y->lo) return x;
+        if (x && fdiv(x->lo, y->lo) == fdiv(x->hi, y->lo)) return IntRange{fmod(x->lo, y->lo), fmod(x->hi, y->lo)};
+        return IntRange{0, y->lo - 1};
+      }
+      return std::nullopt;
+    case BinOp::Min:
+      if (x && y) return IntRange{std::min(x->lo, y->lo), std::min(x->hi, y->hi)};
+      return std::nullopt;
+    case BinOp::Max:
+      if (x && y) return IntRange{std::max(x->lo, y->lo), std::max(x->hi, y->hi)};
+      return std::nullopt;
+    default: return std::nullopt;
+  }
+}
+
+bool prove_le(const Expr& a, const Expr& b, const RangeMap& ranges) {
+  Expr d = fold(make_binary(BinOp::Sub, b, a));
+  auto r = const_bound(d, ranges);
+  return r && r->lo >= 0;
+}
+bool prove_lt(const Expr& a, const Expr& b, const RangeMap& ranges) {
+  Expr d = fold(make_binary(BinOp::Sub, b, a));
+  auto r = const_bound(d, ranges);
+  return r && r->lo >= 1;
+}
+bool prove_eq(const Expr& a, const Expr& b) {
+  if (expr_identical(a, b)) return true;
+  if (!a.defined() || !b.defined() || !int_like(a.dtype()) || a.dtype() != b.dtype()) return false;
+  auto l = to_linear(make_binary(BinOp::Sub, a, b));
+  return l && l->terms.empty() && l->c == 0;
+}
+
+bool uses_var(const Expr& e, const std::function<bool(const VarNode*)>& pred) {
+  bool found = false;
+  if (!e.defined()) return false;
+  for_each_expr(e, [&](const Expr& x) {
+    if (auto* v = x.as<VarNode>(); v && pred(v)) found = true;
+  });
+  return found;
+}
+bool uses_var(const Expr& e, const VarNode* v) {
+  return uses_var(e, [v](const VarNode* x) { return x == v; });
+}
+
+std::optional<SymRange> relax(const Expr& e, const SymRangeMap& ranges) {
+  auto in_map = [&](const VarNode* v) { return ranges.count(v) > 0; };
+  if (!uses_var(e, in_map)) {
+    Expr f = fold(e);
+    return SymRange{f, f};
+  }
+  auto l = to_linear(e);
+  if (!l) return std::nullopt;
+  Linear lo, hi;
+  lo.dtype = hi.dtype = l->dtype;
+  lo.c = hi.c = l->c;
+  for (auto& [a, k] : l->terms) {
+    auto* v = a.as<VarNode>();
+    if (v && in_map(v)) {
+      const SymRange& r = ranges.at(v);
+      auto rl = to_linear(r.lo), rh = to_linear(r.hi);
+      if (!rl || !rh) return std::nullopt;
+      const Linear& for_lo = k >= 0 ? *rl : *rh;
+      const Linear& for_hi = k >= 0 ? *rh : *rl;
+      for (auto& [x, kk] : for_lo.terms) add_term(lo, x, kk * k);
+      lo.c += for_lo.c * k;
+      for (auto& [x, kk] : for_hi.terms) add_term(hi, x, kk * k);
+      hi.c += for_hi.c * k;
+    } else {
+      if (uses_var(a, in_map)) return std::nullopt;
+      add_term(lo, a, k);
+      add_term(hi, a, k);
+    }
+  }
+  return SymRange{fold(from_linear(lo)), fold(from_linear(hi))};
+}
+
+std::vector<Expr> conjuncts(const Expr& e) {
+  std::vector<Expr> out;
+  std::function<void(const Expr&)> rec = [&](const Expr& x) {
+    int64_t v;
+    if (!x.defined() || (is_const_int(x, &v) && v)) return;
+    if (auto* b = x.as<BinaryNode>(); b && b->op == BinOp::And) {
+      rec(b->a);
+      rec(b->b);
+      return;
+    }
+    out.push_back(x);
+  };
+  rec(e);
+  return out;
+}
+
+Expr make_and(const std::vector<Expr>& cs) {
+  Expr r;
+  for (auto& c : cs) r = r.defined() ? make_binary(BinOp::And, r, c) : c;
+  return r.defined() ? r : make_bool(true);
+}
+
+// ---- bijective bindings ----
+namespace {
+
+struct SplitTerm {
+  const VarNode* loop;
+  int64_t lower;  // l // lower
+  Expr ext;       // (...) % ext, or the remaining extent
+  int64_t scale;
+};
+
+struct LoopInfo {
+  Expr extent;
+};
+
+// Parses e as a sum of scaled splits of loop vars plus nothing else.
+bool parse_splits(const Expr& e, int64_t scale, const std::unordered_map<const VarNode*, LoopInfo>& loops,
+                  std::vector<SplitTerm>& out);
+
+bool parse_split_atom(const Expr& e, const std::unordered_map<const VarNode*, LoopInfo>& loops,
+                      SplitTerm& t) {
+  if (auto* v = e.as<VarNode>()) {
+    auto it = loops.find(v);
+    if (it == loops.end()) return false;
+    t = SplitTerm{v, 1, it->second.extent, 1};
+    return true;
+  }
+  auto* b = e.as<BinaryNode>();
+  int64_t c;
+  if (!b || !is_const_int(b->b, &c) || c <= 0) return false;
+  if (b->op == BinOp::FloorDiv) {
+    if (!parse_split_atom(b->a, loops, t)) return false;
+    int64_t ext;
+    // (l // a % e) // c: exact only when c divides e.
+    if (!is_const_int(fold(t.ext), &ext)) {
+      // Symbolic extent: only l // c with lower 1 and the remaining extent ceil(E / c).
+      if (t.lower != 1) return false;
+      t.lower = c;
+      t.ext = fold(floordiv(t.ext + make_int(c - 1, t.ext.dtype()), make_int(c, t.ext.dtype())));
+      return true;
+    }
+    t.lower *= c;
+    t.ext = make_int((ext + c - 1) / c, t.ext.dtype());
+    return ext % c == 0 || true;
+  }
+  if (b->op == BinOp::FloorMod) {
+    if (!parse_split_atom(b->a, loops, t)) return false;
+    int64_t ext;
+    if (is_const_int(t.ext, &ext) && ext <= c) return true;  // mod is a no-op
+    if (is_const_int(t.ext, &ext) && ext % c != 0) return false;
+    t.ext = make_int(c, b->b.dtype());
+    return true;
+  }
+  return false;
+}
+
+bool parse_splits(const Expr& e, int64_t scale, const std::unordered_map<const VarNode*, LoopInfo>& loops,
+                  std::vector<SplitTerm>& out) {
+  auto l = to_linear(e);
+  if (!l || l->c != 0) return false;
+  for (auto& [a, k] : l->terms) {
+    if (k <= 0) return false;
+    SplitTerm t;
+    if (!parse_split_atom(a, loops, t)) return false;
+    t.scale = k * scale;
+    out.push_back(t);
+  }
+  return true;
+}
+
+}  // namespace
+
+bool bijective_bindings(const std::vector<Expr>& bindings, const std::vector<Expr>& extents,
+                        const std::vector<LoopDom>& loops, const Expr& predicate) {
+  std::unordered_map<const VarNode*, LoopInfo> linfo;
+  for (auto& l : loops) linfo[l.var.get()] = LoopInfo{l.extent};
+  auto preds = conjuncts(fold(predicate));
+  std::unordered_map<const VarNode*, std::vector<SplitTerm>> per_loop;
+  for (size_t i = 0; i < bindings.size(); ++i) {
+    std::vector<SplitTerm> ts;
+    if (!parse_splits(bindings[i], 1, linfo, ts)) return false;
+    std::sort(ts.begin(), ts.end(), [](auto& a, auto& b) { return a.scale < b.scale; });
+    // Mixed radix over the iter var's extent.
+    Expr cover = make_int(1, extents[i].dtype());
+    for (size_t k = 0; k < ts.size(); ++k) {
+      int64_t cv;
+      Expr fc = fold(cover);
+      if (!is_const_int(fc, &cv)) {
+        if (ts[k].scale != 1 || k != 0) return false;
+      } else if (ts[k].scale != cv) {
+        return false;
+      }
+      cover = fold(ts[k].ext * make_int(ts[k].scale, extents[i].dtype()));
+      per_loop[ts[k].loop].push_back(ts[k]);
+    }
+    if (!prove_eq(cover, extents[i])) {
+      // Overshoot allowed when the predicate bounds the binding.
+      bool guarded = false;
+      if (prove_le(extents[i], cover)) {
+        for (auto& c : preds) {
+          auto* lt = c.as<BinaryNode>();
+          if (lt && lt->op == BinOp::LT && prove_eq(lt->a, bindings[i]) && prove_eq(lt->b, extents[i])) guarded = true;
+        }
+      }
+      if (!guarded) return false;
+    }
+  }
+  // Splits of each loop partition it.
+  for (auto& l : loops) {
+    auto it = per_loop.find(l.var.get());
+    if (it == per_loop.end()) {
+      // A loop that feeds no iter var repeats every instance: only fine with extent 1.
+      if (!prove_eq(l.extent, make_int(1, l.extent.dtype()))) return false;
+      continue;
+    }
+    auto ts = it->second;
+    std::sort(ts.begin(), ts.end(), [](auto& a, auto& b) { return a.lower < b.lower; });
+    int64_t expect = 1;
+    for (size_t k = 0; k < ts.size(); ++k) {
+      if (ts[k].lower != expect) return false;
+      int64_t e;
+      if (k + 1 < ts.size()) {
+        if (!is_const_int(fold(ts[k].ext), &e)) return false;
+        expect *= e;
+      }
+    }
+    // The last split must reach the loop's end (its ext is the remaining extent or more).
+    const SplitTerm& last = ts.back();
+    Expr need = fold(floordiv(l.extent + make_int(last.lower - 1, l.extent.dtype()), make_int(last.lower, l.extent.dtype())));
+    if (last.lower == 1) need = l.extent;
+    if (!prove_le(need, last.ext) && !prove_eq(need, last.ext)) return false;
+  }
+  return true;
+}
+
+}  // namespace tirc::sched

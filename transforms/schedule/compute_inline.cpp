@@ -1,0 +1,82 @@
+// compute_inline(block): TVM Schedule.compute_inline. Replaces every load of the block's
+// output buffer by the block's value (with the block's iter vars replaced by the load
+// indices) and removes the block. Legal when the block is spatial (not a reduction), its
+// body is one store `X[v0, v1, ...] = value` to distinct iter vars, X is an intermediate
+// buffer (not a parameter or output) written only by this block, the block does not read X,
+// and what it reads is not overwritten before the consumers run.
+#include "transforms/schedule/inline_common.h"
+#include "transforms/schedule/prims.h"
+
+namespace tirc::sched {
+
+void prim_compute_inline(ScheduleState& st, const ScheduleInstr& ins) {
+  expect_args(ins, 1, 1);
+  expect_results(ins, 0);
+  Stmt bs = arg_block(st, ins, 0);
+  const BlockRealizeNode* br = realize(bs);
+  const BlockNode* b = br->block.get();
+  if (is_reduction_block(*b)) refuse("block " + b->name + " is a reduction");
+  for (auto& iv : b->iter_vars)
+    if (iv.kind != IterKind::Spatial)
+      refuse("block " + b->name + " has the " + std::string(iter_kind_name(iv.kind)) + " iter var " + iv.var.name());
+  if (!collect_blocks(b->body).empty()) refuse("block " + b->name + " has nested blocks");
+  const StoreNode* store = single_store(*b);
+  const Buffer& X = store->buffer;
+  if (st.is_param(X)) refuse("block " + b->name + " writes buffer " + X->name + ", a parameter or output of the function");
+  if (!b->allocs.empty()) refuse("block " + b->name + " allocates buffers");
+  auto ivs = index_vars(*b, store->indices, "the store");
+  if (body_reads(*b, X)) refuse("block " + b->name + " reads buffer " + X->name + ", which it writes");
+  for (size_t i = 0; i < b->iter_vars.size(); ++i) {
+    bool indexed = std::find(ivs.begin(), ivs.end(), static_cast<int>(i)) != ivs.end();
+    if (!indexed && uses_var(store->value, b->iter_vars[i].var.get()))
+      refuse("the value of block " + b->name + " uses iter var " + b->iter_vars[i].var.name() +
+             ", which is not a store index");
+  }
+  bool has_ptr = false;
+  for_each_expr(store->value, [&](const Expr& e) { has_ptr = has_ptr || e.kind() == ExprKind::BufferPtr; });
+  if (has_ptr) refuse("block " + b->name + " passes a buffer pointer");
+  auto others = writers_of(st, X, b);
+  if (!others.empty()) refuse("buffer " + X->name + " is also written by block " + block_of(others[0])->name);
+  auto consumers = readers_of(st, X, b);
+  // X[e] holds value(e) whenever it was written (single writer, pure value), so the order
+  // of the consumers does not matter; only the inputs of the value must be stable.
+  for (auto& c : consumers) {
+    const BlockNode* cb = block_of(c);
+    bool ptr = false;
+    auto f = [&](const Expr& e) {
+      if (auto* p = e.as<BufferPtrNode>(); p && p->buffer.same_as(X)) ptr = true;
+    };
+    if (cb->init.defined()) for_each_expr(cb->init, f);
+    for_each_expr(cb->body, f);
+    if (ptr) refuse("consumer block " + cb->name + " passes a pointer to buffer " + X->name);
+    check_inputs_stable(st, *b, bs, c);
+  }
+  // Rewrite consumers.
+  auto inline_value = [&](const std::vector<Expr>& idx) {
+    std::unordered_map<const VarNode*, Expr> sub;
+    for (size_t k = 0; k < idx.size(); ++k) sub[b->iter_vars[ivs[k]].var.get()] = idx[k];
+    return substitute(store->value, sub);
+  };
+  Stmt body = st.body();
+  for (auto& c : consumers) {
+    Stmt nc = update_realize(c, [&](BlockRealizeNode& r) {
+      r.block = update_block(r.block, [&](BlockNode& n) {
+        n.init = n.init.defined() ? replace_loads(n.init, X, inline_value) : n.init;
+        n.body = replace_loads(n.body, X, inline_value);
+        std::vector<BufferRegion> inferred;
+        infer_regions(n, &inferred, nullptr);
+        n.reads = merge_regions(without(n.reads, X), inferred);
+      });
+    });
+    body = replace_stmt(body, c.get(), nc);
+  }
+  // Remove the block and the loops that hold only it.
+  ScheduleState tmp = st;
+  tmp.set_body(body);
+  Stmt victim = exclusive_root(tmp, tmp.find_block(b->name));
+  tmp.replace(victim.get(), Stmt());
+  remove_alloc_if_unused(tmp, X);
+  st.set_body(tmp.body());
+}
+
+}  // namespace tirc::sched

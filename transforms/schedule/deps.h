@@ -1,0 +1,32 @@
+// Dependence checks shared by the loop primitives (reorder, parallel, vectorize, bind):
+// conservative conditions under which changing the order of the iterations of loops does
+// not change what the blocks below compute.
+#pragma once
+
+#include <map>
+
+#include "ir/mutator.h"
+#include "ir/visitor.h"
+#include "transforms/schedule/state.h"
+
+namespace tirc::sched {
+
+// Refuses (with `what` naming the operation) when blocks below `s` are not independent of
+// each other: two different blocks below s touching the same buffer with one writing it,
+// statements outside blocks, or call_extern.
+void check_blocks_independent(const Stmt& s, const std::string& what);
+
+// Refuses when some block below `s` binds `loop` to an iter var that is not spatial
+// (`allow_reduce` allows reduce vars too: reordering a commutative reduction is fine).
+void check_loop_bindings(const Stmt& s, const ForNode* loop, bool allow_reduce, const std::string& what);
+
+}  // namespace tirc::sched
+
+namespace tirc::sched {
+// Refuses unless the iterations of `loop` are independent: every block below binds the
+// loop only to spatial iter vars, and every buffer touched by two different blocks below
+// (one writing it) is partitioned by the loop: some dimension of every access is
+// [c*l + a, c*l + b] with the same c and all such slices narrower than |c|, so different
+// iterations touch disjoint parts. Used by parallel, vectorize and bind.
+void check_iterations_independent(const ScheduleState& st, const Stmt& loop, const std::string& prim);
+}  // namespace tirc::sched

@@ -1,0 +1,88 @@
+// parallel, vectorize, unroll, bind: change the kind of a loop (TVM Schedule.parallel,
+// vectorize, unroll, bind). Parallel, vectorized and thread-bound loops run their
+// iterations in any order or at once, so the iterations must be independent
+// (deps.h: only spatial iter vars, no buffer shared across iterations). Unrolling keeps
+// the order and is always legal.
+#include <set>
+
+#include "transforms/schedule/deps.h"
+#include "transforms/schedule/prims.h"
+
+namespace tirc::sched {
+
+namespace {
+
+Stmt loop_for_kind(ScheduleState& st, const ScheduleInstr& ins, ForKind kind, const std::string& tag) {
+  Stmt ls = arg_loop(st, ins, 0);
+  auto* f = ls.as<ForNode>();
+  if (f->for_kind == kind && f->thread_tag == tag) return Stmt();
+  if (f->for_kind != ForKind::Serial)
+    refuse("loop " + loop_name(ls) + " is already " + for_kind_name(f->for_kind) +
+           (f->thread_tag.empty() ? "" : " (" + f->thread_tag + ")"));
+  return ls;
+}
+
+}  // namespace
+
+void prim_parallel(ScheduleState& st, const ScheduleInstr& ins) {
+  expect_args(ins, 1, 1);
+  expect_results(ins, 0);
+  Stmt ls = loop_for_kind(st, ins, ForKind::Parallel, "");
+  if (!ls.defined()) return;
+  check_iterations_independent(st, ls, "parallel");
+  st.replace(ls.get(), with_kind(*ls.as<ForNode>(), ForKind::Parallel, ""));
+}
+
+void prim_vectorize(ScheduleState& st, const ScheduleInstr& ins) {
+  expect_args(ins, 1, 1);
+  expect_results(ins, 0);
+  Stmt ls = loop_for_kind(st, ins, ForKind::Vectorized, "");
+  if (!ls.defined()) return;
+  auto* f = ls.as<ForNode>();
+  // Innermost: no loop anywhere below, including inside blocks.
+  std::function<const ForNode*(const Stmt&)> find_for = [&](const Stmt& s) -> const ForNode* {
+    if (!s.defined()) return nullptr;
+    if (auto* x = s.as<ForNode>()) return x;
+    for (auto& c : children(s))
+      if (auto* r = find_for(c)) return r;
+    return nullptr;
+  };
+  if (auto* inner = find_for(f->body))
+    refuse("loop " + loop_name(ls) + " is not innermost (loop " + inner->loop_var.name() + " is inside it)");
+  int64_t ext;
+  if (!is_const_int(fold(f->extent), &ext)) refuse("loop " + loop_name(ls) + " has a non-constant extent");
+  check_iterations_independent(st, ls, "vectorize");
+  st.replace(ls.get(), with_kind(*f, ForKind::Vectorized, ""));
+}
+
+void prim_unroll(ScheduleState& st, const ScheduleInstr& ins) {
+  expect_args(ins, 1, 1);
+  expect_results(ins, 0);
+  Stmt ls = loop_for_kind(st, ins, ForKind::Unrolled, "");
+  if (!ls.defined()) return;
+  st.replace(ls.get(), with_kind(*ls.as<ForNode>(), ForKind::Unrolled, ""));
+}
+
+void prim_bind(ScheduleState& st, const ScheduleInstr& ins) {
+  expect_args(ins, 2, 2);
+  expect_results(ins, 0);
+  std::string tag = arg_string(ins, 1, "the thread axis");
+  static const std::set<std::string> tags = {"blockIdx.x",  "blockIdx.y",  "blockIdx.z", "threadIdx.x",
+                                             "threadIdx.y", "threadIdx.z", "vthread"};
+  if (!tags.count(tag))
+    refuse("unknown thread axis \"" + tag + "\" (expected blockIdx.x/y/z, threadIdx.x/y/z or vthread)");
+  Stmt ls = loop_for_kind(st, ins, ForKind::ThreadBinding, tag);
+  if (!ls.defined()) return;
+  if (tag != "vthread") {
+    for (auto& p : st.path_to(ls.get()))
+      if (auto* f = p.as<ForNode>(); f && f != ls.get() && f->for_kind == ForKind::ThreadBinding && f->thread_tag == tag)
+        refuse("thread axis " + tag + " is already bound by the enclosing loop " + f->loop_var.name());
+    for (auto& l : collect_loops(ls.as<ForNode>()->body))
+      if (auto* f = l.as<ForNode>(); f->for_kind == ForKind::ThreadBinding && f->thread_tag == tag)
+        refuse("thread axis " + tag + " is already bound by the inner loop " + f->loop_var.name());
+  }
+  check_iterations_independent(st, ls, "bind");
+  st.replace(ls.get(), with_kind(*ls.as<ForNode>(), ForKind::ThreadBinding, tag));
+}
+
+}  // namespace tirc::sched

@@ -1,0 +1,34 @@
+// Declarations of the primitive entry points (one file per primitive in this folder).
+// Each takes the state and the instruction, refuses with sched::Refusal, and commits its
+// result to the state only when every check passed.
+#pragma once
+
+#include "transforms/schedule/state.h"
+
+namespace tirc::sched {
+
+using PrimFn = void (*)(ScheduleState&, const ScheduleInstr&);
+
+void prim_get_block(ScheduleState&, const ScheduleInstr&);
+void prim_get_loops(ScheduleState&, const ScheduleInstr&);
+void prim_get_child_blocks(ScheduleState&, const ScheduleInstr&);
+void prim_split(ScheduleState&, const ScheduleInstr&);
+void prim_fuse(ScheduleState&, const ScheduleInstr&);
+void prim_reorder(ScheduleState&, const ScheduleInstr&);
+void prim_parallel(ScheduleState&, const ScheduleInstr&);
+void prim_vectorize(ScheduleState&, const ScheduleInstr&);
+void prim_unroll(ScheduleState&, const ScheduleInstr&);
+void prim_bind(ScheduleState&, const ScheduleInstr&);
+void prim_annotate(ScheduleState&, const ScheduleInstr&);
+void prim_compute_at(ScheduleState&, const ScheduleInstr&);
+void prim_reverse_compute_at(ScheduleState&, const ScheduleInstr&);
+void prim_compute_inline(ScheduleState&, const ScheduleInstr&);
+void prim_reverse_compute_inline(ScheduleState&, const ScheduleInstr&);
+void prim_cache_read(ScheduleState&, const ScheduleInstr&);
+void prim_cache_write(ScheduleState&, const ScheduleInstr&);
+void prim_decompose_reduction(ScheduleState&, const ScheduleInstr&);
+void prim_rfactor(ScheduleState&, const ScheduleInstr&);
+void prim_blockize(ScheduleState&, const ScheduleInstr&);
+void prim_tensorize(ScheduleState&, const ScheduleInstr&);
+
+}  // namespace tirc::sched

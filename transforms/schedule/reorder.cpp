@@ -1,0 +1,76 @@
+// reorder(l0, l1, ...): TVM Schedule.reorder. The loops must lie on one perfect nest
+// (from the outermost given loop down to the innermost one, every loop body is exactly the
+// next loop); the given loops take the positions of the given loops in the nest, in the
+// given order, the others stay. Legal when the blocks below are independent of each other
+// and bind the moved loops only to spatial or reduce iter vars (a reduction is commutative;
+// scan vars are ordered).
+#include "transforms/schedule/deps.h"
+#include "transforms/schedule/prims.h"
+
+namespace tirc::sched {
+
+void prim_reorder(ScheduleState& st, const ScheduleInstr& ins) {
+  auto pos = positional(ins);
+  if (pos.empty()) refuse("expected at least 1 loop");
+  expect_results(ins, 0);
+  std::vector<Stmt> given;
+  for (size_t i = 0; i < pos.size(); ++i) {
+    Stmt l = arg_loop(st, ins, i);
+    for (auto& p : given)
+      if (p.same_as(l)) refuse("loop " + loop_name(l) + " is given twice");
+    given.push_back(l);
+  }
+  if (given.size() == 1) return;
+  // Order the given loops by depth; the outermost is the top of the chain.
+  std::vector<std::pair<size_t, Stmt>> by_depth;
+  for (auto& g : given) by_depth.emplace_back(st.path_to(g.get()).size(), g);
+  std::sort(by_depth.begin(), by_depth.end(), [](auto& a, auto& b) { return a.first < b.first; });
+  Stmt top = by_depth.front().second, bottom = by_depth.back().second;
+  // Walk the chain from top to bottom.
+  std::vector<Stmt> chain{top};
+  while (!chain.back().same_as(bottom)) {
+    Stmt body = chain.back().as<ForNode>()->body;
+    if (body.kind() != StmtKind::For) {
+      // Either the remaining loops are elsewhere or the nest is not perfect.
+      auto path = find_path(chain.back(), bottom.get());
+      if (path.empty())
+        refuse("loop " + loop_name(bottom) + " is not inside loop " + loop_name(top) + "; the loops must be nested");
+      refuse("the loops do not form a perfect nest: the body of loop " + loop_name(chain.back()) +
+             " is not a single loop");
+    }
+    chain.push_back(body);
+  }
+  for (auto& g : given) {
+    bool in = false;
+    for (auto& c : chain) in = in || c.same_as(g);
+    if (!in) refuse("loop " + loop_name(g) + " is not on the nest from loop " + loop_name(top) + " to loop " + loop_name(bottom));
+  }
+  for (auto& c : chain) {
+    auto* f = c.as<ForNode>();
+    for (auto& d : chain) {
+      if (c.same_as(d)) continue;
+      const VarNode* v = d.as<ForNode>()->loop_var.get();
+      if (uses_var(f->min, v) || uses_var(f->extent, v))
+        refuse("the range of loop " + loop_name(c) + " depends on loop " + loop_name(d));
+    }
+  }
+  Stmt inner = bottom.as<ForNode>()->body;
+  check_blocks_independent(inner, "the loop nest");
+  for (auto& g : given) check_loop_bindings(inner, g.as<ForNode>(), true, "reorder");
+  // New order: positions of given loops receive the given loops in argument order.
+  std::vector<Stmt> order = chain;
+  size_t gi = 0;
+  for (auto& c : order) {
+    bool is_given = false;
+    for (auto& g : given) is_given = is_given || g.same_as(c);
+    if (is_given) c = given[gi++];
+  }
+  Stmt body = inner;
+  for (size_t k = order.size(); k-- > 0;) {
+    auto* f = order[k].as<ForNode>();
+    body = make_for(f->loop_var, f->min, f->extent, f->for_kind, body, f->thread_tag, f->annotations);
+  }
+  st.replace(top.get(), body);
+}
+
+}  // namespace tirc::sched

@@ -1,0 +1,130 @@
+// reverse_compute_inline(block): TVM Schedule.reverse_compute_inline. Moves the computation
+// of a consumer block C (`Y[...] = g(X[v...], ...)`) into its producer B
+// (`X[u...] = f(...)`), which then stores Y directly; C and X disappear. Legal when:
+// C is spatial with one store, all its loads of X use the same indices, which are distinct
+// iter vars covering all of C's iter vars; B is spatial with one store to distinct iter vars
+// and its domain equals C's (so every Y element is written exactly once); X is intermediate,
+// written only by B and read only by C; Y is written only by C and not read before C; what
+// C reads besides X is not written between B and C.
+#include "transforms/schedule/inline_common.h"
+#include "transforms/schedule/prims.h"
+
+namespace tirc::sched {
+
+void prim_reverse_compute_inline(ScheduleState& st, const ScheduleInstr& ins) {
+  expect_args(ins, 1, 1);
+  expect_results(ins, 0);
+  Stmt cs = arg_block(st, ins, 0);
+  const BlockRealizeNode* cr = realize(cs);
+  const BlockNode* c = cr->block.get();
+  if (is_reduction_block(*c)) refuse("block " + c->name + " is a reduction");
+  for (auto& iv : c->iter_vars)
+    if (iv.kind != IterKind::Spatial)
+      refuse("block " + c->name + " has the " + std::string(iter_kind_name(iv.kind)) + " iter var " + iv.var.name());
+  if (!collect_blocks(c->body).empty()) refuse("block " + c->name + " has nested blocks");
+  const StoreNode* cstore = single_store(*c);
+  const Buffer& Y = cstore->buffer;
+  if (!c->allocs.empty()) refuse("block " + c->name + " allocates buffers");
+  // The producer: the single writer of the one intermediate buffer C reads from a block.
+  std::vector<std::pair<Buffer, Stmt>> cands;
+  for (auto& buf : read_buffers(*c)) {
+    auto ws = writers_of(st, buf, c);
+    if (ws.empty()) continue;
+    cands.emplace_back(buf, ws[0]);
+    if (ws.size() > 1) refuse("buffer " + buf->name + " read by block " + c->name + " has several producers");
+  }
+  if (cands.empty()) refuse("block " + c->name + " has no producer block");
+  if (cands.size() > 1)
+    refuse("block " + c->name + " reads buffers of several producers (" + cands[0].first->name + ", " +
+           cands[1].first->name + ")");
+  Buffer X = cands[0].first;
+  Stmt bs = cands[0].second;
+  const BlockRealizeNode* br = realize(bs);
+  const BlockNode* b = br->block.get();
+  if (st.is_param(X)) refuse("buffer " + X->name + " is a parameter or output of the function");
+  if (is_reduction_block(*b)) refuse("the producer block " + b->name + " is a reduction");
+  for (auto& iv : b->iter_vars)
+    if (iv.kind != IterKind::Spatial) refuse("the producer block " + b->name + " has a non-spatial iter var");
+  if (!collect_blocks(b->body).empty()) refuse("the producer block " + b->name + " has nested blocks");
+  const StoreNode* bstore = single_store(*b);
+  if (!bstore->buffer.same_as(X)) refuse("the producer block " + b->name + " does not store to " + X->name);
+  auto bivs = index_vars(*b, bstore->indices, "the store");
+  if (body_reads(*b, X)) refuse("the producer block " + b->name + " reads buffer " + X->name);
+  auto other_readers = readers_of(st, X, c);
+  for (auto& r : other_readers)
+    if (!r.same_as(bs)) refuse("buffer " + X->name + " is also read by block " + block_of(r)->name);
+  // C's loads of X: identical distinct iter vars covering all C iter vars.
+  std::vector<Expr> load_idx;
+  bool mismatch = false, ptr = false;
+  for_each_expr(cstore->value, [&](const Expr& e) {
+    if (auto* p = e.as<BufferPtrNode>(); p && p->buffer.same_as(X)) ptr = true;
+    auto* l = e.as<LoadNode>();
+    if (!l || !l->buffer.same_as(X)) return;
+    if (load_idx.empty()) load_idx = l->indices;
+    else
+      for (size_t k = 0; k < load_idx.size(); ++k) mismatch = mismatch || !expr_identical(load_idx[k], l->indices[k]);
+  });
+  for (auto& i : cstore->indices)
+    for_each_expr(i, [&](const Expr& e) {
+      if (auto* l = e.as<LoadNode>(); l && l->buffer.same_as(X)) mismatch = true;
+    });
+  if (ptr) refuse("block " + c->name + " passes a pointer to buffer " + X->name);
+  if (mismatch) refuse("block " + c->name + " loads buffer " + X->name + " at different indices");
+  auto civs = index_vars(*c, load_idx, "the load of " + X->name);
+  if (civs.size() != c->iter_vars.size())
+    refuse("the load of " + X->name + " in block " + c->name + " does not use every iter var of the block");
+  if (body_reads(*c, Y)) refuse("block " + c->name + " reads buffer " + Y->name + ", which it writes");
+  // Domains: both complete (no predicate, bijective bindings) and equal through the indices.
+  auto complete = [&](const Stmt& s) {
+    const BlockRealizeNode* r = realize(s);
+    std::vector<LoopDom> loops;
+    for (auto& l : st.loops_above(s.get())) {
+      auto* f = l.as<ForNode>();
+      if (!is_zero(f->min)) return false;
+      loops.push_back(LoopDom{f->loop_var, f->extent});
+    }
+    std::vector<Expr> exts;
+    for (auto& iv : r->block->iter_vars) exts.push_back(iv.extent);
+    return conjuncts(fold(r->predicate)).empty() && bijective_bindings(r->bindings, exts, loops, r->predicate);
+  };
+  if (!complete(bs)) refuse("the producer block " + b->name + " does not cover its iteration domain exactly once");
+  if (!complete(cs)) refuse("block " + c->name + " does not cover its iteration domain exactly once");
+  for (size_t k = 0; k < bivs.size(); ++k)
+    if (!prove_eq(b->iter_vars[bivs[k]].extent, c->iter_vars[civs[k]].extent))
+      refuse("the domains of blocks " + b->name + " and " + c->name + " differ in dimension " + std::to_string(k) +
+             " of buffer " + X->name);
+  if (bivs.size() != b->iter_vars.size())
+    refuse("the store of the producer block " + b->name + " does not use every iter var");
+  auto ys = writers_of(st, Y, c);
+  if (!ys.empty()) refuse("buffer " + Y->name + " is also written by block " + block_of(ys[0])->name);
+  auto order = blocks_in_order(st);
+  for (auto& r : readers_of(st, Y, c))
+    if (block_index(order, r) < block_index(order, cs) || top_item(st, r.get()).same_as(top_item(st, cs.get())))
+      refuse("block " + block_of(r)->name + " reads buffer " + Y->name + " before block " + c->name + " writes it");
+  check_inputs_stable(st, *c, bs, cs);
+  // New producer body: Y[idx_C(v_C := u_B)] = g(f, ...).
+  std::unordered_map<const VarNode*, Expr> sub;
+  for (size_t k = 0; k < civs.size(); ++k) sub[c->iter_vars[civs[k]].var.get()] = b->iter_vars[bivs[k]].var;
+  Expr produced = bstore->value;
+  Expr value = replace_loads(substitute(cstore->value, sub), X, [&](const std::vector<Expr>&) { return produced; });
+  std::vector<Expr> yidx;
+  for (auto& i : cstore->indices) yidx.push_back(fold(substitute(i, sub)));
+  Stmt nb = update_realize(bs, [&](BlockRealizeNode& r) {
+    r.block = update_block(r.block, [&](BlockNode& n) {
+      n.body = make_store(Y, yidx, value);
+      std::vector<BufferRegion> rd, wr;
+      infer_regions(n, &rd, &wr);
+      n.reads = merge_regions(n.reads, rd);
+      n.reads = without(n.reads, X);
+      n.writes = wr;
+    });
+  });
+  ScheduleState tmp = st;
+  tmp.replace(bs.get(), nb);
+  Stmt victim = exclusive_root(tmp, tmp.find_block(c->name));
+  tmp.replace(victim.get(), Stmt());
+  remove_alloc_if_unused(tmp, X);
+  st.set_body(tmp.body());
+}
+
+}  // namespace tirc::sched

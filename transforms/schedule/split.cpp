@@ -1,0 +1,86 @@
+// split(loop, [f0, f1, ...]): TVM Schedule.split. Replaces `loop` by a nest of loops with
+// the given extents (outermost first); one factor may be `_` (inferred as
+// ceil(extent / product of the others)). The old loop var becomes
+// min + ((l0 * f1 + l1) * f2 + l2) ...; when the factors overshoot the extent, every
+// block below gets the predicate `fused < extent` (as TVM does), so no extra iteration
+// runs.
+#include "ir/mutator.h"
+#include "transforms/schedule/prims.h"
+
+namespace tirc::sched {
+
+void prim_split(ScheduleState& st, const ScheduleInstr& ins) {
+  auto pos = positional(ins);
+  const ScheduleArg* fl = kwarg(ins, "factors");
+  if (!fl) {
+    if (pos.size() != 2) refuse("expected 2 arguments (loop, [factors]), got " + std::to_string(pos.size()));
+    fl = pos[1];
+  } else if (pos.size() != 1) {
+    refuse("expected 1 positional argument (the loop), got " + std::to_string(pos.size()));
+  }
+  Stmt ls = arg_loop(st, ins, 0);
+  const ForNode* loop = ls.as<ForNode>();
+  if (fl->kind != ScheduleArg::List) refuse("the factors must be a list, e.g. [_, 8]");
+  size_t n = fl->list.size();
+  if (n < 2) refuse("needs at least 2 factors, got " + std::to_string(n));
+  expect_results(ins, n);
+  if (loop->for_kind != ForKind::Serial)
+    refuse("loop " + loop_name(ls) + " is " + for_kind_name(loop->for_kind) + "; only serial loops can be split");
+  DType t = loop->extent.dtype();
+  int wild = -1;
+  int64_t prod = 1;
+  for (size_t k = 0; k < n; ++k) {
+    const ScheduleArg& a = fl->list[k];
+    if (a.kind == ScheduleArg::Wildcard) {
+      if (wild >= 0) refuse("at most one factor may be _");
+      wild = static_cast<int>(k);
+    } else if (a.kind == ScheduleArg::Int) {
+      if (a.int_value <= 0) refuse("factor " + std::to_string(a.int_value) + " is not positive");
+      prod *= a.int_value;
+    } else {
+      refuse("a factor must be a positive integer or _");
+    }
+  }
+  Expr extent = fold(loop->extent);
+  int64_t ext_c;
+  bool const_ext = is_const_int(extent, &ext_c);
+  std::vector<Expr> exts(n);
+  for (size_t k = 0; k < n; ++k)
+    if (static_cast<int>(k) != wild) exts[k] = make_int(fl->list[k].int_value, t);
+  if (wild >= 0) {
+    exts[wild] = const_ext ? make_int((ext_c + prod - 1) / prod, t)
+                           : fold(floordiv(extent + make_int(prod - 1, t), make_int(prod, t)));
+  } else if (const_ext) {
+    if (prod < ext_c)
+      refuse("factors multiply to " + std::to_string(prod) + ", less than the extent " + std::to_string(ext_c) +
+             " of loop " + loop_name(ls));
+  } else {
+    refuse("loop " + loop_name(ls) + " has the symbolic extent; write _ for one factor");
+  }
+  // Total covered and whether a predicate is needed.
+  Expr total = exts[0];
+  for (size_t k = 1; k < n; ++k) total = fold(total * exts[k]);
+  bool exact = prove_eq(total, extent);
+  if (!exact && has_loose_effects(loop->body))
+    refuse("loop " + loop_name(ls) + " has statements outside blocks and the factors do not divide its extent");
+
+  std::vector<Var> vars;
+  for (size_t k = 0; k < n; ++k) {
+    std::string base = ins.results[k] != "_" ? ins.results[k] : loop->loop_var.name() + "_" + std::to_string(k);
+    for (auto& v : vars)
+      if (v.name() == base) base += "_" + std::to_string(k);
+    vars.emplace_back(fresh_var_name(st, base), loop->loop_var.dtype());
+  }
+  // fused = ((v0 * e1 + v1) * e2 + v2) ...
+  Expr fused = vars[0];
+  for (size_t k = 1; k < n; ++k) fused = fold(fused * exts[k] + vars[k]);
+  Expr value = is_zero(loop->min) ? fused : fold(loop->min + fused);
+  std::unordered_map<const VarNode*, Expr> sub{{loop->loop_var.get(), value}};
+  Stmt body = substitute(loop->body, sub);
+  if (!exact) body = add_predicate_below(body, make_binary(BinOp::LT, fused, extent));
+  for (size_t k = n; k-- > 0;) body = make_for(vars[k], make_int(0, t), exts[k], ForKind::Serial, body);
+  st.replace(ls.get(), body);
+  for (size_t k = 0; k < n; ++k) bind_loop(st, ins, k, vars[k]);
+}
+
+}  // namespace tirc::sched

@@ -1,0 +1,500 @@
+#include "transforms/schedule/state.h"
+
+#include <set>
+
+#include "ir/error.h"
+#include "ir/mutator.h"
+#include "ir/visitor.h"
+#include "transforms/simplify/region.h"
+
+namespace tirc::sched {
+
+void refuse(const std::string& why) { throw Refusal(why); }
+
+ScheduleState::ScheduleState(const FunctionNode& f) : func(f) {
+  if (!func.body.as<BlockRealizeNode>()) throw Error("function " + f.name + " has no root block");
+}
+
+Function ScheduleState::to_function() const { return std::make_shared<FunctionNode>(func); }
+
+Stmt ScheduleState::find_block(const std::string& name) const {
+  for (auto& s : collect_blocks(func.body))
+    if (block_of(s)->name == name) return s;
+  return Stmt();
+}
+
+static Stmt find_loop_rec(const Stmt& s, const VarNode* v) {
+  if (!s.defined()) return Stmt();
+  if (auto* f = s.as<ForNode>(); f && f->loop_var.get() == v) return s;
+  for (auto& c : children(s))
+    if (Stmt r = find_loop_rec(c, v); r.defined()) return r;
+  return Stmt();
+}
+
+Stmt ScheduleState::find_loop(const VarNode* v) const { return find_loop_rec(func.body, v); }
+
+std::vector<Stmt> ScheduleState::loops_above(const StmtNode* n) const {
+  auto path = path_to(n);
+  std::vector<Stmt> loops;
+  for (size_t i = 0; i + 1 < path.size(); ++i) {
+    if (path[i].kind() == StmtKind::BlockRealize) loops.clear();
+    else if (path[i].kind() == StmtKind::For) loops.push_back(path[i]);
+  }
+  return loops;
+}
+
+Stmt ScheduleState::scope_of(const StmtNode* n) const {
+  auto path = path_to(n);
+  Stmt scope;
+  for (size_t i = 0; i + 1 < path.size(); ++i)
+    if (path[i].kind() == StmtKind::BlockRealize) scope = path[i];
+  return scope;
+}
+
+void ScheduleState::add_root_alloc(const Buffer& b) {
+  func.body = update_realize(func.body, [&](BlockRealizeNode& r) {
+    r.block = update_block(r.block, [&](BlockNode& n) { n.allocs.push_back(b); });
+  });
+}
+
+static void all_buffer_names(const FunctionNode& f, std::set<std::string>& names) {
+  for (auto& p : f.params) names.insert(p.name());
+  for (auto& o : f.outputs) names.insert(o->name);
+  for (auto& s : collect_blocks(f.body)) {
+    for (auto& a : block_of(s)->allocs) names.insert(a->name);
+    names.insert(block_of(s)->name);  // keep buffer and block names apart too
+  }
+}
+
+std::string ScheduleState::fresh_block_name(const std::string& base) const {
+  std::set<std::string> names;
+  for (auto& s : collect_blocks(func.body)) names.insert(block_of(s)->name);
+  if (!names.count(base)) return base;
+  for (int i = 1;; ++i)
+    if (!names.count(base + "_" + std::to_string(i))) return base + "_" + std::to_string(i);
+}
+
+std::string ScheduleState::fresh_buffer_name(const std::string& base) const {
+  std::set<std::string> names;
+  all_buffer_names(func, names);
+  // Scalar params and vars are other namespaces in the language, but avoid confusion.
+  if (!names.count(base)) return base;
+  for (int i = 1;; ++i)
+    if (!names.count(base + "_" + std::to_string(i))) return base + "_" + std::to_string(i);
+}
+
+bool ScheduleState::is_output(const Buffer& b) const {
+  for (auto& o : func.outputs)
+    if (o.same_as(b)) return true;
+  return false;
+}
+bool ScheduleState::is_param(const Buffer& b) const {
+  for (auto& p : func.params)
+    if (p.is_buffer() && p.buffer.same_as(b)) return true;
+  return is_output(b);
+}
+
+// ---- arguments ----
+
+void expect_args(const ScheduleInstr& ins, size_t lo, size_t hi) {
+  size_t n = ins.args.size();
+  if (n < lo || n > hi) {
+    std::string want = lo == hi ? std::to_string(lo) : std::to_string(lo) + " to " + std::to_string(hi);
+    refuse("expected " + want + " argument" + (hi == 1 ? "" : "s") + ", got " + std::to_string(n));
+  }
+}
+
+void expect_results(const ScheduleInstr& ins, size_t n) {
+  if (ins.results.size() != n)
+    refuse("returns " + std::to_string(n) + " handle" + (n == 1 ? "" : "s") + ", but " +
+           std::to_string(ins.results.size()) + " name" + (ins.results.size() == 1 ? " is" : "s are") + " bound");
+}
+
+static const ScheduleArg& argument(const ScheduleInstr& ins, size_t i) {
+  if (i >= ins.args.size()) refuse("missing argument " + std::to_string(i + 1));
+  return ins.args[i];
+}
+
+const Handle& arg_handle(const ScheduleState& st, const ScheduleInstr& ins, size_t i) {
+  const ScheduleArg& a = argument(ins, i);
+  if (a.kind != ScheduleArg::Ident)
+    refuse("argument " + std::to_string(i + 1) + " must be a block or loop handle");
+  auto it = st.handles.find(a.text);
+  if (it == st.handles.end()) refuse("unknown handle '" + a.text + "'");
+  return it->second;
+}
+
+Stmt arg_block(const ScheduleState& st, const ScheduleInstr& ins, size_t i) {
+  const Handle& h = arg_handle(st, ins, i);
+  if (h.kind != Handle::BlockH) refuse("'" + h.name + "' is a loop handle, expected a block");
+  Stmt s = st.find_block(h.block);
+  if (!s.defined()) refuse("block " + h.block + " no longer exists (removed by an earlier primitive)");
+  return s;
+}
+
+Stmt arg_loop(const ScheduleState& st, const ScheduleInstr& ins, size_t i) {
+  const Handle& h = arg_handle(st, ins, i);
+  if (h.kind != Handle::LoopH) refuse("'" + h.name + "' is a block handle, expected a loop");
+  Stmt s = st.find_loop(h.loop.get());
+  if (!s.defined()) refuse("loop '" + h.name + "' no longer exists (replaced by an earlier primitive)");
+  return s;
+}
+
+int64_t arg_int(const ScheduleInstr& ins, size_t i, const char* what) {
+  const ScheduleArg& a = argument(ins, i);
+  if (a.kind != ScheduleArg::Int) refuse(std::string(what) + " must be an integer literal");
+  return a.int_value;
+}
+
+std::string arg_string(const ScheduleInstr& ins, size_t i, const char* what) {
+  const ScheduleArg& a = argument(ins, i);
+  if (a.kind != ScheduleArg::String) refuse(std::string(what) + " must be a string literal");
+  return a.text;
+}
+
+const ScheduleArg* kwarg(const ScheduleInstr& ins, const std::string& name) {
+  for (auto& a : ins.args)
+    if (a.kind == ScheduleArg::Keyword && a.text == name && !a.list.empty()) return &a.list[0];
+  return nullptr;
+}
+
+std::vector<const ScheduleArg*> positional(const ScheduleInstr& ins) {
+  std::vector<const ScheduleArg*> out;
+  for (auto& a : ins.args)
+    if (a.kind != ScheduleArg::Keyword) out.push_back(&a);
+  return out;
+}
+
+void bind_block(ScheduleState& st, const ScheduleInstr& ins, size_t result, const std::string& block) {
+  if (result >= ins.results.size()) return;
+  const std::string& n = ins.results[result];
+  if (n == "_") return;
+  st.handles[n] = Handle{Handle::BlockH, block, Var(), n};
+}
+
+void bind_loop(ScheduleState& st, const ScheduleInstr& ins, size_t result, const Var& loop) {
+  if (result >= ins.results.size()) return;
+  const std::string& n = ins.results[result];
+  if (n == "_") return;
+  st.handles[n] = Handle{Handle::LoopH, "", loop, n};
+}
+
+// ---- facts ----
+
+const BlockRealizeNode* realize(const Stmt& s) { return s.as<BlockRealizeNode>(); }
+const BlockNode* block_of(const Stmt& s) { return s.as<BlockRealizeNode>()->block.get(); }
+
+std::vector<IterKind> kinds_bound_to(const BlockRealizeNode& br, const VarNode* v) {
+  std::vector<IterKind> out;
+  const BlockNode* b = br.block.get();
+  for (size_t i = 0; i < b->iter_vars.size() && i < br.bindings.size(); ++i)
+    if (uses_var(br.bindings[i], v)) out.push_back(b->iter_vars[i].kind);
+  return out;
+}
+
+bool is_reduction_block(const BlockNode& b) {
+  if (b.init.defined()) return true;
+  for (auto& iv : b.iter_vars)
+    if (iv.kind == IterKind::Reduce) return true;
+  return false;
+}
+
+static void add_unique(std::vector<Buffer>& v, const Buffer& b) {
+  for (auto& x : v)
+    if (x.same_as(b)) return;
+  v.push_back(b);
+}
+
+std::vector<Buffer> written_buffers(const BlockNode& b) {
+  std::vector<Buffer> out;
+  for (auto& r : b.writes) add_unique(out, r.buffer);
+  return out;
+}
+std::vector<Buffer> read_buffers(const BlockNode& b) {
+  std::vector<Buffer> out;
+  for (auto& r : b.reads) add_unique(out, r.buffer);
+  return out;
+}
+bool block_reads(const BlockNode& b, const Buffer& buf) {
+  for (auto& r : b.reads)
+    if (r.buffer.same_as(buf)) return true;
+  return body_reads(b, buf);
+}
+bool block_writes(const BlockNode& b, const Buffer& buf) {
+  for (auto& r : b.writes)
+    if (r.buffer.same_as(buf)) return true;
+  bool found = false;
+  // Also look at the stores themselves (declared regions may be incomplete).
+  std::function<void(const Stmt&)> rec = [&](const Stmt& s) {
+    if (!s.defined()) return;
+    if (auto* st = s.as<StoreNode>(); st && st->buffer.same_as(buf)) found = true;
+    for (auto& c : children(s)) rec(c);
+  };
+  rec(b.init);
+  rec(b.body);
+  return found;
+}
+
+bool body_reads(const BlockNode& b, const Buffer& buf) {
+  bool found = false;
+  auto f = [&](const Expr& e) {
+    if (auto* l = e.as<LoadNode>(); l && l->buffer.same_as(buf)) found = true;
+    if (auto* p = e.as<BufferPtrNode>(); p && p->buffer.same_as(buf)) found = true;
+  };
+  if (b.init.defined()) for_each_expr(b.init, f);
+  for_each_expr(b.body, f);
+  return found;
+}
+
+namespace {
+
+// Collects accesses with indices relaxed over the vars bound inside the block.
+struct RegionCollector {
+  std::vector<BufferRegion> reads, writes;
+  SymRangeMap inner;  // loop vars of loops inside the block body, relaxed
+
+  Range relax_index(const Buffer& buf, size_t d, const Expr& idx) {
+    auto in_inner = [&](const VarNode* v) { return inner.count(v) > 0; };
+    if (!uses_var(idx, in_inner)) return Range{fold(idx), Expr()};
+    if (auto r = relax(idx, inner)) {
+      if (prove_eq(r->lo, r->hi)) return Range{r->lo, Expr()};
+      return Range{r->lo, fold(r->hi + make_int(1, r->hi.dtype()))};
+    }
+    return Range{make_int(0, buf->shape[d].dtype()), buf->shape[d]};
+  }
+
+  static bool same_range(const Range& a, const Range& b) {
+    if (a.is_point() != b.is_point()) return false;
+    return expr_identical(a.begin, b.begin) && (a.is_point() || expr_identical(a.end, b.end));
+  }
+
+  void add(std::vector<BufferRegion>& list, BufferRegion r) {
+    for (auto& x : list) {
+      if (!x.buffer.same_as(r.buffer)) continue;
+      bool same = true;
+      for (size_t d = 0; d < r.ranges.size(); ++d) same = same && same_range(x.ranges[d], r.ranges[d]);
+      if (same) return;
+      // Merge when every dimension differs by constants only.
+      std::vector<Range> merged;
+      bool ok = true;
+      for (size_t d = 0; d < r.ranges.size() && ok; ++d) {
+        const Range &a = x.ranges[d], &b = r.ranges[d];
+        Expr ae = a.is_point() ? fold(a.begin + make_int(1, a.begin.dtype())) : a.end;
+        Expr be = b.is_point() ? fold(b.begin + make_int(1, b.begin.dtype())) : b.end;
+        auto db = to_linear(fold(a.begin - b.begin)), de = to_linear(fold(ae - be));
+        if (!db || !de || !db->terms.empty() || !de->terms.empty()) {
+          ok = false;
+          break;
+        }
+        if (same_range(a, b)) {
+          merged.push_back(a);
+          continue;
+        }
+        Expr lo = db->c <= 0 ? a.begin : b.begin;
+        Expr hi = de->c >= 0 ? ae : be;
+        merged.push_back(Range{lo, hi});
+      }
+      if (ok) {
+        x.ranges = merged;
+        return;
+      }
+    }
+    list.push_back(std::move(r));
+  }
+
+  void access(std::vector<BufferRegion>& list, const Buffer& buf, const std::vector<Expr>& idx) {
+    BufferRegion r{buf, {}};
+    for (size_t d = 0; d < idx.size(); ++d) r.ranges.push_back(relax_index(buf, d, idx[d]));
+    add(list, std::move(r));
+  }
+
+  void expr(const Expr& e) {
+    if (!e.defined()) return;
+    for_each_expr(e, [&](const Expr& x) {
+      if (auto* l = x.as<LoadNode>()) access(reads, l->buffer, l->indices);
+      if (auto* p = x.as<BufferPtrNode>()) {
+        // A pointer argument may touch the whole buffer.
+        BufferRegion r{p->buffer, {}};
+        for (auto& s : p->buffer->shape) r.ranges.push_back(Range{make_int(0, s.dtype()), s});
+        add(reads, r);
+        add(writes, r);
+      }
+    });
+  }
+
+  void stmt(const Stmt& s) {
+    if (!s.defined()) return;
+    switch (s.kind()) {
+      case StmtKind::For: {
+        auto* f = s.as<ForNode>();
+        expr(f->min);
+        expr(f->extent);
+        Expr hi = fold(f->min + f->extent - make_int(1, f->extent.dtype()));
+        // Bounds of a loop may depend on other inner loops: relax them too.
+        SymRange r{f->min, hi};
+        if (auto lo = relax(f->min, inner)) r.lo = lo->lo;
+        if (auto h = relax(hi, inner)) r.hi = h->hi;
+        inner[f->loop_var.get()] = r;
+        stmt(f->body);
+        return;
+      }
+      case StmtKind::Store: {
+        auto* st = s.as<StoreNode>();
+        for (auto& i : st->indices) expr(i);
+        expr(st->value);
+        access(writes, st->buffer, st->indices);
+        return;
+      }
+      case StmtKind::IfThenElse: {
+        auto* n = s.as<IfThenElseStmtNode>();
+        expr(n->cond);
+        stmt(n->then_case);
+        stmt(n->else_case);
+        return;
+      }
+      case StmtKind::LetStmt: {
+        auto* n = s.as<LetStmtNode>();
+        expr(n->value);
+        // A let var is not relaxable: regions using it fall back to whole dimensions.
+        inner[n->var.get()] = SymRange{Expr(), Expr()};
+        stmt(n->body);
+        return;
+      }
+      case StmtKind::Seq:
+        for (auto& c : s.as<SeqNode>()->stmts) stmt(c);
+        return;
+      case StmtKind::Evaluate:
+        for (auto& a : s.as<EvaluateNode>()->args) expr(a);
+        return;
+      case StmtKind::BlockRealize: {
+        auto* br = s.as<BlockRealizeNode>();
+        const BlockNode* b = br->block.get();
+        for (auto& e : br->bindings) expr(e);
+        // Regions of the nested block, with its iter vars replaced by their bindings.
+        std::unordered_map<const VarNode*, Expr> sub;
+        for (size_t i = 0; i < b->iter_vars.size(); ++i) sub[b->iter_vars[i].var.get()] = br->bindings[i];
+        auto lift = [&](const std::vector<BufferRegion>& src, std::vector<BufferRegion>& dst) {
+          for (auto& r : src) {
+            BufferRegion out{r.buffer, {}};
+            for (size_t d = 0; d < r.ranges.size(); ++d) {
+              const Range& rg = r.ranges[d];
+              Expr lo = substitute(rg.begin, sub);
+              Expr hi = rg.is_point() ? lo : fold(substitute(rg.end, sub) - make_int(1, rg.end.dtype()));
+              auto a = relax(lo, inner), c = relax(hi, inner);
+              auto in_inner = [&](const VarNode* v) { return inner.count(v) > 0; };
+              if (!uses_var(lo, in_inner) && !uses_var(hi, in_inner) && rg.is_point()) {
+                out.ranges.push_back(Range{fold(lo), Expr()});
+              } else if (a && c && a->lo.defined() && c->hi.defined()) {
+                if (prove_eq(a->lo, c->hi)) out.ranges.push_back(Range{a->lo, Expr()});
+                else out.ranges.push_back(Range{a->lo, fold(c->hi + make_int(1, c->hi.dtype()))});
+              } else {
+                out.ranges.push_back(Range{make_int(0, r.buffer->shape[d].dtype()), r.buffer->shape[d]});
+              }
+            }
+            add(dst, out);
+          }
+        };
+        lift(b->reads, reads);
+        lift(b->writes, writes);
+        return;
+      }
+    }
+  }
+};
+
+}  // namespace
+
+void infer_regions(const BlockNode& b, std::vector<BufferRegion>* reads, std::vector<BufferRegion>* writes) {
+  // The shared inference (also used by the parser for blocks without reads/writes) keeps
+  // scheduled output in the same canonical form as parsed input.
+  std::vector<BufferRegion> r, w;
+  infer_access_regions(b, &r, &w);
+  if (reads) *reads = r;
+  if (writes) *writes = w;
+}
+
+[[maybe_unused]] static void infer_regions_local(const BlockNode& b, std::vector<BufferRegion>* reads,
+                                                 std::vector<BufferRegion>* writes) {
+  RegionCollector c;
+  c.stmt(b.init);
+  c.stmt(b.body);
+  // Block-local buffers are not part of the block's signature.
+  auto drop_local = [&](std::vector<BufferRegion>& v) {
+    std::vector<BufferRegion> out;
+    for (auto& r : v) {
+      bool local = false;
+      for (auto& a : b.allocs) local = local || a.same_as(r.buffer);
+      if (!local) out.push_back(r);
+    }
+    v = out;
+  };
+  drop_local(c.reads);
+  drop_local(c.writes);
+  if (reads) *reads = c.reads;
+  if (writes) *writes = c.writes;
+}
+
+RangeMap const_ranges(const std::vector<Stmt>& loops) {
+  RangeMap m;
+  for (auto& s : loops) {
+    auto* f = s.as<ForNode>();
+    int64_t lo, ext;
+    if (is_const_int(f->min, &lo) && is_const_int(fold(f->extent), &ext) && ext >= 1)
+      m[f->loop_var.get()] = IntRange{lo, lo + ext - 1};
+  }
+  return m;
+}
+
+std::string loop_name(const Stmt& loop) { return loop.as<ForNode>()->loop_var.name(); }
+
+}  // namespace tirc::sched
+
+namespace tirc::sched {
+
+static void var_names(const Stmt& s, std::set<std::string>& out) {
+  if (!s.defined()) return;
+  if (auto* f = s.as<ForNode>()) out.insert(f->loop_var.name());
+  if (auto* l = s.as<LetStmtNode>()) out.insert(l->var.name());
+  if (auto* br = s.as<BlockRealizeNode>())
+    for (auto& iv : br->block->iter_vars) out.insert(iv.var.name());
+  for (auto& c : children(s)) var_names(c, out);
+}
+
+std::string fresh_var_name(const ScheduleState& st, const std::string& base) {
+  std::set<std::string> names;
+  for (auto& p : st.func.params) names.insert(p.name());
+  for (auto& o : st.func.outputs) names.insert(o->name);
+  var_names(st.func.body, names);
+  for (auto& s : collect_blocks(st.func.body))
+    for (auto& a : block_of(s)->allocs) names.insert(a->name);
+  if (!names.count(base)) return base;
+  for (int i = 1;; ++i)
+    if (!names.count(base + "_" + std::to_string(i))) return base + "_" + std::to_string(i);
+}
+
+Stmt add_predicate_below(const Stmt& s, const Expr& cond) {
+  if (!s.defined()) return s;
+  if (s.kind() == StmtKind::BlockRealize) {
+    return update_realize(s, [&](BlockRealizeNode& r) {
+      auto cs = conjuncts(r.predicate);
+      cs.push_back(cond);
+      r.predicate = make_and(cs);
+    });
+  }
+  switch (s.kind()) {
+    case StmtKind::For:
+    case StmtKind::LetStmt: return with_body(s, add_predicate_below(children(s)[0], cond));
+    case StmtKind::Seq: {
+      std::vector<Stmt> out;
+      for (auto& c : s.as<SeqNode>()->stmts) out.push_back(add_predicate_below(c, cond));
+      return make_seq(out);
+    }
+    case StmtKind::IfThenElse: {
+      auto* n = s.as<IfThenElseStmtNode>();
+      return make_if(n->cond, add_predicate_below(n->then_case, cond), add_predicate_below(n->else_case, cond));
+    }
+    default: return s;
+  }
+}
+
+}  // namespace tirc::sched

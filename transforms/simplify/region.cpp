@@ -1,0 +1,247 @@
+#include "transforms/simplify/region.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "ir/mutator.h"
+#include "transforms/simplify/bounds.h"
+#include "transforms/simplify/simplify.h"
+
+namespace tirc {
+
+namespace {
+
+struct DimHull {
+  SymInterval iv;   // inclusive [min, max]; undefined end: whole dimension
+  bool any = false;
+};
+
+struct Access {
+  Buffer buffer;
+  std::vector<DimHull> dims;
+};
+
+class RegionCollector {
+ public:
+  RegionCollector(const BlockNode& block) {
+    for (auto& iv : block.iter_vars) {
+      Interval r = const_int_bound(iv.extent);
+      if (r.has_upper() && r.hi >= 2) known_[iv.var.get()] = {0, r.hi - 1};
+    }
+    for (auto& b : block.allocs) excluded_.insert(b.get());
+  }
+
+  void run(const BlockNode& block) {
+    if (block.init.defined()) visit(block.init);
+    visit(block.body);
+  }
+
+  std::vector<BufferRegion> result(bool writes) {
+    std::vector<BufferRegion> out;
+    auto& list = writes ? writes_ : reads_;
+    Analyzer an(known_);
+    for (auto& acc : list) {
+      if (excluded_.count(acc.buffer.get())) continue;
+      BufferRegion br;
+      br.buffer = acc.buffer;
+      for (size_t d = 0; d < acc.dims.size(); ++d) {
+        const SymInterval& iv = acc.dims[d].iv;
+        Expr extent = d < acc.buffer->shape.size() ? acc.buffer->shape[d] : Expr();
+        Expr lo = iv.min, hi = iv.max;
+        DType t = lo.defined() ? lo.dtype() : (hi.defined() ? hi.dtype() : DType::I32);
+        if (!lo.defined()) lo = make_int(0, t);
+        if (!hi.defined()) hi = extent.defined() ? make_binary(BinOp::Sub, extent, make_int(1, extent.dtype())) : Expr();
+        lo = an.simplify(lo);
+        if (hi.defined()) hi = an.simplify(hi);
+        if (hi.defined() && expr_identical(lo, hi)) {
+          br.ranges.push_back({lo, Expr()});
+          continue;
+        }
+        int64_t l, h, n;
+        if (extent.defined() && is_const_int(extent, &n) && hi.defined() && is_const_int(lo, &l) && is_const_int(hi, &h)) {
+          int64_t cl = std::max<int64_t>(l, 0), ch = std::min<int64_t>(h, n - 1);
+          if (cl <= ch && (cl != l || ch != h)) {
+            lo = make_int(cl, lo.dtype());
+            hi = make_int(ch, hi.dtype());
+          }
+        }
+        Expr end = hi.defined() ? an.simplify(make_binary(BinOp::Add, hi, make_int(1, hi.dtype()))) : extent;
+        br.ranges.push_back({lo, end});
+      }
+      out.push_back(std::move(br));
+    }
+    return out;
+  }
+
+ private:
+  SymInterval bound(const Expr& e) { return symbolic_bound(e, relax_, known_); }
+
+  void add_access(std::vector<Access>& list, const Buffer& b, const std::vector<SymInterval>& dims) {
+    Access* acc = nullptr;
+    for (auto& a : list)
+      if (a.buffer == b) acc = &a;
+    if (!acc) {
+      list.push_back({b, std::vector<DimHull>(dims.size())});
+      acc = &list.back();
+    }
+    if (acc->dims.size() < dims.size()) acc->dims.resize(dims.size());
+    Analyzer an(known_);
+    for (size_t d = 0; d < dims.size(); ++d) {
+      DimHull& h = acc->dims[d];
+      if (!h.any) {
+        h.iv = dims[d];
+        h.any = true;
+        continue;
+      }
+      auto merge = [&](const Expr& x, const Expr& y, BinOp op) -> Expr {
+        if (!x.defined() || !y.defined()) return Expr();
+        if (expr_identical(x, y)) return x;
+        return an.simplify(make_binary(op, x, y));
+      };
+      h.iv = {merge(h.iv.min, dims[d].min, BinOp::Min), merge(h.iv.max, dims[d].max, BinOp::Max)};
+    }
+  }
+
+  void access_point(std::vector<Access>& list, const Buffer& b, const std::vector<Expr>& idx) {
+    std::vector<SymInterval> dims;
+    for (auto& i : idx) dims.push_back(bound(i));
+    add_access(list, b, dims);
+  }
+  void access_whole(const Buffer& b) {
+    std::vector<SymInterval> dims(b->shape.size());
+    add_access(reads_, b, dims);
+    add_access(writes_, b, dims);
+  }
+
+  void visit(const Expr& e) {
+    if (!e.defined()) return;
+    switch (e.kind()) {
+      case ExprKind::Load: {
+        auto* n = e.as<LoadNode>();
+        access_point(reads_, n->buffer, n->indices);
+        for (auto& i : n->indices) visit(i);
+        return;
+      }
+      case ExprKind::BufferPtr: {
+        auto* n = e.as<BufferPtrNode>();
+        access_whole(n->buffer);
+        for (auto& i : n->indices) visit(i);
+        return;
+      }
+      case ExprKind::Binary: {
+        auto* n = e.as<BinaryNode>();
+        visit(n->a);
+        visit(n->b);
+        return;
+      }
+      case ExprKind::Unary: visit(e.as<UnaryNode>()->a); return;
+      case ExprKind::Cast: visit(e.as<CastNode>()->value); return;
+      case ExprKind::Call:
+        for (auto& a : e.as<CallNode>()->args) visit(a);
+        return;
+      case ExprKind::Select:
+      case ExprKind::IfThenElse: {
+        auto* n = as_select_like(e);
+        visit(n->cond);
+        visit(n->t);
+        visit(n->f);
+        return;
+      }
+      case ExprKind::Let: {
+        auto* n = e.as<LetNode>();
+        visit(n->value);
+        relax_[n->var.get()] = bound(n->value);
+        visit(n->body);
+        return;
+      }
+      default: return;
+    }
+  }
+
+  void visit(const Stmt& s) {
+    if (!s.defined()) return;
+    switch (s.kind()) {
+      case StmtKind::For: {
+        auto* n = s.as<ForNode>();
+        visit(n->min);
+        visit(n->extent);
+        SymInterval lo = bound(n->min);
+        SymInterval hi = bound(make_binary(BinOp::Sub, make_binary(BinOp::Add, n->min, n->extent), make_int(1, n->extent.dtype())));
+        relax_[n->loop_var.get()] = {lo.min, hi.max};
+        visit(n->body);
+        return;
+      }
+      case StmtKind::Store: {
+        auto* n = s.as<StoreNode>();
+        for (auto& i : n->indices) visit(i);
+        visit(n->value);
+        access_point(writes_, n->buffer, n->indices);
+        return;
+      }
+      case StmtKind::IfThenElse: {
+        auto* n = s.as<IfThenElseStmtNode>();
+        visit(n->cond);
+        visit(n->then_case);
+        visit(n->else_case);
+        return;
+      }
+      case StmtKind::LetStmt: {
+        auto* n = s.as<LetStmtNode>();
+        visit(n->value);
+        relax_[n->var.get()] = bound(n->value);
+        visit(n->body);
+        return;
+      }
+      case StmtKind::Seq:
+        for (auto& x : s.as<SeqNode>()->stmts) visit(x);
+        return;
+      case StmtKind::Evaluate:
+        for (auto& a : s.as<EvaluateNode>()->args) visit(a);
+        return;
+      case StmtKind::BlockRealize: {
+        auto* n = s.as<BlockRealizeNode>();
+        for (auto& b : n->bindings) visit(b);
+        visit(n->predicate);
+        const BlockNode& inner = *n->block.get();
+        for (auto& b : inner.allocs) excluded_.insert(b.get());
+        std::vector<BufferRegion> r = inner.reads, w = inner.writes;
+        if (r.empty() && w.empty()) infer_access_regions(inner, &r, &w);
+        std::unordered_map<const VarNode*, Expr> sub;
+        for (size_t i = 0; i < inner.iter_vars.size() && i < n->bindings.size(); ++i)
+          sub[inner.iter_vars[i].var.get()] = n->bindings[i];
+        for (int pass = 0; pass < 2; ++pass) {
+          for (auto& br : pass == 0 ? r : w) {
+            std::vector<SymInterval> dims;
+            for (auto& rg : br.ranges) {
+              Expr b0 = substitute(rg.begin, sub);
+              if (rg.is_point()) {
+                dims.push_back(bound(b0));
+              } else {
+                Expr last = substitute(make_binary(BinOp::Sub, rg.end, make_int(1, rg.end.dtype())), sub);
+                dims.push_back({bound(b0).min, bound(last).max});
+              }
+            }
+            add_access(pass == 0 ? reads_ : writes_, br.buffer, dims);
+          }
+        }
+        return;
+      }
+    }
+  }
+
+  SymRanges relax_;
+  VarRanges known_;
+  std::unordered_set<const BufferNode*> excluded_;
+  std::vector<Access> reads_, writes_;
+};
+
+}  // namespace
+
+void infer_access_regions(const BlockNode& block, std::vector<BufferRegion>* reads, std::vector<BufferRegion>* writes) {
+  RegionCollector c(block);
+  c.run(block);
+  if (reads) *reads = c.result(false);
+  if (writes) *writes = c.result(true);
+}
+
+}  // namespace tirc

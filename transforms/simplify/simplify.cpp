@@ -1,0 +1,610 @@
+#include "transforms/simplify/simplify.h"
+
+#include <cmath>
+#include <numeric>
+#include <optional>
+
+#include "ir/mutator.h"
+#include "ir/visitor.h"
+#include "transforms/simplify/const_fold.h"
+
+namespace tirc {
+
+namespace {
+
+using i128 = __int128;
+
+bool stmt_uses_var(const Stmt& s, const VarNode* v) {
+  bool found = false;
+  for_each_expr(s, [&](const Expr& x) {
+    if (x.get() == static_cast<const ExprNode*>(v)) found = true;
+  });
+  return found;
+}
+
+int64_t fdiv64(int64_t a, int64_t c) {
+  int64_t q = a / c;
+  if (a % c != 0 && ((a < 0) != (c < 0))) --q;
+  return q;
+}
+
+BinOp negate_cmp(BinOp op) {
+  switch (op) {
+    case BinOp::LT: return BinOp::GE;
+    case BinOp::LE: return BinOp::GT;
+    case BinOp::GT: return BinOp::LE;
+    case BinOp::GE: return BinOp::LT;
+    case BinOp::EQ: return BinOp::NE;
+    case BinOp::NE: return BinOp::EQ;
+    default: return op;
+  }
+}
+BinOp swap_cmp(BinOp op) {
+  switch (op) {
+    case BinOp::LT: return BinOp::GT;
+    case BinOp::LE: return BinOp::GE;
+    case BinOp::GT: return BinOp::LT;
+    case BinOp::GE: return BinOp::LE;
+    default: return op;
+  }
+}
+
+// Saves variable ranges and restores them when destroyed.
+class RangeScope {
+ public:
+  explicit RangeScope(VarRanges& r) : r_(r) {}
+  ~RangeScope() {
+    for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) {
+      if (it->second)
+        r_[it->first] = *it->second;
+      else
+        r_.erase(it->first);
+    }
+  }
+  void set(const VarNode* v, const Interval& i) {
+    auto it = r_.find(v);
+    saved_.push_back({v, it == r_.end() ? std::nullopt : std::optional<Interval>(it->second)});
+    r_[v] = i;
+  }
+  RangeScope(const RangeScope&) = delete;
+  RangeScope& operator=(const RangeScope&) = delete;
+
+ private:
+  VarRanges& r_;
+  std::vector<std::pair<const VarNode*, std::optional<Interval>>> saved_;
+};
+
+Interval range_of(const Expr& min, const Expr& extent, const VarRanges& r) {
+  Interval m = const_int_bound(min, r), e = const_int_bound(extent, r);
+  Interval out{m.lo, Interval::kPosInf};
+  if (m.has_upper() && e.has_upper()) {
+    i128 hi = static_cast<i128>(m.hi) + e.hi - 1;
+    if (hi < static_cast<i128>(Interval::kPosInf)) out.hi = static_cast<int64_t>(hi);
+  }
+  if (out.has_lower() && out.has_upper() && out.hi < out.lo) out.hi = out.lo;  // empty loop: body never runs
+  return out;
+}
+
+// Tightens var ranges from `cond` (or from !cond when negate).
+void assume_into(const Expr& cond, bool negate, VarRanges& r, RangeScope* scope) {
+  auto set = [&](const VarNode* v, const Interval& i) {
+    if (scope)
+      scope->set(v, i);
+    else
+      r[v] = i;
+  };
+  if (auto* u = cond.as<UnaryNode>(); u && u->op == UnOp::Not) return assume_into(u->a, !negate, r, scope);
+  auto* b = cond.as<BinaryNode>();
+  if (!b) return;
+  if ((b->op == BinOp::And && !negate) || (b->op == BinOp::Or && negate)) {
+    assume_into(b->a, negate, r, scope);
+    assume_into(b->b, negate, r, scope);
+    return;
+  }
+  if (!binop_is_compare(b->op) || !is_int(b->a.dtype())) return;
+  BinOp op = negate ? negate_cmp(b->op) : b->op;
+  Expr lhs = b->a, rhs = b->b;
+  if (!lhs.as<VarNode>()) {
+    if (!rhs.as<VarNode>()) return;
+    std::swap(lhs, rhs);
+    op = swap_cmp(op);
+  }
+  auto* v = static_cast<const VarNode*>(lhs.get());
+  Interval cur = const_int_bound(lhs, r), o = const_int_bound(rhs, r);
+  Interval nxt = cur;
+  switch (op) {
+    case BinOp::LT:
+      if (o.has_upper()) nxt.hi = std::min(nxt.hi, o.hi - 1);
+      break;
+    case BinOp::LE: nxt.hi = std::min(nxt.hi, o.hi); break;
+    case BinOp::GT:
+      if (o.has_lower()) nxt.lo = std::max(nxt.lo, o.lo + 1);
+      break;
+    case BinOp::GE: nxt.lo = std::max(nxt.lo, o.lo); break;
+    case BinOp::EQ: nxt = interval_intersect(cur, o); break;
+    default: return;
+  }
+  if (nxt.lo > nxt.hi || nxt == cur) return;  // unreachable branch or nothing learnt
+  set(v, nxt);
+}
+
+class Simplifier : public IRMutator {
+ public:
+  explicit Simplifier(VarRanges& r) : r_(r) {}
+
+  Expr mutate(const Expr& e) override { return IRMutator::mutate(e); }
+  Stmt mutate(const Stmt& s) override { return IRMutator::mutate(s); }
+
+ protected:
+  // ------------------------------------------------------------------ leaves
+  Expr mutate_var(const Expr& e) override {
+    if (!is_int(e.dtype())) return e;
+    auto it = r_.find(static_cast<const VarNode*>(e.get()));
+    if (it != r_.end() && it->second.is_point()) return make_imm_int(e.dtype(), it->second.lo);
+    return e;
+  }
+
+  // ------------------------------------------------------------------ binary
+  Expr mutate_binary(const BinaryNode* n, const Expr& e) override {
+    Expr a = mutate(n->a), b = mutate(n->b);
+    Expr cur = a.same_as(n->a) && b.same_as(n->b) ? e : make_binary(n->op, a, b);
+    if (Expr f = fold_constant(cur); f.defined()) return f;
+    DType t = a.dtype();
+    Expr r;
+    if (is_int(t))
+      r = int_binary(n->op, a, b, cur);
+    else if (is_float(t))
+      r = float_binary(n->op, a, b, cur);
+    else if (is_bool(t))
+      r = bool_binary(n->op, a, b, cur);
+    else
+      r = cur;
+    return expr_identical(r, e) ? e : r;
+  }
+
+  Expr canonical(SumForm f) {
+    // x // c * c + x % c -> x (exact: it is the definition of floor modulo).
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      for (size_t i = 0; i < f.terms.size() && !changed; ++i) {
+        auto* m = f.terms[i].term.as<BinaryNode>();
+        int64_t c;
+        if (!m || m->op != BinOp::FloorMod || !is_const_int(m->b, &c) || c <= 0) continue;
+        int64_t want = wrap_int(static_cast<uint64_t>(f.terms[i].coeff) * static_cast<uint64_t>(c), f.dtype);
+        for (size_t j = 0; j < f.terms.size(); ++j) {
+          auto* d = f.terms[j].term.as<BinaryNode>();
+          int64_t c2;
+          if (!d || d->op != BinOp::FloorDiv || !is_const_int(d->b, &c2) || c2 != c || f.terms[j].coeff != want ||
+              !expr_identical(d->a, m->a))
+            continue;
+          int64_t k = f.terms[i].coeff;
+          Expr x = m->a;
+          f.terms.erase(f.terms.begin() + static_cast<long>(std::max(i, j)));
+          f.terms.erase(f.terms.begin() + static_cast<long>(std::min(i, j)));
+          f.add(to_sum_form(x), k);
+          changed = true;
+          break;
+        }
+      }
+    }
+    return from_sum_form(f);
+  }
+
+  bool fits(const SumForm& f) { return interval_fits(sum_form_bound(f, r_), f.dtype); }
+
+  // Bound of math(a) - math(b) when a's and b's run-time values are their mathematical ones.
+  std::optional<Interval> diff_bound(const Expr& a, const Expr& b) {
+    SumForm fa = to_sum_form(a), fb = to_sum_form(b);
+    if (!fits(fa) || !fits(fb)) return std::nullopt;
+    return sum_form_diff_bound(fa, fb, r_);
+  }
+  // true/false when a op b is decided for every value in range.
+  std::optional<bool> prove_cmp(BinOp op, const Expr& a, const Expr& b) {
+    if (op == BinOp::EQ || op == BinOp::NE) {
+      SumForm d = to_sum_form(a);
+      d.add(to_sum_form(b), -1);
+      if (d.is_const()) return (d.constant == 0) == (op == BinOp::EQ);  // exact modulo 2^bits
+    }
+    auto d = diff_bound(a, b);
+    if (!d) return std::nullopt;
+    switch (op) {
+      case BinOp::LT:
+        if (d->hi < 0) return true;
+        if (d->lo >= 0) return false;
+        break;
+      case BinOp::LE:
+        if (d->hi <= 0) return true;
+        if (d->lo > 0) return false;
+        break;
+      case BinOp::GT:
+        if (d->lo > 0) return true;
+        if (d->hi <= 0) return false;
+        break;
+      case BinOp::GE:
+        if (d->lo >= 0) return true;
+        if (d->hi < 0) return false;
+        break;
+      case BinOp::EQ:
+        if (d->is_point() && d->lo == 0) return true;
+        if (d->lo > 0 || d->hi < 0) return false;
+        break;
+      case BinOp::NE:
+        if (d->is_point() && d->lo == 0) return false;
+        if (d->lo > 0 || d->hi < 0) return true;
+        break;
+      default: break;
+    }
+    return std::nullopt;
+  }
+
+  Expr int_binary(BinOp op, const Expr& a, const Expr& b, const Expr& cur) {
+    DType t = a.dtype();
+    switch (op) {
+      case BinOp::Add:
+      case BinOp::Sub:
+      case BinOp::Mul: return canonical(to_sum_form(cur));
+      case BinOp::FloorDiv:
+      case BinOp::FloorMod: return divmod(op, a, b, cur);
+      case BinOp::Min:
+      case BinOp::Max: {
+        if (expr_identical(a, b)) return a;
+        bool is_min = op == BinOp::Min;
+        if (auto le = prove_cmp(BinOp::LE, a, b); le && *le) return is_min ? a : b;
+        if (auto ge = prove_cmp(BinOp::GE, a, b); ge && *ge) return is_min ? b : a;
+        // min(min(x, y), y) -> min(x, y); min(x, min(x, y)) -> min(x, y)
+        if (auto* inner = a.as<BinaryNode>(); inner && inner->op == op &&
+                                               (expr_identical(inner->a, b) || expr_identical(inner->b, b)))
+          return a;
+        if (auto* inner = b.as<BinaryNode>(); inner && inner->op == op &&
+                                               (expr_identical(inner->a, a) || expr_identical(inner->b, a)))
+          return b;
+        return cur;
+      }
+      case BinOp::EQ:
+      case BinOp::NE:
+      case BinOp::LT:
+      case BinOp::LE:
+      case BinOp::GT:
+      case BinOp::GE: {
+        if (auto p = prove_cmp(op, a, b)) return make_bool(*p);
+        return cur;
+      }
+      default: (void)t; return cur;
+    }
+  }
+
+  Expr divmod(BinOp op, const Expr& a, const Expr& b, const Expr& cur) {
+    DType t = a.dtype();
+    bool is_div = op == BinOp::FloorDiv;
+    int64_t c;
+    if (!is_const_int(b, &c) || c == 0) return cur;
+    c = as_signed(c, t);
+    if (is_unsigned_int(t) && c < 0) return cur;  // huge unsigned divisor: leave it
+    if (c == 1) return is_div ? a : make_imm_int(t, 0);
+    if (c == -1) {
+      if (!is_div) return make_imm_int(t, 0);
+      SumForm f;  // floordiv(x, -1) == -x, also for INT_MIN (both wrap)
+      f.dtype = t;
+      f.add(to_sum_form(a), -1);
+      return canonical(f);
+    }
+    if (c < 0) return cur;
+    // Nested constant divisions (exact, no range needed).
+    if (auto* in = a.as<BinaryNode>()) {
+      int64_t c1;
+      if (in->op == op && is_const_int(in->b, &c1) && (c1 = as_signed(c1, t)) > 0) {
+        if (is_div) {
+          i128 prod = static_cast<i128>(c1) * c;
+          if (prod <= dtype_max_int(t) && (t != DType::I64 || prod <= static_cast<i128>(INT64_MAX)))
+            return divmod(op, in->a, make_imm_int(t, static_cast<int64_t>(prod)), floordiv(in->a, make_imm_int(t, static_cast<int64_t>(prod))));
+        } else if (c1 % c == 0) {
+          return divmod(op, in->a, b, floormod(in->a, b));
+        } else if (c % c1 == 0) {
+          return a;  // (x % c1) % c with c1 | c: already in [0, c1)
+        }
+      }
+    }
+    SumForm s = to_sum_form(a);
+    if (!fits(s)) return cur;
+    SumForm q, rem;
+    q.dtype = rem.dtype = t;
+    for (auto& term : s.terms) {
+      int64_t k = as_signed(term.coeff, t);
+      if (k % c == 0)
+        q.add_term(term.term, k / c);
+      else
+        rem.add_term(term.term, k);
+    }
+    int64_t k0 = as_signed(s.constant, t);
+    q.constant = wrap_int(static_cast<uint64_t>(fdiv64(k0, c)), t);
+    rem.constant = k0 - fdiv64(k0, c) * c;
+    if (!fits(rem)) return cur;
+    // Common factor g of the remainder and the divisor: (g*R) // (g*c) == R // c and
+    // (g*R) % (g*c) == g * (R % c).
+    int64_t g = c;
+    for (auto& term : rem.terms) g = std::gcd(g, as_signed(term.coeff, t) < 0 ? -as_signed(term.coeff, t) : as_signed(term.coeff, t));
+    g = std::gcd(g, rem.constant < 0 ? -rem.constant : rem.constant);
+    int64_t cc = c;
+    if (g > 1) {
+      for (auto& term : rem.terms) term.coeff = wrap_int(static_cast<uint64_t>(as_signed(term.coeff, t) / g), t);
+      rem.constant /= g;
+      cc = c / g;
+    }
+    Expr inner_div, inner_mod;
+    Interval rb = sum_form_bound(rem, r_);
+    if (rem.is_const()) {
+      inner_div = make_imm_int(t, fdiv64(rem.constant, cc));
+      inner_mod = make_imm_int(t, rem.constant - fdiv64(rem.constant, cc) * cc);
+    } else if (rb.has_lower() && rb.has_upper() && fdiv64(rb.lo, cc) == fdiv64(rb.hi, cc)) {
+      int64_t k = fdiv64(rb.lo, cc);
+      inner_div = make_imm_int(t, k);
+      SumForm m = rem;
+      m.constant = wrap_int(static_cast<uint64_t>(m.constant - k * cc), t);
+      inner_mod = canonical(m);
+    } else {
+      Expr rx = canonical(rem);
+      if (q.is_const() && q.constant == 0 && g == 1 && expr_identical(rx, a)) return cur;
+      inner_div = make_binary(BinOp::FloorDiv, rx, make_imm_int(t, cc));
+      inner_mod = make_binary(BinOp::FloorMod, rx, make_imm_int(t, cc));
+    }
+    if (is_div) {
+      q.add(to_sum_form(inner_div));
+      return canonical(q);
+    }
+    SumForm m = to_sum_form(inner_mod);
+    m.scale(g);
+    return canonical(m);
+  }
+
+  Expr float_binary(BinOp op, const Expr& a, const Expr& b, const Expr& cur) {
+    double x;
+    auto is_c = [](const Expr& e, double v, bool neg_zero = false) {
+      double d;
+      return is_const_float(e, &d) && d == v && (v != 0.0 || std::signbit(d) == neg_zero);
+    };
+    (void)x;
+    switch (op) {
+      case BinOp::Mul:
+        if (is_c(b, 1.0)) return a;
+        if (is_c(a, 1.0)) return b;
+        return cur;
+      case BinOp::Div:
+        if (is_c(b, 1.0)) return a;
+        return cur;
+      case BinOp::Add:
+        if (is_c(b, 0.0, true)) return a;  // x + (-0.0) == x for every x
+        if (is_c(a, 0.0, true)) return b;
+        return cur;
+      case BinOp::Sub:
+        if (is_c(b, 0.0, false)) return a;  // x - (+0.0) == x for every x
+        return cur;
+      case BinOp::Min:
+      case BinOp::Max:
+        if (expr_identical(a, b)) return a;
+        return cur;
+      default: return cur;
+    }
+  }
+
+  Expr bool_binary(BinOp op, const Expr& a, const Expr& b, const Expr& cur) {
+    int64_t x;
+    switch (op) {
+      case BinOp::And:
+        if (is_const_int(a, &x)) return x ? b : make_bool(false);
+        if (is_const_int(b, &x)) return x ? a : make_bool(false);
+        if (expr_identical(a, b)) return a;
+        return cur;
+      case BinOp::Or:
+        if (is_const_int(a, &x)) return x ? make_bool(true) : b;
+        if (is_const_int(b, &x)) return x ? make_bool(true) : a;
+        if (expr_identical(a, b)) return a;
+        return cur;
+      case BinOp::EQ:
+      case BinOp::NE: {
+        bool eq = op == BinOp::EQ;
+        if (is_const_int(b, &x)) return (x != 0) == eq ? a : not_(a);
+        if (is_const_int(a, &x)) return (x != 0) == eq ? b : not_(b);
+        if (expr_identical(a, b)) return make_bool(eq);
+        return cur;
+      }
+      default: return cur;
+    }
+  }
+
+  Expr not_(const Expr& a) {
+    if (auto* u = a.as<UnaryNode>(); u && u->op == UnOp::Not) return u->a;
+    if (auto* c = a.as<BinaryNode>(); c && binop_is_compare(c->op) && (is_int(c->a.dtype()) || is_bool(c->a.dtype())))
+      return make_binary(negate_cmp(c->op), c->a, c->b);
+    int64_t x;
+    if (is_const_int(a, &x)) return make_bool(!x);
+    return make_unary(UnOp::Not, a);
+  }
+
+  // ------------------------------------------------------------------ unary / cast / call
+  Expr mutate_unary(const UnaryNode* n, const Expr& e) override {
+    Expr a = mutate(n->a);
+    Expr cur = a.same_as(n->a) ? e : make_unary(n->op, a);
+    if (Expr f = fold_constant(cur); f.defined()) return f;
+    Expr r = cur;
+    if (n->op == UnOp::Not) {
+      r = not_(a);
+    } else if (is_int(a.dtype())) {
+      r = canonical(to_sum_form(cur));
+    } else if (auto* u = a.as<UnaryNode>(); u && u->op == UnOp::Neg) {
+      r = u->a;
+    }
+    return expr_identical(r, e) ? e : r;
+  }
+
+  Expr mutate_cast(const CastNode* n, const Expr& e) override {
+    Expr v = mutate(n->value);
+    if (v.dtype() == n->dtype) return v;
+    Expr cur = v.same_as(n->value) ? e : make_cast(n->dtype, v);
+    if (Expr f = fold_constant(cur); f.defined()) return f;
+    return cur;
+  }
+
+  Expr mutate_call(const CallNode* n, const Expr& e) override {
+    bool changed = false;
+    auto args = mutate_all(n->args, &changed);
+    Expr cur = changed ? make_call(n->op, args) : e;
+    if (Expr f = fold_constant(cur); f.defined()) return f;
+    DType t = n->dtype;
+    if (is_int(t)) {
+      if (n->op == Intrinsic::TruncDiv || n->op == Intrinsic::TruncMod) {
+        // On a non-negative dividend and positive divisor, trunc and floor agree.
+        Interval ba = const_int_bound(args[0], r_), bb = const_int_bound(args[1], r_);
+        if (ba.lo >= 0 && bb.lo > 0) {
+          BinOp op = n->op == Intrinsic::TruncDiv ? BinOp::FloorDiv : BinOp::FloorMod;
+          return mutate_binary_built(op, args[0], args[1]);
+        }
+      }
+      if (n->op == Intrinsic::Abs && const_int_bound(args[0], r_).lo >= 0) return args[0];
+    }
+    return cur;
+  }
+
+  Expr mutate_binary_built(BinOp op, const Expr& a, const Expr& b) {
+    Expr cur = make_binary(op, a, b);
+    if (Expr f = fold_constant(cur); f.defined()) return f;
+    return int_binary(op, a, b, cur);
+  }
+
+  // ------------------------------------------------------------------ select / let
+  Expr mutate_select(const SelectNode* n, const Expr& e) override {
+    Expr c = mutate(n->cond);
+    int64_t k;
+    if (is_const_int(c, &k)) return mutate(k ? n->t : n->f);
+    Expr t, f;
+    {
+      RangeScope s(r_);
+      assume_into(c, false, r_, &s);
+      t = mutate(n->t);
+    }
+    {
+      RangeScope s(r_);
+      assume_into(c, true, r_, &s);
+      f = mutate(n->f);
+    }
+    if (expr_identical(t, f)) return t;
+    if (c.same_as(n->cond) && t.same_as(n->t) && f.same_as(n->f)) return e;
+    return e.kind() == ExprKind::Select ? make_select(c, t, f) : make_if_then_else(c, t, f);
+  }
+
+  bool trivial_value(const Expr& v) { return v.as<IntImmNode>() || v.as<FloatImmNode>() || v.as<VarNode>(); }
+
+  Expr mutate_let(const LetNode* n, const Expr& e) override {
+    Expr v = mutate(n->value);
+    if (trivial_value(v)) return mutate(substitute(n->body, {{n->var.get(), v}}));
+    Expr body;
+    {
+      RangeScope s(r_);
+      if (is_int(v.dtype()) || is_bool(v.dtype())) s.set(n->var.get(), const_int_bound(v, r_));
+      body = mutate(n->body);
+    }
+    if (!expr_uses_var(body, n->var.get())) return body;
+    if (v.same_as(n->value) && body.same_as(n->body)) return e;
+    return make_let(n->var, v, body);
+  }
+
+  // ------------------------------------------------------------------ statements
+  Stmt mutate_for(const ForNode* n, const Stmt& s) override {
+    Expr mn = mutate(n->min), ext = mutate(n->extent);
+    Stmt body;
+    {
+      RangeScope sc(r_);
+      sc.set(n->loop_var.get(), range_of(mn, ext, r_));
+      body = mutate(n->body);
+    }
+    if (mn.same_as(n->min) && ext.same_as(n->extent) && body.same_as(n->body)) return s;
+    return make_for(n->loop_var, mn, ext, n->for_kind, body, n->thread_tag, n->annotations);
+  }
+
+  Stmt mutate_block_realize(const BlockRealizeNode* n, const Stmt& s) override {
+    bool changed = false;
+    auto bindings = mutate_all(n->bindings, &changed);
+    Expr pred = mutate(n->predicate);
+    Block blk;
+    {
+      RangeScope sc(r_);
+      for (auto& iv : n->block->iter_vars) sc.set(iv.var.get(), range_of(make_int(0, iv.var.dtype()), iv.extent, r_));
+      blk = mutate_block(n->block);
+    }
+    if (!changed && pred.same_as(n->predicate) && blk.same_as(n->block)) return s;
+    return make_block_realize(std::move(bindings), pred, blk);
+  }
+
+  Stmt mutate_if(const IfThenElseStmtNode* n, const Stmt& s) override {
+    Expr c = mutate(n->cond);
+    int64_t k;
+    if (is_const_int(c, &k)) {
+      if (k) return mutate(n->then_case);
+      return n->else_case.defined() ? mutate(n->else_case) : make_seq({});
+    }
+    Stmt t, f;
+    {
+      RangeScope sc(r_);
+      assume_into(c, false, r_, &sc);
+      t = mutate(n->then_case);
+    }
+    if (n->else_case.defined()) {
+      RangeScope sc(r_);
+      assume_into(c, true, r_, &sc);
+      f = mutate(n->else_case);
+    }
+    if (c.same_as(n->cond) && t.same_as(n->then_case) && f.same_as(n->else_case)) return s;
+    return make_if(c, t, f);
+  }
+
+  Stmt mutate_let_stmt(const LetStmtNode* n, const Stmt& s) override {
+    Expr v = mutate(n->value);
+    if (trivial_value(v)) return mutate(substitute(n->body, {{n->var.get(), v}}));
+    Stmt body;
+    {
+      RangeScope sc(r_);
+      if (is_int(v.dtype()) || is_bool(v.dtype())) sc.set(n->var.get(), const_int_bound(v, r_));
+      body = mutate(n->body);
+    }
+    if (!stmt_uses_var(body, n->var.get())) return body;
+    if (v.same_as(n->value) && body.same_as(n->body)) return s;
+    return make_let_stmt(n->var, v, body);
+  }
+
+ private:
+  VarRanges& r_;
+};
+
+}  // namespace
+
+void Analyzer::bind(const Var& v, const Expr& min, const Expr& extent) { ranges_[v.get()] = range_of(min, extent, ranges_); }
+void Analyzer::bind_value(const Var& v, const Expr& value) { ranges_[v.get()] = const_int_bound(value, ranges_); }
+void Analyzer::assume(const Expr& cond) { assume_into(simplify(cond), false, ranges_, nullptr); }
+
+Expr Analyzer::simplify(const Expr& e) {
+  if (!e.defined()) return e;
+  return Simplifier(ranges_).mutate(e);
+}
+Stmt Analyzer::simplify(const Stmt& s) {
+  if (!s.defined()) return s;
+  return Simplifier(ranges_).mutate(s);
+}
+bool Analyzer::can_prove(const Expr& cond) {
+  int64_t v;
+  return is_const_int(simplify(cond), &v) && v != 0;
+}
+Interval Analyzer::const_bound(const Expr& e) { return const_int_bound(simplify(e), ranges_); }
+bool Analyzer::can_prove_equal(const Expr& a, const Expr& b) {
+  if (is_int(a.dtype()) && a.dtype() == b.dtype()) return can_prove(make_binary(BinOp::EQ, a, b));
+  return expr_identical(simplify(a), simplify(b));
+}
+
+Expr simplify(const Expr& e, const VarRanges& ranges) { return Analyzer(ranges).simplify(e); }
+Stmt simplify(const Stmt& s, const VarRanges& ranges) { return Analyzer(ranges).simplify(s); }
+std::optional<int64_t> as_const_int(const Expr& e, const VarRanges& ranges) {
+  int64_t v;
+  if (is_const_int(simplify(e, ranges), &v)) return v;
+  return std::nullopt;
+}
+
+}  // namespace tirc

@@ -1,0 +1,71 @@
+// Arithmetic simplification (model: TVM src/arith Analyzer = canonical simplifier +
+// rewrite simplifier + const int bound; Halide Simplify).
+//
+// Every rewrite preserves the run-time value of the expression for every assignment of its
+// variables that lies inside the known ranges (the only semantic change allowed is that a
+// sub-expression that would have failed, e.g. an out-of-bounds load multiplied by 0, may
+// disappear). Concretely:
+//  - constants fold with exact dtype semantics (const_fold.h: wraparound, floor div/mod,
+//    float results rounded to the node's dtype; division by zero is never folded);
+//  - integer + - * are put in canonical affine form (linear.h), which is exact modulo 2^bits:
+//    `(i*4 + j) - i*4` -> `j`, `x*1` -> `x`, `x*0` -> `0`, `x//c*c + x%c` -> `x`;
+//  - order-based rules (floordiv/floormod of sums, min/max, comparisons) fire only when
+//    bounds prove the mathematical value of the operands fits their dtype, so wraparound
+//    can never be mistaken for order: `(i*8 + j) // 8` -> `i`, `(i*8 + j) % 8` -> `j`
+//    when 0 <= j < 8 and i's range keeps i*8+j inside i32;
+//  - floats are handled conservatively: folding of constants, and only the exact
+//    identities x*1, 1*x, x/1, x-(+0.0), x+(-0.0), --x, min/max(x, x). Never x*0 -> 0 or
+//    x+0.0 -> x (nan, inf, -0.0);
+//  - select/if_then_else/if with a constant condition pick their arm; the arms are
+//    simplified assuming the condition (var-vs-bound comparisons tighten var ranges);
+//  - booleans: constant and/or/not, double negation, !(a < b) -> a >= b on integers;
+//  - let with a constant or variable value is substituted; an unused let is dropped.
+// Loops and block iter vars bind their ranges while their bodies are simplified.
+#pragma once
+
+#include "ir/stmt.h"
+#include "transforms/simplify/bounds.h"
+
+namespace tirc {
+
+// Holds known variable ranges and answers questions about integer expressions under them.
+class Analyzer {
+ public:
+  Analyzer() = default;
+  explicit Analyzer(VarRanges ranges) : ranges_(std::move(ranges)) {}
+
+  // Sets the range of v (replacing a previous one).
+  void bind(const Var& v, const Interval& range) { ranges_[v.get()] = range; }
+  // v in [min, min + extent): min/extent may be expressions; their constant bounds under the
+  // current ranges are used (an unknown end stays unbounded).
+  void bind(const Var& v, const Expr& min, const Expr& extent);
+  // v == value: binds the constant bound of value.
+  void bind_value(const Var& v, const Expr& value);
+  // Tightens ranges from a condition known to hold: conjunctions of comparisons between a
+  // variable and an expression with constant bounds (`i < 10 && j >= k`).
+  void assume(const Expr& cond);
+  const VarRanges& ranges() const { return ranges_; }
+  VarRanges& mutable_ranges() { return ranges_; }
+
+  Expr simplify(const Expr& e);
+  // Simplifies every expression of s; also folds `if` with a constant condition and
+  // trivial `let`s. Loop vars / iter vars get their ranges inside their scope.
+  Stmt simplify(const Stmt& s);
+  // True when cond (bool) holds for all values in the known ranges (false = unknown).
+  bool can_prove(const Expr& cond);
+  // Constant bound of the run-time value of an integer expression (after simplification).
+  Interval const_bound(const Expr& e);
+  // Convenience: can_prove(a == b) for integers, or identical after simplification.
+  bool can_prove_equal(const Expr& a, const Expr& b);
+
+ private:
+  VarRanges ranges_;
+};
+
+// Simplifies with no (or the given) variable ranges.
+Expr simplify(const Expr& e, const VarRanges& ranges = {});
+Stmt simplify(const Stmt& s, const VarRanges& ranges = {});
+// Constant value of e after simplification, if it is one.
+std::optional<int64_t> as_const_int(const Expr& e, const VarRanges& ranges = {});
+
+}  // namespace tirc
