@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "codegen/llvm_codegen.h"
+#include "interp/runner.h"
 #include "ir/error.h"
 #include "runtime/tirc_runtime.h"
 
@@ -108,11 +109,10 @@ class JitProgramImpl : public JitProgram {
     compile_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
 
-  ArgMap run(const ArgMap& inputs) override {
+  std::vector<void*> pack_args(const ArgMap& inputs, ArgMap* out, std::vector<double>* scalar_store) override {
     const FunctionNode& f = *f_;
     std::vector<void*> args;
-    std::vector<double> scalar_store(f.params.size() + 1);  // 8-byte slots for converted scalars
-    std::vector<NDArray> keep;
+    scalar_store->assign(f.params.size() + 1, 0.0);  // 8-byte slots for converted scalars
     for (size_t i = 0; i < f.params.size(); ++i) {
       auto& p = f.params[i];
       auto it = inputs.find(p.name());
@@ -127,20 +127,25 @@ class JitProgramImpl : public JitProgram {
       } else {
         DType t = p.var.dtype();
         if (a.numel() != 1) throw Error("input " + p.name() + ": expected a scalar, got " + describe(a));
-        double v = a.get(0);
-        void* slot = &scalar_store[i];
         NDArray tmp(t == DType::F16 || t == DType::BF16 ? DType::F32 : t, {});
-        tmp.set(0, v);
+        tmp.set(0, a.get(0));
+        void* slot = &(*scalar_store)[i];
         std::memcpy(slot, tmp.data(), tmp.nbytes());
         args.push_back(slot);
       }
     }
-    ArgMap out;
     for (auto& o : f.outputs) {
       NDArray arr(o->dtype, shape_of(o, inputs));
       args.push_back(arr.data());
-      out[o->name] = arr;
+      (*out)[o->name] = arr;
     }
+    return args;
+  }
+
+  ArgMap run(const ArgMap& inputs) override {
+    ArgMap out;
+    std::vector<double> slots;
+    auto args = pack_args(inputs, &out, &slots);
     entry_(args.data());
     return out;
   }
@@ -160,5 +165,15 @@ class JitProgramImpl : public JitProgram {
 std::unique_ptr<JitProgram> compile_jit(const FunctionNode& f, const CodegenOptions& opts) {
   return std::make_unique<JitProgramImpl>(f, opts);
 }
+
+void register_jit_engine() {
+  register_engine("jit", [](const FunctionNode& f, const ArgMap& inputs) { return compile_jit(f)->run(inputs); });
+}
+
+namespace {
+// Linked in whenever anything uses compile_jit (tirc build/bench do), so `tirc run --engine
+// jit` finds the engine without cmd_run.cpp knowing about LLVM.
+[[maybe_unused]] const bool g_jit_registered = (register_jit_engine(), true);
+}  // namespace
 
 }  // namespace tirc

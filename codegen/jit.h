@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "codegen/codegen.h"
 #include "interp/interp.h"
@@ -19,10 +20,18 @@ class JitProgram : public InterpProgram {
   // Calls the compiled function on raw pointers in the C ABI order of codegen.h, through
   // the packed entry (args[i]: buffer data or pointer to the scalar). For benchmarks.
   virtual void call_packed(void** args) = 0;
+  // Checks inputs as run() does, allocates the outputs into *outputs and returns the packed
+  // argument array for call_packed. `scalar_slots` receives converted scalar values and must
+  // outlive the returned pointers (as must `inputs` and *outputs).
+  virtual std::vector<void*> pack_args(const ArgMap& inputs, ArgMap* outputs, std::vector<double>* scalar_slots) = 0;
   // Seconds spent in LLVM (IR generation, optimisation, machine code).
   virtual double compile_seconds() const = 0;
 };
 
 std::unique_ptr<JitProgram> compile_jit(const FunctionNode& f, const CodegenOptions& opts = {});
+
+// Registers the "jit" engine with interp/runner.h (done automatically when this library's
+// JIT is linked in; calling it again is harmless).
+void register_jit_engine();
 
 }  // namespace tirc

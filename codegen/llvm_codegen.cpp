@@ -23,11 +23,13 @@
 #include <llvm/TargetParser/Host.h>
 
 #include <functional>
+#include <optional>
 #include <mutex>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "ir/error.h"
+#include "ir/mutator.h"
 #include "ir/visitor.h"
 #include "transforms/lower/lower.h"
 
@@ -98,7 +100,12 @@ class FuncEmitter {
 
  private:
   // ---- types ----
-  Type* reg_type(DType t) {
+  // Vector-aware types: in a vectorized loop body (lanes_ > 0) every value is <lanes x T>.
+  Type* V(Type* t) { return lanes_ ? static_cast<Type*>(llvm::FixedVectorType::get(t, lanes_)) : t; }
+  Value* K32(uint32_t v) { return llvm::ConstantInt::get(V(B.getInt32Ty()), v); }
+  Type* reg_type(DType t) { return V(sreg_type(t)); }
+  Type* mem_type(DType t) { return V(smem_type(t)); }
+  Type* sreg_type(DType t) {
     switch (t) {
       case DType::Bool: return B.getInt1Ty();
       case DType::I8: case DType::U8: return B.getInt8Ty();
@@ -111,48 +118,48 @@ class FuncEmitter {
     }
     return B.getInt32Ty();
   }
-  Type* mem_type(DType t) {
+  Type* smem_type(DType t) {
     switch (t) {
       case DType::Bool: return B.getInt8Ty();
       case DType::F16: case DType::BF16: return B.getInt16Ty();
-      default: return reg_type(t);
+      default: return sreg_type(t);
     }
   }
   // Type of a scalar parameter in the C ABI.
   Type* abi_type(DType t) {
     if (t == DType::Bool) return B.getInt8Ty();
-    return reg_type(t);
+    return sreg_type(t);
   }
 
   // ---- conversions between register and memory forms ----
   Value* round_to(DType t, Value* v) {
-    if (t == DType::F16) return B.CreateFPExt(B.CreateFPTrunc(v, B.getHalfTy()), B.getFloatTy());
+    if (t == DType::F16) return B.CreateFPExt(B.CreateFPTrunc(v, V(B.getHalfTy())), V(B.getFloatTy()));
     if (t == DType::BF16) {
       // Same rounding as float_to_bf16 (runtime/ndarray.cpp): NaN keeps its payload, quieted.
-      Value* x = B.CreateBitCast(v, B.getInt32Ty());
+      Value* x = B.CreateBitCast(v, V(B.getInt32Ty()));
       Value* isnan = B.CreateFCmpUNO(v, v);
       Value* lsb = B.CreateAnd(B.CreateLShr(x, 16), 1);
-      Value* r = B.CreateAnd(B.CreateAdd(x, B.CreateAdd(lsb, B.getInt32(0x7fff))), B.getInt32(0xffff0000u));
-      Value* qn = B.CreateAnd(B.CreateOr(x, B.getInt32(0x400000)), B.getInt32(0xffff0000u));
-      return B.CreateBitCast(B.CreateSelect(isnan, qn, r), B.getFloatTy());
+      Value* r = B.CreateAnd(B.CreateAdd(x, B.CreateAdd(lsb, K32(0x7fff))), K32(0xffff0000u));
+      Value* qn = B.CreateAnd(B.CreateOr(x, K32(0x400000)), K32(0xffff0000u));
+      return B.CreateBitCast(B.CreateSelect(isnan, qn, r), V(B.getFloatTy()));
     }
     return v;
   }
   Value* from_mem(DType t, Value* v) {
     switch (t) {
-      case DType::Bool: return B.CreateICmpNE(v, B.getInt8(0));
-      case DType::F16: return B.CreateFPExt(B.CreateBitCast(v, B.getHalfTy()), B.getFloatTy());
+      case DType::Bool: return B.CreateICmpNE(v, llvm::ConstantInt::get(V(B.getInt8Ty()), 0));
+      case DType::F16: return B.CreateFPExt(B.CreateBitCast(v, V(B.getHalfTy())), V(B.getFloatTy()));
       case DType::BF16:
-        return B.CreateBitCast(B.CreateShl(B.CreateZExt(v, B.getInt32Ty()), 16), B.getFloatTy());
+        return B.CreateBitCast(B.CreateShl(B.CreateZExt(v, V(B.getInt32Ty())), 16), V(B.getFloatTy()));
       default: return v;
     }
   }
   Value* to_mem(DType t, Value* v) {
     switch (t) {
-      case DType::Bool: return B.CreateZExt(v, B.getInt8Ty());
-      case DType::F16: return B.CreateBitCast(B.CreateFPTrunc(v, B.getHalfTy()), B.getInt16Ty());
+      case DType::Bool: return B.CreateZExt(v, V(B.getInt8Ty()));
+      case DType::F16: return B.CreateBitCast(B.CreateFPTrunc(v, V(B.getHalfTy())), V(B.getInt16Ty()));
       case DType::BF16:  // already rounded: the low half is zero
-        return B.CreateTrunc(B.CreateLShr(B.CreateBitCast(v, B.getInt32Ty()), 16), B.getInt16Ty());
+        return B.CreateTrunc(B.CreateLShr(B.CreateBitCast(v, V(B.getInt32Ty())), 16), V(B.getInt16Ty()));
       default: return v;
     }
   }
@@ -170,7 +177,7 @@ class FuncEmitter {
         if (from == DType::F64 && to != DType::F64) {
           // Single rounding double -> f16/bf16 would need round-to-odd; go through float as
           // the interpreter's double_to_float_odd does for exactness.
-          r = B.CreateFPTrunc(v, B.getFloatTy());
+          r = B.CreateFPTrunc(v, V(B.getFloatTy()));
           if (to != DType::F32) r = fptrunc_odd(v, r);
         } else {
           r = B.CreateFPCast(v, rt);
@@ -194,21 +201,35 @@ class FuncEmitter {
   // Round-to-odd of double d into float given f = fptrunc(d) (nearest): used before a second
   // rounding to f16/bf16 so that the two roundings equal one (Boldo-Melquiond).
   Value* fptrunc_odd(Value* d, Value* f) {
-    Value* back = B.CreateFPExt(f, B.getDoubleTy());
+    Value* back = B.CreateFPExt(f, V(B.getDoubleTy()));
     Value* inexact = B.CreateFCmpONE(back, d);
-    Value* bits = B.CreateBitCast(f, B.getInt32Ty());
-    Value* even = B.CreateICmpEQ(B.CreateAnd(bits, 1), B.getInt32(0));
-    Value* fin = B.CreateFCmpONE(B.CreateCall(decl(llvm::Intrinsic::fabs, B.getFloatTy()), {f}),
-                                 llvm::ConstantFP::getInfinity(B.getFloatTy()));
+    Value* bits = B.CreateBitCast(f, V(B.getInt32Ty()));
+    Value* even = B.CreateICmpEQ(B.CreateAnd(bits, 1), K32(0));
+    Value* fin = B.CreateFCmpONE(B.CreateCall(decl(llvm::Intrinsic::fabs, V(B.getFloatTy())), {f}),
+                                 llvm::ConstantFP::getInfinity(V(B.getFloatTy())));
     // Move one ulp toward d: +1 on the magnitude when |d| > |f|, else -1.
-    Value* away = B.CreateFCmpOGT(B.CreateCall(decl(llvm::Intrinsic::fabs, B.getDoubleTy()), {d}),
-                                  B.CreateCall(decl(llvm::Intrinsic::fabs, B.getDoubleTy()), {back}));
-    Value* nb = B.CreateSelect(away, B.CreateAdd(bits, B.getInt32(1)), B.CreateSub(bits, B.getInt32(1)));
+    Value* away = B.CreateFCmpOGT(B.CreateCall(decl(llvm::Intrinsic::fabs, V(B.getDoubleTy())), {d}),
+                                  B.CreateCall(decl(llvm::Intrinsic::fabs, V(B.getDoubleTy())), {back}));
+    Value* nb = B.CreateSelect(away, B.CreateAdd(bits, K32(1)), B.CreateSub(bits, K32(1)));
     Value* cond = B.CreateAnd(B.CreateAnd(inexact, even), fin);
-    return B.CreateSelect(cond, B.CreateBitCast(nb, B.getFloatTy()), f);
+    return B.CreateSelect(cond, B.CreateBitCast(nb, V(B.getFloatTy())), f);
   }
 
   llvm::Function* decl(llvm::Intrinsic::ID id, Type* t) { return llvm::Intrinsic::getDeclaration(&M, id, {t}); }
+  // A libm call; in a vectorized body, one scalar call per lane.
+  Value* libm_call(const std::string& name, const std::vector<Value*>& args) {
+    Type* t = args[0]->getType();
+    if (!t->isVectorTy()) return B.CreateCall(libm(name, t, static_cast<int>(args.size())), args);
+    Type* et = t->getScalarType();
+    auto callee = libm(name, et, static_cast<int>(args.size()));
+    Value* r = llvm::PoisonValue::get(t);
+    for (unsigned i = 0; i < lanes_; ++i) {
+      std::vector<Value*> sa;
+      for (auto* a : args) sa.push_back(B.CreateExtractElement(a, B.getInt64(i)));
+      r = B.CreateInsertElement(r, B.CreateCall(callee, sa), B.getInt64(i));
+    }
+    return r;
+  }
   llvm::FunctionCallee libm(const std::string& name, Type* t, int nargs) {
     std::string n = t->isFloatTy() ? name + "f" : name;
     std::vector<Type*> args(nargs, t);
@@ -241,8 +262,27 @@ class FuncEmitter {
   }
   Value* element_ptr(const Buffer& b, const std::vector<Expr>& idx) {
     if (idx.size() != 1) throw Error("codegen: buffer " + b->name + " is not flattened");
-    return B.CreateInBoundsGEP(mem_type(b->dtype), buffer_ptr(b), index64(idx[0]));
+    return B.CreateInBoundsGEP(smem_type(b->dtype), buffer_ptr(b), index64(idx[0]));
   }
+
+  // ---- vectorized loops ----
+  bool depends(const Expr& e) const;
+  bool uniform(const Expr& e) const;
+  std::optional<int64_t> linear_coeff(const Expr& e) const;
+  bool vectorizable(const ForNode* n, int64_t* lanes) const;
+  void emit_vectorized(const ForNode* n, Value* minv, unsigned lanes);
+  // Evaluates e in scalar mode (lane 0 of the vector loop var).
+  Value* scalar_expr(const Expr& e);
+  Value* scalar_index(const Expr& idx);
+  Value* lane_ramp(Type* scalar_ty) {
+    std::vector<llvm::Constant*> c;
+    for (unsigned i = 0; i < lanes_; ++i) c.push_back(llvm::ConstantInt::get(scalar_ty, i));
+    return llvm::ConstantVector::get(c);
+  }
+  Value* vload(const LoadNode* n);
+  void vstore(const StoreNode* n);
+  Value* vindex(const Expr& idx, std::optional<int64_t> coeff);
+  Value* all_lanes() { return llvm::ConstantInt::getTrue(V(B.getInt1Ty())); }
 
   // ---- statements ----
   void stmt(const Stmt& s);
@@ -290,6 +330,12 @@ class FuncEmitter {
   int outlined_ = 0;
   int par_depth_ = 0;
   int atomic_depth_ = 0;
+  // Vectorized loop being emitted: lanes_ lanes, loop var vvar_ whose lane-0 value is vmin_;
+  // mask_ (a <lanes x i1>, or null = all lanes) guards loads and stores under ifs.
+  unsigned lanes_ = 0;
+  const VarNode* vvar_ = nullptr;
+  Value* vmin_ = nullptr;
+  Value* mask_ = nullptr;
   std::unordered_map<const VarNode*, Value*> vars_;
   std::unordered_map<const BufferNode*, Value*> bufs_;
 };
@@ -297,6 +343,23 @@ class FuncEmitter {
 // ---------------------------------------------------------------- expressions
 
 Value* FuncEmitter::expr(const Expr& e) {
+  if (lanes_) {
+    if (uniform(e)) return B.CreateVectorSplat(lanes_, scalar_expr(e));
+    if (auto* v = e.as<VarNode>(); v && v == vvar_)
+      return B.CreateAdd(B.CreateVectorSplat(lanes_, vmin_), lane_ramp(vmin_->getType()));
+    if (auto* ld = e.as<LoadNode>()) return vload(ld);
+    if (e.kind() == ExprKind::IfThenElse) {
+      auto* n = as_select_like(e);
+      Value* c = expr(n->cond);
+      Value* saved = mask_;
+      mask_ = saved ? B.CreateAnd(saved, c) : c;
+      Value* a = expr(n->t);
+      mask_ = saved ? B.CreateAnd(saved, B.CreateNot(c)) : B.CreateNot(c);
+      Value* b = expr(n->f);
+      mask_ = saved;
+      return B.CreateSelect(c, a, b);
+    }
+  }
   switch (e.kind()) {
     case ExprKind::IntImm: {
       auto* n = e.as<IntImmNode>();
@@ -582,17 +645,17 @@ Value* FuncEmitter::call(const CallNode* n) {
     case Intrinsic::Log: r = I(llvm::Intrinsic::log); break;
     case Intrinsic::Log2: r = I(llvm::Intrinsic::log2); break;
     case Intrinsic::Log10: r = I(llvm::Intrinsic::log10); break;
-    case Intrinsic::Log1p: r = B.CreateCall(libm("log1p", ft, 1), args); break;
-    case Intrinsic::Expm1: r = B.CreateCall(libm("expm1", ft, 1), args); break;
+    case Intrinsic::Log1p: r = libm_call("log1p", args); break;
+    case Intrinsic::Expm1: r = libm_call("expm1", args); break;
     case Intrinsic::Sqrt: r = I(llvm::Intrinsic::sqrt); break;
     case Intrinsic::Rsqrt:
       r = B.CreateFDiv(llvm::ConstantFP::get(ft, 1.0), B.CreateCall(decl(llvm::Intrinsic::sqrt, ft), args));
       break;
     case Intrinsic::Sin: r = I(llvm::Intrinsic::sin); break;
     case Intrinsic::Cos: r = I(llvm::Intrinsic::cos); break;
-    case Intrinsic::Tan: r = B.CreateCall(libm("tan", ft, 1), args); break;
-    case Intrinsic::Tanh: r = B.CreateCall(libm("tanh", ft, 1), args); break;
-    case Intrinsic::Erf: r = B.CreateCall(libm("erf", ft, 1), args); break;
+    case Intrinsic::Tan: r = libm_call("tan", args); break;
+    case Intrinsic::Tanh: r = libm_call("tanh", args); break;
+    case Intrinsic::Erf: r = libm_call("erf", args); break;
     case Intrinsic::Sigmoid: {
       Value* e = B.CreateCall(decl(llvm::Intrinsic::exp, ft), {B.CreateFNeg(args[0])});
       r = B.CreateFDiv(llvm::ConstantFP::get(ft, 1.0), B.CreateFAdd(llvm::ConstantFP::get(ft, 1.0), e));
@@ -624,6 +687,27 @@ Value* FuncEmitter::call(const CallNode* n) {
 
 void FuncEmitter::stmt(const Stmt& s) {
   if (!s.defined()) return;
+  if (lanes_) {
+    // Only what vectorizable() admits: stores, sequences and ifs (as masks).
+    if (auto* n = s.as<StoreNode>()) return vstore(n);
+    if (auto* n = s.as<SeqNode>()) {
+      for (auto& x : n->stmts) stmt(x);
+      return;
+    }
+    if (auto* n = s.as<IfThenElseStmtNode>()) {
+      Value* c = expr(n->cond);
+      Value* saved = mask_;
+      mask_ = saved ? B.CreateAnd(saved, c) : c;
+      stmt(n->then_case);
+      if (n->else_case.defined()) {
+        mask_ = saved ? B.CreateAnd(saved, B.CreateNot(c)) : B.CreateNot(c);
+        stmt(n->else_case);
+      }
+      mask_ = saved;
+      return;
+    }
+    throw Error("codegen: internal error, statement not vectorizable");
+  }
   switch (s.kind()) {
     case StmtKind::For: emit_for(s.as<ForNode>()); return;
     case StmtKind::BlockRealize: emit_block(s.as<BlockRealizeNode>()); return;
@@ -698,6 +782,22 @@ void FuncEmitter::emit_for(const ForNode* n) {
   if (minv->getType() != ty) minv = cast(minv, n->min.dtype(), n->loop_var.dtype());
   if (n->for_kind == ForKind::Parallel && par_depth_ == 0) {
     emit_parallel_for(n, minv, ext);
+    return;
+  }
+  int64_t cext = 0;
+  if (n->for_kind == ForKind::Unrolled && is_const_int(n->extent, &cext) && cext <= 64) {
+    // Explicit unrolling: the body once per iteration with a constant offset, so indices of
+    // small local buffers become constants (registers after SROA).
+    for (int64_t i = 0; i < cext; ++i) {
+      vars_[n->loop_var.get()] = B.CreateAdd(minv, llvm::ConstantInt::get(ty, i));
+      stmt(n->body);
+    }
+    vars_.erase(n->loop_var.get());
+    return;
+  }
+  int64_t lanes = 0;
+  if (n->for_kind == ForKind::Vectorized && vectorizable(n, &lanes)) {
+    emit_vectorized(n, minv, static_cast<unsigned>(lanes));
     return;
   }
   Value* end = B.CreateAdd(minv, ext);
@@ -789,6 +889,204 @@ void FuncEmitter::emit_parallel_for(const ForNode* n, Value* minv, Value* ext) {
   Value* n64 = B.CreateIntCast(ext, i64, true);
   auto pf = rt_fn("tirc_parallel_for", B.getVoidTy(), {i64, B.getPtrTy(), B.getPtrTy()});
   B.CreateCall(pf, {n64, of, closure});
+}
+
+// ---------------------------------------------------------------- vectorized loops
+
+bool FuncEmitter::depends(const Expr& e) const {
+  bool dep = false;
+  for_each_expr(e, [&](const Expr& x) {
+    if (auto* v = x.as<VarNode>(); v && v == vvar_) dep = true;
+  });
+  return dep;
+}
+
+bool FuncEmitter::uniform(const Expr& e) const {
+  if (depends(e)) return false;
+  if (!mask_) return true;
+  // Under a mask, loads must not run for masked-off lanes: keep them in the vector path.
+  bool load = false;
+  for_each_expr(e, [&](const Expr& x) {
+    if (x.kind() == ExprKind::Load || x.kind() == ExprKind::IfThenElse) load = true;
+  });
+  return !load;
+}
+
+std::optional<int64_t> FuncEmitter::linear_coeff(const Expr& e) const {
+  if (!depends(e)) return 0;
+  if (auto* v = e.as<VarNode>()) return v == vvar_ ? std::optional<int64_t>(1) : std::optional<int64_t>(0);
+  if (auto* n = e.as<BinaryNode>(); n && is_int(n->dtype)) {
+    auto a = linear_coeff(n->a), b = linear_coeff(n->b);
+    if (!a || !b) return std::nullopt;
+    int64_t k;
+    switch (n->op) {
+      case BinOp::Add: return *a + *b;
+      case BinOp::Sub: return *a - *b;
+      case BinOp::Mul:
+        if (*a == 0 && is_const_int(n->a, &k)) return k * *b;
+        if (*b == 0 && is_const_int(n->b, &k)) return k * *a;
+        return std::nullopt;
+      default: return std::nullopt;
+    }
+  }
+  if (auto* n = e.as<CastNode>(); n && is_int(n->dtype) && is_signed_int(n->value.dtype()) &&
+                                  dtype_bits(n->dtype) >= dtype_bits(n->value.dtype()))
+    return linear_coeff(n->value);
+  return std::nullopt;
+}
+
+namespace {
+// Inlines let bindings (statement and expression lets) so that every variable in a
+// vectorized body is either the loop var or uniform.
+class LetInliner : public IRMutator {
+ protected:
+  Stmt mutate_let_stmt(const LetStmtNode* n, const Stmt&) override {
+    Expr v = mutate(n->value);
+    return mutate(substitute(n->body, {{n->var.get(), v}}));
+  }
+  Expr mutate_let(const LetNode* n, const Expr&) override {
+    Expr v = mutate(n->value);
+    return mutate(substitute(n->body, {{n->var.get(), v}}));
+  }
+};
+
+struct VecCheck : IRVisitor {
+  bool ok = true;
+  std::unordered_map<const BufferNode*, std::vector<Expr>> store_idx;
+  std::vector<const LoadNode*> loads;
+  void visit(const Stmt& s) override {
+    if (!s.defined()) return;
+    switch (s.kind()) {
+      case StmtKind::Store: case StmtKind::Seq: case StmtKind::IfThenElse: case StmtKind::LetStmt: break;
+      default: ok = false; return;
+    }
+    IRVisitor::visit(s);
+  }
+  void visit_store(const StoreNode* n) override {
+    if (n->indices.size() != 1) ok = false;
+    else store_idx[n->buffer.get()].push_back(n->indices[0]);
+    IRVisitor::visit_store(n);
+  }
+  void visit_load(const LoadNode* n) override {
+    if (n->indices.size() != 1) ok = false;
+    loads.push_back(n);
+    IRVisitor::visit_load(n);
+  }
+  void visit_buffer_ptr(const BufferPtrNode*) override { ok = false; }
+  void visit_call(const CallNode* n) override {
+    if (n->op == Intrinsic::Pow && !is_float(n->dtype)) ok = false;
+    IRVisitor::visit_call(n);
+  }
+};
+}  // namespace
+
+bool FuncEmitter::vectorizable(const ForNode* n, int64_t* lanes) const {
+  int64_t w;
+  if (!is_const_int(n->extent, &w) || w < 2 || w > 64) return false;
+  VecCheck c;
+  c.visit(LetInliner().mutate(n->body));
+  if (!c.ok) return false;
+  // Lanes must write distinct elements, and a buffer that is stored may only be loaded at
+  // the very index it is stored to (no value crosses lanes through memory).
+  auto* self = const_cast<FuncEmitter*>(this);
+  const VarNode* saved = self->vvar_;
+  self->vvar_ = n->loop_var.get();
+  bool ok = true;
+  for (auto& [buf, idxs] : c.store_idx) {
+    for (auto& i : idxs) {
+      auto k = linear_coeff(i);
+      if (!depends(i) || (k && *k == 0) || !expr_identical(i, idxs[0])) ok = false;
+    }
+  }
+  for (auto* ld : c.loads) {
+    auto it = c.store_idx.find(ld->buffer.get());
+    if (it != c.store_idx.end() && !expr_identical(ld->indices[0], it->second[0])) ok = false;
+  }
+  self->vvar_ = saved;
+  if (!ok) return false;
+  *lanes = w;
+  return true;
+}
+
+Value* FuncEmitter::scalar_expr(const Expr& e) {
+  unsigned l = lanes_;
+  Value* m = mask_;
+  lanes_ = 0;
+  mask_ = nullptr;
+  Value* r = expr(e);
+  lanes_ = l;
+  mask_ = m;
+  return r;
+}
+
+Value* FuncEmitter::scalar_index(const Expr& idx) {
+  // Lane 0: the loop var at its first value.
+  unsigned l = lanes_;
+  Value* m = mask_;
+  lanes_ = 0;
+  mask_ = nullptr;
+  vars_[vvar_] = vmin_;
+  Value* r = index64(idx);
+  vars_.erase(vvar_);
+  lanes_ = l;
+  mask_ = m;
+  return r;
+}
+
+Value* FuncEmitter::vindex(const Expr& idx, std::optional<int64_t> coeff) {
+  Type* i64 = B.getInt64Ty();
+  if (coeff) {
+    Value* base = scalar_index(idx);
+    Value* ramp = B.CreateMul(lane_ramp(i64), llvm::ConstantInt::get(V(i64), *coeff));
+    return B.CreateAdd(B.CreateVectorSplat(lanes_, base), ramp);
+  }
+  Value* v = expr(idx);
+  return is_unsigned_int(idx.dtype()) ? B.CreateZExt(v, V(i64)) : B.CreateSExt(v, V(i64));
+}
+
+Value* FuncEmitter::vload(const LoadNode* n) {
+  DType t = n->buffer->dtype;
+  Type* et = smem_type(t);
+  Type* vt = V(et);
+  auto align = llvm::Align(std::max(1, dtype_bytes(t)));
+  auto coeff = linear_coeff(n->indices[0]);
+  Value* raw;
+  if (coeff && *coeff == 1) {
+    Value* p = B.CreateInBoundsGEP(et, buffer_ptr(n->buffer), scalar_index(n->indices[0]));
+    raw = mask_ ? B.CreateMaskedLoad(vt, p, align, mask_, llvm::Constant::getNullValue(vt)) : B.CreateAlignedLoad(vt, p, align);
+  } else {
+    Value* ptrs = B.CreateInBoundsGEP(et, buffer_ptr(n->buffer), vindex(n->indices[0], coeff));
+    raw = B.CreateMaskedGather(vt, ptrs, align, mask_ ? mask_ : all_lanes(), llvm::Constant::getNullValue(vt));
+  }
+  return from_mem(t, raw);
+}
+
+void FuncEmitter::vstore(const StoreNode* n) {
+  DType t = n->buffer->dtype;
+  Type* et = smem_type(t);
+  auto align = llvm::Align(std::max(1, dtype_bytes(t)));
+  Value* v = to_mem(t, expr(n->value));
+  auto coeff = linear_coeff(n->indices[0]);
+  if (coeff && *coeff == 1) {
+    Value* p = B.CreateInBoundsGEP(et, buffer_ptr(n->buffer), scalar_index(n->indices[0]));
+    if (mask_) B.CreateMaskedStore(v, p, align, mask_);
+    else B.CreateAlignedStore(v, p, align);
+  } else {
+    Value* ptrs = B.CreateInBoundsGEP(et, buffer_ptr(n->buffer), vindex(n->indices[0], coeff));
+    B.CreateMaskedScatter(v, ptrs, align, mask_ ? mask_ : all_lanes());
+  }
+}
+
+void FuncEmitter::emit_vectorized(const ForNode* n, Value* minv, unsigned lanes) {
+  Stmt body = LetInliner().mutate(n->body);
+  lanes_ = lanes;
+  vvar_ = n->loop_var.get();
+  vmin_ = minv;
+  mask_ = nullptr;
+  stmt(body);
+  lanes_ = 0;
+  vvar_ = nullptr;
+  vmin_ = nullptr;
 }
 
 void FuncEmitter::emit_store(const StoreNode* n) {

@@ -41,17 +41,30 @@ std::string quoted_block(const std::string* b) { return "block \"" + *b + "\": "
 
 // ---------------------------------------------------------------- index forms
 
-// An integer index: affine in registers (fast path) or a general closure.
+// An integer index: affine in registers (fast path: up to 8 terms, unrolled) or a general
+// closure.
 struct Index {
+  static constexpr int kMaxTerms = 8;
   int64_t c = 0;
   int n = 0;
-  int r[4] = {0, 0, 0, 0};
-  int64_t k[4] = {0, 0, 0, 0};
+  int r[kMaxTerms] = {};
+  int64_t k[kMaxTerms] = {};
   EP<int64_t> gen;
   inline int64_t ev(Ctx& x) const {
     if (gen) return gen->ev(x);
+    const Val* g = x.regs;
     int64_t v = c;
-    for (int t = 0; t < n; ++t) v += k[t] * x.regs[r[t]].i;
+    switch (n) {
+      case 8: v += k[7] * g[r[7]].i; [[fallthrough]];
+      case 7: v += k[6] * g[r[6]].i; [[fallthrough]];
+      case 6: v += k[5] * g[r[5]].i; [[fallthrough]];
+      case 5: v += k[4] * g[r[4]].i; [[fallthrough]];
+      case 4: v += k[3] * g[r[3]].i; [[fallthrough]];
+      case 3: v += k[2] * g[r[2]].i; [[fallthrough]];
+      case 2: v += k[1] * g[r[1]].i; [[fallthrough]];
+      case 1: v += k[0] * g[r[0]].i; [[fallthrough]];
+      default: break;
+    }
     return v;
   }
 };
@@ -129,6 +142,38 @@ struct LoadGen final : E<typename Tr<D>::C> {
   }
 };
 
+// The arithmetic of value-typed binary operators (blk: for the division-by-zero message).
+template <DType D, BinOp OP>
+inline typename Tr<D>::C arith(typename Tr<D>::C u, typename Tr<D>::C v, const std::string* blk) {
+  using C = typename Tr<D>::C;
+  if constexpr (std::is_same_v<C, int64_t>) {
+    if constexpr (OP == BinOp::Add) return Tr<D>::fix(add_wrap(u, v));
+    else if constexpr (OP == BinOp::Sub) return Tr<D>::fix(sub_wrap(u, v));
+    else if constexpr (OP == BinOp::Mul) return Tr<D>::fix(mul_wrap(u, v));
+    else if constexpr (OP == BinOp::Div) {
+      if (v == 0) div0_error(blk, "truncdiv", u);
+      return Tr<D>::fix(truncdiv_int(u, v));
+    } else if constexpr (OP == BinOp::FloorDiv) {
+      if (v == 0) div0_error(blk, "floordiv", u);
+      return Tr<D>::fix(floordiv_int(u, v));
+    } else if constexpr (OP == BinOp::FloorMod) {
+      if (v == 0) div0_error(blk, "floormod", u);
+      return Tr<D>::fix(floormod_int(u, v));
+    } else if constexpr (OP == BinOp::Min) return u < v ? u : v;
+    else return u > v ? u : v;
+  } else {
+    (void)blk;
+    if constexpr (OP == BinOp::Add) return Tr<D>::fix(u + v);
+    else if constexpr (OP == BinOp::Sub) return Tr<D>::fix(u - v);
+    else if constexpr (OP == BinOp::Mul) return Tr<D>::fix(u * v);
+    else if constexpr (OP == BinOp::Div) return Tr<D>::fix(u / v);
+    else if constexpr (OP == BinOp::FloorDiv) return Tr<D>::fix(floordiv_float(u, v));
+    else if constexpr (OP == BinOp::FloorMod) return Tr<D>::fix(floormod_float(u, v));
+    else if constexpr (OP == BinOp::Min) return min_float(u, v);
+    else return max_float(u, v);
+  }
+}
+
 template <DType D, BinOp OP>
 struct Bin final : E<typename Tr<D>::C> {
   using C = typename Tr<D>::C;
@@ -136,31 +181,7 @@ struct Bin final : E<typename Tr<D>::C> {
   const std::string* blk;
   C ev(Ctx& x) const override {
     C u = a->ev(x), v = b->ev(x);
-    if constexpr (std::is_same_v<C, int64_t>) {
-      if constexpr (OP == BinOp::Add) return Tr<D>::fix(add_wrap(u, v));
-      else if constexpr (OP == BinOp::Sub) return Tr<D>::fix(sub_wrap(u, v));
-      else if constexpr (OP == BinOp::Mul) return Tr<D>::fix(mul_wrap(u, v));
-      else if constexpr (OP == BinOp::Div) {
-        if (v == 0) div0_error(blk, "truncdiv", u);
-        return Tr<D>::fix(truncdiv_int(u, v));
-      } else if constexpr (OP == BinOp::FloorDiv) {
-        if (v == 0) div0_error(blk, "floordiv", u);
-        return Tr<D>::fix(floordiv_int(u, v));
-      } else if constexpr (OP == BinOp::FloorMod) {
-        if (v == 0) div0_error(blk, "floormod", u);
-        return Tr<D>::fix(floormod_int(u, v));
-      } else if constexpr (OP == BinOp::Min) return u < v ? u : v;
-      else return u > v ? u : v;
-    } else {
-      if constexpr (OP == BinOp::Add) return Tr<D>::fix(u + v);
-      else if constexpr (OP == BinOp::Sub) return Tr<D>::fix(u - v);
-      else if constexpr (OP == BinOp::Mul) return Tr<D>::fix(u * v);
-      else if constexpr (OP == BinOp::Div) return Tr<D>::fix(u / v);
-      else if constexpr (OP == BinOp::FloorDiv) return Tr<D>::fix(floordiv_float(u, v));
-      else if constexpr (OP == BinOp::FloorMod) return Tr<D>::fix(floormod_float(u, v));
-      else if constexpr (OP == BinOp::Min) return min_float(u, v);
-      else return max_float(u, v);
-    }
+    return arith<D, OP>(u, v, blk);
   }
 };
 
@@ -356,6 +377,30 @@ struct StoreFlat final : S {
   }
 };
 
+// `A[i] = A[i] OP rhs` with A[i] proven in bounds: one offset computation, no load closure
+// (the reduction update of every reduce block). Same order of evaluation and checks as the
+// unfused Store(Load OP rhs).
+template <DType D, bool kInit, BinOp OP>
+struct StoreAcc final : S {
+  using C = typename Tr<D>::C;
+  using St = typename Tr<D>::St;
+  int slot;
+  Index off;
+  EP<C> rhs;
+  const BufInfo* info;
+  const std::string* blk;
+  void run(Ctx& x) const override {
+    int64_t o = off.ev(x);
+    BufState& b = x.bufs[slot];
+    if constexpr (kInit)
+      if (!b.init[o]) uninit_error(blk, info, o);
+    St* p = reinterpret_cast<St*>(b.data) + o;
+    C cur = Tr<D>::ld(*p);
+    C v = rhs->ev(x);
+    *p = Tr<D>::st(arith<D, OP>(cur, v, blk));
+  }
+};
+
 template <DType D>
 struct StoreGen final : S {
   using C = typename Tr<D>::C;
@@ -446,7 +491,8 @@ struct BlockS final : S {
   std::vector<std::pair<int, int64_t>> allocs;  // slot, numel: init flags reset per execution
   SP init, body;
 
-  void run(Ctx& x) const override {
+  void run(Ctx& x) const override { exec(x); }
+  inline void exec(Ctx& x) const {
     if (pred && !pred->ev(x)) return;
     for (const Bind& b : binds) {
       int64_t v = b.v.ev(x);
@@ -468,6 +514,21 @@ struct BlockS final : S {
   [[noreturn, gnu::cold, gnu::noinline]] void bind_error(const Bind& b, int64_t v, int64_t e) const {
     throw Error(quoted_block(blk) + "binding of iter var " + b.name + " = " + std::to_string(v) +
                 " is outside its domain [0, " + std::to_string(e) + ")");
+  }
+};
+
+// A constant loop whose body is a block: the block runs without a virtual call.
+struct ForBlockS final : S {
+  int r;
+  int64_t lo, hi;
+  SP owner;
+  const BlockS* b;
+  void run(Ctx& x) const override {
+    Val& rv = x.regs[r];
+    for (int64_t i = lo; i < hi; ++i) {
+      rv.i = i;
+      b->exec(x);
+    }
   }
 };
 
@@ -755,7 +816,7 @@ class Compiler {
   Index index(const Expr& e) {
     Index ix;
     Aff a;
-    if (affine(e, &a) && a.t.size() <= 4 && fits(iv(e), e.dtype())) {
+    if (affine(e, &a) && a.t.size() <= Index::kMaxTerms && fits(iv(e), e.dtype())) {
       ix.c = a.c;
       ix.n = static_cast<int>(a.t.size());
       for (int t = 0; t < ix.n; ++t) {
@@ -939,7 +1000,7 @@ class Compiler {
       else all_affine = false;
       a.check.push_back(!proven);
     }
-    *is_flat = all_proven && all_affine && total.t.size() <= 4;
+    *is_flat = all_proven && all_affine && total.t.size() <= Index::kMaxTerms;
     if (*is_flat) {
       flat->c = total.c;
       flat->n = static_cast<int>(total.t.size());
@@ -1131,7 +1192,17 @@ class Compiler {
       q->hi = lo.lo + ext.lo;
       ivs_[v] = {lo.lo, lo.lo + ext.lo - 1};
       q->body = stmt(n->body);
-      p = std::move(q);
+      if (auto* blk = dynamic_cast<const BlockS*>(q->body.get())) {
+        auto fb = std::make_unique<ForBlockS>();
+        fb->r = r;
+        fb->lo = q->lo;
+        fb->hi = q->hi;
+        fb->b = blk;
+        fb->owner = std::move(q->body);
+        p = std::move(fb);
+      } else {
+        p = std::move(q);
+      }
     } else {
       auto q = std::make_unique<ForS>();
       q->r = r;
@@ -1143,6 +1214,32 @@ class Compiler {
     }
     ivs_[v] = saved;
     return p;
+  }
+
+  // Variables (re)bound inside a block: loop vars, lets, nested iter vars.
+  static std::unordered_set<const VarNode*> vars_bound_in(const BlockNode& b) {
+    struct V : IRVisitor {
+      std::unordered_set<const VarNode*> out;
+      void visit_for(const ForNode* n) override {
+        out.insert(n->loop_var.get());
+        IRVisitor::visit_for(n);
+      }
+      void visit_let_stmt(const LetStmtNode* n) override {
+        out.insert(n->var.get());
+        IRVisitor::visit_let_stmt(n);
+      }
+      void visit_let(const LetNode* n) override {
+        out.insert(n->var.get());
+        IRVisitor::visit_let(n);
+      }
+      void visit_block(const BlockNode* n) override {
+        for (auto& iv : n->iter_vars) out.insert(iv.var.get());
+        IRVisitor::visit_block(n);
+      }
+    } vis;
+    vis.visit(b.init);
+    vis.visit(b.body);
+    return vis.out;
   }
 
   SP block(const BlockRealizeNode* n) {
@@ -1182,14 +1279,28 @@ class Compiler {
       p->binds.push_back(std::move(bd));
     }
     // Registers of the iter vars are assigned after every binding is compiled (bindings never
-    // see this block's iter vars).
+    // see this block's iter vars). An iter var bound to a plain variable proven in range
+    // shares that variable's register (no copy per iteration), unless the block rebinds it.
+    std::unordered_set<const VarNode*> rebound = vars_bound_in(b);
+    std::vector<BlockS::Bind> kept;
     for (size_t i = 0; i < b.iter_vars.size(); ++i) {
       const VarNode* v = b.iter_vars[i].var.get();
       saved.push_back({v, ivs_.count(v) ? ivs_[v] : Iv{}});
-      p->binds[i].r = bind_reg(b.iter_vars[i].var);
+      auto* src = n->bindings[i].as<VarNode>();
+      int r;
+      if (src && !p->binds[i].check && regs_.count(src) && !rebound.count(src) && !env_.count(src)) {
+        r = regs_[src];
+        regs_[v] = r;
+      } else {
+        r = nregs_++;
+        regs_[v] = r;
+        p->binds[i].r = r;
+        kept.push_back(std::move(p->binds[i]));
+      }
       ivs_[v] = new_ivs[i];
-      if (b.iter_vars[i].kind == IterKind::Reduce) p->reduce_regs.push_back(p->binds[i].r);
+      if (b.iter_vars[i].kind == IterKind::Reduce) p->reduce_regs.push_back(r);
     }
+    p->binds = std::move(kept);
     for (auto& a : b.allocs) {
       const BufInfo& info = *out_.bufs[slot_of(a)];
       if (info.block_local) p->allocs.push_back({slot_of(a), info.numel});
@@ -1199,6 +1310,41 @@ class Compiler {
     for (auto& [v, iv0] : saved) ivs_[v] = iv0;
     blk_ = outer;
     return p;
+  }
+
+  // `A[idx] = A[idx] OP rhs` (same buffer, identical indices) as one StoreAcc closure.
+  template <DType D>
+  SP accumulate(const StoreNode* n, const Access& a, Index& flat) {
+    using C = typename Tr<D>::C;
+    auto* bin = n->value.as<BinaryNode>();
+    if (!bin) return nullptr;
+    BinOp op = bin->op;
+    if (op != BinOp::Add && op != BinOp::Sub && op != BinOp::Mul && op != BinOp::Min && op != BinOp::Max)
+      return nullptr;
+    auto* ld = bin->a.as<LoadNode>();
+    if (!ld || !ld->buffer.same_as(n->buffer) || ld->indices.size() != n->indices.size()) return nullptr;
+    for (size_t d = 0; d < ld->indices.size(); ++d)
+      if (!expr_identical(ld->indices[d], n->indices[d])) return nullptr;
+    auto mk = [&](auto* p) -> SP {
+      p->slot = a.slot;
+      p->off = std::move(flat);
+      p->rhs = cx<C>(bin->b);
+      p->info = a.info;
+      p->blk = blk_;
+      return SP(p);
+    };
+    auto pick = [&](auto init_tag) -> SP {
+      constexpr bool kI = decltype(init_tag)::value;
+      switch (op) {
+        case BinOp::Add: return mk(new StoreAcc<D, kI, BinOp::Add>);
+        case BinOp::Sub: return mk(new StoreAcc<D, kI, BinOp::Sub>);
+        case BinOp::Mul: return mk(new StoreAcc<D, kI, BinOp::Mul>);
+        case BinOp::Min: return mk(new StoreAcc<D, kI, BinOp::Min>);
+        default: return mk(new StoreAcc<D, kI, BinOp::Max>);
+      }
+    };
+    if (a.info->track_init) return pick(std::true_type{});
+    return pick(std::false_type{});
   }
 
   SP store(const StoreNode* n) {
@@ -1213,6 +1359,9 @@ class Compiler {
       constexpr DType D = decltype(dt)::value;
       using C = typename Tr<D>::C;
       if (is_flat) {
+        if constexpr (D == DType::F32 || D == DType::F64 || D == DType::I32 || D == DType::I64) {
+          if (SP acc = accumulate<D>(n, a, flat)) return acc;
+        }
         auto mk = [&](auto p) -> SP {
           p->slot = a.slot;
           p->off = std::move(flat);

@@ -16,6 +16,8 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <unordered_map>
 #include <unordered_set>
@@ -89,17 +91,42 @@ std::string int_text(int64_t v) { return std::to_string(v); }
 
 }  // namespace
 
+namespace {
+// Rounds to the 16-bit float formats the way the parser stores literals.
+double round16(double v, DType t) {
+  if (t == DType::F16) return static_cast<double>(static_cast<_Float16>(v));
+  float f = static_cast<float>(v);
+  if (std::isnan(f) || std::isinf(f)) return f;
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  bits += 0x7FFFu + ((bits >> 16) & 1u);  // round to nearest even
+  bits &= 0xFFFF0000u;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+}  // namespace
+
 std::string print_float_literal(double v, DType t) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
   char buf[64];
-  std::to_chars_result r;
+  std::string s;
   float f = static_cast<float>(v);
-  if (t != DType::F64 && static_cast<double>(f) == v)
-    r = std::to_chars(buf, buf + sizeof buf, f);
-  else
-    r = std::to_chars(buf, buf + sizeof buf, v);
-  std::string s(buf, r.ptr);
+  if ((t == DType::F16 || t == DType::BF16) && round16(v, t) == v) {
+    // Shortest decimal that rounds back to v in the 16-bit format.
+    for (int p = 1; p <= 17; ++p) {
+      std::snprintf(buf, sizeof buf, "%.*g", p, v);
+      if (round16(std::strtod(buf, nullptr), t) == v) break;
+    }
+    s = buf;
+  } else {
+    std::to_chars_result r;
+    if (t != DType::F64 && static_cast<double>(f) == v)
+      r = std::to_chars(buf, buf + sizeof buf, f);
+    else
+      r = std::to_chars(buf, buf + sizeof buf, v);
+    s.assign(buf, r.ptr);
+  }
   if (s.find_first_of(".e") == std::string::npos) s += ".0";
   return s;
 }
@@ -153,9 +180,15 @@ class Printer {
   std::string out;
 
   // ---- names ----
-  std::string bind(const void* key, const std::string& want) {
+  // `func_wide`: params and buffers, whose names the parser keeps unique over the whole
+  // function (two sibling blocks cannot both `alloc T`).
+  std::string bind(const void* key, const std::string& want, bool func_wide = false) {
     std::string base = sanitize(want), cand = base;
-    for (int k = 1; reserved_words().count(cand) || in_scope_.count(cand); ++k) cand = base + "_" + std::to_string(k);
+    auto taken = [&](const std::string& c) {
+      return reserved_words().count(c) || in_scope_.count(c) || (func_wide && func_wide_.count(c));
+    };
+    for (int k = 1; taken(cand); ++k) cand = base + "_" + std::to_string(k);
+    if (func_wide) func_wide_.insert(cand);
     names_[key].push_back(cand);
     in_scope_.insert(cand);
     stack_.emplace_back(key, cand);
@@ -187,7 +220,8 @@ class Printer {
   std::string var_name(const Var& v) { return name_of(v.get(), v.name()); }
   std::string buf_name(const Buffer& b) { return name_of(b.get(), b->name); }
   std::string bind_var(const Var& v) { return bind(v.get(), v.name()); }
-  std::string bind_buf(const Buffer& b) { return bind(b.get(), b->name); }
+  std::string bind_buf(const Buffer& b) { return bind(b.get(), b->name, true); }
+  void new_function() { func_wide_.clear(); }
 
   // ---- expressions ----
   std::string expr(const Expr& e, Ctx c = Ctx::none()) { return print(e, c).s; }
@@ -320,6 +354,7 @@ class Printer {
   }
 
   std::string region(const BufferRegion& r) {
+    if (r.ranges.empty()) return buf_name(r.buffer);  // 0-d buffer: the whole buffer
     std::string s = buf_name(r.buffer) + "[";
     for (size_t i = 0; i < r.ranges.size(); ++i) {
       if (i) s += ", ";
@@ -482,7 +517,7 @@ class Printer {
         s += bind_buf(p.buffer) + ": " + ty;
         t = p.buffer->dtype;
       } else {
-        s += bind_var(p.var) + ": " + std::string(dtype_name(p.var.dtype()));
+        s += bind(p.var.get(), p.var.name(), true) + ": " + std::string(dtype_name(p.var.dtype()));
         t = p.var.dtype();
       }
       if (p.range) s += " in [" + range_value(p.range->lo, t) + ", " + range_value(p.range->hi, t) + "]";
@@ -526,6 +561,7 @@ class Printer {
   }
 
   void function(const FunctionNode& f, int indent = 0) {
+    new_function();
     size_t m = mark();
     std::string h = "func " + f.name + "(" + params(f) + ") -> (";
     for (size_t i = 0; i < f.outputs.size(); ++i) {
@@ -570,6 +606,7 @@ class Printer {
 
   void intrin_part(const char* kw, const Function& f) {
     if (!f) return;
+    new_function();
     size_t m = mark();
     line(1, std::string(kw) + "(" + params(*f) + ") {");
     body(*f, 2);
@@ -607,7 +644,7 @@ class Printer {
 
  private:
   std::unordered_map<const void*, std::vector<std::string>> names_;
-  std::unordered_set<std::string> in_scope_;
+  std::unordered_set<std::string> in_scope_, func_wide_;
   std::vector<std::pair<const void*, std::string>> stack_;
   std::unordered_map<const void*, std::string> free_;
   std::unordered_set<std::string> free_used_;

@@ -57,7 +57,7 @@ class ThrowingListener : public antlr4::BaseErrorListener {
       if (auto* parser = dynamic_cast<antlr4::Parser*>(rec)) {
         try {
           auto expected = parser->getExpectedTokens();
-          if (tok->getType() == P::ID && expected.contains(P::DTYPE) && !expected.contains(P::ID))
+          if (tok->getType() == P::ID && expected.contains(static_cast<size_t>(P::DTYPE)) && !expected.contains(static_cast<size_t>(P::ID)))
             throw SourceError(file_, static_cast<int>(line), static_cast<int>(col) + 1,
                               "unknown dtype '" + tok->getText() + "'");
           std::vector<std::string> names;

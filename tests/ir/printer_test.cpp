@@ -109,6 +109,12 @@ TEST(Printer, FloatLiterals) {
   EXPECT_EQ(print_float_literal(std::numeric_limits<float>::denorm_min(), DType::F32), "1e-45");
   EXPECT_EQ(print_float_literal(std::numeric_limits<double>::denorm_min(), DType::F64), "5e-324");
   EXPECT_EQ(print_float_literal(std::numeric_limits<float>::max(), DType::F32), "3.4028235e+38");
+  // 16-bit formats: the shortest text that rounds back in that format.
+  EXPECT_EQ(print_float_literal(0.0999755859375, DType::F16), "0.1");
+  EXPECT_EQ(print_float_literal(65504.0, DType::F16), "6.55e+04");
+  EXPECT_EQ(print_float_literal(5.960464477539063e-08, DType::F16), "6e-08");
+  EXPECT_EQ(print_float_literal(-2.0, DType::BF16), "-2.0");
+  EXPECT_EQ(print_float_literal(3.3895313892515355e+38, DType::BF16), "3.39e+38");
 }
 
 TEST(Printer, LiteralTyping) {

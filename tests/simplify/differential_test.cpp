@@ -2,6 +2,8 @@
 // variable values inside the given ranges. Thousands of random expressions, fixed seeds.
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "tests/simplify/random_expr.h"
 #include "transforms/simplify/simplify.h"
 
@@ -83,6 +85,58 @@ TEST(SimplifyDifferential, SecondPassStable) {
     if (!expr_identical(s, s2)) ++unstable;
   }
   EXPECT_LT(unstable, 100);
+}
+
+}  // namespace
+}  // namespace tirc
+
+namespace tirc {
+namespace {
+
+// Conditions of the form `var OP const` feed range assumptions into the arms; arms that
+// depend on the exact boundary check that the assumptions are neither off by one nor
+// applied to the wrong arm.
+TEST(SimplifyDifferential, BranchAssumptions) {
+  std::mt19937_64 rng(5);
+  auto rnd = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  Var v("v"), w("w");
+  const BinOp ops[] = {BinOp::LT, BinOp::LE, BinOp::GT, BinOp::GE, BinOp::EQ, BinOp::NE};
+  int changed = 0;
+  for (int n = 0; n < 4000; ++n) {
+    VarRanges ranges = {{v.get(), {rnd(-6, 0), rnd(0, 6)}}, {w.get(), {rnd(-6, 0), rnd(0, 6)}}};
+    auto cmp = [&](const Var& x) {
+      Expr c = make_int(rnd(-5, 5));
+      return rnd(0, 1) ? make_binary(ops[rnd(0, 5)], x, c) : make_binary(ops[rnd(0, 5)], c, x);
+    };
+    Expr cond = cmp(v);
+    if (rnd(0, 2) == 0) cond = make_binary(rnd(0, 1) ? BinOp::And : BinOp::Or, cond, cmp(w));
+    if (rnd(0, 3) == 0) cond = make_unary(UnOp::Not, cond);
+    auto arm = [&]() -> Expr {
+      Expr x = rnd(0, 1) ? Expr(v) : Expr(w);
+      Expr c = make_int(rnd(-5, 5));
+      switch (rnd(0, 5)) {
+        case 0: return min(x, c);
+        case 1: return max(x, c);
+        case 2: return make_select(make_binary(ops[rnd(0, 5)], x, c), make_int(1), make_int(2));
+        case 3: return floordiv(x + make_int(rnd(0, 8)), make_int(rnd(1, 4)));
+        case 4: return floormod(x + make_int(rnd(0, 8)), make_int(rnd(1, 4)));
+        default: return x * 2 + c;
+      }
+    };
+    Expr e = rnd(0, 1) ? make_if_then_else(cond, arm(), arm()) : make_select(cond, arm(), arm());
+    Expr s = simplify(e, ranges);
+    if (!expr_identical(s, e)) ++changed;
+    for (int64_t a = ranges[v.get()].lo; a <= ranges[v.get()].hi; ++a)
+      for (int64_t b = ranges[w.get()].lo; b <= ranges[w.get()].hi; ++b) {
+        testing::Env env;
+        env[v.get()].i = a;
+        env[w.get()].i = b;
+        testing::Env env2 = env;
+        Val x = testing::eval(e, env), y = testing::eval(s, env2);
+        ASSERT_TRUE(x == y) << str(e) << " -> " << str(s) << " at v=" << a << " w=" << b;
+      }
+  }
+  EXPECT_GT(changed, 1000);
 }
 
 }  // namespace

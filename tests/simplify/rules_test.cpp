@@ -53,6 +53,8 @@ TEST(SimplifyRules, FloorDivModOfAffine) {
   EXPECT_SIMPLIFY(v.an, floormod(v.i * 4, 8), "((i % 2) * 4)");
   EXPECT_SIMPLIFY(v.an, floordiv(floordiv(v.k, 4), 2), "(k // 8)");
   EXPECT_SIMPLIFY(v.an, floormod(floormod(v.k, 8), 4), "(k % 4)");
+  EXPECT_SIMPLIFY(v.an, floordiv(floormod(v.n, 32), 8), "((n // 8) % 4)");
+  EXPECT_SIMPLIFY(v.an, floordiv(floormod(v.k, 16), 8), "((k // 8) % 2)");
   EXPECT_SIMPLIFY(v.an, floordiv(v.k, 4) * 4 + floormod(v.k, 4), "k");
   EXPECT_SIMPLIFY(v.an, floordiv(v.n, 1), "n");
   EXPECT_SIMPLIFY(v.an, floormod(v.n, 1), "0");

@@ -1,17 +1,106 @@
-// tirc bench (CLI.md). Not implemented yet.
+// tirc bench FILE --func F [--repeat N] [--warmup W] [--input NAME=...] (CLI.md): apply the
+// file's schedules, JIT-compile F once, run it W times to warm up, time N runs and print the
+// median (and min/max) time and GFLOP/s, FLOPs counted from the IR (interp/stats.h).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <iostream>
+#include <optional>
 
+#include "interp/runner.h"
+#include "interp/stats.h"
+#include "ir/error.h"
+#include "parser/parser.h"
 #include "tools/tirc/common.h"
+#include "transforms/schedule/schedule.h"
+#ifdef TIRC_WITH_LLVM
+#include "codegen/jit.h"
+#include "runtime/tirc_runtime.h"
+#endif
 
 namespace tirc::cli {
 
+namespace {
+struct BenchOptions {
+  std::string file, func;
+  std::vector<std::string> inputs;
+  int repeat = 10, warmup = 2, threads = 0;
+  uint64_t seed = 0;
+  bool no_schedule = false, fast_math = false, json = false;
+};
+}  // namespace
+
 void register_bench(CLI::App& app) {
-  auto* cmd = app.add_subcommand("bench", "not implemented yet");
-  cmd->allow_extras();
-  cmd->callback([] {
-    run_guarded([] {
-      std::cerr << "tirc: error: 'bench' is not implemented yet\n";
-      return kExitBadInput;
+  auto o = std::make_shared<BenchOptions>();
+  auto* cmd = app.add_subcommand("bench", "JIT-compile a function and time it: median time and GFLOP/s");
+  cmd->add_option("file", o->file, "the .tir file ('-' for standard input)")->required();
+  cmd->add_option("--func,-f", o->func, "function to time (optional when the file has one function)");
+  cmd->add_option("--repeat,-n", o->repeat, "timed runs (default 10)")->check(CLI::PositiveNumber);
+  cmd->add_option("--warmup", o->warmup, "untimed runs first (default 2)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--input,-i", o->inputs, "NAME=FILE.npy or NAME=VALUE (scalars, fills); others are random");
+  cmd->add_option("--seed", o->seed, "seed of the random inputs (default 0)");
+  cmd->add_option("--threads", o->threads, "threads of parallel loops (default: TIRC_NUM_THREADS or all cores)");
+  cmd->add_flag("--no-schedule", o->no_schedule, "ignore the file's schedule items (time the naive function)");
+  cmd->add_flag("--fast-math", o->fast_math, "allow reassociation and contraction of float arithmetic");
+  cmd->add_flag("--json", o->json, "print one JSON object");
+  cmd->callback([o] {
+    run_guarded([o] {
+#ifndef TIRC_WITH_LLVM
+      throw Error("tirc was built without LLVM (configure with -DTIRC_WITH_LLVM=ON)");
+#else
+      Module m = parse_file(o->file);
+      if (!o->no_schedule && !m.schedules.empty()) m = apply_module_schedules(m, o->func);
+      Function f;
+      if (o->func.empty()) {
+        if (m.funcs.size() != 1)
+          throw Error(o->file + " defines " + std::to_string(m.funcs.size()) + " functions: choose one with --func");
+        f = m.funcs[0];
+      } else {
+        f = m.find_func(o->func);
+        if (!f) throw Error("no function named " + o->func + " in " + o->file);
+      }
+      ArgMap given = parse_input_specs(*f, o->inputs);
+      ArgMap inputs = complete_inputs(*f, given, o->seed);
+      if (o->threads > 0) tirc_set_num_threads(o->threads);
+      CodegenOptions copts;
+      copts.fast_math = o->fast_math;
+      auto prog = compile_jit(*f, copts);
+      ArgMap outputs;
+      std::vector<double> slots;
+      auto args = prog->pack_args(inputs, &outputs, &slots);
+      for (int i = 0; i < o->warmup; ++i) prog->call_packed(args.data());
+      std::vector<double> times;
+      for (int i = 0; i < o->repeat; ++i) {
+        auto t0 = std::chrono::steady_clock::now();
+        prog->call_packed(args.data());
+        times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      }
+      std::sort(times.begin(), times.end());
+      double median = times.size() % 2 ? times[times.size() / 2]
+                                        : 0.5 * (times[times.size() / 2 - 1] + times[times.size() / 2]);
+      ArgMap scalars;
+      for (auto& p : f->params)
+        if (!p.is_buffer()) scalars[p.name()] = inputs.at(p.name());
+      double flops = static_counts(*f, scalars).total.flops;
+      double gflops = median > 0 ? flops / median * 1e-9 : 0;
+      int threads = tirc_num_threads();
+      char buf[512];
+      if (o->json) {
+        std::snprintf(buf, sizeof buf,
+                      "{\"func\": \"%s\", \"repeat\": %d, \"median_ms\": %.6f, \"min_ms\": %.6f, \"max_ms\": %.6f, "
+                      "\"flops\": %.0f, \"gflops\": %.4f, \"compile_ms\": %.3f, \"threads\": %d}",
+                      f->name.c_str(), o->repeat, median * 1e3, times.front() * 1e3, times.back() * 1e3, flops, gflops,
+                      prog->compile_seconds() * 1e3, threads);
+      } else {
+        std::snprintf(buf, sizeof buf,
+                      "%s: median %.4f ms over %d runs (min %.4f, max %.4f), %.4g FLOPs, %.2f GFLOP/s, "
+                      "compile %.1f ms, %d threads",
+                      f->name.c_str(), median * 1e3, o->repeat, times.front() * 1e3, times.back() * 1e3, flops, gflops,
+                      prog->compile_seconds() * 1e3, threads);
+      }
+      std::cout << buf << "\n";
+      return kExitOk;
+#endif
     });
   });
 }

@@ -1,17 +1,53 @@
-// tirc grad (CLI.md). Not implemented yet.
+// tirc grad FILE --func F [--wrt A,B] [-o OUT] (CLI.md): add F_grad and print the module.
+#include <fstream>
 #include <iostream>
 
+#include "ir/error.h"
+#include "ir/printer.h"
+#include "parser/parser.h"
 #include "tools/tirc/common.h"
+#include "transforms/autodiff/gradient.h"
 
 namespace tirc::cli {
 
+namespace {
+struct GradOptions {
+  std::string file, func, out;
+  std::vector<std::string> wrt;
+};
+}  // namespace
+
 void register_grad(CLI::App& app) {
-  auto* cmd = app.add_subcommand("grad", "not implemented yet");
-  cmd->allow_extras();
-  cmd->callback([] {
-    run_guarded([] {
-      std::cerr << "tirc: error: 'grad' is not implemented yet\n";
-      return kExitBadInput;
+  auto o = std::make_shared<GradOptions>();
+  auto* cmd = app.add_subcommand(
+      "grad", "add F_grad (the vector-Jacobian product of F, LANGUAGE.md \"Gradients\") to the module and print it");
+  cmd->add_option("file", o->file, "the .tir file ('-' for standard input)")->required();
+  cmd->add_option("--func,-f", o->func, "the function to differentiate (optional when the file has one function)");
+  cmd->add_option("--wrt", o->wrt, "input buffers to differentiate with respect to (default: every float input)")
+      ->delimiter(',');
+  cmd->add_option("-o,--output", o->out, "write the module to this file instead of standard output");
+  cmd->callback([o] {
+    run_guarded([o] {
+      Module m = parse_file(o->file);
+      Function f;
+      if (o->func.empty()) {
+        if (m.funcs.size() != 1) throw Error(o->file + " defines several functions: choose one with --func");
+        f = m.funcs[0];
+      } else {
+        f = m.find_func(o->func);
+        if (!f) throw Error("no function named " + o->func + " in " + o->file);
+      }
+      m.add_func(gradient(*f, o->wrt));
+      std::string text = print_module(m);
+      if (o->out.empty()) {
+        std::cout << text;
+      } else {
+        std::ofstream os(o->out);
+        if (!os) throw Error("cannot write " + o->out);
+        os << text;
+        if (!os) throw Error("cannot write " + o->out);
+      }
+      return kExitOk;
     });
   });
 }

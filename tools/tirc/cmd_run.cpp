@@ -1,17 +1,65 @@
-// tirc run (CLI.md). Not implemented yet.
+// tirc run FILE --func F [--input NAME=FILE.npy|NAME=VALUE ...] [--random SEED]
+//          [--output NAME=FILE.npy ...] [--engine interp|jit]   (CLI.md)
+// The run logic lives in interp/runner.h so that other subcommands can reuse it; the JIT
+// plugs in with register_engine("jit", ...).
 #include <iostream>
+#include <optional>
 
+#include "interp/runner.h"
+#include "ir/error.h"
+#include "parser/parser.h"
+#include "runtime/npy.h"
 #include "tools/tirc/common.h"
 
 namespace tirc::cli {
 
+namespace {
+struct RunOptions {
+  std::string file, func, engine = "interp";
+  std::vector<std::string> inputs, outputs;
+  std::optional<uint64_t> seed;
+  int first = 8;
+};
+
+Function pick_function(const Module& m, const std::string& name, const std::string& file) {
+  if (name.empty()) {
+    if (m.funcs.size() == 1) return m.funcs[0];
+    throw Error(file + " defines " + std::to_string(m.funcs.size()) + " functions: choose one with --func");
+  }
+  Function f = m.find_func(name);
+  if (!f) throw Error("no function named " + name + " in " + file);
+  return f;
+}
+}  // namespace
+
 void register_run(CLI::App& app) {
-  auto* cmd = app.add_subcommand("run", "not implemented yet");
-  cmd->allow_extras();
-  cmd->callback([] {
-    run_guarded([] {
-      std::cerr << "tirc: error: 'run' is not implemented yet\n";
-      return kExitBadInput;
+  auto o = std::make_shared<RunOptions>();
+  auto* cmd = app.add_subcommand("run", "run a function on .npy / literal / random inputs and print or save its outputs");
+  cmd->add_option("file", o->file, "the .tir file ('-' for standard input)")->required();
+  cmd->add_option("--func,-f", o->func, "function to run (optional when the file has one function)");
+  cmd->add_option("--input,-i", o->inputs,
+                  "NAME=FILE.npy or NAME=VALUE (scalar parameter, or a buffer filled with VALUE); repeatable");
+  cmd->add_option("--random", o->seed, "fill every input not given with random values from its range (seed)");
+  cmd->add_option("--output,-o", o->outputs, "NAME=FILE.npy: write an output as .npy; repeatable");
+  cmd->add_option("--engine", o->engine, "interp (reference interpreter, default) or jit")
+      ->check(CLI::IsMember({"interp", "jit"}));
+  cmd->add_option("--show", o->first, "how many leading values to print per output (default 8)");
+  cmd->callback([o] {
+    run_guarded([o] {
+      Module m = parse_file(o->file);
+      Function f = pick_function(m, o->func, o->file);
+      Engine engine = find_engine(o->engine);
+      ArgMap given = parse_input_specs(*f, o->inputs);
+      auto outs = parse_output_specs(*f, o->outputs);
+      ArgMap inputs = complete_inputs(*f, given, o->seed);
+      ArgMap results = engine(*f, inputs);
+      for (auto& b : f->outputs) {
+        auto it = results.find(b->name);
+        if (it == results.end()) throw Error("engine " + o->engine + " returned no output " + b->name);
+        std::cout << summarize_output(b->name, it->second, o->first) << "\n";
+      }
+      for (auto& [name, path] : outs) write_npy(path, results.at(name));
+      return kExitOk;
     });
   });
 }

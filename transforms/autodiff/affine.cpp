@@ -50,7 +50,7 @@ std::optional<Affine> to_affine(const Expr& e, const AuxProvider& aux) {
     a.constant = k;
     return a;
   }
-  if (auto* v = e.as<VarNode>()) {
+  if (e.as<VarNode>()) {
     Affine a;
     a.add(Var(std::static_pointer_cast<const VarNode>(e.ptr())), 1);
     return a;

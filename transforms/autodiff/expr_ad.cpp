@@ -19,6 +19,20 @@ std::string NameGen::fresh(const std::string& base) {
   }
 }
 
+std::string NameGen::unique(const std::string& base) {
+  if (!used_.count(base)) {
+    used_.insert(base);
+    return base;
+  }
+  for (int n = 1;; ++n) {
+    std::string cand = base + "_" + std::to_string(n);
+    if (!used_.count(cand)) {
+      used_.insert(cand);
+      return cand;
+    }
+  }
+}
+
 Expr sum_terms(const std::vector<Expr>& terms) {
   Expr out;
   for (auto& t : terms) out = out.defined() ? out + t : t;
@@ -69,7 +83,9 @@ Expr ExprAD::wrap(const std::vector<const std::vector<Binding>*>& lists, const E
 Expr ExprAD::bind(Scope& s, const Expr& value, const char* base) {
   Var t(names_.fresh(base), value.dtype());
   s.lets.push_back({t, value});
-  defs_[t.get()] = TempInfo{value};
+  TempInfo info;
+  info.def = value;
+  defs_[t.get()] = std::move(info);
   return t;
 }
 

@@ -32,7 +32,10 @@ class NameGen {
  public:
   void reserve(const std::string& n) { used_.insert(n); }
   bool taken(const std::string& n) const { return used_.count(n) != 0; }
+  // base0, base1, ... (first free).
   std::string fresh(const std::string& base);
+  // base itself when free, else base_1, base_2, ...
+  std::string unique(const std::string& base);
 
  private:
   std::unordered_set<std::string> used_;

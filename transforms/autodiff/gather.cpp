@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "ir/mutator.h"
+#include "ir/visitor.h"
 
 namespace tirc::ad {
 
@@ -142,6 +143,8 @@ class Solver {
     for (auto& e : ineqs_) e.substitute(v, by);
     for (auto& [k, s] : sol_) s.substitute(v, by);
     for (auto& [k, s] : dep_) s.substitute(v, by);
+    for (auto& [k, s] : nonaff_) s.num.substitute(v, by);
+    for (auto& [a, c] : divis_) a.substitute(v, by);
   }
 
   int64_t box_size(const VarNode* v) {
@@ -152,6 +155,16 @@ class Solver {
 
   bool eliminate();
   void make_strided(size_t d, int64_t stride, int64_t residue);
+  Expr render(const Affine& a);
+  Expr render_ge0(const Affine& a);
+  struct NonAff {
+    Affine num;
+    int64_t c;
+    int kind;  // 0: num // c, 1: num % c, 2: -(num // c)
+  };
+  std::unordered_map<const VarNode*, NonAff> nonaff_;
+  std::vector<std::pair<Affine, int64_t>> divis_;
+  std::vector<Expr> residual_expr_;  // over new loop vars
 
   NameGen& names_;
   AuxProvider auxp_ = [this](const Affine& a, int64_t c) { return aux(a, c); };
@@ -200,48 +213,89 @@ void Solver::make_strided(size_t d, int64_t stride, int64_t residue) {
   strided_[d] = s;
 }
 
-bool Solver::eliminate() {
-  for (;;) {
-    // 1. A unit pivot on an unknown: prefer the unknown with the largest range, so that
-    //    the leftover (reduce) vars are the short ones.
-    int best_eq = -1;
-    Var best_var;
-    int64_t best_size = -1;
-    for (size_t i = 0; i < eqs_.size(); ++i)
-      for (auto& [v, c] : eqs_[i].terms) {
-        if (!unknown_set_.count(v.get()) || sol_.count(v.get()) || (c != 1 && c != -1)) continue;
-        int64_t sz = box_size(v.get());
-        if (sz > best_size) {
-          best_size = sz;
-          best_eq = static_cast<int>(i);
-          best_var = v;
-        }
-      }
-    if (best_eq >= 0) {
-      Affine eq = eqs_[best_eq];
-      eqs_.erase(eqs_.begin() + best_eq);
-      int64_t c = eq.coeff(best_var.get());
-      Affine rest = eq;
-      rest.add(best_var, -c);
-      Affine by = rest.scaled(-c);  // c = +-1: v = -rest / c = -c * rest
-      sol_[best_var.get()] = by;
-      substitute_all(best_var.get(), by);
+Expr Solver::render(const Affine& a) {
+  Affine lin;
+  lin.constant = a.constant;
+  Expr extra;
+  for (auto& [v, c] : a.terms) {
+    auto it = nonaff_.find(v.get());
+    if (it == nonaff_.end()) {
+      lin.add(v, c);
       continue;
     }
-    // 2. Equations without unknowns: an x with a unit coefficient becomes dependent.
+    const NonAff& n = it->second;
+    Expr num = render(n.num);
+    Expr e = n.kind == 1 ? floormod(num, make_int(n.c)) : floordiv(num, make_int(n.c));
+    if (n.kind == 2) e = make_unary(UnOp::Neg, e);
+    if (c != 1) e = make_int(c) * e;
+    extra = extra.defined() ? extra + e : e;
+  }
+  Expr base = affine_to_expr(lin);
+  if (!extra.defined()) return base;
+  if (lin.is_const() && lin.constant == 0) return extra;
+  return extra + base;
+}
+
+// a >= 0, written with the negative terms moved to the right-hand side.
+Expr Solver::render_ge0(const Affine& a) {
+  bool has_nonaff = false;
+  for (auto& [v, c] : a.terms)
+    if (nonaff_.count(v.get())) has_nonaff = true;
+  if (has_nonaff) return make_binary(BinOp::GE, render(a), make_int(0));
+  Affine pos, neg;
+  for (auto& [v, c] : a.terms) (c > 0 ? pos : neg).add(v, c > 0 ? c : -c);
+  if (a.constant >= 0)
+    pos.constant = a.constant;
+  else
+    neg.constant = -a.constant;
+  return make_binary(BinOp::GE, affine_to_expr(pos), affine_to_expr(neg));
+}
+
+bool Solver::eliminate() {
+  auto count_unknowns = [&](const Affine& eq, Var* last, int64_t* coef) {
+    int n = 0;
+    for (auto& [v, c] : eq.terms)
+      if (unknown_set_.count(v.get())) {
+        ++n;
+        if (last) *last = v;
+        if (coef) *coef = c;
+      }
+    return n;
+  };
+  auto solve_unit = [&](size_t i, const Var& v) {
+    Affine eq = eqs_[i];
+    eqs_.erase(eqs_.begin() + i);
+    int64_t c = eq.coeff(v.get());
+    Affine rest = eq;
+    rest.add(v, -c);
+    Affine by = rest.scaled(-c);  // c = +-1
+    unknown_set_.erase(v.get());
+    sol_[v.get()] = by;
+    substitute_all(v.get(), by);
+  };
+  for (;;) {
     bool progress = false;
+    // (a) an unknown pinned by an equation of its own.
     for (size_t i = 0; i < eqs_.size() && !progress; ++i) {
-      bool has_unknown = false;
-      for (auto& [v, c] : eqs_[i].terms)
-        if (unknown_set_.count(v.get())) has_unknown = true;
-      if (has_unknown) continue;
+      Var u;
+      int64_t a = 0;
+      if (count_unknowns(eqs_[i], &u, &a) == 1 && (a == 1 || a == -1)) {
+        solve_unit(i, u);
+        progress = true;
+      }
+    }
+    if (progress) continue;
+    // (e) equations between known vars: an x with a unit coefficient becomes dependent.
+    for (size_t i = 0; i < eqs_.size() && !progress; ++i) {
+      if (count_unknowns(eqs_[i], nullptr, nullptr) != 0) continue;
       Affine eq = eqs_[i];
+      eqs_.erase(eqs_.begin() + i);
+      progress = true;
       if (eq.is_const()) {
         if (eq.constant != 0) empty_ = true;
-        eqs_.erase(eqs_.begin() + i);
-        progress = true;
         break;
       }
+      bool done = false;
       for (auto& [v, c] : eq.terms) {
         auto xi = x_index_.find(v.get());
         if (xi == x_index_.end() || (c != 1 && c != -1) || dep_.count(v.get())) continue;
@@ -249,10 +303,8 @@ bool Solver::eliminate() {
         Affine rest = eq;
         rest.add(xv, -c);
         Affine by = rest.scaled(-c);
-        eqs_.erase(eqs_.begin() + i);
         substitute_all(xv.get(), by);
         dep_[xv.get()] = by;
-        // 0 <= x < shape
         ineqs_.push_back(by);
         auto hi = to_affine(shape_[xi->second]);
         if (hi) {
@@ -261,30 +313,51 @@ bool Solver::eliminate() {
           u.add(by, -1);
           ineqs_.push_back(u);
         } else {
-          residual_.push_back(make_binary(BinOp::LT, affine_to_expr(by), shape_[xi->second]));
+          residual_expr_.push_back(make_binary(BinOp::LT, render(by), shape_[xi->second]));
         }
-        progress = true;
+        done = true;
         break;
       }
-      if (!progress) {
-        residual_.push_back(make_binary(BinOp::EQ, affine_to_expr(eq), make_int(0)));
+      if (!done) residual_expr_.push_back(make_binary(BinOp::EQ, render(eq), make_int(0)));
+    }
+    if (progress) continue;
+    // (b) c*u + v = K with v in [0, c): u = K // c, v = K % c (fused iterators).
+    for (size_t i = 0; i < eqs_.size() && !progress; ++i) {
+      if (count_unknowns(eqs_[i], nullptr, nullptr) != 2) continue;
+      std::vector<std::pair<Var, int64_t>> us;
+      for (auto& [v, c] : eqs_[i].terms)
+        if (unknown_set_.count(v.get())) us.emplace_back(v, c);
+      for (int pick = 0; pick < 2 && !progress; ++pick) {
+        auto [v, av] = us[pick];
+        auto [u, au] = us[1 - pick];
+        if (av != 1 && av != -1) continue;
+        auto bv = box_.find(v.get());
+        int64_t c = au < 0 ? -au : au;
+        if (c <= 1 || bv == box_.end() || !bv->second.known || bv->second.clo != 0 || bv->second.chi != c - 1) continue;
+        int uses = 0;
+        for (auto& e : eqs_)
+          if (e.uses(u.get()) || e.uses(v.get())) ++uses;
+        if (uses != 1) continue;
+        Affine eq = eqs_[i].scaled(av);  // v has coefficient +1
+        int64_t au1 = eq.coeff(u.get());
+        Affine K = eq;
+        K.add(u, -au1);
+        K.add(v, -1);
+        K = K.scaled(-1);  // au1*u + v = K
         eqs_.erase(eqs_.begin() + i);
+        nonaff_[u.get()] = NonAff{K, c, au1 > 0 ? 0 : 2};
+        nonaff_[v.get()] = NonAff{K, c, 1};
+        unknown_set_.erase(u.get());
+        unknown_set_.erase(v.get());
         progress = true;
       }
     }
     if (progress) continue;
-    // 3. a*u + e*x + k = 0 with |a| > 1: x runs over its residue class modulo |a|.
+    // (d) a*u + e*x + k = 0 with |a| > 1: x runs over its residue class modulo |a|.
     for (size_t i = 0; i < eqs_.size() && !progress; ++i) {
       Var u;
       int64_t a = 0;
-      int nunk = 0;
-      for (auto& [v, c] : eqs_[i].terms)
-        if (unknown_set_.count(v.get())) {
-          ++nunk;
-          u = v;
-          a = c;
-        }
-      if (nunk != 1) continue;
+      if (count_unknowns(eqs_[i], &u, &a) != 1) continue;
       Affine rest = eqs_[i];
       rest.add(u, -a);
       if (rest.terms.size() != 1) continue;
@@ -306,9 +379,46 @@ bool Solver::eliminate() {
       progress = true;
     }
     if (progress) continue;
+    // (c) pivot on the unknown with the largest range, so that the vars left free (the
+    //     reduce vars of the adjoint block) are the short ones. A non-unit pivot is taken
+    //     only when the var appears in a single equation: u = K // a with K % a == 0.
+    std::vector<std::pair<int64_t, Var>> cands;
     for (auto& eq : eqs_)
       for (auto& [v, c] : eq.terms)
-        if (unknown_set_.count(v.get())) return false;  // no pivot: give up (scatter)
+        if (unknown_set_.count(v.get())) cands.emplace_back(box_size(v.get()), v);
+    std::stable_sort(cands.begin(), cands.end(), [](auto& x, auto& y) { return x.first > y.first; });
+    for (auto& [sz, v] : cands) {
+      int unit_eq = -1, uses = 0, last = -1;
+      for (size_t i = 0; i < eqs_.size(); ++i) {
+        int64_t c = eqs_[i].coeff(v.get());
+        if (c == 0) continue;
+        ++uses;
+        last = static_cast<int>(i);
+        if ((c == 1 || c == -1) && unit_eq < 0) unit_eq = static_cast<int>(i);
+      }
+      if (unit_eq >= 0) {
+        solve_unit(unit_eq, v);
+        progress = true;
+        break;
+      }
+      if (uses == 1) {
+        Affine eq = eqs_[last];
+        eqs_.erase(eqs_.begin() + last);
+        int64_t a = eq.coeff(v.get());
+        Affine rest = eq;
+        rest.add(v, -a);
+        Affine num = a > 0 ? rest.scaled(-1) : rest;  // v = num / |a|
+        int64_t c = a > 0 ? a : -a;
+        nonaff_[v.get()] = NonAff{num, c, 0};
+        divis_.emplace_back(num, c);
+        unknown_set_.erase(v.get());
+        progress = true;
+        break;
+      }
+    }
+    if (progress) continue;
+    for (auto& eq : eqs_)
+      if (count_unknowns(eq, nullptr, nullptr) != 0) return false;  // no pivot: scatter
     return true;
   }
 }
@@ -399,39 +509,34 @@ std::optional<GatherResult> Solver::run(const GatherInput& in) {
     res.empty = true;
     return res;
   }
-  // Loop order: independent x's (or their residue-class counters), then free unknowns.
+  // Loops: independent x's (or their residue-class counters), then the free unknowns,
+  // each over its whole (constant) box; the bounds become the `where` predicate.
   std::vector<Var> order;
-  std::vector<size_t> order_dim;  // for x loops: the dimension; SIZE_MAX otherwise
+  std::vector<size_t> order_dim;
   for (size_t d = 0; d < xs_.size(); ++d) {
     if (dep_.count(xs_[d].get())) continue;
     order.push_back(strided_.count(d) ? strided_[d].l : xs_[d]);
     order_dim.push_back(d);
   }
   for (auto& u : unknowns_)
-    if (!sol_.count(u.get())) {
+    if (unknown_set_.count(u.get())) {
       auto it = box_.find(u.get());
       if (it == box_.end()) return std::nullopt;  // unbounded free var
       order.push_back(u);
       order_dim.push_back(SIZE_MAX);
     }
-  std::unordered_map<const VarNode*, size_t> pos;
-  for (size_t i = 0; i < order.size(); ++i) pos[order[i].get()] = i;
-
-  std::vector<std::vector<Expr>> lowers(order.size()), uppers(order.size());
-  std::vector<Affine> residual_ineqs;
+  std::vector<Expr> pred;
   for (auto& q : ineqs_) {
-    auto iv = interval(q);
-    if (iv && iv->first >= 0) continue;  // always true on the box
-    if (iv && iv->second < 0) {
-      res.empty = true;
-      return res;
-    }
-    int best = -1;
-    for (auto& [v, c] : q.terms) {
-      auto p = pos.find(v.get());
-      if (p != pos.end() && static_cast<int>(p->second) > best) best = static_cast<int>(p->second);
-    }
-    if (best < 0) {
+    bool has_nonaff = false;
+    for (auto& [v, c] : q.terms)
+      if (nonaff_.count(v.get())) has_nonaff = true;
+    if (!has_nonaff) {
+      auto iv = interval(q);
+      if (iv && iv->first >= 0) continue;  // holds on the whole box
+      if (iv && iv->second < 0) {
+        res.empty = true;
+        return res;
+      }
       if (q.is_const()) {
         if (q.constant < 0) {
           res.empty = true;
@@ -439,76 +544,25 @@ std::optional<GatherResult> Solver::run(const GatherInput& in) {
         }
         continue;
       }
-      residual_ineqs.push_back(q);
-      continue;
     }
-    const Var& w = order[best];
-    int64_t a = q.coeff(w.get());
-    Affine rest = q;
-    rest.add(w, -a);
-    if (a > 0) {
-      Affine nr = rest.scaled(-1);
-      Expr lb;
-      if (a == 1)
-        lb = affine_to_expr(nr);
-      else if (nr.is_const())
-        lb = make_int(ceil_div(nr.constant, a));
-      else {
-        nr.constant += a - 1;
-        lb = floordiv(affine_to_expr(nr), make_int(a));
-      }
-      lowers[best].push_back(lb);
-    } else {
-      int64_t b = -a;
-      Expr ub;
-      if (b == 1) {
-        Affine r1 = rest;
-        r1.constant += 1;
-        ub = affine_to_expr(r1);
-      } else if (rest.is_const())
-        ub = make_int(floor_div(rest.constant, b) + 1);
-      else
-        ub = floordiv(affine_to_expr(rest), make_int(b)) + make_int(1);
-      uppers[best].push_back(ub);
-    }
+    pred.push_back(render_ge0(q));
   }
+  for (auto& [num, c] : divis_)
+    pred.push_back(make_binary(BinOp::EQ, floormod(render(num), make_int(c)), make_int(0)));
 
-  // Emit the loops.
   std::unordered_map<const VarNode*, Expr> to_iter;
   for (size_t i = 0; i < order.size(); ++i) {
     const Var& w = order[i];
     Box& b = box_[w.get()];
     GatherLoop gl;
     gl.loop_var = w;
-    // lo = max(box lo, lowers), hi = min(box hi, uppers); constants merged.
-    auto merge = [](Expr base, const std::vector<Expr>& xs, bool is_max) {
-      int64_t bc;
-      bool base_const = is_const_int(base, &bc);
-      std::vector<Expr> sym;
-      for (auto& x : xs) {
-        int64_t k;
-        if (is_const_int(x, &k) && base_const) {
-          bc = is_max ? std::max(bc, k) : std::min(bc, k);
-        } else {
-          sym.push_back(x);
-        }
-      }
-      Expr out = base_const ? make_int(bc) : base;
-      for (auto& s : sym) out = is_max ? max(out, s) : min(out, s);
-      return out;
-    };
-    gl.lo = merge(b.lo, lowers[i], true);
-    gl.hi = merge(b.hi, uppers[i], false);
+    gl.lo = b.lo;
+    gl.hi = b.hi;
     if (order_dim[i] != SIZE_MAX) {
       size_t d = order_dim[i];
       gl.kind = IterKind::Spatial;
-      if (strided_.count(d)) {
-        gl.iter_var = Var(names_.fresh("vl"));
-        gl.iter_extent = b.hi;
-      } else {
-        gl.iter_var = Var(names_.fresh("v"));
-        gl.iter_extent = shape_[d];
-      }
+      gl.iter_var = Var(names_.fresh(strided_.count(d) ? "vl" : "v"));
+      gl.iter_extent = strided_.count(d) ? b.hi : shape_[d];
       gl.binding = w;
       to_iter[w.get()] = gl.iter_var;
     } else {
@@ -527,8 +581,7 @@ std::optional<GatherResult> Solver::run(const GatherInput& in) {
     }
     res.loops.push_back(gl);
   }
-  auto iter_expr = [&](const Affine& a) { return substitute(affine_to_expr(a), to_iter); };
-  // Target indices.
+  auto iter_expr = [&](const Affine& a) { return substitute(render(a), to_iter); };
   for (size_t d = 0; d < xs_.size(); ++d) {
     if (dep_.count(xs_[d].get())) {
       res.target_index.push_back(iter_expr(dep_[xs_[d].get()]));
@@ -541,12 +594,32 @@ std::optional<GatherResult> Solver::run(const GatherInput& in) {
       res.target_index.push_back(to_iter[xs_[d].get()]);
     }
   }
+  std::unordered_map<const VarNode*, Expr> subst_loop;
   for (auto& l : in.loops) {
+    Affine a;
     auto it = sol_.find(l.var.get());
-    res.subst[l.var.get()] = it != sol_.end() ? iter_expr(it->second) : to_iter.at(l.var.get());
+    if (it != sol_.end())
+      a = it->second;
+    else
+      a.add(l.var, 1);
+    subst_loop[l.var.get()] = render(a);
+    res.subst[l.var.get()] = substitute(subst_loop[l.var.get()], to_iter);
   }
-  for (auto& r : residual_) res.residual.push_back(substitute(r, res.subst));
-  for (auto& q : residual_ineqs) res.residual.push_back(make_binary(BinOp::GE, iter_expr(q), make_int(0)));
+  for (auto& r : residual_) {
+    Expr e = substitute(r, subst_loop);
+    bool has_load = false;
+    for_each_expr(e, [&](const Expr& x) {
+      if (x.as<LoadNode>()) has_load = true;
+    });
+    if (has_load)
+      res.residual.push_back(substitute(e, to_iter));
+    else
+      pred.push_back(e);
+  }
+  for (auto& e : residual_expr_) pred.push_back(e);
+  Expr p;
+  for (auto& e : pred) p = p.defined() ? make_binary(BinOp::And, p, e) : e;
+  res.predicate = p.defined() ? p : make_bool(true);
   return res;
 }
 

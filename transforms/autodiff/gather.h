@@ -13,10 +13,14 @@
 //    solved and substituted); an equation `a*u = x - c` whose only unknown has |a| > 1
 //    makes x iterate over the residue class (x = a*l + r) instead of testing
 //    divisibility; equations between x's alone make an x dependent (diagonals X[i, i]);
-//  - every inequality bounds its innermost loop var (ceil/floor division), the rest of
-//    Fourier-Motzkin is skipped: a bound that cannot be placed stays as a condition;
-//  - inequalities that hold on the whole box are dropped; one that never holds makes the
-//    contribution empty.
+//  - `c*u + v = K` with v in [0, c) gives u = K // c, v = K % c (fused iterators); an
+//    unknown with a non-unit coefficient that appears in one equation only is solved as
+//    K // a with the condition K % a == 0 (strided convolutions: the short var stays);
+//  - pivots go to the unknowns with the largest range, so that the free vars (the reduce
+//    vars of the adjoint block) are the short ones;
+//  - loops run over constant boxes (so `tirc stats` can count them statically); the
+//    inequalities that do not hold on the whole box become the block's `where`
+//    predicate; one that never holds makes the contribution empty.
 // Returns nullopt when the map is not affine (data-dependent, i*j, ...) or the system has
 // no unit pivot: the caller then emits a scatter block.
 #pragma once
@@ -26,6 +30,7 @@
 #include <vector>
 
 #include "ir/stmt.h"
+#include "transforms/autodiff/affine.h"
 #include "transforms/autodiff/expr_ad.h"
 
 namespace tirc::ad {
@@ -56,7 +61,8 @@ struct GatherResult {
   std::vector<GatherLoop> loops;                        // outer to inner
   std::unordered_map<const VarNode*, Expr> subst;       // forward loop var -> expr over new iter vars
   std::vector<Expr> target_index;                       // over new iter vars
-  std::vector<Expr> residual;                           // conditions over new iter vars
+  Expr predicate;                                       // `where` over the new loop vars
+  std::vector<Expr> residual;                           // data-dependent conditions over new iter vars
 };
 
 std::optional<GatherResult> solve_gather(const GatherInput& in, NameGen& names);

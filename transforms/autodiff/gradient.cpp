@@ -187,7 +187,7 @@ class GradientBuilder {
   void emit_contribution(Unit& u, const std::vector<const std::vector<Binding>*>& lets, const LeafTerm& leaf);
 
   Buffer new_buffer(const std::string& base, const Buffer& like, DType t) {
-    Buffer b(names_.fresh(base), t, like->shape, "global");
+    Buffer b(names_.unique(base), t, like->shape, "global");
     allocs_.push_back(b);
     return b;
   }
@@ -231,6 +231,7 @@ class GradientBuilder {
   std::vector<Buffer> allocs_;
   std::vector<Stmt> bwd_;
   std::vector<Param> cot_params_;
+  std::unordered_map<const BufferNode*, int> nversions_;
 };
 
 void GradientBuilder::resolve_wrt(const std::vector<std::string>& wrt) {
@@ -471,7 +472,7 @@ void GradientBuilder::assign_versions() {
     auto it = cur.find(u.Y.get());
     if (it != cur.end()) {
       u.ver_in = it->second;
-      u.ver_out = Buffer(names_.fresh(u.Y->name + "_v"), u.Y->dtype, u.Y->shape, u.Y->scope);
+      u.ver_out = Buffer(names_.unique(u.Y->name + "_v" + std::to_string(++nversions_[u.Y.get()] + 1)), u.Y->dtype, u.Y->shape, u.Y->scope);
       allocs_.push_back(u.ver_out);
       u.needs_copy = !u.full || u.self_read;
     } else {
@@ -486,7 +487,7 @@ void GradientBuilder::assign_versions() {
     if (p.is_buffer()) orig_of_[p.buffer.get()] = p.buffer.get();
   // Cotangent params: the adjoint of each output's final version.
   for (auto& o : f_.outputs) {
-    Buffer g(names_.fresh(o->name + "_grad"), o->dtype, o->shape, "global");
+    Buffer g(names_.unique(o->name + "_grad"), o->dtype, o->shape, "global");
     Param p;
     p.buffer = g;
     cot_params_.push_back(p);
@@ -498,7 +499,7 @@ void GradientBuilder::assign_versions() {
 Stmt GradientBuilder::elementwise(const std::string& name, const Buffer& like,
                                   const std::function<Stmt(const std::vector<Expr>&)>& body) {
   BlockNode bn;
-  bn.name = names_.fresh(name);
+  bn.name = names_.unique(name);
   std::vector<Var> loops;
   std::vector<Expr> bindings, iv;
   for (size_t d = 0; d < like->ndim(); ++d) {
@@ -545,7 +546,7 @@ Stmt GradientBuilder::body_with_items(const Unit& u, Stmt inner, bool guards) {
 Stmt GradientBuilder::clone_block(const Unit& u, const std::string& name, const std::function<Stmt()>& body,
                                   const std::function<Stmt()>& init, bool all_reduce, Annotations ann) {
   BlockNode bn;
-  bn.name = names_.fresh(name);
+  bn.name = names_.unique(name);
   std::unordered_map<const VarNode*, Expr> m;
   for (auto& iv : u.blk->iter_vars) {
     Var nv(names_.fresh(iv.var.name()), iv.var.dtype());
@@ -803,7 +804,7 @@ void GradientBuilder::emit_contribution(Unit& u, const std::vector<const std::ve
     Stmt body = substitute(make_body(r->target_index), iter_new);
     if (!r->residual.empty()) body = make_if(and_all(r->residual), body);
     BlockNode bn;
-    bn.name = names_.fresh(name);
+    bn.name = names_.unique(name);
     std::vector<Expr> bindings;
     for (auto& gl : r->loops) {
       bn.iter_vars.push_back({gl.iter_var, gl.kind, gl.iter_extent});
@@ -811,7 +812,7 @@ void GradientBuilder::emit_contribution(Unit& u, const std::vector<const std::ve
     }
     bn.body = body;
     set_regions(bn);
-    Stmt s = make_block_realize(bindings, make_bool(true), make_block(std::move(bn)));
+    Stmt s = make_block_realize(bindings, r->predicate, make_block(std::move(bn)));
     for (size_t i = r->loops.size(); i-- > 0;) {
       auto& gl = r->loops[i];
       s = make_for(gl.loop_var, gl.lo, make_extent(gl.lo, gl.hi), ForKind::Serial, s);
@@ -853,7 +854,7 @@ Function GradientBuilder::build() {
   // Results: zero-initialised adjoints of the wrt inputs.
   std::vector<Buffer> outs;
   for (auto& w : wrt_) {
-    Buffer g(names_.fresh(w->name + "_grad"), w->dtype, w->shape, "global");
+    Buffer g(names_.unique(w->name + "_grad"), w->dtype, w->shape, "global");
     outs.push_back(g);
     adj_[w.get()] = g;
     emit(elementwise(g->name + "_init", g,

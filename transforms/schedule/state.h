@@ -11,6 +11,7 @@
 #pragma once
 
 #include <map>
+#include <unordered_set>
 #include <stdexcept>
 #include <string>
 #include <vector>

@@ -231,3 +231,33 @@ Stmt make_simple_block(const std::string& name, std::vector<IterVar> ivs, std::v
 }
 
 }  // namespace tirc::sched
+
+namespace tirc::sched {
+
+std::vector<std::optional<SymRange>> region_under_loop(const Stmt& loop, const Stmt& bs, const BufferRegion& r) {
+  const BlockRealizeNode* br = realize(bs);
+  const BlockNode* b = br->block.get();
+  SymRangeMap inner;
+  auto path = find_path(loop.as<ForNode>()->body, bs.get());
+  for (auto& p : path) {
+    auto* f = p.as<ForNode>();
+    if (!f) continue;
+    SymRange rg{f->min, fold(f->min + f->extent - make_int(1, f->extent.dtype()))};
+    if (auto lo = relax(rg.lo, inner)) rg.lo = lo->lo;
+    if (auto hi = relax(rg.hi, inner)) rg.hi = hi->hi;
+    inner[f->loop_var.get()] = rg;
+  }
+  std::unordered_map<const VarNode*, Expr> sub;
+  for (size_t i = 0; i < b->iter_vars.size(); ++i) sub[b->iter_vars[i].var.get()] = br->bindings[i];
+  std::vector<std::optional<SymRange>> out;
+  for (auto& rg : r.ranges) {
+    Expr lo = substitute(rg.begin, sub);
+    Expr hi = rg.is_point() ? lo : fold(substitute(rg.end, sub) - make_int(1, rg.end.dtype()));
+    auto x = relax(lo, inner), y = relax(hi, inner);
+    if (x && y) out.push_back(SymRange{x->lo, y->hi});
+    else out.push_back(std::nullopt);
+  }
+  return out;
+}
+
+}  // namespace tirc::sched

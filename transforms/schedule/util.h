@@ -43,3 +43,11 @@ Stmt make_simple_block(const std::string& name, std::vector<IterVar> ivs, std::v
                        Stmt init = Stmt(), Expr pred = Expr());
 
 }  // namespace tirc::sched
+
+namespace tirc::sched {
+// The region `r` of block realize `b` (in terms of b's iter vars) expressed in the loop vars
+// of `loop` and the loops around it: b's iter vars are replaced by their bindings and the
+// loops strictly between `loop` and b are relaxed over their ranges. Inclusive bounds per
+// dimension; nullopt for a dimension that cannot be bounded.
+std::vector<std::optional<SymRange>> region_under_loop(const Stmt& loop, const Stmt& b, const BufferRegion& r);
+}  // namespace tirc::sched

@@ -334,6 +334,7 @@ class SymBounder {
               if (a.bounded()) {
                 // One period only: the remainder moves monotonically.
                 Analyzer an(known_);
+                an.set_assume_no_overflow(true);
                 if (an.can_prove(make_binary(BinOp::EQ, floordiv(a.min, make_imm_int(t, c)), floordiv(a.max, make_imm_int(t, c)))))
                   return {floormod(a.min, make_imm_int(t, c)), floormod(a.max, make_imm_int(t, c))};
               }
@@ -361,6 +362,8 @@ class SymBounder {
       case ExprKind::Select:
       case ExprKind::IfThenElse: {
         auto* s = as_select_like(e);
+        int64_t c;
+        if (is_const_int(simplify(s->cond), &c)) return bound(c ? s->t : s->f);
         SymInterval a = bound(s->t), b = bound(s->f);
         return {both(a.min, b.min, BinOp::Min), both(a.max, b.max, BinOp::Max)};
       }
@@ -435,6 +438,7 @@ class SymBounder {
 SymInterval symbolic_bound(const Expr& e, const SymRanges& relax, const VarRanges& known) {
   SymInterval r = SymBounder(relax, known).bound(e);
   Analyzer an(known);
+  an.set_assume_no_overflow(true);
   if (r.min.defined()) r.min = an.simplify(r.min);
   if (r.max.defined()) r.max = an.simplify(r.max);
   return r;

@@ -22,6 +22,7 @@ bool const_of(const Expr& e, int64_t* v) { return is_const_int(e, v); }
 class IterMapRewriter {
  public:
   IterMapRewriter(const std::vector<IterDom>& iters, const VarRanges& known) : an_(known) {
+    an_.set_assume_no_overflow(true);
     for (auto& d : iters) {
       auto m = std::make_shared<IterMarkNode>();
       m->var = d.var;
@@ -396,6 +397,7 @@ std::optional<std::vector<Expr>> inverse_iter_map(const IterMapResult& map, cons
       for (auto& a : m->sum->args) reach(a);
   }
   std::vector<std::pair<IterSplit, Expr>> work;
+  std::unordered_map<const IterMarkNode*, std::vector<std::pair<int64_t, Expr>>> contrib;
   for (size_t k = 0; k < outputs.size(); ++k) {
     const IterSum& s = map.indices[k];
     if (s.args.empty()) continue;
@@ -408,9 +410,16 @@ std::optional<std::vector<Expr>> inverse_iter_map(const IterMapResult& map, cons
     auto [sp, v] = work.back();
     work.pop_back();
     const IterMarkNode* m = sp.source.get();
-    Expr term = is_one(sp.lower_factor) ? v : v * sp.lower_factor;
-    mark_val[m] = mark_val[m].defined() ? mark_val[m] + term : term;
-    if (++received[m] == expected[m] && m->sum) {
+    int64_t lf = 0;
+    is_const_int(sp.lower_factor, &lf);
+    contrib[m].push_back({lf, is_one(sp.lower_factor) ? v : v * sp.lower_factor});
+    if (++received[m] == expected[m]) {
+      // Most significant piece first: y0*4 + y1.
+      auto& c = contrib[m];
+      std::stable_sort(c.begin(), c.end(), [](auto& x, auto& y) { return x.first > y.first; });
+      for (auto& [f, term] : c) mark_val[m] = mark_val[m].defined() ? mark_val[m] + term : term;
+    }
+    if (received[m] == expected[m] && m->sum) {
       for (auto& child : m->sum->args) {
         Expr cv = mark_val[m];
         if (!is_one(child.scale)) cv = floordiv(cv, child.scale);

@@ -40,6 +40,7 @@ class RegionCollector {
     std::vector<BufferRegion> out;
     auto& list = writes ? writes_ : reads_;
     Analyzer an(known_);
+    an.set_assume_no_overflow(true);
     for (auto& acc : list) {
       if (excluded_.count(acc.buffer.get())) continue;
       BufferRegion br;
@@ -86,6 +87,7 @@ class RegionCollector {
     }
     if (acc->dims.size() < dims.size()) acc->dims.resize(dims.size());
     Analyzer an(known_);
+    an.set_assume_no_overflow(true);
     for (size_t d = 0; d < dims.size(); ++d) {
       DimHull& h = acc->dims[d];
       if (!h.any) {

@@ -130,7 +130,7 @@ void assume_into(const Expr& cond, bool negate, VarRanges& r, RangeScope* scope)
 
 class Simplifier : public IRMutator {
  public:
-  explicit Simplifier(VarRanges& r) : r_(r) {}
+  Simplifier(VarRanges& r, bool no_overflow) : r_(r), no_overflow_(no_overflow) {}
 
   Expr mutate(const Expr& e) override { return IRMutator::mutate(e); }
   Stmt mutate(const Stmt& s) override { return IRMutator::mutate(s); }
@@ -145,7 +145,48 @@ class Simplifier : public IRMutator {
   }
 
   // ------------------------------------------------------------------ binary
+  // Integer sums are simplified as a whole: the chain of + - and constant * is walked once,
+  // only its leaves are simplified, and one canonical form is built at the root (building it
+  // at every level would be cubic in the number of terms).
+  static bool is_sum_node(const Expr& e) {
+    if (!is_int(e.dtype())) return false;
+    if (auto* b = e.as<BinaryNode>()) return b->op == BinOp::Add || b->op == BinOp::Sub || b->op == BinOp::Mul;
+    if (auto* u = e.as<UnaryNode>()) return u->op == UnOp::Neg;
+    return false;
+  }
+  void collect_sum(const Expr& e, int64_t scale, SumForm* out) {
+    DType t = out->dtype;
+    auto wmul = [&](int64_t x, int64_t y) { return wrap_int(static_cast<uint64_t>(x) * static_cast<uint64_t>(y), t); };
+    if (auto* b = e.as<BinaryNode>(); b && is_sum_node(e)) {
+      if (b->op == BinOp::Add || b->op == BinOp::Sub) {
+        collect_sum(b->a, scale, out);
+        collect_sum(b->b, b->op == BinOp::Add ? scale : wmul(scale, -1), out);
+        return;
+      }
+      // Mul: a constant side scales the other; otherwise a product term of simplified factors.
+      SumForm fa, fb;
+      fa.dtype = fb.dtype = t;
+      collect_sum(b->a, 1, &fa);
+      collect_sum(b->b, 1, &fb);
+      if (fb.is_const()) return out->add(fa, wmul(scale, fb.constant));
+      if (fa.is_const()) return out->add(fb, wmul(scale, fa.constant));
+      out->add(to_sum_form(make_binary(BinOp::Mul, canonical(fa), canonical(fb))), scale);
+      return;
+    }
+    if (auto* u = e.as<UnaryNode>(); u && is_sum_node(e)) return collect_sum(u->a, wmul(scale, -1), out);
+    Expr leaf = mutate(e);
+    out->add(to_sum_form(leaf), scale);
+  }
+  Expr simplify_sum(const Expr& e) {
+    SumForm f;
+    f.dtype = e.dtype();
+    collect_sum(e, 1, &f);
+    Expr r = canonical(std::move(f));
+    return expr_identical(r, e) ? e : r;
+  }
+
   Expr mutate_binary(const BinaryNode* n, const Expr& e) override {
+    if (is_sum_node(e)) return simplify_sum(e);
     Expr a = mutate(n->a), b = mutate(n->b);
     Expr cur = a.same_as(n->a) && b.same_as(n->b) ? e : make_binary(n->op, a, b);
     if (Expr f = fold_constant(cur); f.defined()) return f;
@@ -191,7 +232,7 @@ class Simplifier : public IRMutator {
     return from_sum_form(f);
   }
 
-  bool fits(const SumForm& f) { return interval_fits(sum_form_bound(f, r_), f.dtype); }
+  bool fits(const SumForm& f) { return no_overflow_ || interval_fits(sum_form_bound(f, r_), f.dtype); }
 
   // Bound of math(a) - math(b) when a's and b's run-time values are their mathematical ones.
   std::optional<Interval> diff_bound(const Expr& a, const Expr& b) {
@@ -303,6 +344,13 @@ class Simplifier : public IRMutator {
         } else if (c % c1 == 0) {
           return a;  // (x % c1) % c with c1 | c: already in [0, c1)
         }
+      }
+      if (is_div && in->op == BinOp::FloorMod && is_const_int(in->b, &c1) && (c1 = as_signed(c1, t)) > 0 && c1 % c == 0) {
+        // (x % c1) // c == (x // c) % (c1 / c) when c | c1.
+        Expr fd = divmod(BinOp::FloorDiv, in->a, b, floordiv(in->a, b));
+        Expr m = make_imm_int(t, c1 / c);
+        if (Expr f = fold_constant(floormod(fd, m)); f.defined()) return f;
+        return divmod(BinOp::FloorMod, fd, m, floormod(fd, m));
       }
     }
     SumForm s = to_sum_form(a);
@@ -423,14 +471,13 @@ class Simplifier : public IRMutator {
 
   // ------------------------------------------------------------------ unary / cast / call
   Expr mutate_unary(const UnaryNode* n, const Expr& e) override {
+    if (is_sum_node(e)) return simplify_sum(e);
     Expr a = mutate(n->a);
     Expr cur = a.same_as(n->a) ? e : make_unary(n->op, a);
     if (Expr f = fold_constant(cur); f.defined()) return f;
     Expr r = cur;
     if (n->op == UnOp::Not) {
       r = not_(a);
-    } else if (is_int(a.dtype())) {
-      r = canonical(to_sum_form(cur));
     } else if (auto* u = a.as<UnaryNode>(); u && u->op == UnOp::Neg) {
       r = u->a;
     }
@@ -573,6 +620,7 @@ class Simplifier : public IRMutator {
 
  private:
   VarRanges& r_;
+  bool no_overflow_;
 };
 
 }  // namespace
@@ -583,11 +631,11 @@ void Analyzer::assume(const Expr& cond) { assume_into(simplify(cond), false, ran
 
 Expr Analyzer::simplify(const Expr& e) {
   if (!e.defined()) return e;
-  return Simplifier(ranges_).mutate(e);
+  return Simplifier(ranges_, assume_no_overflow_).mutate(e);
 }
 Stmt Analyzer::simplify(const Stmt& s) {
   if (!s.defined()) return s;
-  return Simplifier(ranges_).mutate(s);
+  return Simplifier(ranges_, assume_no_overflow_).mutate(s);
 }
 bool Analyzer::can_prove(const Expr& cond) {
   int64_t v;
@@ -601,6 +649,19 @@ bool Analyzer::can_prove_equal(const Expr& a, const Expr& b) {
 
 Expr simplify(const Expr& e, const VarRanges& ranges) { return Analyzer(ranges).simplify(e); }
 Stmt simplify(const Stmt& s, const VarRanges& ranges) { return Analyzer(ranges).simplify(s); }
+Function simplify_function(const FunctionNode& f) {
+  Analyzer an;
+  for (auto& p : f.params) {
+    if (p.is_buffer() || !p.range || !is_int(p.var.dtype())) continue;
+    double lo = std::ceil(p.range->lo), hi = std::floor(p.range->hi);
+    if (lo >= -9e18 && hi <= 9e18 && lo <= hi)
+      an.bind(p.var, interval_intersect({static_cast<int64_t>(lo), static_cast<int64_t>(hi)}, dtype_interval(p.var.dtype())));
+  }
+  auto out = std::make_shared<FunctionNode>(f);
+  out->body = an.simplify(f.body);
+  return out;
+}
+
 std::optional<int64_t> as_const_int(const Expr& e, const VarRanges& ranges) {
   int64_t v;
   if (is_const_int(simplify(e, ranges), &v)) return v;

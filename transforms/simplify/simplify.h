@@ -23,6 +23,7 @@
 // Loops and block iter vars bind their ranges while their bodies are simplified.
 #pragma once
 
+#include "ir/module.h"
 #include "ir/stmt.h"
 #include "transforms/simplify/bounds.h"
 
@@ -44,6 +45,11 @@ class Analyzer {
   // Tightens ranges from a condition known to hold: conjunctions of comparisons between a
   // variable and an expression with constant bounds (`i < 10 && j >= k`).
   void assume(const Expr& cond);
+  // Index-arithmetic mode (TVM's assumption): integer + - * are taken not to overflow, so
+  // order-based rules fire without proving it (`(n*8 + j) // 8` -> `n` for unbounded n).
+  // Used by symbolic_bound and region inference; off by default (exact semantics).
+  void set_assume_no_overflow(bool on) { assume_no_overflow_ = on; }
+  bool assume_no_overflow() const { return assume_no_overflow_; }
   const VarRanges& ranges() const { return ranges_; }
   VarRanges& mutable_ranges() { return ranges_; }
 
@@ -60,11 +66,15 @@ class Analyzer {
 
  private:
   VarRanges ranges_;
+  bool assume_no_overflow_ = false;
 };
 
 // Simplifies with no (or the given) variable ranges.
 Expr simplify(const Expr& e, const VarRanges& ranges = {});
 Stmt simplify(const Stmt& s, const VarRanges& ranges = {});
+// Simplifies a function body. Integer scalar params with a declared range
+// (`n: i32 in [1, 8]`) are bound to it; buffer shapes and params are kept as they are.
+Function simplify_function(const FunctionNode& f);
 // Constant value of e after simplification, if it is one.
 std::optional<int64_t> as_const_int(const Expr& e, const VarRanges& ranges = {});
 

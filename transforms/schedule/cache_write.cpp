@@ -1,0 +1,106 @@
+// cache = cache_write(block, write_index, "scope"): TVM Schedule.cache_write. The block
+// writes (and reads back) a new buffer "<C>_<scope>" instead of C; a new block right after
+// the block's top-level loop nest copies the elements the block wrote back to C. Legal
+// when the block is the only writer of C, it stores C at one index tuple of spatial iter
+// vars, covers its iteration domain exactly once (so every copied element was written),
+// and no reader of C shares its loop nest.
+#include "transforms/schedule/cache_common.h"
+#include "transforms/schedule/prims.h"
+
+namespace tirc::sched {
+
+void prim_cache_write(ScheduleState& st, const ScheduleInstr& ins) {
+  expect_args(ins, 3, 3);
+  if (ins.results.size() > 1) expect_results(ins, 1);
+  Stmt bs = arg_block(st, ins, 0);
+  const BlockRealizeNode* br = realize(bs);
+  const BlockNode* b = br->block.get();
+  int64_t idx = arg_int(ins, 1, "the write buffer index");
+  std::string scope = cache_scope(ins, 2);
+  if (idx < 0 || idx >= static_cast<int64_t>(b->writes.size()))
+    refuse("block " + b->name + " has " + std::to_string(b->writes.size()) + " write region" +
+           (b->writes.size() == 1 ? "" : "s") + "; index " + std::to_string(idx) + " is out of range");
+  Buffer C = b->writes[idx].buffer;
+  if (!collect_blocks(b->body).empty()) refuse("block " + b->name + " has nested blocks");
+  auto others = writers_of(st, C, b);
+  if (!others.empty()) refuse("buffer " + C->name + " is also written by block " + block_of(others[0])->name);
+  // One store index tuple.
+  std::vector<Expr> widx;
+  bool differ = false;
+  std::function<void(const Stmt&)> rec = [&](const Stmt& s) {
+    if (!s.defined()) return;
+    if (auto* x = s.as<StoreNode>(); x && x->buffer.same_as(C)) {
+      if (widx.empty()) widx = x->indices;
+      else
+        for (size_t k = 0; k < widx.size(); ++k) differ = differ || !expr_identical(widx[k], x->indices[k]);
+    }
+    if (s.kind() == StmtKind::For || s.kind() == StmtKind::LetStmt) differ = true;  // inner loops/lets
+    for (auto& c : children(s)) rec(c);
+  };
+  rec(b->init);
+  rec(b->body);
+  if (widx.empty()) refuse("block " + b->name + " has no store to buffer " + C->name);
+  if (differ) refuse("block " + b->name + " stores buffer " + C->name + " at more than one index");
+  bool ptr = false;
+  auto f = [&](const Expr& e) {
+    if (auto* p = e.as<BufferPtrNode>(); p && p->buffer.same_as(C)) ptr = true;
+  };
+  if (b->init.defined()) for_each_expr(b->init, f);
+  for_each_expr(b->body, f);
+  if (ptr) refuse("block " + b->name + " passes a pointer to buffer " + C->name);
+  for (auto& e : widx)
+    for (auto& iv : b->iter_vars)
+      if (iv.kind != IterKind::Spatial && uses_var(e, iv.var.get()))
+        refuse("the store index of " + C->name + " uses the " + std::string(iter_kind_name(iv.kind)) + " iter var " +
+               iv.var.name());
+  // Complete: bindings cover the domain exactly once.
+  std::vector<LoopDom> loops;
+  for (auto& l : st.loops_above(bs.get())) {
+    auto* fl = l.as<ForNode>();
+    if (!is_zero(fl->min)) refuse("loop " + loop_name(l) + " above block " + b->name + " does not start at 0");
+    loops.push_back(LoopDom{fl->loop_var, fl->extent});
+  }
+  std::vector<Expr> exts;
+  for (auto& iv : b->iter_vars) exts.push_back(iv.extent);
+  if (!bijective_bindings(br->bindings, exts, loops, br->predicate))
+    refuse("block " + b->name + " does not cover its iteration domain exactly once");
+  if (st.scope_of(bs.get()).get() != st.body().get()) refuse("block " + b->name + " is not under the root block");
+  Stmt item = top_item(st, bs.get());
+  int pos = root_position(st, item);
+  for (auto& r : readers_of(st, C, b))
+    if (top_item(st, r.get()).same_as(item))
+      refuse("block " + block_of(r)->name + " reads buffer " + C->name + " in the loop nest of block " + b->name);
+  Buffer cache(st.fresh_buffer_name(C->name + "_" + scope), C->dtype, C->shape, scope);
+  std::string bname = st.fresh_block_name(cache->name);
+  // Copy block over the spatial iter vars of the block.
+  std::vector<Expr> cexts;
+  std::vector<std::string> names;
+  std::vector<const IterVar*> sp;
+  for (auto& iv : b->iter_vars)
+    if (iv.kind == IterKind::Spatial) {
+      sp.push_back(&iv);
+      cexts.push_back(iv.extent);
+      names.push_back("ax" + std::to_string(names.size()));
+    }
+  Stmt nest = make_nest(st, cexts, names, [&](const std::vector<Var>& vs) {
+    std::vector<IterVar> ivs;
+    std::vector<Expr> binds;
+    std::unordered_map<const VarNode*, Expr> sub;
+    for (size_t d = 0; d < vs.size(); ++d) {
+      Var v(sp[d]->var.name(), sp[d]->var.dtype());
+      ivs.push_back(IterVar{v, IterKind::Spatial, sp[d]->extent});
+      binds.push_back(vs[d]);
+      sub[sp[d]->var.get()] = v;
+    }
+    std::vector<Expr> idxs;
+    for (auto& e : widx) idxs.push_back(substitute(e, sub));
+    return make_simple_block(bname, ivs, binds, make_store(C, idxs, make_load(cache, idxs)));
+  });
+  Stmt nb = replace_buffer(bs, C, cache);
+  st.replace(bs.get(), nb);
+  insert_root_item(st, static_cast<size_t>(pos + 1), nest);
+  st.add_root_alloc(cache);
+  bind_block(st, ins, 0, bname);
+}
+
+}  // namespace tirc::sched

@@ -1,0 +1,189 @@
+// compute_at(block, loop): TVM Schedule.compute_at. Moves a producer block P under `loop`
+// (at the start of its body), regenerating loops so that each iteration of `loop` computes
+// exactly the part of P's output that the consumers under `loop` read in that iteration
+// (their read regions, relaxed over the loops between `loop` and them). Legal when: P is
+// the only writer of an intermediate buffer X (not a parameter/output), all readers of X are
+// under `loop`, P's store indices are distinct iter vars, P covers its domain exactly once
+// (so any element of the domain may be recomputed), P comes before `loop`, and nothing
+// that P reads is written after P's old position up to the consumers (or under `loop`).
+// Recomputation is harmless: P's value depends only on stable inputs; a reduction P has an
+// init, which re-runs with every recomputation.
+#include "transforms/schedule/inline_common.h"
+#include "transforms/schedule/prims.h"
+
+namespace tirc::sched {
+
+namespace {
+
+std::optional<SymRange> hull(const std::optional<SymRange>& a, const std::optional<SymRange>& b) {
+  if (!a || !b) return std::nullopt;
+  auto dl = to_linear(fold(a->lo - b->lo)), dh = to_linear(fold(a->hi - b->hi));
+  if (!dl || !dh || !dl->terms.empty() || !dh->terms.empty()) return std::nullopt;
+  return SymRange{dl->c <= 0 ? a->lo : b->lo, dh->c >= 0 ? a->hi : b->hi};
+}
+
+}  // namespace
+
+void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
+  auto pos = positional(ins);
+  if (pos.size() != 2) refuse("expected 2 arguments (block, loop), got " + std::to_string(pos.size()));
+  expect_results(ins, 0);
+  Stmt ps = arg_block(st, ins, 0);
+  Stmt ls = arg_loop(st, ins, 1);
+  const BlockRealizeNode* pr = realize(ps);
+  const BlockNode* p = pr->block.get();
+  auto* L = ls.as<ForNode>();
+  if (!find_path(ls, ps.get()).empty()) refuse("block " + p->name + " is already inside loop " + loop_name(ls));
+  if (st.scope_of(ps.get()).get() != st.scope_of(ls.get()).get())
+    refuse("block " + p->name + " and loop " + loop_name(ls) + " are not in the same block scope");
+  if (!collect_blocks(p->body).empty()) refuse("block " + p->name + " has nested blocks");
+  auto wbufs = written_buffers(*p);
+  if (wbufs.size() != 1) refuse("block " + p->name + " writes " + std::to_string(wbufs.size()) + " buffers (need exactly 1)");
+  Buffer X = wbufs[0];
+  if (st.is_param(X)) refuse("block " + p->name + " writes buffer " + X->name + ", a parameter or output of the function");
+  if (body_reads(*p, X) && !(p->init.defined() && is_reduction_block(*p)))
+    refuse("block " + p->name + " reads buffer " + X->name + ", which it writes, and is not a reduction with init");
+  if (!p->allocs.empty()) refuse("block " + p->name + " allocates buffers");
+  auto others = writers_of(st, X, p);
+  if (!others.empty()) refuse("buffer " + X->name + " is also written by block " + block_of(others[0])->name);
+  auto consumers = readers_of(st, X, p);
+  if (consumers.empty()) refuse("block " + p->name + " has no consumer");
+  for (auto& c : consumers)
+    if (find_path(ls, c.get()).empty())
+      refuse("consumer block " + block_of(c)->name + " of block " + p->name + " is not under loop " + loop_name(ls));
+  // P's store indices: distinct iter vars; other iter vars must be reduce vars.
+  std::vector<Expr> sidx;
+  bool differ = false, inner_loops = false;
+  std::function<void(const Stmt&)> rec = [&](const Stmt& s) {
+    if (!s.defined()) return;
+    if (auto* x = s.as<StoreNode>(); x && x->buffer.same_as(X)) {
+      if (sidx.empty()) sidx = x->indices;
+      else
+        for (size_t k = 0; k < sidx.size(); ++k) differ = differ || !expr_identical(sidx[k], x->indices[k]);
+    }
+    if (s.kind() == StmtKind::For) inner_loops = true;
+    for (auto& c : children(s)) rec(c);
+  };
+  rec(p->init);
+  rec(p->body);
+  if (sidx.empty() || differ || inner_loops) refuse("block " + p->name + " does not store " + X->name + " at one index tuple");
+  auto ivs = index_vars(*p, sidx, "the store");
+  for (size_t i = 0; i < p->iter_vars.size(); ++i) {
+    bool indexed = std::find(ivs.begin(), ivs.end(), static_cast<int>(i)) != ivs.end();
+    const IterVar& iv = p->iter_vars[i];
+    if (indexed && iv.kind != IterKind::Spatial) refuse("the store of block " + p->name + " uses a non-spatial iter var");
+    if (!indexed && iv.kind != IterKind::Reduce && !is_one(fold(iv.extent)))
+      refuse("the spatial iter var " + iv.var.name() + " of block " + p->name + " is not a store index");
+  }
+  // P covers its domain exactly once.
+  {
+    std::vector<LoopDom> loops;
+    for (auto& l : st.loops_above(ps.get())) {
+      auto* f = l.as<ForNode>();
+      if (!is_zero(f->min)) refuse("loop " + loop_name(l) + " above block " + p->name + " does not start at 0");
+      loops.push_back(LoopDom{f->loop_var, f->extent});
+    }
+    std::vector<Expr> exts;
+    for (auto& iv : p->iter_vars) exts.push_back(iv.extent);
+    if (!bijective_bindings(pr->bindings, exts, loops, pr->predicate))
+      refuse("block " + p->name + " does not cover its iteration domain exactly once");
+  }
+  // Order and stability of P's inputs.
+  auto order = blocks_in_order(st);
+  int pidx = block_index(order, ps);
+  int last_l = -1, first_l = 1 << 30;
+  for (auto& b : collect_blocks(ls)) {
+    last_l = std::max(last_l, block_index(order, b));
+    first_l = std::min(first_l, block_index(order, b));
+  }
+  if (first_l < pidx) refuse("loop " + loop_name(ls) + " runs blocks before block " + p->name);
+  Stmt litem = top_item(st, ls.get());
+  for (auto& buf : read_buffers(*p)) {
+    if (buf.same_as(X)) continue;
+    for (auto& w : writers_of(st, buf, p)) {
+      int wi = block_index(order, w);
+      if (wi > pidx && (wi <= last_l || top_item(st, w.get()).same_as(litem)))
+        refuse("block " + block_of(w)->name + " writes buffer " + buf->name + ", which block " + p->name +
+               " reads, between its old and new position");
+    }
+  }
+  // Region of X required under the loop, per dimension.
+  std::vector<std::optional<SymRange>> need;
+  bool first = true;
+  for (auto& c : consumers) {
+    for (auto& r : block_of(c)->reads) {
+      if (!r.buffer.same_as(X)) continue;
+      auto reg = region_under_loop(ls, c, r);
+      if (first) need = reg;
+      else
+        for (size_t d = 0; d < need.size(); ++d) need[d] = hull(need[d], reg[d]);
+      first = false;
+    }
+    if (!block_reads(*block_of(c), X)) continue;
+    bool declared = false;
+    for (auto& r : block_of(c)->reads) declared = declared || r.buffer.same_as(X);
+    if (!declared) refuse("consumer block " + block_of(c)->name + " does not declare its reads of " + X->name);
+  }
+  // Loop vars at and above `loop`: their constant ranges prove the clamps unnecessary.
+  auto above = st.loops_above(ls.get());
+  above.push_back(ls);
+  RangeMap known = const_ranges(above);
+  std::unordered_set<const VarNode*> loop_vars;
+  for (auto& l : collect_loops(st.body())) loop_vars.insert(l.as<ForNode>()->loop_var.get());
+  for (auto& b : collect_blocks(st.body()))
+    for (auto& l : st.loops_above(b.get())) loop_vars.insert(l.as<ForNode>()->loop_var.get());
+  // New loops: one per iter var of P, in P's order.
+  std::vector<Var> nvars;
+  std::vector<Expr> nexts, nbinds;
+  std::vector<Expr> preds;
+  for (size_t i = 0; i < p->iter_vars.size(); ++i) {
+    const IterVar& iv = p->iter_vars[i];
+    DType t = iv.var.dtype();
+    std::string base = "ax" + std::to_string(i);
+    std::string nm = fresh_var_name(st, base);
+    for (auto& v : nvars)
+      if (v.name() == nm) nm = fresh_var_name(st, base + "_" + std::to_string(i));
+    Var ax(nm, t);
+    nvars.push_back(ax);
+    auto it = std::find(ivs.begin(), ivs.end(), static_cast<int>(i));
+    if (it == ivs.end()) {
+      nexts.push_back(iv.extent);
+      nbinds.push_back(is_one(fold(iv.extent)) ? make_int(0, t) : Expr(ax));
+      continue;
+    }
+    size_t d = static_cast<size_t>(it - ivs.begin());
+    Expr ext_m1 = fold(iv.extent - make_int(1, t));
+    SymRange r = need[d] ? *need[d] : SymRange{make_int(0, t), ext_m1};
+    Expr extent = fold(r.hi - r.lo + make_int(1, t));
+    if (uses_var(extent, [&](const VarNode* v) { return loop_vars.count(v) > 0; })) {
+      // The size varies with the outer loops: compute the whole dimension instead.
+      r = SymRange{make_int(0, t), ext_m1};
+      extent = iv.extent;
+    }
+    // A unit loop is not generated (TVM's preserve_unit_loops=False): bind the start.
+    Expr value = is_one(extent) ? r.lo : fold(r.lo + ax);
+    nexts.push_back(extent);
+    nbinds.push_back(value);
+    if (!prove_le(make_int(0, t), r.lo, known)) preds.push_back(make_binary(BinOp::LE, make_int(0, t), value));
+    if (!prove_le(r.hi, ext_m1, known)) preds.push_back(make_binary(BinOp::LT, value, iv.extent));
+  }
+  Stmt nb = update_realize(ps, [&](BlockRealizeNode& r) {
+    r.bindings = nbinds;
+    r.predicate = make_and(preds);
+  });
+  Stmt nest = nb;
+  for (size_t i = nvars.size(); i-- > 0;)
+    if (!is_one(nexts[i])) nest = make_for(nvars[i], make_int(0, nexts[i].dtype()), nexts[i], ForKind::Serial, nest);
+  ScheduleState tmp = st;
+  Stmt victim = exclusive_root(tmp, ps);
+  if (!find_path(victim, ls.get()).empty()) refuse("loop " + loop_name(ls) + " holds only block " + p->name);
+  tmp.replace(victim.get(), Stmt());
+  Stmt lnow = tmp.find_loop(L->loop_var.get());
+  auto* lf = lnow.as<ForNode>();
+  std::vector<Stmt> items{nest};
+  for (auto& s : seq_items(lf->body)) items.push_back(s);
+  tmp.replace(lnow.get(), with_body(lnow, make_seq(items)));
+  st.set_body(tmp.body());
+}
+
+}  // namespace tirc::sched

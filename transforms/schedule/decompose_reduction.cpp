@@ -1,0 +1,132 @@
+// init = decompose_reduction(block, loop): TVM Schedule.decompose_reduction. Moves the
+// block's `init` into a new block "<name>_init" placed right before `loop`, under copies of
+// the loops between `loop` and the block that feed only spatial iter vars. Legal when every
+// loop feeding a reduce iter var is `loop` or inside it (so the init runs once per output
+// element, before all its updates), no loop feeds both kinds, the predicate does not use
+// reduce loops, and no other block under `loop` touches what the init writes.
+#include "transforms/schedule/prims.h"
+#include "transforms/schedule/util.h"
+
+namespace tirc::sched {
+
+void prim_decompose_reduction(ScheduleState& st, const ScheduleInstr& ins) {
+  expect_args(ins, 2, 2);
+  if (ins.results.size() > 1) expect_results(ins, 1);
+  Stmt bs = arg_block(st, ins, 0);
+  Stmt ls = arg_loop(st, ins, 1);
+  const BlockRealizeNode* br = realize(bs);
+  const BlockNode* b = br->block.get();
+  if (!b->init.defined()) refuse("block " + b->name + " has no init");
+  auto loops = st.loops_above(bs.get());
+  size_t pos = loops.size();
+  for (size_t i = 0; i < loops.size(); ++i)
+    if (loops[i].same_as(ls)) pos = i;
+  if (pos == loops.size()) refuse("loop " + loop_name(ls) + " is not above block " + b->name);
+  auto bound_kinds = [&](const Stmt& l) { return kinds_bound_to(*br, l.as<ForNode>()->loop_var.get()); };
+  for (size_t i = 0; i < pos; ++i)
+    for (auto k : bound_kinds(loops[i]))
+      if (k != IterKind::Spatial)
+        refuse("loop " + loop_name(loops[i]) + ", outside loop " + loop_name(ls) + ", feeds a " + iter_kind_name(k) +
+               " iter var of block " + b->name);
+  // Loops to copy: those from `loop` inward that feed spatial iter vars only.
+  std::vector<Stmt> copied;
+  std::unordered_set<const VarNode*> reduce_loops;
+  for (size_t i = pos; i < loops.size(); ++i) {
+    auto ks = bound_kinds(loops[i]);
+    bool sp = false, other = false;
+    for (auto k : ks) (k == IterKind::Spatial ? sp : other) = true;
+    if (sp && other) refuse("loop " + loop_name(loops[i]) + " feeds both spatial and reduce iter vars of block " + b->name);
+    if (sp) copied.push_back(loops[i]);
+    else reduce_loops.insert(loops[i].as<ForNode>()->loop_var.get());
+  }
+  for (size_t i = pos; i < loops.size(); ++i)
+    for (size_t j = pos; j < loops.size(); ++j) {
+      auto* fi = loops[i].as<ForNode>();
+      if (reduce_loops.count(loops[j].as<ForNode>()->loop_var.get()) &&
+          (uses_var(fi->min, loops[j].as<ForNode>()->loop_var.get()) || uses_var(fi->extent, loops[j].as<ForNode>()->loop_var.get())))
+        refuse("the range of loop " + loop_name(loops[i]) + " depends on the reduce loop " + loop_name(loops[j]));
+    }
+  // Conjuncts of the predicate that use only reduce loops restrict the reduction, not the
+  // output elements: the init block drops them. Mixed ones cannot be split.
+  std::vector<Expr> init_pred;
+  auto is_red = [&](const VarNode* v) { return reduce_loops.count(v) > 0; };
+  std::unordered_set<const VarNode*> spatial_loops;
+  for (size_t i = 0; i < loops.size(); ++i)
+    if (!reduce_loops.count(loops[i].as<ForNode>()->loop_var.get())) spatial_loops.insert(loops[i].as<ForNode>()->loop_var.get());
+  for (auto& c : conjuncts(fold(br->predicate))) {
+    if (!uses_var(c, is_red)) init_pred.push_back(c);
+    else if (uses_var(c, [&](const VarNode* v) { return spatial_loops.count(v) > 0; }))
+      refuse("the predicate of block " + b->name + " mixes loops of the reduction and of the output");
+  }
+  // Nothing else under `loop` may touch the buffers the init writes.
+  std::vector<BufferRegion> init_w;
+  {
+    BlockNode tmp;
+    tmp.body = b->init;
+    infer_regions(tmp, nullptr, &init_w);
+  }
+  for (auto& other : collect_blocks(ls.as<ForNode>()->body, false)) {
+    if (other.same_as(bs)) continue;
+    for (auto& w : init_w)
+      if (block_reads(*block_of(other), w.buffer) || block_writes(*block_of(other), w.buffer))
+        refuse("block " + block_of(other)->name + " under loop " + loop_name(ls) + " also accesses buffer " +
+               w.buffer->name);
+  }
+  if (has_loose_effects(ls.as<ForNode>()->body)) refuse("loop " + loop_name(ls) + " has statements outside blocks");
+  // Build the init block.
+  std::unordered_map<const VarNode*, Expr> loop_sub, iv_sub;
+  std::vector<Var> new_loop_vars;
+  for (auto& l : copied) {
+    auto* f = l.as<ForNode>();
+    Var v(fresh_var_name(st, f->loop_var.name() + "_init"), f->loop_var.dtype());
+    for (auto& p : new_loop_vars)
+      if (p.name() == v.name()) v = Var(v.name() + "_" + std::to_string(new_loop_vars.size()), v.dtype());
+    new_loop_vars.push_back(v);
+    loop_sub[f->loop_var.get()] = v;
+  }
+  std::vector<IterVar> ivs;
+  std::vector<Expr> binds;
+  for (size_t i = 0; i < b->iter_vars.size(); ++i) {
+    const IterVar& iv = b->iter_vars[i];
+    if (iv.kind == IterKind::Reduce) {
+      if (uses_var(b->init.defined() ? Expr() : Expr(), iv.var.get())) {
+      }
+      continue;
+    }
+    if (iv.kind != IterKind::Spatial) refuse("block " + b->name + " has the " + std::string(iter_kind_name(iv.kind)) + " iter var " + iv.var.name());
+    Var nv(iv.var.name(), iv.var.dtype());
+    iv_sub[iv.var.get()] = nv;
+    ivs.push_back(IterVar{nv, IterKind::Spatial, iv.extent});
+    binds.push_back(substitute(br->bindings[i], loop_sub));
+  }
+  // The init must not use reduce iter vars.
+  bool uses_reduce = false;
+  for_each_expr(b->init, [&](const Expr& e) {
+    if (auto* v = e.as<VarNode>())
+      for (auto& iv : b->iter_vars)
+        if (iv.kind == IterKind::Reduce && iv.var.get() == v) uses_reduce = true;
+  });
+  if (uses_reduce) refuse("the init of block " + b->name + " uses a reduce iter var");
+  Stmt init_body = substitute(b->init, iv_sub);
+  Stmt init_br = make_simple_block(st.fresh_block_name(b->name + "_init"), ivs, binds, init_body, Stmt(),
+                                   fold(substitute(make_and(init_pred), loop_sub)));
+  std::string init_name = block_of(init_br)->name;
+  Stmt nest = init_br;
+  for (size_t k = copied.size(); k-- > 0;) {
+    auto* f = copied[k].as<ForNode>();
+    nest = make_for(new_loop_vars[k], substitute(f->min, loop_sub), substitute(f->extent, loop_sub), ForKind::Serial, nest);
+  }
+  // The update block: same block without init.
+  Stmt nb = update_realize(bs, [&](BlockRealizeNode& r) {
+    r.block = update_block(r.block, [&](BlockNode& n) { n.init = Stmt(); });
+  });
+  Stmt body = replace_stmt(st.body(), bs.get(), nb);
+  ScheduleState tmp = st;
+  tmp.set_body(body);
+  Stmt loop_now = tmp.find_loop(ls.as<ForNode>()->loop_var.get());
+  tmp.replace(loop_now.get(), make_seq({nest, loop_now}));
+  st.set_body(tmp.body());
+  bind_block(st, ins, 0, init_name);
+}
+
+}  // namespace tirc::sched

@@ -1,0 +1,210 @@
+// reverse_compute_at(block, loop): TVM Schedule.reverse_compute_at. Moves a consumer block
+// C under `loop` (at the end of its body) so that each iteration of `loop` consumes exactly
+// what the producers under `loop` finished in that iteration. C's iter vars that index its
+// loads of a produced buffer X (distinct iter vars, one index tuple) range over the region
+// the producers write in the iteration; the others keep their full range.
+// Legal when: every writer of X is under `loop` and binds `loop` and the loops around it
+// only to spatial iter vars (so the region written in an iteration is final); the regions
+// of successive iterations tile C's domain exactly once (checked as a bijective map from
+// the loops at and above `loop` to tile indices); C covers its domain exactly once; C is
+// after `loop` and nothing C reads or writes is touched between `loop` and C's old place.
+#include "transforms/schedule/inline_common.h"
+#include "transforms/schedule/prims.h"
+
+namespace tirc::sched {
+
+void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
+  auto pos = positional(ins);
+  if (pos.size() != 2) refuse("expected 2 arguments (block, loop), got " + std::to_string(pos.size()));
+  expect_results(ins, 0);
+  Stmt cs = arg_block(st, ins, 0);
+  Stmt ls = arg_loop(st, ins, 1);
+  const BlockRealizeNode* cr = realize(cs);
+  const BlockNode* c = cr->block.get();
+  auto* L = ls.as<ForNode>();
+  if (!find_path(ls, cs.get()).empty()) refuse("block " + c->name + " is already inside loop " + loop_name(ls));
+  if (st.scope_of(cs.get()).get() != st.scope_of(ls.get()).get())
+    refuse("block " + c->name + " and loop " + loop_name(ls) + " are not in the same block scope");
+  if (!collect_blocks(c->body).empty()) refuse("block " + c->name + " has nested blocks");
+  // Produced buffers: read by C and written under the loop.
+  std::vector<Buffer> produced;
+  for (auto& buf : read_buffers(*c)) {
+    auto ws = writers_of(st, buf, c);
+    bool under = false, outside = false;
+    for (auto& w : ws) (find_path(ls, w.get()).empty() ? outside : under) = true;
+    if (under && outside) refuse("buffer " + buf->name + " is also written outside loop " + loop_name(ls));
+    if (under) produced.push_back(buf);
+  }
+  if (produced.empty()) refuse("block " + c->name + " reads nothing produced under loop " + loop_name(ls));
+  auto above = st.loops_above(ls.get());
+  above.push_back(ls);
+  // Loads of the produced buffers: one index tuple of distinct iter vars each.
+  std::vector<int> mapped(c->iter_vars.size(), -1);  // iter var -> (buffer index * 64 + dim)
+  std::vector<std::optional<SymRange>> range_of(c->iter_vars.size());
+  for (size_t bi = 0; bi < produced.size(); ++bi) {
+    const Buffer& X = produced[bi];
+    std::vector<Expr> idx;
+    bool differ = false, ptr = false;
+    auto f = [&](const Expr& e) {
+      if (auto* p = e.as<BufferPtrNode>(); p && p->buffer.same_as(X)) ptr = true;
+      auto* l = e.as<LoadNode>();
+      if (!l || !l->buffer.same_as(X)) return;
+      if (idx.empty()) idx = l->indices;
+      else
+        for (size_t k = 0; k < idx.size(); ++k) differ = differ || !expr_identical(idx[k], l->indices[k]);
+    };
+    if (c->init.defined()) for_each_expr(c->init, f);
+    for_each_expr(c->body, f);
+    if (ptr) refuse("block " + c->name + " passes a pointer to buffer " + X->name);
+    if (differ) refuse("block " + c->name + " loads buffer " + X->name + " at different indices");
+    auto ivs = index_vars(*c, idx, "the load of " + X->name);
+    // What the producers under the loop write in one iteration.
+    std::vector<std::optional<SymRange>> reg;
+    bool first = true;
+    for (auto& w : writers_of(st, X, c)) {
+      const BlockRealizeNode* wr = realize(w);
+      for (auto& l : above)
+        for (auto k : kinds_bound_to(*wr, l.as<ForNode>()->loop_var.get()))
+          if (k != IterKind::Spatial)
+            refuse("loop " + loop_name(l) + " feeds the " + std::string(iter_kind_name(k)) + " iter var of producer " +
+                   wr->block->name + ", so " + X->name + " is not final after an iteration of loop " + loop_name(ls));
+      for (auto& r : wr->block->writes) {
+        if (!r.buffer.same_as(X)) continue;
+        auto g = region_under_loop(ls, w, r);
+        if (first) reg = g;
+        else
+          for (size_t d = 0; d < reg.size(); ++d) {
+            if (!reg[d] || !g[d] || !prove_eq(reg[d]->lo, g[d]->lo) || !prove_eq(reg[d]->hi, g[d]->hi))
+              refuse("the producers of " + X->name + " under loop " + loop_name(ls) + " write different regions");
+          }
+        first = false;
+      }
+    }
+    for (size_t d = 0; d < ivs.size(); ++d) {
+      if (!reg[d]) refuse("cannot bound the region of " + X->name + " written under loop " + loop_name(ls));
+      int v = ivs[d];
+      if (range_of[v]) {
+        if (!prove_eq(range_of[v]->lo, reg[d]->lo) || !prove_eq(range_of[v]->hi, reg[d]->hi))
+          refuse("iter var " + c->iter_vars[v].var.name() + " of block " + c->name + " gets two different ranges");
+      }
+      range_of[v] = reg[d];
+      mapped[v] = static_cast<int>(bi);
+    }
+  }
+  // The tiles of successive iterations partition C's domain: lo = width * T(loops) with T a
+  // bijective map onto [0, ceil(extent / width)).
+  std::vector<Expr> tiles, tile_exts;
+  std::vector<Expr> widths(c->iter_vars.size());
+  for (size_t i = 0; i < c->iter_vars.size(); ++i) {
+    if (!range_of[i]) continue;
+    const IterVar& iv = c->iter_vars[i];
+    if (iv.kind != IterKind::Spatial) refuse("iter var " + iv.var.name() + " of block " + c->name + " is not spatial");
+    DType t = iv.var.dtype();
+    Expr w = fold(range_of[i]->hi - range_of[i]->lo + make_int(1, t));
+    int64_t wc, ext;
+    if (!is_const_int(w, &wc) || wc <= 0) refuse("the tile of iter var " + iv.var.name() + " has a non-constant size");
+    widths[i] = w;
+    auto lin = to_linear(range_of[i]->lo);
+    if (!lin || lin->c != 0) refuse("the tiles of iter var " + iv.var.name() + " do not start at multiples of their size");
+    Linear tl;
+    tl.dtype = t;
+    for (auto& [a, k] : lin->terms) {
+      if (k % wc != 0) refuse("the tiles of iter var " + iv.var.name() + " overlap or leave gaps");
+      tl.terms.emplace_back(a, k / wc);
+    }
+    tiles.push_back(from_linear(tl));
+    if (is_const_int(fold(iv.extent), &ext)) tile_exts.push_back(make_int((ext + wc - 1) / wc, t));
+    else if (wc == 1) tile_exts.push_back(iv.extent);
+    else refuse("iter var " + iv.var.name() + " has a symbolic extent and tiles of size " + std::to_string(wc));
+  }
+  {
+    std::vector<LoopDom> loops;
+    for (auto& l : above) {
+      auto* f = l.as<ForNode>();
+      if (!is_zero(f->min)) refuse("loop " + loop_name(l) + " does not start at 0");
+      loops.push_back(LoopDom{f->loop_var, f->extent});
+    }
+    if (!bijective_bindings(tiles, tile_exts, loops, Expr()))
+      refuse("the regions produced by the iterations of loop " + loop_name(ls) +
+             " do not cover the domain of block " + c->name + " exactly once");
+  }
+  // C covers its domain exactly once.
+  {
+    std::vector<LoopDom> loops;
+    for (auto& l : st.loops_above(cs.get())) {
+      auto* f = l.as<ForNode>();
+      if (!is_zero(f->min)) refuse("loop " + loop_name(l) + " above block " + c->name + " does not start at 0");
+      loops.push_back(LoopDom{f->loop_var, f->extent});
+    }
+    std::vector<Expr> exts;
+    for (auto& iv : c->iter_vars) exts.push_back(iv.extent);
+    if (!bijective_bindings(cr->bindings, exts, loops, cr->predicate))
+      refuse("block " + c->name + " does not cover its iteration domain exactly once");
+  }
+  // Order: C after the loop; nothing C touches changes between the loop and C.
+  auto order = blocks_in_order(st);
+  int cidx = block_index(order, cs);
+  int last_l = -1;
+  for (auto& b : collect_blocks(ls)) last_l = std::max(last_l, block_index(order, b));
+  if (last_l > cidx) refuse("block " + c->name + " comes before loop " + loop_name(ls));
+  Stmt litem = top_item(st, ls.get());
+  std::vector<Buffer> touched = read_buffers(*c);
+  for (auto& b : written_buffers(*c)) touched.push_back(b);
+  for (auto& buf : touched) {
+    bool is_produced = false;
+    for (auto& x : produced) is_produced = is_produced || x.same_as(buf);
+    for (auto& o : order) {
+      if (o.same_as(cs) || o.same_as(st.body())) continue;
+      int oi = block_index(order, o);
+      bool in_loop = !find_path(ls, o.get()).empty();
+      bool between = (oi > last_l && oi < cidx) || (in_loop || top_item(st, o.get()).same_as(litem));
+      if (!between) continue;
+      if (is_produced && in_loop) continue;
+      bool writes = block_writes(*block_of(o), buf);
+      bool c_writes = block_writes(*c, buf);
+      if (writes || (c_writes && block_reads(*block_of(o), buf)))
+        refuse("block " + block_of(o)->name + " accesses buffer " + buf->name + " between loop " + loop_name(ls) +
+               " and block " + c->name);
+    }
+  }
+  // New loops: one per iter var of C.
+  RangeMap known = const_ranges(above);
+  std::vector<Var> nvars;
+  std::vector<Expr> nexts, nbinds, preds;
+  for (size_t i = 0; i < c->iter_vars.size(); ++i) {
+    const IterVar& iv = c->iter_vars[i];
+    DType t = iv.var.dtype();
+    std::string nm = fresh_var_name(st, "ax" + std::to_string(i));
+    for (auto& v : nvars)
+      if (v.name() == nm) nm = fresh_var_name(st, "ax" + std::to_string(i) + "_" + std::to_string(i));
+    Var ax(nm, t);
+    nvars.push_back(ax);
+    if (!range_of[i]) {
+      nexts.push_back(iv.extent);
+      nbinds.push_back(is_one(fold(iv.extent)) ? make_int(0, t) : Expr(ax));
+      continue;
+    }
+    Expr value = is_one(widths[i]) ? range_of[i]->lo : fold(range_of[i]->lo + ax);
+    nexts.push_back(widths[i]);
+    nbinds.push_back(value);
+    if (!prove_le(range_of[i]->hi, fold(iv.extent - make_int(1, t)), known))
+      preds.push_back(make_binary(BinOp::LT, value, iv.extent));
+  }
+  Stmt nb = update_realize(cs, [&](BlockRealizeNode& r) {
+    r.bindings = nbinds;
+    r.predicate = make_and(preds);
+  });
+  Stmt nest = nb;
+  for (size_t i = nvars.size(); i-- > 0;)
+    if (!is_one(fold(nexts[i]))) nest = make_for(nvars[i], make_int(0, nexts[i].dtype()), nexts[i], ForKind::Serial, nest);
+  ScheduleState tmp = st;
+  Stmt victim = exclusive_root(tmp, cs);
+  tmp.replace(victim.get(), Stmt());
+  Stmt lnow = tmp.find_loop(L->loop_var.get());
+  auto items = seq_items(lnow.as<ForNode>()->body);
+  items.push_back(nest);
+  tmp.replace(lnow.get(), with_body(lnow, make_seq(items)));
+  st.set_body(tmp.body());
+}
+
+}  // namespace tirc::sched

@@ -1,0 +1,216 @@
+// rf = rfactor(loop, factor_axis): TVM Schedule.rfactor. For a reduction block C
+// (`C[s] = C[s] OP rhs`, OP one of + * min max, init = OP's identity) and a loop feeding
+// only its reduce iter vars, computes partial results into a new buffer "<C>_rf" with the
+// loop's extent inserted at dimension factor_axis (block "<C>_rf", the loop becoming a
+// spatial iter var), then reduces them into C in the original block (the write-back, same
+// name) under new loops. Legal when the loop nest holds only this block, the bindings are
+// affine and one-to-one, no loop feeds both spatial and reduce iter vars, and the
+// predicate does not involve the reduction loops (every partial result must be
+// initialised). Results differ from the original only by float reassociation.
+#include <cmath>
+
+#include "transforms/schedule/prims.h"
+#include "transforms/schedule/util.h"
+
+namespace tirc::sched {
+
+namespace {
+
+bool is_identity(BinOp op, const Expr& v, DType t) {
+  double d;
+  int64_t i;
+  bool fc = is_const_float(v, &d), ic = is_const_int(v, &i);
+  if (!fc && !ic) return false;
+  double x = fc ? d : static_cast<double>(i);
+  switch (op) {
+    case BinOp::Add: return x == 0;
+    case BinOp::Mul: return x == 1;
+    case BinOp::Max:
+      if (is_float(t)) return std::isinf(x) ? x < 0 : x <= -3.4028234663852886e38 || (t == DType::F64 && x <= -1.7976931348623157e308);
+      return x <= -2147483648.0 || (t == DType::I8 && x <= -128) || (t == DType::I16 && x <= -32768) || (is_unsigned_int(t) && x == 0);
+    case BinOp::Min:
+      if (is_float(t)) return std::isinf(x) ? x > 0 : x >= 3.4028234663852886e38;
+      return x >= 2147483647.0 || (t == DType::I8 && x >= 127) || (t == DType::I16 && x >= 32767);
+    default: return false;
+  }
+}
+
+}  // namespace
+
+void prim_rfactor(ScheduleState& st, const ScheduleInstr& ins) {
+  expect_args(ins, 2, 2);
+  if (ins.results.size() > 1) expect_results(ins, 1);
+  Stmt ls = arg_loop(st, ins, 0);
+  int64_t axis = arg_int(ins, 1, "factor_axis");
+  auto* L = ls.as<ForNode>();
+  auto blocks = collect_blocks(L->body, true);
+  if (blocks.size() != 1) refuse("loop " + loop_name(ls) + " must hold exactly one block, it holds " + std::to_string(blocks.size()));
+  Stmt bs = blocks[0];
+  const BlockRealizeNode* br = realize(bs);
+  const BlockNode* b = br->block.get();
+  if (!b->init.defined()) refuse("block " + b->name + " has no init");
+  auto kinds = kinds_bound_to(*br, L->loop_var.get());
+  if (kinds.empty()) refuse("loop " + loop_name(ls) + " does not feed any iter var of block " + b->name);
+  for (auto k : kinds)
+    if (k != IterKind::Reduce) refuse("loop " + loop_name(ls) + " feeds a " + std::string(iter_kind_name(k)) + " iter var of block " + b->name);
+  if (st.scope_of(bs.get()).get() != st.body().get()) refuse("block " + b->name + " is not under the root block");
+  // Pattern: C[s] = C[s] OP rhs ; init C[s] = identity.
+  auto* store = b->body.as<StoreNode>();
+  auto* init = b->init.as<StoreNode>();
+  if (!store || !init) refuse("the body and init of block " + b->name + " must each be a single store");
+  const Buffer& C = store->buffer;
+  if (!init->buffer.same_as(C)) refuse("the init of block " + b->name + " stores another buffer");
+  for (size_t k = 0; k < store->indices.size(); ++k)
+    if (!expr_identical(store->indices[k], init->indices[k])) refuse("the init of block " + b->name + " stores other indices");
+  auto* bin = store->value.as<BinaryNode>();
+  auto is_self = [&](const Expr& e) {
+    auto* l = e.as<LoadNode>();
+    if (!l || !l->buffer.same_as(C)) return false;
+    for (size_t k = 0; k < l->indices.size(); ++k)
+      if (!expr_identical(l->indices[k], store->indices[k])) return false;
+    return true;
+  };
+  if (!bin || (bin->op != BinOp::Add && bin->op != BinOp::Mul && bin->op != BinOp::Min && bin->op != BinOp::Max))
+    refuse("block " + b->name + " is not a reduction of the form C = C + x (or * min max)");
+  Expr rhs;
+  if (is_self(bin->a)) rhs = bin->b;
+  else if (is_self(bin->b)) rhs = bin->a;
+  else refuse("block " + b->name + " is not a reduction of the form C = C + x (or * min max)");
+  bool self_in_rhs = false;
+  for_each_expr(rhs, [&](const Expr& e) {
+    if (auto* l = e.as<LoadNode>(); l && l->buffer.same_as(C)) self_in_rhs = true;
+    if (e.kind() == ExprKind::BufferPtr) self_in_rhs = true;
+  });
+  if (self_in_rhs) refuse("the reduced value of block " + b->name + " reads " + C->name + " again");
+  if (!is_identity(bin->op, init->value, C->dtype))
+    refuse("the init value of block " + b->name + " is not the identity of " + binop_symbol(bin->op));
+  for (auto& iv : b->iter_vars)
+    if (iv.kind != IterKind::Spatial && iv.kind != IterKind::Reduce)
+      refuse("block " + b->name + " has the " + std::string(iter_kind_name(iv.kind)) + " iter var " + iv.var.name());
+  for (auto& e : store->indices)
+    for (auto& iv : b->iter_vars)
+      if (iv.kind == IterKind::Reduce && uses_var(e, iv.var.get())) refuse("the store index uses a reduce iter var");
+  // Loop nest: only this block, loops start at 0, affine one-to-one bindings.
+  auto loops = st.loops_above(bs.get());
+  Stmt root = exclusive_root(st, bs);
+  if (loops.empty() || !root.same_as(loops[0])) refuse("the loops of block " + b->name + " hold other statements");
+  std::vector<LoopDom> doms;
+  for (auto& l : loops) {
+    auto* f = l.as<ForNode>();
+    if (!is_zero(f->min)) refuse("loop " + loop_name(l) + " does not start at 0");
+    doms.push_back(LoopDom{f->loop_var, f->extent});
+  }
+  std::vector<Expr> exts;
+  for (auto& iv : b->iter_vars) exts.push_back(iv.extent);
+  if (!bijective_bindings(br->bindings, exts, doms, br->predicate))
+    refuse("the bindings of block " + b->name + " are not an affine one-to-one map of its loops");
+  std::vector<bool> red_loop(loops.size(), false);
+  for (size_t i = 0; i < loops.size(); ++i) {
+    bool sp = false, rd = false;
+    for (auto k : kinds_bound_to(*br, loops[i].as<ForNode>()->loop_var.get())) (k == IterKind::Spatial ? sp : rd) = true;
+    if (sp && rd) refuse("loop " + loop_name(loops[i]) + " feeds both spatial and reduce iter vars");
+    red_loop[i] = rd;
+  }
+  if (uses_var(br->predicate, [&](const VarNode* v) {
+        for (size_t i = 0; i < loops.size(); ++i)
+          if (red_loop[i] && loops[i].as<ForNode>()->loop_var.get() == v) return true;
+        return false;
+      }))
+    refuse("the predicate of block " + b->name + " involves the reduction loops");
+  int64_t nd = static_cast<int64_t>(C->ndim());
+  if (axis < 0) axis += nd + 1;
+  if (axis < 0 || axis > nd) refuse("factor_axis " + std::to_string(arg_int(ins, 1, "")) + " is out of range for buffer " + C->name);
+  // The rf buffer.
+  std::vector<Expr> rshape = C->shape;
+  rshape.insert(rshape.begin() + axis, L->extent);
+  Buffer R(st.fresh_buffer_name(C->name + "_rf"), C->dtype, rshape, C->scope);
+  // rf block.
+  std::vector<IterVar> rivs;
+  std::vector<Expr> rbinds;
+  std::unordered_map<const VarNode*, Expr> sub;     // old iter var -> expr of new iter vars
+  std::unordered_map<const VarNode*, Expr> loop2iv;  // reduce loop var -> new iter var
+  Var vr;
+  for (size_t i = 0; i < b->iter_vars.size(); ++i) {
+    const IterVar& iv = b->iter_vars[i];
+    if (iv.kind != IterKind::Spatial) continue;
+    Var nv(iv.var.name(), iv.var.dtype());
+    rivs.push_back(IterVar{nv, IterKind::Spatial, iv.extent});
+    rbinds.push_back(br->bindings[i]);
+    sub[iv.var.get()] = nv;
+  }
+  for (size_t i = 0; i < loops.size(); ++i) {
+    if (!red_loop[i]) continue;
+    auto* f = loops[i].as<ForNode>();
+    bool is_rf = f == L;
+    Var nv(std::string(is_rf ? "vr_" : "vk_") + f->loop_var.name(), f->loop_var.dtype());
+    rivs.push_back(IterVar{nv, is_rf ? IterKind::Spatial : IterKind::Reduce, f->extent});
+    rbinds.push_back(f->loop_var);
+    loop2iv[f->loop_var.get()] = nv;
+    if (is_rf) vr = nv;
+  }
+  for (size_t i = 0; i < b->iter_vars.size(); ++i)
+    if (b->iter_vars[i].kind == IterKind::Reduce) sub[b->iter_vars[i].var.get()] = fold(substitute(br->bindings[i], loop2iv));
+  std::vector<Expr> ridx;
+  for (auto& e : store->indices) ridx.push_back(substitute(e, sub));
+  ridx.insert(ridx.begin() + axis, vr);
+  Expr nrhs = substitute(rhs, sub);
+  Stmt rbody = make_store(R, ridx, make_binary(bin->op, make_load(R, ridx), nrhs));
+  Stmt rinit = make_store(R, ridx, init->value);
+  std::string rname = st.fresh_block_name(b->name + "_rf");
+  Stmt rblock = make_simple_block(rname, rivs, rbinds, rbody, rinit, br->predicate);
+  // Write-back block under copies of the spatial loops plus one loop over the rf axis.
+  std::unordered_map<const VarNode*, Expr> wloop;
+  std::vector<Var> wvars;
+  std::vector<Expr> wexts;
+  std::vector<std::string> used;
+  auto fresh = [&](const std::string& base) {
+    std::string n = fresh_var_name(st, base);
+    for (int k = 1; std::find(used.begin(), used.end(), n) != used.end(); ++k) n = fresh_var_name(st, base + "_" + std::to_string(k));
+    used.push_back(n);
+    return n;
+  };
+  for (size_t i = 0; i < loops.size(); ++i) {
+    if (red_loop[i]) continue;
+    auto* f = loops[i].as<ForNode>();
+    Var v(fresh(f->loop_var.name() + "_wb"), f->loop_var.dtype());
+    wloop[f->loop_var.get()] = v;
+    wvars.push_back(v);
+    wexts.push_back(f->extent);
+  }
+  Var wr(fresh(L->loop_var.name() + "_wb"), L->loop_var.dtype());
+  wvars.push_back(wr);
+  wexts.push_back(L->extent);
+  std::vector<IterVar> wivs;
+  std::vector<Expr> wbinds;
+  std::unordered_map<const VarNode*, Expr> wsub;
+  for (size_t i = 0; i < b->iter_vars.size(); ++i) {
+    const IterVar& iv = b->iter_vars[i];
+    if (iv.kind != IterKind::Spatial) continue;
+    Var nv(iv.var.name(), iv.var.dtype());
+    wivs.push_back(IterVar{nv, IterKind::Spatial, iv.extent});
+    wbinds.push_back(fold(substitute(br->bindings[i], wloop)));
+    wsub[iv.var.get()] = nv;
+  }
+  Var wv("vr_" + L->loop_var.name(), L->loop_var.dtype());
+  wivs.push_back(IterVar{wv, IterKind::Reduce, L->extent});
+  wbinds.push_back(wr);
+  std::vector<Expr> widx, cidx;
+  for (auto& e : store->indices) cidx.push_back(substitute(e, wsub));
+  widx = cidx;
+  widx.insert(widx.begin() + axis, wv);
+  Stmt wbody = make_store(C, cidx, make_binary(bin->op, make_load(C, cidx), make_load(R, widx)));
+  Stmt winit = make_store(C, cidx, init->value);
+  Stmt wblock = make_simple_block(b->name, wivs, wbinds, wbody, winit, fold(substitute(br->predicate, wloop)));
+  wblock = update_realize(wblock, [&](BlockRealizeNode& r) {
+    r.block = update_block(r.block, [&](BlockNode& n) { n.annotations = b->annotations; });
+  });
+  Stmt wnest = wblock;
+  for (size_t i = wvars.size(); i-- > 0;) wnest = make_for(wvars[i], make_int(0, wexts[i].dtype()), wexts[i], ForKind::Serial, wnest);
+  // The rf nest: the original loops around the rf block.
+  Stmt rnest = replace_stmt(root, bs.get(), rblock);
+  st.replace(root.get(), make_seq({rnest, wnest}));
+  st.add_root_alloc(R);
+  bind_block(st, ins, 0, rname);
+}
+
+}  // namespace tirc::sched
