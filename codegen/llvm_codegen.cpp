@@ -1053,7 +1053,8 @@ Value* FuncEmitter::vload(const LoadNode* n) {
   Value* raw;
   if (coeff && *coeff == 1) {
     Value* p = B.CreateInBoundsGEP(et, buffer_ptr(n->buffer), scalar_index(n->indices[0]));
-    raw = mask_ ? B.CreateMaskedLoad(vt, p, align, mask_, llvm::Constant::getNullValue(vt)) : B.CreateAlignedLoad(vt, p, align);
+    raw = mask_ ? static_cast<Value*>(B.CreateMaskedLoad(vt, p, align, mask_, llvm::Constant::getNullValue(vt)))
+                : static_cast<Value*>(B.CreateAlignedLoad(vt, p, align));
   } else {
     Value* ptrs = B.CreateInBoundsGEP(et, buffer_ptr(n->buffer), vindex(n->indices[0], coeff));
     raw = B.CreateMaskedGather(vt, ptrs, align, mask_ ? mask_ : all_lanes(), llvm::Constant::getNullValue(vt));

@@ -52,9 +52,9 @@ ScalarVal scalar_value(const Param& p, const NDArray& a, bool promote_f64) {
 
 class Program final : public InterpProgram {
  public:
-  Program(const FunctionNode& f, InterpOptions o) : f_(f), opts_(o) {
-    // Validate names once: every buffer param / output must have a unique name.
-  }
+  // Copies the function node (cheap: its members are shared IR handles) so the program
+  // stays valid when the caller's Function goes away.
+  Program(const FunctionNode& f, InterpOptions o) : f_(f), opts_(o) {}
 
   ArgMap run(const ArgMap& inputs) override { return run_with_stats(inputs, nullptr); }
 
@@ -97,7 +97,7 @@ class Program final : public InterpProgram {
   }
 
  private:
-  const FunctionNode& f_;
+  const FunctionNode f_;
   InterpOptions opts_;
   std::mutex mu_;
   std::map<std::vector<int64_t>, std::shared_ptr<const CompiledFunc>> cache_;

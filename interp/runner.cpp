@@ -99,7 +99,12 @@ ArgMap parse_input_specs(const FunctionNode& f, const std::vector<std::string>& 
     std::error_code ec;
     bool is_file = ends_with(val, ".npy") || (std::filesystem::is_regular_file(val, ec));
     if (is_file) {
-      NDArray a = read_npy(val, t);
+      NDArray a;
+      try {
+        a = read_npy(val, t);
+      } catch (const Error& e) {
+        throw Error("parameter " + name + ": " + e.what());
+      }
       if (!p->is_buffer()) {
         if (a.numel() != 1) throw Error("parameter " + name + " (" + val + "): a scalar needs a single value");
         NDArray s(t, {});

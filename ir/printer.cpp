@@ -423,9 +423,22 @@ class Printer {
         auto* n = s.as<IfThenElseStmtNode>();
         line(indent, "if " + expr(n->cond) + " {");
         stmts(n->then_case, indent + 1);
-        if (n->else_case.defined()) {
+        // An else branch that is exactly one `if` prints as `} else if c {`.
+        while (n->else_case.defined()) {
+          Stmt e = n->else_case;
+          while (auto* q = e.as<SeqNode>()) {
+            if (q->stmts.size() != 1) break;
+            e = q->stmts[0];
+          }
+          if (auto* elif = e.as<IfThenElseStmtNode>()) {
+            n = elif;
+            line(indent, "} else if " + expr(n->cond) + " {");
+            stmts(n->then_case, indent + 1);
+            continue;
+          }
           line(indent, "} else {");
           stmts(n->else_case, indent + 1);
+          break;
         }
         line(indent, "}");
         return;

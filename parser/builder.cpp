@@ -477,8 +477,11 @@ class Builder {
         if (lo.dtype() != hi.dtype())
           fail(args[1], "type mismatch: loop bounds are " + tname(lo.dtype()) + " and " + tname(hi.dtype()));
         int64_t a, b;
+        int64_t d;
         if (is_const_int(lo, &a) && is_const_int(hi, &b) && b < a)
           fail(args[1], "empty loop range [" + std::to_string(a) + ", " + std::to_string(b) + ")");
+        if (is_const_int(lo, &a) && is_const_int(hi, &b) && __builtin_sub_overflow(b, a, &d))
+          fail(args[1], "loop range too large");
         loops.push_back(LoopSpec{lo, make_extent(lo, hi), fk, tag});
       }
     }
@@ -489,8 +492,10 @@ class Builder {
       vars.push_back(v);
       variant_.insert(v.get());
       int64_t lo, ext;
-      if (is_const_int(loops[i].min, &lo) && is_const_int(loops[i].extent, &ext) && ext > 0)
-        ranges_[v.get()] = Interval{lo, lo + ext - 1};
+      int64_t last;
+      if (is_const_int(loops[i].min, &lo) && is_const_int(loops[i].extent, &ext) && ext > 0 &&
+          !__builtin_add_overflow(lo, ext - 1, &last))
+        ranges_[v.get()] = Interval{lo, last};
       push(names[i]->getText(), Sym{Sym::LoopVar, v, Buffer(), level_, "", false, false});
     }
     Stmt body = build_body(f->body());
@@ -858,7 +863,7 @@ class Builder {
         return true;
       }
       case BinOp::FloorDiv: {
-        if (y.lo != y.hi || y.lo <= 0) return false;
+        if (y.lo != y.hi || y.lo <= 0 || x.lo == INT64_MIN) return false;
         auto fd = [](int64_t p, int64_t q) { return p >= 0 ? p / q : -((-p + q - 1) / q); };
         *out = Interval{fd(x.lo, y.lo), fd(x.hi, y.lo)};
         return true;

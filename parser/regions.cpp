@@ -11,6 +11,12 @@ namespace {
 
 // An affine form sum(coeff * atom) + c. Atoms are variables or opaque subexpressions,
 // compared syntactically (expr_identical), so that `vi + 1` and `vi` differ by a constant.
+// Wrapping arithmetic: pathological constants must not be undefined behaviour (the parser
+// is fuzzed); a wrapped bound is merely imprecise.
+int64_t wadd(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); }
+int64_t wmul(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b)); }
+int64_t wneg(int64_t a) { return static_cast<int64_t>(0 - static_cast<uint64_t>(a)); }
+
 struct Lin {
   std::vector<std::pair<Expr, int64_t>> terms;
   int64_t c = 0;
@@ -20,7 +26,7 @@ void add_term(Lin* l, const Expr& atom, int64_t coeff) {
   if (coeff == 0) return;
   for (size_t i = 0; i < l->terms.size(); ++i)
     if (expr_identical(l->terms[i].first, atom)) {
-      l->terms[i].second += coeff;
+      l->terms[i].second = wadd(l->terms[i].second, coeff);
       if (l->terms[i].second == 0) l->terms.erase(l->terms.begin() + static_cast<long>(i));
       return;
     }
@@ -28,29 +34,29 @@ void add_term(Lin* l, const Expr& atom, int64_t coeff) {
 }
 
 void add_lin(Lin* l, const Lin& o, int64_t scale) {
-  for (auto& [a, k] : o.terms) add_term(l, a, k * scale);
-  l->c += o.c * scale;
+  for (auto& [a, k] : o.terms) add_term(l, a, wmul(k, scale));
+  l->c = wadd(l->c, wmul(o.c, scale));
 }
 
 // Adds scale * e to *l.
 void to_lin(const Expr& e, int64_t scale, Lin* l) {
   int64_t v;
   if (is_const_int(e, &v) && e.dtype() != DType::Bool) {
-    l->c += v * scale;
+    l->c = wadd(l->c, wmul(v, scale));
     return;
   }
   if (auto* b = e.as<BinaryNode>()) {
     if (b->op == BinOp::Add || b->op == BinOp::Sub) {
       to_lin(b->a, scale, l);
-      to_lin(b->b, b->op == BinOp::Add ? scale : -scale, l);
+      to_lin(b->b, b->op == BinOp::Add ? scale : wneg(scale), l);
       return;
     }
     if (b->op == BinOp::Mul) {
-      if (is_const_int(b->b, &v)) return to_lin(b->a, scale * v, l);
-      if (is_const_int(b->a, &v)) return to_lin(b->b, scale * v, l);
+      if (is_const_int(b->b, &v)) return to_lin(b->a, wmul(scale, v), l);
+      if (is_const_int(b->a, &v)) return to_lin(b->b, wmul(scale, v), l);
     }
   }
-  if (auto* u = e.as<UnaryNode>(); u && u->op == UnOp::Neg) return to_lin(u->a, -scale, l);
+  if (auto* u = e.as<UnaryNode>(); u && u->op == UnOp::Neg) return to_lin(u->a, wneg(scale), l);
   add_term(l, e, scale);
 }
 
@@ -73,12 +79,12 @@ Expr from_lin(const Lin& l, DType t) {
     } else if (k > 0) {
       e = e + (k == 1 ? atom : atom * make_int(k, t));
     } else {
-      e = e - (k == -1 ? atom : atom * make_int(-k, t));
+      e = e - (k == -1 ? atom : atom * make_int(wneg(k), t));
     }
   }
   if (!e.defined()) return make_int(l.c, t);
   if (l.c > 0) e = e + make_int(l.c, t);
-  if (l.c < 0) e = e - make_int(-l.c, t);
+  if (l.c < 0) e = e - make_int(wneg(l.c), t);
   return e;
 }
 
@@ -254,7 +260,7 @@ class Detector {
     to_lin(begin, 1, &lo);
     if (end_excl.defined()) {
       to_lin(end_excl, 1, &hi);
-      hi.c -= 1;
+      hi.c = wadd(hi.c, -1);
     } else {
       hi = lo;
     }
@@ -349,7 +355,7 @@ std::vector<BufferRegion> finish(const std::vector<BufferAccesses>& list,
       if (same_terms(lo, hi) && lo.c == hi.c) {
         r.ranges.push_back(Range{from_lin(lo, it), Expr()});
       } else {
-        hi.c += 1;
+        hi.c = wadd(hi.c, 1);
         r.ranges.push_back(Range{from_lin(lo, it), from_lin(hi, it)});
       }
     }

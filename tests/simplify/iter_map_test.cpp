@@ -1,7 +1,9 @@
 // Iterator-map detection: fuse, split, refusals, predicates, inverse.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <random>
+#include <set>
 
 #include "tests/simplify/test_util.h"
 #include "transforms/simplify/iter_map.h"
@@ -222,6 +224,92 @@ TEST(IterMap, RandomSplitFuseRoundTrip) {
     check_semantics(b, iters, r, true);
   }
   EXPECT_EQ(ok, 200);
+}
+
+}  // namespace
+}  // namespace tirc
+
+namespace tirc {
+namespace {
+
+// Random bindings (affine, split, fused, and garbage): whenever detection accepts, the claim
+// is checked by brute force. Bijective: distinct loop points give distinct binding tuples
+// and the tuples are exactly the product of the per-binding split ranges. Surjective: the
+// set of tuples is the product of the per-binding value sets.
+TEST(IterMap, RandomClaimsAreTrue) {
+  std::mt19937_64 rng(99);
+  auto rnd = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  int accepted[2] = {0, 0}, refused = 0;
+  for (int n = 0; n < 3000; ++n) {
+    int nl = static_cast<int>(rnd(1, 3));
+    std::vector<IterDom> iters;
+    std::vector<Var> vars;
+    for (int l = 0; l < nl; ++l) {
+      vars.emplace_back("l" + std::to_string(l));
+      iters.push_back(dom(vars.back(), rnd(1, 8)));
+    }
+    std::function<Expr(int)> gen = [&](int d) -> Expr {
+      if (d <= 0 || rnd(0, 2) == 0) return vars[static_cast<size_t>(rnd(0, nl - 1))];
+      switch (rnd(0, 5)) {
+        case 0: return gen(d - 1) * static_cast<int>(rnd(1, 8)) + gen(d - 1);
+        case 1: return floordiv(gen(d - 1), make_int(rnd(1, 8)));
+        case 2: return floormod(gen(d - 1), make_int(rnd(1, 8)));
+        case 3: return gen(d - 1) + static_cast<int>(rnd(0, 3));
+        case 4: return gen(d - 1) * static_cast<int>(rnd(1, 4));
+        default: return gen(d - 1);
+      }
+    };
+    std::vector<Expr> b;
+    int nb = static_cast<int>(rnd(1, 3));
+    for (int k = 0; k < nb; ++k) b.push_back(gen(2));
+    IterMapLevel level = rnd(0, 1) ? IterMapLevel::Bijective : IterMapLevel::Surjective;
+    auto r = detect_iter_map(b, iters, Expr(), level);
+    if (!r.ok()) {
+      ++refused;
+      continue;
+    }
+    ++accepted[level == IterMapLevel::Bijective];
+    // Enumerate.
+    int64_t total = 1;
+    std::vector<int64_t> ext;
+    for (auto& d : iters) {
+      int64_t e;
+      is_const_int(d.extent, &e);
+      ext.push_back(e);
+      total *= e;
+    }
+    std::set<std::vector<int64_t>> tuples;
+    std::vector<std::set<int64_t>> per(b.size());
+    for (int64_t p = 0; p < total; ++p) {
+      testing::Env env;
+      int64_t rest = p;
+      for (size_t k = iters.size(); k-- > 0;) {
+        env[vars[k].get()].i = rest % ext[k];
+        rest /= ext[k];
+      }
+      std::vector<int64_t> tup;
+      for (size_t k = 0; k < b.size(); ++k) {
+        testing::Env e1 = env, e2 = env;
+        int64_t v = testing::eval(b[k], e1).i;
+        ASSERT_EQ(v, testing::eval(iter_sum_to_expr(r.indices[k]), e2).i) << str(b[k]);
+        tup.push_back(v);
+        per[k].insert(v);
+      }
+      tuples.insert(tup);
+    }
+    size_t product = 1;
+    for (auto& s : per) product *= s.size();
+    std::string desc;
+    for (auto& x : b) desc += str(x) + "; ";
+    ASSERT_EQ(tuples.size(), product) << "not surjective onto the product: " << desc;
+    if (level == IterMapLevel::Bijective) {
+      ASSERT_EQ(static_cast<int64_t>(tuples.size()), total) << "not injective: " << desc;
+      check_semantics(b, iters, r, true);
+    }
+  }
+  EXPECT_GT(accepted[0], 100);
+  EXPECT_GT(accepted[1], 100);
+  EXPECT_GT(refused, 100);
 }
 
 }  // namespace

@@ -122,6 +122,13 @@ TEST(Region, NestedBlockAndExtern) {
   sym.body = make_for(j, make_int(0), n, ForKind::Serial, make_store(B, {vi, j}, make_load(A, {vi, j})));
   auto r3 = infer(sym);
   EXPECT_EQ(r3.reads, "A[vi, 0:n]");
+  // Symbolic stride: F[j*n + vi] over j in [0, 4), with n >= 0 known from F: f32[n].
+  Buffer F = buf("F", {n});
+  BlockNode flat;
+  flat.name = "flat";
+  flat.iter_vars = {{vi, IterKind::Spatial, make_int(8)}};
+  flat.body = make_for(j, make_int(0), make_int(4), ForKind::Serial, make_store(B, {vi, j}, make_load(F, {j * n + vi})));
+  EXPECT_EQ(infer(flat).reads, "F[vi:(((n * 3) + vi) + 1)]");
   // Data-dependent index over a relaxed var: the whole dimension.
   Buffer I = buf("I", {make_int(16)}, DType::I32);
   BlockNode dd;
@@ -131,6 +138,47 @@ TEST(Region, NestedBlockAndExtern) {
                      make_store(B, {vi, j}, make_load(A, {vi, make_load(I, {j})})));
   auto r4 = infer(dd);
   EXPECT_EQ(r4.reads, "A[vi, 0:16], I[0:16]");
+}
+
+TEST(Region, ConditionsNarrowRelaxedVars) {
+  Var vi("vi"), k("k"), n("n"), i0("i0"), i1("i1"), vx("vx");
+  Buffer A = buf("A", {make_int(8), n}), P = buf("P", {make_int(8), n + 2});
+  // for k in 0..n+2: P[vi, k] = if_then_else(k >= 1 && k < n + 1, A[vi, k - 1], 0)
+  BlockNode b;
+  b.name = "pad";
+  b.iter_vars = {{vi, IterKind::Spatial, make_int(8)}};
+  Expr cond = make_binary(BinOp::And, make_binary(BinOp::GE, k, make_int(1)), make_binary(BinOp::LT, k, n + 1));
+  b.body = make_for(k, make_int(0), n + 2, ForKind::Serial,
+                    make_store(P, {vi, k}, make_if_then_else(cond, make_load(A, {vi, k - 1}), make_float(0.0))));
+  auto r = infer(b);
+  EXPECT_EQ(r.reads, "A[vi, 0:n]");
+  EXPECT_EQ(r.writes, "P[vi, 0:(n + 2)]");
+  // select evaluates both arms: no narrowing.
+  BlockNode s = b;
+  s.body = make_for(k, make_int(0), make_int(10), ForKind::Serial,
+                    make_store(P, {vi, k}, make_select(make_binary(BinOp::LT, k, make_int(4)), make_load(A, {vi, k}), make_float(0.0))));
+  EXPECT_EQ(infer(s).reads, "A[vi, 0:10]");
+  BlockNode s2 = s;
+  s2.body = make_for(k, make_int(0), make_int(10), ForKind::Serial,
+                     make_if(make_binary(BinOp::LT, k, make_int(4)), make_store(P, {vi, k}, make_load(A, {vi, k})),
+                             make_store(P, {vi, k}, make_load(A, {vi, k - 4}))));
+  auto r2 = infer(s2);
+  EXPECT_EQ(r2.reads, "A[vi, 0:6]");
+  EXPECT_EQ(r2.writes, "P[vi, 0:10]");
+  // Nested block under a padding predicate: where i0*4 + i1 < 10, vx = i0*4 + i1.
+  Buffer X = buf("X", {make_int(10)}), Y = buf("Y", {make_int(10)});
+  BlockNode inner;
+  inner.name = "inner";
+  inner.iter_vars = {{vx, IterKind::Spatial, make_int(10)}};
+  inner.body = make_store(Y, {vx}, make_load(X, {vx}));
+  BlockNode outer;
+  outer.name = "outer";
+  outer.body = make_for(i0, make_int(0), make_int(3), ForKind::Serial,
+                        make_for(i1, make_int(0), make_int(4), ForKind::Serial,
+                                 make_block_realize({i0 * 4 + i1}, make_binary(BinOp::LT, i0 * 4 + i1, make_int(10)), make_block(inner))));
+  auto r3 = infer(outer);
+  EXPECT_EQ(r3.reads, "X[0:10]");
+  EXPECT_EQ(r3.writes, "Y[0:10]");
 }
 
 }  // namespace

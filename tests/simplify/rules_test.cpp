@@ -1,10 +1,12 @@
 // Exact expected forms for the key simplification rules.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 
 #include "tests/simplify/test_util.h"
 #include "transforms/simplify/const_fold.h"
+#include "transforms/simplify/linear.h"
 #include "transforms/simplify/simplify.h"
 
 namespace tirc {
@@ -148,6 +150,8 @@ TEST(SimplifyRules, SelectBoolLet) {
   // The arm is simplified assuming the condition.
   EXPECT_SIMPLIFY(v.an, make_if_then_else(make_binary(BinOp::LT, v.n, make_int(4)), min(v.n, make_int(10)), make_int(0)),
                   "if_then_else((n < 4), n, 0)");
+  EXPECT_SIMPLIFY(v.an, make_select(c, t, f), "(n < 3)");
+  EXPECT_SIMPLIFY(v.an, make_select(c, f, t), "(n >= 3)");
   Var l("l");
   EXPECT_SIMPLIFY(v.an, make_let(l, make_int(3), l + v.i), "(i + 3)");
   EXPECT_SIMPLIFY(v.an, make_let(l, v.n * v.n, v.i), "i");
@@ -169,6 +173,68 @@ TEST(SimplifyRules, Statements) {
   auto* st = f2->body.as<StoreNode>();
   ASSERT_TRUE(st) << "the always-true if should be gone";
   EXPECT_EQ(str(st->indices[0]), "((i * 8) + j)");
+}
+
+}  // namespace
+}  // namespace tirc
+
+namespace tirc {
+namespace {
+
+// A long sum chain (as produced by unrolling or autodiff accumulation) simplifies quickly.
+TEST(SimplifyRules, LargeSumsAreFast) {
+  std::vector<Var> vs;
+  for (int k = 0; k < 300; ++k) vs.emplace_back("v" + std::to_string(k));
+  Expr e = make_int(0);
+  for (int rep = 0; rep < 4; ++rep)
+    for (auto& v : vs) e = e + v * (rep + 1);
+  for (auto& v : vs) e = e - v * 10;
+  auto t0 = std::chrono::steady_clock::now();
+  Expr s = simplify(e);
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(testing::str(s), "0");
+  EXPECT_LT(ms, 2000.0);
+  // Deeply nested min/max and floordiv chains.
+  Var x("x");
+  Analyzer an;
+  an.bind(x, {0, 1000});
+  Expr m = x;
+  for (int k = 0; k < 200; ++k) m = min(m + 1, make_int(5000)) - 1;
+  t0 = std::chrono::steady_clock::now();
+  Expr sm = an.simplify(m);
+  ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(testing::str(sm), "x");
+  EXPECT_LT(ms, 2000.0);
+}
+
+}  // namespace
+}  // namespace tirc
+
+namespace tirc {
+namespace {
+
+TEST(Linear, FormsAndInverse) {
+  Var i("i"), j("j"), n("n");
+  auto f = linear_form(i * 4 + j * 2 - n + 3 + i, {i, j});
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->coeffs, (std::vector<int64_t>{5, 2}));
+  ASSERT_EQ(f->opaque.size(), 1u);
+  EXPECT_EQ(testing::str(f->opaque[0].term), "n");
+  EXPECT_EQ(f->opaque[0].coeff, -1);
+  EXPECT_EQ(f->constant, 3);
+  EXPECT_EQ(testing::str(from_linear_form(*f, {i, j})), "((((i * 5) + (j * 2)) - n) + 3)");
+  EXPECT_FALSE(linear_form(i * j, {i, j}));
+  EXPECT_FALSE(linear_form(floordiv(i, 4), {i}));
+  EXPECT_FALSE(linear_form(i + n, {i}, /*allow_opaque=*/false));
+  EXPECT_TRUE(linear_form(floordiv(n, 4) + i, {i}));
+  // Coefficients wrap like the dtype: i8 (i * 100) * 3 has coefficient 300 - 256 = 44.
+  Var b("b", DType::I8);
+  auto g = linear_form(b * make_int(100, DType::I8) * make_int(3, DType::I8), {b});
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->coeffs[0], 44);
+  // u32 subtraction prints as a subtraction.
+  Var u("u", DType::U32), w("w", DType::U32);
+  EXPECT_EQ(testing::str(simplify(u - w - make_int(1, DType::U32))), "((u - w) - 1:u32)");
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 //          [--output NAME=FILE.npy ...] [--engine interp|jit]   (CLI.md)
 // The run logic lives in interp/runner.h so that other subcommands can reuse it; the JIT
 // plugs in with register_engine("jit", ...).
+#include <filesystem>
 #include <iostream>
 #include <optional>
 
@@ -15,7 +16,7 @@ namespace tirc::cli {
 
 namespace {
 struct RunOptions {
-  std::string file, func, engine = "interp";
+  std::string file, func, engine = "interp", dump;
   std::vector<std::string> inputs, outputs;
   std::optional<uint64_t> seed;
   int first = 8;
@@ -43,6 +44,8 @@ void register_run(CLI::App& app) {
   cmd->add_option("--output,-o", o->outputs, "NAME=FILE.npy: write an output as .npy; repeatable");
   cmd->add_option("--engine", o->engine, "interp (reference interpreter, default) or jit")
       ->check(CLI::IsMember({"interp", "jit"}));
+  cmd->add_option("--dump", o->dump,
+                  "write every input as DIR/in_NAME.npy (scalars 0-d) and every output as DIR/out_NAME.npy");
   cmd->add_option("--show", o->first, "how many leading values to print per output (default 8)");
   cmd->callback([o] {
     run_guarded([o] {
@@ -59,6 +62,12 @@ void register_run(CLI::App& app) {
         std::cout << summarize_output(b->name, it->second, o->first) << "\n";
       }
       for (auto& [name, path] : outs) write_npy(path, results.at(name));
+      if (!o->dump.empty()) {
+        std::error_code ec;
+        std::filesystem::create_directories(o->dump, ec);
+        for (auto& [name, a] : inputs) write_npy(o->dump + "/in_" + name + ".npy", a);
+        for (auto& [name, a] : results) write_npy(o->dump + "/out_" + name + ".npy", a);
+      }
       return kExitOk;
     });
   });

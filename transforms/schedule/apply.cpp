@@ -38,6 +38,17 @@ const std::map<std::string, PrimFn>& table() {
 
 }  // namespace
 
+namespace sched {
+void apply_instruction(ScheduleState& st, const ScheduleInstr& ins) {
+  auto it = table().find(ins.primitive);
+  if (it == table().end()) refuse("unknown schedule primitive '" + ins.primitive + "'");
+  // Work on a copy so that a refusal (or an unexpected error) never leaves a partial change.
+  ScheduleState work = st;
+  it->second(work, ins);
+  st = std::move(work);
+}
+}  // namespace sched
+
 std::vector<std::string> schedule_primitive_names() {
   std::vector<std::string> out;
   for (auto& [k, v] : table()) out.push_back(k);
@@ -51,7 +62,7 @@ Function apply_schedule(const FunctionNode& f, const ScheduleItem& item) {
     if (it == table().end())
       throw SourceError(ins.loc.file, ins.loc.line, ins.loc.col, "unknown schedule primitive '" + ins.primitive + "'");
     try {
-      it->second(st, ins);
+      apply_instruction(st, ins);
     } catch (const Refusal& r) {
       throw SourceError(ins.loc.file, ins.loc.line, ins.loc.col, ins.primitive + ": " + r.what());
     } catch (const SourceError&) {

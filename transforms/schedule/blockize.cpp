@@ -16,14 +16,26 @@ void prim_blockize(ScheduleState& st, const ScheduleInstr& ins) {
   Stmt ls = arg_loop(st, ins, 0);
   auto inner = collect_blocks(ls, false);
   if (inner.empty()) refuse("loop " + loop_name(ls) + " holds no block");
-  auto outer = st.loops_above(ls.get());
+  // Everything bound above the loop that the subtree may use: enclosing loops and the iter
+  // vars of enclosing blocks (a block body may not use variables bound outside it).
+  struct Outer {
+    Var var;
+    Expr min, extent;
+  };
+  std::vector<Outer> outer;
+  auto path = st.path_to(ls.get());
+  for (size_t i = 0; i + 1 < path.size(); ++i) {
+    if (auto* f = path[i].as<ForNode>()) outer.push_back(Outer{f->loop_var, f->min, f->extent});
+    if (auto* r = path[i].as<BlockRealizeNode>())
+      for (auto& iv : r->block->iter_vars) outer.push_back(Outer{iv.var, make_int(0, iv.extent.dtype()), iv.extent});
+  }
   std::vector<IterVar> ivs;
   std::vector<Expr> binds;
   std::unordered_map<const VarNode*, Expr> sub;
   std::vector<std::string> used;
-  for (auto& l : outer) {
-    auto* f = l.as<ForNode>();
-    const VarNode* v = f->loop_var.get();
+  for (auto& o : outer) {
+    const Outer* f = &o;
+    const VarNode* v = f->var.get();
     bool mentioned = false;
     for_each_expr(ls, [&](const Expr& e) { mentioned = mentioned || e.get() == v; });
     if (!mentioned) continue;
@@ -35,19 +47,21 @@ void prim_blockize(ScheduleState& st, const ScheduleInstr& ins) {
         else other = true;
       }
     IterKind kind = other || (sp && rd) ? IterKind::Opaque : rd ? IterKind::Reduce : IterKind::Spatial;
-    std::string n = fresh_var_name(st, "v" + f->loop_var.name() + "_o");
-    for (int k = 1; std::find(used.begin(), used.end(), n) != used.end(); ++k) n = fresh_var_name(st, "v" + f->loop_var.name() + "_o" + std::to_string(k));
+    std::string nm = f->var.name();
+    if (nm.size() > 1 && nm[0] == 'v') nm = nm.substr(1);
+    std::string n = fresh_var_name(st, "v" + nm + "_o");
+    for (int k = 1; std::find(used.begin(), used.end(), n) != used.end(); ++k) n = fresh_var_name(st, "v" + nm + "_o" + std::to_string(k));
     used.push_back(n);
-    Var iv(n, f->loop_var.dtype());
+    Var iv(n, f->var.dtype());
     ivs.push_back(IterVar{iv, kind, f->extent});
-    binds.push_back(is_zero(f->min) ? Expr(f->loop_var) : fold(f->loop_var - f->min));
+    binds.push_back(is_zero(f->min) ? Expr(f->var) : fold(f->var - f->min));
     sub[v] = is_zero(f->min) ? Expr(iv) : fold(iv + f->min);
     if (uses_var(f->extent, [&](const VarNode* x) {
-          for (auto& o : outer)
-            if (o.as<ForNode>()->loop_var.get() == x) return true;
+          for (auto& o2 : outer)
+            if (o2.var.get() == x) return true;
           return false;
         }))
-      refuse("the extent of loop " + loop_name(l) + " depends on another loop");
+      refuse("the extent of " + f->var.name() + " depends on an enclosing loop");
   }
   Stmt body = substitute(ls, sub);
   std::string base = inner.size() == 1 ? block_of(inner[0])->name + "_o" : "blockized";

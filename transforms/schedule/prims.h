@@ -32,3 +32,9 @@ void prim_blockize(ScheduleState&, const ScheduleInstr&);
 void prim_tensorize(ScheduleState&, const ScheduleInstr&);
 
 }  // namespace tirc::sched
+
+namespace tirc::sched {
+// Runs one instruction on the state (dispatch by primitive name). Throws Refusal (without
+// the primitive prefix) when refused; the state is then unchanged.
+void apply_instruction(ScheduleState& st, const ScheduleInstr& ins);
+}  // namespace tirc::sched

@@ -154,8 +154,11 @@ void prim_rfactor(ScheduleState& st, const ScheduleInstr& ins) {
   for (auto& e : store->indices) ridx.push_back(substitute(e, sub));
   ridx.insert(ridx.begin() + axis, vr);
   Expr nrhs = substitute(rhs, sub);
-  Stmt rbody = make_store(R, ridx, make_binary(bin->op, make_load(R, ridx), nrhs));
-  Stmt rinit = make_store(R, ridx, init->value);
+  bool rf_reduces = false;
+  for (auto& iv : rivs) rf_reduces = rf_reduces || iv.kind == IterKind::Reduce;
+  // With the rf loop as the only reduction loop, each partial result is a single term.
+  Stmt rbody = rf_reduces ? make_store(R, ridx, make_binary(bin->op, make_load(R, ridx), nrhs)) : make_store(R, ridx, nrhs);
+  Stmt rinit = rf_reduces ? make_store(R, ridx, init->value) : Stmt();
   std::string rname = st.fresh_block_name(b->name + "_rf");
   Stmt rblock = make_simple_block(rname, rivs, rbinds, rbody, rinit, br->predicate);
   // Write-back block under copies of the spatial loops plus one loop over the rf axis.

@@ -314,6 +314,17 @@ class SymBounder {
             int64_t c;
             if (is_const_int(simplify(n->b), &c)) return scale(bound(n->a), c, t);
             if (is_const_int(simplify(n->a), &c)) return scale(bound(n->b), c, t);
+            // relaxed * kept-symbolic with a known sign (a stride `k * n` with n >= 0).
+            for (int side = 0; side < 2; ++side) {
+              const Expr& kept = side == 0 ? n->b : n->a;
+              const Expr& rel = side == 0 ? n->a : n->b;
+              if (uses_relaxed(kept)) continue;
+              Interval sign = const_int_bound(kept, known_);
+              SymInterval r = bound(rel);
+              auto mul = [&](const Expr& x) { return x.defined() ? make_binary(BinOp::Mul, x, kept) : Expr(); };
+              if (sign.lo >= 0) return {mul(r.min), mul(r.max)};
+              if (sign.hi <= 0) return {mul(r.max), mul(r.min)};
+            }
             return fallback(e);
           }
           case BinOp::FloorDiv: {

@@ -4,6 +4,9 @@
 #include <unordered_set>
 
 #include "ir/mutator.h"
+#include "ir/visitor.h"
+#include "transforms/simplify/const_fold.h"
+#include "transforms/simplify/linear.h"
 #include "transforms/simplify/bounds.h"
 #include "transforms/simplify/simplify.h"
 
@@ -21,6 +24,33 @@ struct Access {
   std::vector<DimHull> dims;
 };
 
+class ShapeVars : public IRVisitor {
+ public:
+  explicit ShapeVars(VarRanges& known) : known_(known) {}
+  using IRVisitor::visit;
+
+ protected:
+  void add(const Buffer& b) {
+    for (auto& d : b->shape)
+      if (auto* v = d.as<VarNode>(); v && !known_.count(v)) known_[v] = {0, Interval::kPosInf};
+  }
+  void visit_load(const LoadNode* n) override {
+    add(n->buffer);
+    IRVisitor::visit_load(n);
+  }
+  void visit_store(const StoreNode* n) override {
+    add(n->buffer);
+    IRVisitor::visit_store(n);
+  }
+  void visit_buffer_ptr(const BufferPtrNode* n) override {
+    add(n->buffer);
+    IRVisitor::visit_buffer_ptr(n);
+  }
+
+ private:
+  VarRanges& known_;
+};
+
 class RegionCollector {
  public:
   RegionCollector(const BlockNode& block) {
@@ -32,6 +62,11 @@ class RegionCollector {
   }
 
   void run(const BlockNode& block) {
+    // A buffer dimension that is a plain scalar (`A: f32[n]`) is never negative in a valid
+    // program: knowing n >= 0 lets strides such as `k * n` be bounded.
+    ShapeVars sv(known_);
+    sv.visit(block.body);
+    if (block.init.defined()) sv.visit(block.init);
     if (block.init.defined()) visit(block.init);
     visit(block.body);
   }
@@ -76,6 +111,108 @@ class RegionCollector {
 
  private:
   SymInterval bound(const Expr& e) { return symbolic_bound(e, relax_, known_); }
+
+  bool uses_relaxed(const Expr& e) {
+    bool found = false;
+    for_each_expr(e, [&](const Expr& x) {
+      if (x.kind() == ExprKind::Var && relax_.count(static_cast<const VarNode*>(x.get()))) found = true;
+    });
+    return found;
+  }
+
+  // Tightens the range of a relaxed variable from a condition that holds in a branch (or
+  // whose negation holds): `k >= 1`, `vi*4 + k < n + 1`, conjunctions thereof. A new end is
+  // taken only when it simplifies to a plain expression (no min/max), so regions stay
+  // readable; otherwise the old end is kept (always sound).
+  void narrow(const Expr& cond, bool negate) {
+    if (auto* u = cond.as<UnaryNode>(); u && u->op == UnOp::Not) return narrow(u->a, !negate);
+    auto* b = cond.as<BinaryNode>();
+    if (!b) return;
+    if ((b->op == BinOp::And && !negate) || (b->op == BinOp::Or && negate)) {
+      narrow(b->a, negate);
+      narrow(b->b, negate);
+      return;
+    }
+    if (!binop_is_compare(b->op) || !is_int(b->a.dtype())) return;
+    BinOp op = b->op;
+    if (negate) {
+      switch (op) {
+        case BinOp::LT: op = BinOp::GE; break;
+        case BinOp::LE: op = BinOp::GT; break;
+        case BinOp::GT: op = BinOp::LE; break;
+        case BinOp::GE: op = BinOp::LT; break;
+        case BinOp::EQ: op = BinOp::NE; break;
+        default: return;
+      }
+    }
+    // a - b OP 0 with exactly one relaxed var, coefficient +-1: v OP' rest.
+    SumForm d = to_sum_form(b->a);
+    d.add(to_sum_form(b->b), -1);
+    const VarNode* v = nullptr;
+    int64_t coeff = 0;
+    SumForm rest;
+    rest.dtype = d.dtype;
+    rest.constant = d.constant;
+    for (auto& t : d.terms) {
+      auto* tv = t.term.as<VarNode>();
+      if (tv && relax_.count(tv)) {
+        if (v) return;
+        v = tv;
+        coeff = as_signed(t.coeff, d.dtype);
+        continue;
+      }
+      if (uses_relaxed(t.term)) return;
+      rest.add_term(t.term, t.coeff);
+    }
+    if (!v || (coeff != 1 && coeff != -1)) return;
+    // coeff*v + rest OP 0  ->  v OP -rest (coeff 1) or v OP' rest (coeff -1, OP mirrored).
+    Expr other;
+    if (coeff == 1) {
+      rest.scale(-1);
+    } else {
+      switch (op) {
+        case BinOp::LT: op = BinOp::GT; break;
+        case BinOp::LE: op = BinOp::GE; break;
+        case BinOp::GT: op = BinOp::LT; break;
+        case BinOp::GE: op = BinOp::LE; break;
+        default: break;
+      }
+    }
+    other = from_sum_form(rest);
+    DType t = other.dtype();
+    Analyzer an(known_);
+    an.set_assume_no_overflow(true);
+    SymInterval& r = relax_[v];
+    auto tighten = [&](Expr& end, Expr cand, BinOp pick) {
+      cand = an.simplify(cand);
+      if (!end.defined()) {
+        end = cand;
+        return;
+      }
+      Expr m = an.simplify(make_binary(pick, end, cand));
+      auto* mb = m.as<BinaryNode>();
+      if (!(mb && (mb->op == BinOp::Min || mb->op == BinOp::Max))) end = m;
+    };
+    switch (op) {
+      case BinOp::LT: tighten(r.max, make_binary(BinOp::Sub, other, make_int(1, t)), BinOp::Min); break;
+      case BinOp::LE: tighten(r.max, other, BinOp::Min); break;
+      case BinOp::GT: tighten(r.min, make_binary(BinOp::Add, other, make_int(1, t)), BinOp::Max); break;
+      case BinOp::GE: tighten(r.min, other, BinOp::Max); break;
+      case BinOp::EQ:
+        tighten(r.min, other, BinOp::Max);
+        tighten(r.max, other, BinOp::Min);
+        break;
+      default: break;
+    }
+  }
+
+  template <typename F>
+  void in_branch(const Expr& cond, bool negate, F&& f) {
+    SymRanges saved = relax_;
+    narrow(cond, negate);
+    f();
+    relax_ = std::move(saved);
+  }
 
   void add_access(std::vector<Access>& list, const Buffer& b, const std::vector<SymInterval>& dims) {
     Access* acc = nullptr;
@@ -141,12 +278,19 @@ class RegionCollector {
       case ExprKind::Call:
         for (auto& a : e.as<CallNode>()->args) visit(a);
         return;
-      case ExprKind::Select:
-      case ExprKind::IfThenElse: {
+      case ExprKind::Select: {
+        // Both arms are evaluated whatever the condition: no narrowing.
         auto* n = as_select_like(e);
         visit(n->cond);
         visit(n->t);
         visit(n->f);
+        return;
+      }
+      case ExprKind::IfThenElse: {
+        auto* n = as_select_like(e);
+        visit(n->cond);
+        in_branch(n->cond, false, [&] { visit(n->t); });
+        in_branch(n->cond, true, [&] { visit(n->f); });
         return;
       }
       case ExprKind::Let: {
@@ -183,8 +327,8 @@ class RegionCollector {
       case StmtKind::IfThenElse: {
         auto* n = s.as<IfThenElseStmtNode>();
         visit(n->cond);
-        visit(n->then_case);
-        visit(n->else_case);
+        in_branch(n->cond, false, [&] { visit(n->then_case); });
+        in_branch(n->cond, true, [&] { visit(n->else_case); });
         return;
       }
       case StmtKind::LetStmt: {
@@ -211,6 +355,8 @@ class RegionCollector {
         std::unordered_map<const VarNode*, Expr> sub;
         for (size_t i = 0; i < inner.iter_vars.size() && i < n->bindings.size(); ++i)
           sub[inner.iter_vars[i].var.get()] = n->bindings[i];
+        SymRanges saved = relax_;
+        narrow(n->predicate, false);  // `where` restricts the loop vars seen by the inner block
         for (int pass = 0; pass < 2; ++pass) {
           for (auto& br : pass == 0 ? r : w) {
             std::vector<SymInterval> dims;
@@ -226,6 +372,7 @@ class RegionCollector {
             add_access(pass == 0 ? reads_ : writes_, br.buffer, dims);
           }
         }
+        relax_ = std::move(saved);
         return;
       }
     }

@@ -535,6 +535,8 @@ class Simplifier : public IRMutator {
       f = mutate(n->f);
     }
     if (expr_identical(t, f)) return t;
+    int64_t tv, fv;
+    if (is_bool(t.dtype()) && is_const_int(t, &tv) && is_const_int(f, &fv)) return tv ? c : not_(c);  // tv != fv here
     if (c.same_as(n->cond) && t.same_as(n->t) && f.same_as(n->f)) return e;
     return e.kind() == ExprKind::Select ? make_select(c, t, f) : make_if_then_else(c, t, f);
   }
