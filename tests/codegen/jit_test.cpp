@@ -222,3 +222,53 @@ TEST(JitErrors, WrongInputShapeNamesTheParameter) {
 }
 
 }  // namespace tirc
+
+namespace tirc {
+using namespace tirc::cgtest;
+
+TEST(JitVector, MasksGathersIntrinsicsAndFallbacks) {
+  std::string text = R"(
+func f(X: f32[8, 40] in [0.1, 2.0], H: f16[8, 40], I: i32[40] in [0, 39]) -> (Y: f32[8, 40], Z: f32[8, 20], S: f32[8], G: f16[8, 40], W: f32[8, 40]) {
+  for i in serial(8) {
+    for j in vectorized(40) {
+      block y(vi: spatial(8) = i, vj: spatial(40) = j) {
+        Y[vi, vj] = if_then_else(vj >= 1 && vj < 39, X[vi, vj - 1] + X[vi, vj + 1], 0.0) * tanh(X[vi, vj]) + exp(X[vi, vj])
+        G[vi, vj] = H[vi, vj] * H[vi, vj] + f16(X[vi, I[vj]])
+        if vj % 3 == 0 {
+          W[vi, vj] = sqrt(X[vi, vj]) + f32(vj // 3)
+        } else {
+          W[vi, vj] = log1p(X[vi, vj]) - f32(I[vj])
+        }
+      }
+    }
+    for j in vectorized(20) {
+      block z(vi: spatial(8) = i, vj: spatial(20) = j) { Z[vi, vj] = X[vi, vj * 2] - X[vi, 39 - vj] }
+    }
+    for k in vectorized(40) {
+      block s(vi: spatial(8) = i, vk: reduce(40) = k) {
+        init { S[vi] = 0.0 }
+        S[vi] += X[vi, vk]
+      }
+    }
+  }
+}
+)";
+  expect_jit_matches_interp(text, "f", 21, 0, 0);
+}
+
+TEST(JitVector, EmitsVectorInstructions) {
+  Function f = parse_func(R"(
+func f(A: f32[64], B: f32[64]) -> (C: f32[64]) {
+  for j in vectorized(64) {
+    block c(vj: spatial(64) = j) { C[vj] = A[vj] * B[vj] + 1.0 }
+  }
+}
+)", "f");
+  ASSERT_TRUE(f);
+  CodegenOptions o;
+  o.opt_level = 0;
+  std::string ir = compile_to({f}, EmitKind::LLVM, o);
+  EXPECT_NE(ir.find("fmul <64 x float>"), std::string::npos) << ir;
+}
+
+}  // namespace tirc

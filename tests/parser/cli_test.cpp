@@ -58,7 +58,7 @@ TEST(ParserCli, ErrorsExitTwoWithPosition) {
   CliRun r = run("parse " + path);
   std::filesystem::remove(path);
   EXPECT_EQ(r.code, 2);
-  EXPECT_EQ(r.err, path + ":2:37: error: undeclared name 'I'\n");
+  EXPECT_EQ(r.err, path + ":2:38: error: undeclared name 'I'\n");
   EXPECT_EQ(r.out, "");
   CliRun s = run("parse -", "func f( {");
   EXPECT_EQ(s.code, 2);

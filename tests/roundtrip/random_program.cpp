@@ -432,6 +432,12 @@ class Gen {
       }
       int r = rand(10);
       if (c && r == 0 && kind == IterKind::Spatial) return make_int(rand(static_cast<int>(n)), ext.dtype());
+      if (c && r == 1 && size_param_.defined() && ext.dtype() == DType::I32) {
+        // Symbolic offset: i in [n, n + c), binding i - n.
+        Var l(loop_name(), DType::I32);
+        loops.push_back({l, size_param_, make_int(n)});
+        return l - size_param_;
+      }
       if (c && r < 3) {  // offset loop: i in [lo, lo + n), binding i - lo
         int lo = range(1, 3);
         Var l(loop_name(), ext.dtype());
@@ -565,6 +571,28 @@ class Gen {
     return Buffer(nm, pick(kValueTypes), shape);
   }
 
+  // Statements directly in the root block (no block of their own): loops whose vars index
+  // the target, a call_extern, an if.
+  Stmt opaque_nest(const Buffer& out) {
+    Scope s;
+    s.vars = scalar_params_;
+    s.readable = inputs_;
+    s.readable.insert(s.readable.end(), writable_.begin(), writable_.end());
+    std::vector<LoopSpec> loops;
+    std::vector<Expr> idx;
+    for (size_t d = 0; d < out->ndim(); ++d) {
+      Var l(loop_name(), out->shape[d].dtype());
+      loops.push_back({l, make_int(0, out->shape[d].dtype()), out->shape[d]});
+      idx.push_back(l);
+      s.vars.push_back(l);
+      s.extents.emplace_back(l, out->shape[d]);
+    }
+    std::vector<Stmt> body = {make_store(out, idx, expr(out->dtype, 2, s))};
+    if (coin(40)) body.push_back(make_evaluate("trace", {make_buffer_ptr(out, idx), expr(DType::I32, 1, s)}));
+    if (coin(40)) body.push_back(make_if(expr(DType::Bool, 1, s), make_store(out, idx, expr(out->dtype, 1, s))));
+    return wrap_loops(loops, make_seq(body));
+  }
+
   // Function body: root block with allocs and one nest per writable buffer.
   Stmt root_body(std::vector<Buffer> allocs, std::vector<Buffer> targets) {
     std::vector<Stmt> stmts;
@@ -590,6 +618,7 @@ class Gen {
         stmts.push_back(n);
       }
     }
+    if (coin(15) && !targets.empty()) stmts.push_back(opaque_nest(pick(targets)));
     Stmt body = make_seq(stmts);
     if (coin(15) && !scalar_params_.empty()) {
       // Loop-invariant let at the top, used by the blocks below.
@@ -649,7 +678,7 @@ class Gen {
       Buffer b = buffer(buf_name(), true);
       allocs.push_back(Buffer(b->name, b->dtype, b->shape, pick(scopes)));
     }
-    for (int i = 0, n = range(1, 2); i < n; ++i) f->outputs.push_back(buffer(buf_name(), true));
+    for (int i = 0, n = coin(3) ? 0 : range(1, 2); i < n; ++i) f->outputs.push_back(buffer(buf_name(), true));
     writable_ = allocs;
     writable_.insert(writable_.end(), f->outputs.begin(), f->outputs.end());
     // Shapes may only use scalar params declared before: keep `n` first when it is used.

@@ -135,6 +135,18 @@ schedule m {
   init = decompose_reduction(b, i)
 }
 )"},
+    {"root_level_statements", R"(
+func o(A: f32[4], n: i32) -> (B: f32[4]) {
+  for i in serial(4) {
+    B[i] = A[i]
+    call_extern("f", B.ptr(i), i)
+  }
+  for i in serial(n, n + 4) {
+    block b(vi: spatial(4) = i - n) { B[vi] = 1.0 }
+  }
+  if n > 1 { B[0] = 2.0 }
+}
+)"},
     {"shadowing_names", R"(
 func s(A: f32[4, 4]) -> (B: f32[4, 4]) {
   for i in serial(4) {
@@ -147,6 +159,8 @@ func s(A: f32[4, 4]) -> (B: f32[4, 4]) {
 }
 )"},
 };
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 
 class Text : public ::testing::TestWithParam<Case> {};
 

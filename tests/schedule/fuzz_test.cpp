@@ -17,6 +17,7 @@
 
 #include "interp/interp.h"
 #include "ir/error.h"
+#include "ir/mutator.h"
 #include "ir/printer.h"
 #include "ir/structural_equal.h"
 #include "parser/parser.h"
@@ -149,7 +150,25 @@ class Gen {
       static const char* tags[] = {"blockIdx.x", "threadIdx.x", "threadIdx.y", "vthread"};
       ins.args = {loop_arg(rand_loop()), str_arg(tags[pick(4)])};
     } else if (P == "compute_at" || P == "reverse_compute_at") {
-      ins.args = {block_arg(rand_block()), loop_arg(rand_loop())};
+      // Mostly: a loop above a consumer (compute_at) or a producer (reverse_compute_at).
+      std::string b = rand_block();
+      Var l = rand_loop();
+      Stmt bs = st_.find_block(b);
+      std::vector<Stmt> related;
+      for (auto& o : collect_blocks(st_.body())) {
+        if (o.same_as(bs) || o.same_as(st_.body())) continue;
+        const BlockNode* ob = block_of(o);
+        const BlockNode* me = block_of(bs);
+        const BlockNode* prod = P == "compute_at" ? me : ob;
+        const BlockNode* cons = P == "compute_at" ? ob : me;
+        for (auto& w : written_buffers(*prod))
+          if (block_reads(*cons, w)) related.push_back(o);
+      }
+      if (!related.empty() && pick(4) != 0) {
+        auto ls = st_.loops_above(related[pick(related.size())].get());
+        if (!ls.empty()) l = ls[pick(ls.size())].as<ForNode>()->loop_var;
+      }
+      ins.args = {block_arg(b), loop_arg(l)};
     } else if (P == "compute_inline" || P == "reverse_compute_inline") {
       ins.args = {block_arg(rand_block())};
     } else if (P == "cache_read" || P == "cache_write") {
@@ -232,6 +251,22 @@ class Gen {
   int counter_ = 0;
 };
 
+// Runs parallel, vectorized and thread-bound loops backwards: a legal schedule does not
+// depend on the order of their iterations, but the interpreter runs them in order, so this
+// makes the differential check see order dependences.
+class ReverseParallel : public IRMutator {
+ protected:
+  Stmt mutate_for(const ForNode* n, const Stmt& s) override {
+    Stmt b = IRMutator::mutate_for(n, s);
+    auto* f = b.as<ForNode>();
+    if (f->for_kind == ForKind::Serial || f->for_kind == ForKind::Unrolled) return b;
+    Var nv(f->loop_var.name(), f->loop_var.dtype());
+    Expr rev = f->min + f->extent - make_int(1, f->extent.dtype()) - nv;
+    Stmt body = substitute(f->body, std::unordered_map<const VarNode*, Expr>{{f->loop_var.get(), rev}});
+    return make_for(nv, f->min, f->extent, ForKind::Serial, body);
+  }
+};
+
 long env_long(const char* name, long dflt) {
   const char* v = std::getenv(name);
   return v && *v ? std::atol(v) : dflt;
@@ -281,6 +316,13 @@ TEST(ScheduleFuzz, RandomSchedules) {
         o.scalars = base.scalars;
         CompareResult r = compare_functions(*base.f, *g, o, interp_runner(), interp_runner());
         if (!r.ok) failure = "mismatch: " + r.detail;
+        if (r.ok) {
+          ReverseParallel rp;
+          FunctionNode rev = *g;
+          rev.body = rp.mutate(g->body);
+          CompareResult r2 = compare_functions(*base.f, rev, o, interp_runner(), interp_runner());
+          if (!r2.ok) failure = "mismatch with parallel loops run backwards: " + r2.detail;
+        }
       } catch (const std::exception& e) {
         failure = std::string("reference failed: ") + e.what();
       }

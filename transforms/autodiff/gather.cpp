@@ -241,13 +241,13 @@ Expr Solver::render_ge0(const Affine& a) {
   bool has_nonaff = false;
   for (auto& [v, c] : a.terms)
     if (nonaff_.count(v.get())) has_nonaff = true;
-  if (has_nonaff) return make_binary(BinOp::GE, render(a), make_int(0));
   Affine pos, neg;
   for (auto& [v, c] : a.terms) (c > 0 ? pos : neg).add(v, c > 0 ? c : -c);
   if (a.constant >= 0)
     pos.constant = a.constant;
   else
     neg.constant = -a.constant;
+  if (has_nonaff) return make_binary(BinOp::GE, render(pos), render(neg));
   return make_binary(BinOp::GE, affine_to_expr(pos), affine_to_expr(neg));
 }
 
@@ -525,6 +525,33 @@ std::optional<GatherResult> Solver::run(const GatherInput& in) {
       order.push_back(u);
       order_dim.push_back(SIZE_MAX);
     }
+  // Inequalities on a single loop var with constant bounds shrink that var's box.
+  {
+    std::unordered_set<const VarNode*> in_order;
+    for (auto& w : order) in_order.insert(w.get());
+    std::vector<Affine> kept;
+    for (auto& q : ineqs_) {
+      if (q.terms.size() == 1 && in_order.count(q.terms[0].first.get())) {
+        Box& b = box_[q.terms[0].first.get()];
+        int64_t a = q.terms[0].second, k = q.constant;
+        if (b.known) {
+          if (a > 0)
+            b.clo = std::max(b.clo, ceil_div(-k, a));
+          else
+            b.chi = std::min(b.chi, floor_div(k, -a));
+          if (b.chi < b.clo) {
+            res.empty = true;
+            return res;
+          }
+          b.lo = make_int(b.clo);
+          b.hi = make_int(b.chi + 1);
+          continue;
+        }
+      }
+      kept.push_back(q);
+    }
+    ineqs_ = kept;
+  }
   std::vector<Expr> pred;
   for (auto& q : ineqs_) {
     bool has_nonaff = false;

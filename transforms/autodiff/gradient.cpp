@@ -13,7 +13,7 @@
 #include "transforms/autodiff/expr_ad.h"
 #include "transforms/autodiff/gather.h"
 #include "transforms/autodiff/regions.h"
-#include "transforms/simplify/simplify.h"
+#include "transforms/autodiff/affine.h"
 
 namespace tirc {
 
@@ -49,7 +49,8 @@ struct Unit {
   Expr update;  // E for reductions, the stored value otherwise
   std::vector<IterVar> reduce_iters;
   Buffer Y, ver_in, ver_out;
-  bool self_read = false, full = false, needs_copy = false;
+  bool self_read = false, full = false, needs_copy = false, inactive = false;
+  std::vector<Expr> once;  // guards making a repeated spatial store count once
   std::unordered_map<const BufferNode*, Buffer> read_ver;  // versions read (AD view)
   std::unordered_map<const BufferNode*, Buffer> fwd_load;  // forward emission: loads
 };
@@ -101,6 +102,22 @@ class BufferRenamer : public IRMutator {
  private:
   const std::unordered_map<const BufferNode*, Buffer>& loads_;
   const std::unordered_map<const BufferNode*, Buffer>& stores_;
+};
+
+// Puts affine integer sub-expressions in canonical form ((v - 1) + 1 -> v). Exact for
+// the index ranges at hand; everything else is left alone.
+class IndexTidy : public IRMutator {
+ protected:
+  Expr mutate_binary(const BinaryNode* n, const Expr& e) override {
+    if (is_int(e.dtype()))
+      if (auto a = to_affine(e)) return affine_to_expr(*a, e.dtype());
+    return IRMutator::mutate_binary(n, e);
+  }
+  Expr mutate_unary(const UnaryNode* n, const Expr& e) override {
+    if (is_int(e.dtype()))
+      if (auto a = to_affine(e)) return affine_to_expr(*a, e.dtype());
+    return IRMutator::mutate_unary(n, e);
+  }
 };
 
 class NameCollector : public IRVisitor {
@@ -212,12 +229,7 @@ class GradientBuilder {
   }
   Expr reduce_index(const Unit& u);
   void emit(Stmt s) {
-    if (opts_.simplify && !std::getenv("TIRC_AD_NO_SIMPLIFY")) {
-      try {
-        s = simplify(s);
-      } catch (const std::exception&) {
-      }
-    }
+    if (opts_.simplify && !std::getenv("TIRC_AD_NO_SIMPLIFY")) s = IndexTidy().mutate(s);
     bwd_.push_back(s);
   }
 
@@ -233,6 +245,8 @@ class GradientBuilder {
   std::vector<Stmt> bwd_;
   std::vector<Param> cot_params_;
   std::unordered_map<const BufferNode*, int> nversions_;
+  // Adjoint buffers whose zero-initialisation (index in bwd_) no block has built on yet.
+  std::unordered_map<const BufferNode*, size_t> zero_init_;
 };
 
 void GradientBuilder::resolve_wrt(const std::vector<std::string>& wrt) {
@@ -363,12 +377,35 @@ void GradientBuilder::analyze(Unit& u) {
     if (loads_buffer(st->value, u.Y.get())) throw Error(where + "init reads the buffer it initialises");
   }
   const Expr& v = u.store->value;
-  if (u.reduce_iters.empty()) {
+  std::unordered_set<const VarNode*> red;
+  for (auto& iv : u.reduce_iters) red.insert(iv.var.get());
+  auto uses_red = [&](const Expr& e) {
+    std::unordered_set<const VarNode*> vs;
+    collect_vars(e, &vs);
+    for (auto* x : vs)
+      if (red.count(x)) return true;
+    return false;
+  };
+  bool red_used = false;
+  for (auto& it : u.items) red_used = red_used || uses_red(it.value);
+  for (auto& i : I) red_used = red_used || uses_red(i);
+  red_used = red_used || uses_red(v);
+  if (!is_float(u.Y->dtype)) {
+    // Integer results carry no gradient: the block is only recomputed when needed.
+    u.inactive = true;
+    u.kind = u.reduce_iters.empty() || !u.init_store ? RedKind::Spatial : RedKind::Sum;
+    u.update = v;
+    if (loads_buffer(v, u.Y.get())) u.self_read = true;
+    for (auto& it : u.items)
+      if (loads_buffer(it.value, u.Y.get())) u.self_read = true;
+  } else if (u.reduce_iters.empty() || (!red_used && !u.init_store && !loads_buffer(v, u.Y.get()))) {
+    // Spatial, or reduce vars that play no role (the same store repeated): counted once.
     u.kind = RedKind::Spatial;
     u.update = v;
     for (auto& it : u.items)
       if (loads_buffer(it.value, u.Y.get())) u.self_read = true;
     if (loads_buffer(v, u.Y.get())) u.self_read = true;
+    for (auto& iv : u.reduce_iters) u.once.push_back(make_binary(BinOp::EQ, iv.var, make_int(0, iv.var.dtype())));
   } else {
     auto* bin = v.as<BinaryNode>();
     Expr E;
@@ -393,22 +430,17 @@ void GradientBuilder::analyze(Unit& u) {
         default: break;
       }
     }
-    if (!E.defined() || !is_float(v.dtype()))
+    if (!E.defined())
       throw Error(where + "unsupported reduction update of " + u.Y->name +
-                  " (differentiable reductions: Y = Y + E, Y - E, Y * E, max(Y, E), min(Y, E) on floats)");
+                  " (differentiable reductions: Y = Y + E, Y - E, Y * E, max(Y, E), min(Y, E))");
     if (loads_buffer(E, u.Y.get())) throw Error(where + "the reduction reads " + u.Y->name + " inside its update");
     for (auto& it : u.items)
       if (loads_buffer(it.value, u.Y.get()))
         throw Error(where + "the reduction reads " + u.Y->name + " inside its update");
     u.update = E;
-    std::unordered_set<const VarNode*> red;
-    for (auto& iv : u.reduce_iters) red.insert(iv.var.get());
-    for (auto& i : I) {
-      std::unordered_set<const VarNode*> vs;
-      collect_vars(i, &vs);
-      for (auto* x : vs)
-        if (red.count(x)) throw Error(where + "the element written depends on reduce iter vars");
-    }
+    bool scatter_sum = u.kind == RedKind::Sum && !u.init_store;  // Y[f(v)] += E(v): any f
+    for (auto& i : I)
+      if (!scatter_sum && uses_red(i)) throw Error(where + "the element written depends on reduce iter vars");
     if (!u.init_store) u.self_read = true;
   }
   // Full overwrite: trivially bound spatial iter vars covering the shape, no conditions.
@@ -457,6 +489,7 @@ void GradientBuilder::assign_versions() {
       for_each_expr(e, [&](const Expr& x) {
         auto* l = x.as<LoadNode>();
         if (!l) return;
+        if (l->buffer.same_as(u.Y) && u.init_store) return;  // the accumulator
         if (!cur.count(l->buffer.get()))
           throw Error("block " + u.blk->name + " reads " + l->buffer->name + " before any block writes it");
       });
@@ -573,6 +606,7 @@ Buffer GradientBuilder::adj_write(const Buffer& ver) {
     emit(elementwise(a->name + "_init", a, [&](const std::vector<Expr>& iv) { return make_store(a, iv, make_load(p, iv)); }));
     adj_param_.erase(jt);
   } else {
+    zero_init_[a.get()] = bwd_.size();
     emit(elementwise(a->name + "_init", a,
                      [&](const std::vector<Expr>& iv) { return make_store(a, iv, make_const(a->dtype, 0)); }));
   }
@@ -588,7 +622,7 @@ Expr GradientBuilder::reduce_index(const Unit& u) {
 
 void GradientBuilder::reverse_unit(Unit& u) {
   Buffer G = adj_read(u.ver_out);
-  if (!G.defined() || !active_.count(u.Y.get())) return;
+  if (u.inactive || !G.defined() || !active_.count(u.Y.get())) return;
   const std::vector<Expr>& I = u.store->indices;
   std::vector<Expr> I_ad;
   for (auto& i : I) I_ad.push_back(rename_ad(u, i));
@@ -614,7 +648,7 @@ void GradientBuilder::reverse_unit(Unit& u) {
       // The elements that u overwrote do not flow back (zeroed over u's iteration space).
       emit(clone_block(
           u, bname + "_mask",
-          [&] { return body_with_items(u, make_store(prev, I_ad, make_const(prev->dtype, 0)), true); }, nullptr, true));
+          [&] { return body_with_items(u, make_store(prev, I_ad, make_const(prev->dtype, 0)), true); }, nullptr, false));
     }
   }
 
@@ -670,6 +704,7 @@ void GradientBuilder::reverse_unit(Unit& u) {
       else
         guards.push_back(ad.subst(rename_ad(u, it.value)));
     }
+    for (auto& o : u.once) guards.push_back(o);
     Expr root = ad.linearize(Ead, S);
     Expr seed = Gi;
     if (u.kind == RedKind::Spatial) {
@@ -687,7 +722,9 @@ void GradientBuilder::reverse_unit(Unit& u) {
       Expr c0 = make_binary(BinOp::EQ, z, make_const(T, 0));
       Expr c1 = make_binary(BinOp::And, make_binary(BinOp::EQ, z, make_const(T, 1)),
                             make_binary(BinOp::EQ, root, make_const(T, 0)));
-      seed = Gi * base * make_select(c0, p / root, make_select(c1, p, make_const(T, 0)));
+      // The division is made safe so that its derivative stays finite where it is unused.
+      Expr safe = make_select(make_binary(BinOp::EQ, root, make_const(T, 0)), make_const(T, 1), root);
+      seed = Gi * base * make_select(c0, p / safe, make_select(c1, p, make_const(T, 0)));
     }
     std::vector<Binding> adj_lets;
     std::vector<LeafTerm> leaves;
@@ -739,6 +776,10 @@ void GradientBuilder::emit_contribution(Unit& u, const std::vector<const std::ve
                                         const LeafTerm& leaf) {
   auto* ld = leaf.load.as<LoadNode>();
   Buffer A = adj_write(ld->buffer);
+  auto zit = zero_init_.find(A.get());
+  bool fresh = zit != zero_init_.end();
+  size_t zero_idx = fresh ? zit->second : 0;
+  if (fresh) zero_init_.erase(zit);
   std::unordered_set<const VarNode*> top;
   for (auto* l : lets)
     for (auto& b : *l) top.insert(b.var.get());
@@ -751,11 +792,14 @@ void GradientBuilder::emit_contribution(Unit& u, const std::vector<const std::ve
       if (top.count(v)) uses = true;
     (uses ? inner : outer).push_back(g);
   }
+  bool overwrite = false;  // first contribution covering every element once: a plain store
   auto make_body = [&](const std::vector<Expr>& target) {
     Expr cur = make_load(A, target);
     Expr term = leaf.term;
     Expr val;
-    if (auto* n = term.as<UnaryNode>(); n && n->op == UnOp::Neg)
+    if (overwrite)
+      val = term;
+    else if (auto* n = term.as<UnaryNode>(); n && n->op == UnOp::Neg)
       val = cur - n->a;
     else
       val = cur + term;
@@ -800,6 +844,16 @@ void GradientBuilder::emit_contribution(Unit& u, const std::vector<const std::ve
   auto r = solve_gather(gi, names_);
   if (r) {
     if (r->empty) return;
+    if (fresh && inner.empty() && r->residual.empty() && is_one(r->predicate) && r->predicate.dtype() == DType::Bool &&
+        r->loops.size() == A->ndim()) {
+      overwrite = true;
+      for (size_t d = 0; d < r->loops.size() && overwrite; ++d) {
+        auto& gl = r->loops[d];
+        overwrite = gl.kind == IterKind::Spatial && r->target_index[d].same_as(gl.iter_var) && is_zero(gl.lo) &&
+                    same_extent(gl.hi, A->shape[d]);
+      }
+      if (overwrite) bwd_[zero_idx] = Stmt();
+    }
     std::unordered_map<const VarNode*, Expr> iter_new;
     for (auto& [k, v] : iter_to_loop) iter_new[k] = substitute(v, r->subst);
     Stmt body = substitute(make_body(r->target_index), iter_new);
@@ -858,6 +912,7 @@ Function GradientBuilder::build() {
     Buffer g(names_.unique(w->name + "_grad"), w->dtype, w->shape, "global");
     outs.push_back(g);
     adj_[w.get()] = g;
+    zero_init_[g.get()] = bwd_.size();
     emit(elementwise(g->name + "_init", g,
                      [&](const std::vector<Expr>& iv) { return make_store(g, iv, make_const(g->dtype, 0)); }));
   }
@@ -889,7 +944,8 @@ Function GradientBuilder::build() {
     }
   }
   std::vector<Stmt> body(fwd_rev.rbegin(), fwd_rev.rend());
-  body.insert(body.end(), bwd_.begin(), bwd_.end());
+  for (auto& st : bwd_)
+    if (st.defined()) body.push_back(st);
   Stmt body_stmt = make_seq(body);
 
   // Allocations: every non-param buffer the body touches.

@@ -65,6 +65,7 @@ void prim_cache_read(ScheduleState& st, const ScheduleInstr& ins) {
   st.set_body(body);
   insert_root_item(st, static_cast<size_t>(first_reader), nest);
   st.add_root_alloc(cache);
+  for (auto& r : readers) refresh_enclosing_regions(st, block_of(r)->name);
   bind_block(st, ins, 0, bname);
 }
 

@@ -100,6 +100,7 @@ void prim_cache_write(ScheduleState& st, const ScheduleInstr& ins) {
   st.replace(bs.get(), nb);
   insert_root_item(st, static_cast<size_t>(pos + 1), nest);
   st.add_root_alloc(cache);
+  refresh_enclosing_regions(st, b->name);
   bind_block(st, ins, 0, bname);
 }
 

@@ -76,6 +76,7 @@ void prim_compute_inline(ScheduleState& st, const ScheduleInstr& ins) {
   Stmt victim = exclusive_root(tmp, tmp.find_block(b->name));
   tmp.replace(victim.get(), Stmt());
   remove_alloc_if_unused(tmp, X);
+  for (auto& c : consumers) refresh_enclosing_regions(tmp, block_of(c)->name);
   st.set_body(tmp.body());
 }
 

@@ -28,6 +28,20 @@ void prim_decompose_reduction(ScheduleState& st, const ScheduleInstr& ins) {
       if (k != IterKind::Spatial)
         refuse("loop " + loop_name(loops[i]) + ", outside loop " + loop_name(ls) + ", feeds a " + iter_kind_name(k) +
                " iter var of block " + b->name);
+  // Every variable feeding a reduce iter var must be `loop` or a loop inside it (not an
+  // outer loop, nor the iter var of an enclosing block).
+  {
+    std::unordered_set<const VarNode*> inside;
+    for (size_t i = pos; i < loops.size(); ++i) inside.insert(loops[i].as<ForNode>()->loop_var.get());
+    for (size_t i = 0; i < b->iter_vars.size(); ++i) {
+      if (b->iter_vars[i].kind == IterKind::Spatial) continue;
+      for_each_expr(br->bindings[i], [&](const Expr& e) {
+        if (auto* v = e.as<VarNode>(); v && !inside.count(v))
+          refuse("the " + std::string(iter_kind_name(b->iter_vars[i].kind)) + " iter var " + b->iter_vars[i].var.name() +
+                 " of block " + b->name + " depends on " + v->name + ", which is outside loop " + loop_name(ls));
+      });
+    }
+  }
   // Loops to copy: those from `loop` inward that feed spatial iter vars only.
   std::vector<Stmt> copied;
   std::unordered_set<const VarNode*> reduce_loops;

@@ -57,6 +57,20 @@ void prim_reorder(ScheduleState& st, const ScheduleInstr& ins) {
   Stmt inner = bottom.as<ForNode>()->body;
   check_blocks_independent(inner, "the loop nest");
   for (auto& g : given) check_loop_bindings(inner, g.as<ForNode>(), true, "reorder");
+  // A reduction's init runs at its first iteration: that stays the first one under any
+  // order only when no loop of the nest feeds both spatial and reduce iter vars (then, for
+  // each output element, the reduction loops start together from their minimum).
+  for (auto& bs : collect_blocks(inner, false)) {
+    const BlockRealizeNode* br = realize(bs);
+    if (!is_reduction_block(*br->block.get())) continue;
+    for (auto& c : chain) {
+      bool sp = false, rd = false;
+      for (auto k : kinds_bound_to(*br, c.as<ForNode>()->loop_var.get())) (k == IterKind::Spatial ? sp : rd) = true;
+      if (sp && rd)
+        refuse("loop " + loop_name(c) + " feeds both spatial and reduce iter vars of block " + br->block->name +
+               ", so reordering could move the first iteration of the reduction");
+    }
+  }
   // New order: positions of given loops receive the given loops in argument order.
   std::vector<Stmt> order = chain;
   size_t gi = 0;

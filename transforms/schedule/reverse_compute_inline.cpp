@@ -124,6 +124,7 @@ void prim_reverse_compute_inline(ScheduleState& st, const ScheduleInstr& ins) {
   Stmt victim = exclusive_root(tmp, tmp.find_block(c->name));
   tmp.replace(victim.get(), Stmt());
   remove_alloc_if_unused(tmp, X);
+  refresh_enclosing_regions(tmp, b->name);
   st.set_body(tmp.body());
 }
 

@@ -409,6 +409,20 @@ void infer_regions(const BlockNode& b, std::vector<BufferRegion>* reads, std::ve
   // scheduled output in the same canonical form as parsed input.
   std::vector<BufferRegion> r, w;
   infer_access_regions(b, &r, &w);
+  // Keep constant slice ends inside the buffer (relaxation may overshoot where a predicate
+  // cuts the iterations; the parser rejects out-of-bounds constant regions).
+  auto clamp = [](std::vector<BufferRegion>& v) {
+    for (auto& reg : v)
+      for (size_t d = 0; d < reg.ranges.size() && d < reg.buffer->shape.size(); ++d) {
+        Range& rg = reg.ranges[d];
+        int64_t e, sh, bg;
+        if (!rg.is_point() && is_const_int(rg.end, &e) && is_const_int(reg.buffer->shape[d], &sh) && e > sh)
+          rg.end = make_int(sh, rg.end.dtype());
+        if (!rg.is_point() && is_const_int(rg.begin, &bg) && bg < 0) rg.begin = make_int(0, rg.begin.dtype());
+      }
+  };
+  clamp(r);
+  clamp(w);
   if (reads) *reads = r;
   if (writes) *writes = w;
 }
@@ -494,6 +508,29 @@ Stmt add_predicate_below(const Stmt& s, const Expr& cond) {
       return make_if(n->cond, add_predicate_below(n->then_case, cond), add_predicate_below(n->else_case, cond));
     }
     default: return s;
+  }
+}
+
+}  // namespace tirc::sched
+
+namespace tirc::sched {
+
+void refresh_enclosing_regions(ScheduleState& st, const std::string& block) {
+  for (;;) {
+    Stmt b = st.find_block(block);
+    if (!b.defined()) return;
+    auto path = st.path_to(b.get());
+    // Innermost enclosing block first; each refresh rebuilds the path, so look it up again.
+    std::vector<std::string> names;
+    for (size_t i = 1; i + 1 < path.size(); ++i)
+      if (path[i].kind() == StmtKind::BlockRealize) names.push_back(block_of(path[i])->name);
+    for (size_t k = names.size(); k-- > 0;) {
+      Stmt e = st.find_block(names[k]);
+      st.replace(e.get(), update_realize(e, [&](BlockRealizeNode& r) {
+                   r.block = update_block(r.block, [&](BlockNode& n) { infer_regions(n, &n.reads, &n.writes); });
+                 }));
+    }
+    return;
   }
 }
 

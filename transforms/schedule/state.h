@@ -114,4 +114,7 @@ namespace tirc::sched {
 std::string fresh_var_name(const ScheduleState& st, const std::string& base);
 // Appends `cond` to the predicate of every block realize under s (`where`).
 Stmt add_predicate_below(const Stmt& s, const Expr& cond);
+// Re-infers the reads/writes of the blocks enclosing `block` (not the root), innermost
+// first, after a primitive changed what the block accesses.
+void refresh_enclosing_regions(ScheduleState& st, const std::string& block);
 }  // namespace tirc::sched

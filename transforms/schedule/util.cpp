@@ -239,7 +239,15 @@ std::vector<std::optional<SymRange>> region_under_loop(const Stmt& loop, const S
   const BlockNode* b = br->block.get();
   SymRangeMap inner;
   auto path = find_path(loop.as<ForNode>()->body, bs.get());
+  // Iter vars of blocks crossed on the way down, replaced by their bindings (innermost
+  // first, since inner bindings use outer iter vars).
+  std::vector<std::unordered_map<const VarNode*, Expr>> crossed;
   for (auto& p : path) {
+    if (auto* r = p.as<BlockRealizeNode>(); r && !p.same_as(bs)) {
+      std::unordered_map<const VarNode*, Expr> m;
+      for (size_t i = 0; i < r->block->iter_vars.size(); ++i) m[r->block->iter_vars[i].var.get()] = r->bindings[i];
+      crossed.push_back(std::move(m));
+    }
     auto* f = p.as<ForNode>();
     if (!f) continue;
     SymRange rg{f->min, fold(f->min + f->extent - make_int(1, f->extent.dtype()))};
@@ -249,10 +257,15 @@ std::vector<std::optional<SymRange>> region_under_loop(const Stmt& loop, const S
   }
   std::unordered_map<const VarNode*, Expr> sub;
   for (size_t i = 0; i < b->iter_vars.size(); ++i) sub[b->iter_vars[i].var.get()] = br->bindings[i];
+  auto down = [&](Expr e) {
+    e = substitute(e, sub);
+    for (size_t k = crossed.size(); k-- > 0;) e = substitute(e, crossed[k]);
+    return e;
+  };
   std::vector<std::optional<SymRange>> out;
   for (auto& rg : r.ranges) {
-    Expr lo = substitute(rg.begin, sub);
-    Expr hi = rg.is_point() ? lo : fold(substitute(rg.end, sub) - make_int(1, rg.end.dtype()));
+    Expr lo = down(rg.begin);
+    Expr hi = rg.is_point() ? lo : fold(down(rg.end) - make_int(1, rg.end.dtype()));
     auto x = relax(lo, inner), y = relax(hi, inner);
     if (x && y) out.push_back(SymRange{x->lo, y->hi});
     else out.push_back(std::nullopt);
