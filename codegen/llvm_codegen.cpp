@@ -16,6 +16,10 @@
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Verifier.h>
+#include <llvm/IRReader/IRReader.h>
+#include <llvm/Linker/Linker.h>
+#include <llvm/Support/SourceMgr.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/TargetSelect.h>
@@ -23,6 +27,7 @@
 #include <llvm/TargetParser/Host.h>
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <mutex>
 #include <unordered_map>
@@ -34,6 +39,13 @@
 #include "transforms/lower/lower.h"
 
 namespace tirc {
+
+extern "C" {
+void LLVMInitializeNVPTXTargetInfo();
+void LLVMInitializeNVPTXTarget();
+void LLVMInitializeNVPTXTargetMC();
+void LLVMInitializeNVPTXAsmPrinter();
+}
 
 using llvm::BasicBlock;
 using llvm::IRBuilder;
@@ -85,10 +97,24 @@ class RefCollector : public IRVisitor {
   }
 };
 
+// Calls f on every For node below s.
+void for_each_stmt_for(const Stmt& s, const std::function<void(const ForNode*)>& f) {
+  struct V : IRVisitor {
+    const std::function<void(const ForNode*)>* f;
+    void visit_for(const ForNode* n) override {
+      (*f)(n);
+      IRVisitor::visit_for(n);
+    }
+  } v;
+  v.f = &f;
+  v.visit(s);
+}
+
 class FuncEmitter {
  public:
   FuncEmitter(llvm::Module& m, const CodegenOptions& opts, llvm::TargetMachine& tm)
-      : C(m.getContext()), M(m), B(m.getContext()), opts_(opts), tm_(tm) {
+      : C(m.getContext()), M(m), B(m.getContext()), opts_(opts), tm_(tm),
+        gpu_(tm.getTargetTriple().isNVPTX()) {
     if (opts.fast_math) {
       llvm::FastMathFlags fmf;
       fmf.setFast();
@@ -231,7 +257,8 @@ class FuncEmitter {
     return r;
   }
   llvm::FunctionCallee libm(const std::string& name, Type* t, int nargs) {
-    std::string n = t->isFloatTy() ? name + "f" : name;
+    // On NVPTX the libm of the device is libdevice (__nv_expf, ...), linked after codegen.
+    std::string n = (gpu_ ? "__nv_" : "") + (t->isFloatTy() ? name + "f" : name);
     std::vector<Type*> args(nargs, t);
     auto callee = M.getOrInsertFunction(n, llvm::FunctionType::get(t, args, false));
     if (auto* fn = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
@@ -288,6 +315,7 @@ class FuncEmitter {
   void stmt(const Stmt& s);
   void emit_for(const ForNode* n);
   void emit_parallel_for(const ForNode* n, Value* minv, Value* ext);
+  void emit_thread_loop(const ForNode* n, Value* minv, Value* ext);
   void emit_store(const StoreNode* n);
   void emit_block(const BlockRealizeNode* n);
   void emit_evaluate(const EvaluateNode* n);
@@ -325,6 +353,10 @@ class FuncEmitter {
   IRBuilder<> B;
   const CodegenOptions& opts_;
   llvm::TargetMachine& tm_;
+  bool gpu_ = false;   // NVPTX kernel: thread-bound loops read the thread/block index registers
+  int thread_depth_ = 0;
+  bool kernel_level_ = false;  // allocating the function-level buffers of a kernel
+  int tid_depth_ = 0;          // enclosing threadIdx-bound loops
   llvm::Function* fn_ = nullptr;
   std::string base_name_;
   int outlined_ = 0;
@@ -641,23 +673,24 @@ Value* FuncEmitter::call(const CallNode* n) {
   Type* ft = args[0]->getType();
   Value* r = nullptr;
   switch (n->op) {
-    case Intrinsic::Exp: r = I(llvm::Intrinsic::exp); break;
-    case Intrinsic::Log: r = I(llvm::Intrinsic::log); break;
-    case Intrinsic::Log2: r = I(llvm::Intrinsic::log2); break;
-    case Intrinsic::Log10: r = I(llvm::Intrinsic::log10); break;
+    case Intrinsic::Exp: r = gpu_ ? libm_call("exp", args) : I(llvm::Intrinsic::exp); break;
+    case Intrinsic::Log: r = gpu_ ? libm_call("log", args) : I(llvm::Intrinsic::log); break;
+    case Intrinsic::Log2: r = gpu_ ? libm_call("log2", args) : I(llvm::Intrinsic::log2); break;
+    case Intrinsic::Log10: r = gpu_ ? libm_call("log10", args) : I(llvm::Intrinsic::log10); break;
     case Intrinsic::Log1p: r = libm_call("log1p", args); break;
     case Intrinsic::Expm1: r = libm_call("expm1", args); break;
     case Intrinsic::Sqrt: r = I(llvm::Intrinsic::sqrt); break;
     case Intrinsic::Rsqrt:
       r = B.CreateFDiv(llvm::ConstantFP::get(ft, 1.0), B.CreateCall(decl(llvm::Intrinsic::sqrt, ft), args));
       break;
-    case Intrinsic::Sin: r = I(llvm::Intrinsic::sin); break;
-    case Intrinsic::Cos: r = I(llvm::Intrinsic::cos); break;
+    case Intrinsic::Sin: r = gpu_ ? libm_call("sin", args) : I(llvm::Intrinsic::sin); break;
+    case Intrinsic::Cos: r = gpu_ ? libm_call("cos", args) : I(llvm::Intrinsic::cos); break;
     case Intrinsic::Tan: r = libm_call("tan", args); break;
     case Intrinsic::Tanh: r = libm_call("tanh", args); break;
     case Intrinsic::Erf: r = libm_call("erf", args); break;
     case Intrinsic::Sigmoid: {
-      Value* e = B.CreateCall(decl(llvm::Intrinsic::exp, ft), {B.CreateFNeg(args[0])});
+      Value* e = gpu_ ? libm_call("exp", {B.CreateFNeg(args[0])})
+                      : B.CreateCall(decl(llvm::Intrinsic::exp, ft), {B.CreateFNeg(args[0])});
       r = B.CreateFDiv(llvm::ConstantFP::get(ft, 1.0), B.CreateFAdd(llvm::ConstantFP::get(ft, 1.0), e));
       break;
     }
@@ -674,7 +707,7 @@ Value* FuncEmitter::call(const CallNode* n) {
                                         B.CreateSelect(B.CreateFCmpOEQ(x, zero), zero, x)));
       break;
     }
-    case Intrinsic::Pow: r = I(llvm::Intrinsic::pow); break;
+    case Intrinsic::Pow: r = gpu_ ? libm_call("pow", args) : I(llvm::Intrinsic::pow); break;
     case Intrinsic::TruncDiv: r = B.CreateCall(decl(llvm::Intrinsic::trunc, ft), {B.CreateFDiv(args[0], args[1])}); break;
     case Intrinsic::TruncMod: r = B.CreateFRem(args[0], args[1]); break;
   }
@@ -780,7 +813,11 @@ void FuncEmitter::emit_for(const ForNode* n) {
   Value* ext = cast(expr(n->extent), n->extent.dtype(), n->loop_var.dtype());
   Type* ty = reg_type(n->loop_var.dtype());
   if (minv->getType() != ty) minv = cast(minv, n->min.dtype(), n->loop_var.dtype());
-  if (n->for_kind == ForKind::Parallel && par_depth_ == 0) {
+  if (gpu_ && n->for_kind == ForKind::ThreadBinding && n->thread_tag != "vthread") {
+    emit_thread_loop(n, minv, ext);
+    return;
+  }
+  if (n->for_kind == ForKind::Parallel && par_depth_ == 0 && !gpu_) {
     emit_parallel_for(n, minv, ext);
     return;
   }
@@ -796,7 +833,7 @@ void FuncEmitter::emit_for(const ForNode* n) {
     return;
   }
   int64_t lanes = 0;
-  if (n->for_kind == ForKind::Vectorized && vectorizable(n, &lanes)) {
+  if (n->for_kind == ForKind::Vectorized && !gpu_ && vectorizable(n, &lanes)) {
     emit_vectorized(n, minv, static_cast<unsigned>(lanes));
     return;
   }
@@ -818,6 +855,36 @@ void FuncEmitter::emit_for(const ForNode* n) {
   iv->addIncoming(next, B.GetInsertBlock());
   auto* br = B.CreateBr(head);
   loop_metadata(br, n);
+  B.SetInsertPoint(exit);
+}
+
+void FuncEmitter::emit_thread_loop(const ForNode* n, Value* minv, Value* ext) {
+  // One iteration per thread: the loop var is min + the thread (or block) index, guarded by
+  // index < extent so that a launch larger than the extent is harmless.
+  static const std::map<std::string, llvm::Intrinsic::ID> ids = {
+      {"threadIdx.x", llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x},
+      {"threadIdx.y", llvm::Intrinsic::nvvm_read_ptx_sreg_tid_y},
+      {"threadIdx.z", llvm::Intrinsic::nvvm_read_ptx_sreg_tid_z},
+      {"blockIdx.x", llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x},
+      {"blockIdx.y", llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y},
+      {"blockIdx.z", llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z}};
+  auto it = ids.find(n->thread_tag);
+  if (it == ids.end()) throw Error("nvptx: unknown thread axis \"" + n->thread_tag + "\"");
+  Type* ty = minv->getType();
+  Value* idx = B.CreateIntCast(B.CreateCall(llvm::Intrinsic::getDeclaration(&M, it->second)), ty, false);
+  auto* body = BasicBlock::Create(C, "thread.body", fn_);
+  auto* exit = BasicBlock::Create(C, "thread.end", fn_);
+  B.CreateCondBr(B.CreateICmpSLT(idx, ext), body, exit);
+  B.SetInsertPoint(body);
+  vars_[n->loop_var.get()] = B.CreateAdd(minv, idx);
+  bool tid = n->thread_tag.rfind("threadIdx", 0) == 0;
+  ++thread_depth_;
+  tid_depth_ += tid;
+  stmt(n->body);
+  tid_depth_ -= tid;
+  --thread_depth_;
+  vars_.erase(n->loop_var.get());
+  B.CreateBr(exit);
   B.SetInsertPoint(exit);
 }
 
@@ -1092,7 +1159,7 @@ void FuncEmitter::emit_vectorized(const ForNode* n, Value* minv, unsigned lanes)
 
 void FuncEmitter::emit_store(const StoreNode* n) {
   DType t = n->buffer->dtype;
-  if (atomic_depth_ > 0 && par_depth_ > 0) {
+  if (atomic_depth_ > 0 && (par_depth_ > 0 || thread_depth_ > 0)) {
     // Scatter-add inside a parallel loop: B[i] = B[i] + v (either operand order).
     auto* add = n->value.as<BinaryNode>();
     Expr other;
@@ -1114,6 +1181,7 @@ void FuncEmitter::emit_store(const StoreNode* n) {
       B.CreateAtomicRMW(op, p, v, llvm::MaybeAlign(dtype_bytes(t)), llvm::AtomicOrdering::Monotonic);
       return;
     }
+    if (gpu_) throw Error("nvptx: atomic block storing to " + n->buffer->name + " is not an addition of f32/f64/int");
     auto lock = rt_fn("tirc_atomic_lock", B.getVoidTy(), {});
     auto unlock = rt_fn("tirc_atomic_unlock", B.getVoidTy(), {});
     B.CreateCall(lock);
@@ -1135,6 +1203,26 @@ std::vector<Value*> FuncEmitter::allocate(const std::vector<Buffer>& buffers) {
     Expr numel;
     for (auto& s : b->shape) numel = numel.defined() ? numel * s : s;
     int64_t cn = 1;
+    if (gpu_) {
+      if (numel.defined() && !is_const_int(numel, &cn))
+        throw Error("nvptx: buffer " + b->name + " has a non-constant size");
+      Type* at = llvm::ArrayType::get(smem_type(b->dtype), static_cast<uint64_t>(std::max<int64_t>(cn, 1)));
+      if (b->scope == "shared") {
+        auto* g = new llvm::GlobalVariable(M, at, false, llvm::GlobalValue::InternalLinkage, llvm::UndefValue::get(at),
+                                           base_name_ + "." + b->name, nullptr, llvm::GlobalValue::NotThreadLocal, 3);
+        g->setAlignment(llvm::Align(16));
+        bufs_[b.get()] = B.CreateAddrSpaceCast(g, B.getPtrTy());
+      } else {
+        // Buffers that are not "shared" are private to a thread: refuse one placed where
+        // several threads would have to see it (it would need device memory).
+        if (tid_depth_ == 0)
+          throw Error("nvptx: buffer " + b->name +
+                      " is used by several threads and would need device memory: give it scope \"shared\" "
+                      "or allocate it inside the threadIdx-bound loops");
+        bufs_[b.get()] = entry_alloca(smem_type(b->dtype), B.getInt64(std::max<int64_t>(cn, 1)), 16);
+      }
+      continue;
+    }
     if (!numel.defined() || is_const_int(numel, &cn)) {
       if (cn * bytes_per <= kStackLimit) {
         bufs_[b.get()] = entry_alloca(mem_type(b->dtype), B.getInt64(std::max<int64_t>(cn, 1)), 64);
@@ -1163,6 +1251,13 @@ void FuncEmitter::emit_block(const BlockRealizeNode* n) {
 }
 
 void FuncEmitter::emit_evaluate(const EvaluateNode* n) {
+  if (gpu_) {
+    if (n->extern_name == "__syncthreads" && n->args.empty()) {
+      B.CreateCall(llvm::Intrinsic::getDeclaration(&M, llvm::Intrinsic::nvvm_barrier0));
+      return;
+    }
+    throw Error("nvptx: call_extern(\"" + n->extern_name + "\") has no device implementation (only __syncthreads)");
+  }
   std::vector<Value*> args;
   std::vector<Type*> types;
   for (auto& a : n->args) {
@@ -1181,8 +1276,16 @@ void FuncEmitter::emit_function(const FunctionNode& f) {
   std::vector<Type*> ptys;
   for (auto& p : f.params) ptys.push_back(p.is_buffer() ? static_cast<Type*>(B.getPtrTy()) : abi_type(p.var.dtype()));
   for (size_t i = 0; i < f.outputs.size(); ++i) ptys.push_back(B.getPtrTy());
-  auto* fty = llvm::FunctionType::get(B.getInt32Ty(), ptys, false);
+  auto* fty = llvm::FunctionType::get(gpu_ ? B.getVoidTy() : B.getInt32Ty(), ptys, false);
   if (M.getFunction(f.name)) throw Error("codegen: function " + f.name + " is defined twice");
+  if (gpu_) {
+    bool bound = false;
+    for_each_stmt_for(f.body, [&](const ForNode* l) {
+      if (l->for_kind == ForKind::ThreadBinding && l->thread_tag != "vthread") bound = true;
+    });
+    if (!bound)
+      throw Error("nvptx: function " + f.name + " has no loop bound to blockIdx/threadIdx (bind loops with bind())");
+  }
   auto* fn = new_function(f.name, fty, llvm::GlobalValue::ExternalLinkage);
   fn_ = fn;
   auto* entry = BasicBlock::Create(C, "entry", fn);
@@ -1213,11 +1316,20 @@ void FuncEmitter::emit_function(const FunctionNode& f) {
   }
   auto* root = f.body.as<BlockRealizeNode>();
   if (root) {
+    kernel_level_ = gpu_;
     auto heap = allocate(root->block->allocs);
+    kernel_level_ = false;
     stmt(root->block->body);
     free_all(heap);
   } else {
     stmt(f.body);
+  }
+  if (gpu_) {
+    B.CreateRetVoid();
+    auto* md = M.getOrInsertNamedMetadata("nvvm.annotations");
+    md->addOperand(llvm::MDNode::get(C, {llvm::ValueAsMetadata::get(fn), llvm::MDString::get(C, "kernel"),
+                                         llvm::ConstantAsMetadata::get(B.getInt32(1))}));
+    return;
   }
   B.CreateRet(B.getInt32(0));
 
@@ -1239,6 +1351,15 @@ void FuncEmitter::emit_function(const FunctionNode& f) {
 std::unique_ptr<llvm::TargetMachine> make_target_machine(const CodegenOptions& opts) {
   init_llvm_once();
   std::string triple = opts.triple.empty() ? llvm::sys::getProcessTriple() : opts.triple;
+  if (llvm::Triple(triple).isNVPTX()) {
+    static std::once_flag once;
+    std::call_once(once, [] {
+      LLVMInitializeNVPTXTargetInfo();
+      LLVMInitializeNVPTXTarget();
+      LLVMInitializeNVPTXTargetMC();
+      LLVMInitializeNVPTXAsmPrinter();
+    });
+  }
   std::string err;
   const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, err);
   if (!target) throw Error("codegen: unknown target " + triple + ": " + err);
@@ -1251,7 +1372,7 @@ std::unique_ptr<llvm::TargetMachine> make_target_machine(const CodegenOptions& o
       features += (kv.second ? "+" : "-") + kv.first().str();
     }
   }
-  if (cpu.empty()) cpu = "generic";
+  if (cpu.empty()) cpu = llvm::Triple(triple).isNVPTX() ? "sm_80" : "generic";
   llvm::TargetOptions to;
   if (opts.fast_math) {
     to.UnsafeFPMath = true;
@@ -1267,6 +1388,25 @@ std::unique_ptr<llvm::TargetMachine> make_target_machine(const CodegenOptions& o
   return tm;
 }
 
+// Links the CUDA libdevice bitcode (device libm: __nv_expf, ...) when the module calls it.
+static void link_libdevice(llvm::Module& mod) {
+  bool needed = false;
+  for (auto& f : mod.functions())
+    if (f.isDeclaration() && f.getName().starts_with("__nv_")) needed = true;
+  if (!needed) return;
+  const char* path = "/usr/local/cuda/nvvm/libdevice/libdevice.10.bc";
+  if (const char* env = std::getenv("TIRC_LIBDEVICE")) path = env;
+  llvm::SMDiagnostic diag;
+  auto lib = llvm::parseIRFile(path, diag, mod.getContext());
+  if (!lib) throw Error(std::string("nvptx: cannot read libdevice (") + path + "; set TIRC_LIBDEVICE): " + diag.getMessage().str());
+  lib->setTargetTriple(mod.getTargetTriple());
+  lib->setDataLayout(mod.getDataLayout());
+  if (llvm::Linker::linkModules(mod, std::move(lib), llvm::Linker::LinkOnlyNeeded))
+    throw Error("nvptx: linking libdevice failed");
+  for (auto& f : mod.functions())
+    if (!f.isDeclaration() && f.getName().starts_with("__nv_")) f.setLinkage(llvm::GlobalValue::InternalLinkage);
+}
+
 void build_llvm_functions(llvm::Module& mod, const std::vector<Function>& funcs, const CodegenOptions& opts,
                           llvm::TargetMachine& tm) {
   for (auto& f : funcs) {
@@ -1274,6 +1414,7 @@ void build_llvm_functions(llvm::Module& mod, const std::vector<Function>& funcs,
     FuncEmitter em(mod, opts, tm);
     em.emit_function(*lowered);
   }
+  if (tm.getTargetTriple().isNVPTX()) link_libdevice(mod);
   if (opts.verify) {
     std::string msg;
     llvm::raw_string_ostream os(msg);

@@ -125,12 +125,12 @@ class Program final : public InterpProgram {
         if (a.shape() != b.shape)
           throw Error("parameter " + p.name() + ": expected shape " + shape_text(b.shape) + ", got " +
                       shape_text(a.shape()));
-        if (a.dtype() != b.dtype) {
-          keep.push_back(a.astype(b.dtype));
+        if (a.dtype() != b.dtype || b.written) {
+          // A written parameter (only in intrin desc/impl functions, which list no outputs)
+          // works on a copy and is returned with the outputs.
+          keep.push_back(a.dtype() != b.dtype ? a.astype(b.dtype) : a.copy());
           bufs[s].data = static_cast<uint8_t*>(keep.back().data());
-        } else if (b.written) {
-          keep.push_back(a.copy());
-          bufs[s].data = static_cast<uint8_t*>(keep.back().data());
+          if (b.written) outputs[b.name] = keep.back();
         } else {
           // Read-only: never written by the closures (no store targets it).
           bufs[s].data = static_cast<uint8_t*>(const_cast<void*>(a.data()));

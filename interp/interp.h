@@ -37,7 +37,9 @@ class InterpProgram {
  public:
   virtual ~InterpProgram() = default;
   // inputs: every param of the function by name (buffers with the declared shape and dtype,
-  // or f64 under promote_f64). Returns every output by name.
+  // or f64 under promote_f64). Returns every output by name, plus the final value of every
+  // buffer parameter the function stores to (intrin desc/impl functions list no outputs;
+  // the caller's arrays are never modified).
   // Throws Error naming block, buffer and index values on a strictness violation, and on
   // missing/mis-shaped inputs naming the parameter.
   virtual ArgMap run(const ArgMap& inputs) = 0;

@@ -19,6 +19,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
+#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -94,7 +96,18 @@ std::string int_text(int64_t v) { return std::to_string(v); }
 namespace {
 // Rounds to the 16-bit float formats the way the parser stores literals.
 double round16(double v, DType t) {
-  if (t == DType::F16) return static_cast<double>(static_cast<_Float16>(v));
+  if (t == DType::F16) {
+    // Round to nearest even at the f16 quantum of v's binade (2^-24 for subnormals); the
+    // scaling by powers of two is exact. Portable: no _Float16 needed.
+    if (std::isnan(v) || std::isinf(v)) return v;
+    double a = std::fabs(v);
+    int e;
+    std::frexp(a, &e);  // a = m * 2^e, m in [0.5, 1)
+    double q = std::ldexp(1.0, std::max(e - 11, -24));
+    double r = std::nearbyint(a / q) * q;
+    if (r > 65504.0) r = std::numeric_limits<double>::infinity();
+    return std::copysign(r, v);
+  }
   float f = static_cast<float>(v);
   if (std::isnan(f) || std::isinf(f)) return f;
   uint32_t bits;

@@ -48,7 +48,7 @@ blockItem
   | stmt                                      # stmtItem
   ;
 
-region : ID ('[' regionDim (',' regionDim)* ']')? ;
+region : ID ('[' (regionDim (',' regionDim)*)? ']')? ;
 regionDim : lo=expr (':' hi=expr)? ;
 
 // ---------------------------------------------------------------- expressions

@@ -159,6 +159,7 @@ class Builder {
   std::unordered_map<const P::ExprContext*, bool> lit_cache_;
   int if_depth_ = 0;
   int let_depth_ = 0;
+  std::vector<std::string> pending_iter_vars_;  // iter vars of the block whose header is being read
 
   // ------------------------------------------------------------------ errors
   [[noreturn]] void fail(const Token* t, const std::string& msg) const {
@@ -181,7 +182,12 @@ class Builder {
 
   Var resolve_var(const std::string& name, const Token* tok) {
     const Sym* s = lookup(name);
-    if (!s) fail(tok, "undeclared name '" + name + "'");
+    if (!s) {
+      for (auto& iv : pending_iter_vars_)
+        if (iv == name)
+          fail(tok, "iter var '" + name + "' is not visible here: bindings and where use the enclosing loop variables");
+      fail(tok, "undeclared name '" + name + "'");
+    }
     if (s->kind == Sym::Buf) fail(tok, "buffer '" + name + "' used as a value; index it as " + name + "[...]");
     bool global = s->kind == Sym::ScalarParam || (s->kind == Sym::LetVar && s->invariant);
     if (s->level < level_ && !global) {
@@ -558,10 +564,7 @@ class Builder {
   std::vector<Expr> indices(const Buffer& b, P::ExprListContext* list, const Token* tok) {
     std::vector<P::ExprContext*> es;
     if (list) es = list->expr();
-    if (es.size() != b->ndim())
-      fail(tok, "buffer " + b->name + " has " + std::to_string(b->ndim()) + " dimension" +
-                    (b->ndim() == 1 ? "" : "s") + " but " + std::to_string(es.size()) + " ind" +
-                    (es.size() == 1 ? "ex was" : "ices were") + " given");
+    if (es.size() != b->ndim()) fail(tok, index_count_msg(b, es.size()));
     std::vector<Expr> out;
     for (size_t d = 0; d < es.size(); ++d) {
       Expr e = index_expr(es[d]);
@@ -569,6 +572,11 @@ class Builder {
       out.push_back(e);
     }
     return out;
+  }
+
+  static std::string index_count_msg(const Buffer& b, size_t n) {
+    return "buffer " + b->name + " has " + std::to_string(b->ndim()) + " dimension" + (b->ndim() == 1 ? "" : "s") +
+           " but " + std::to_string(n) + " ind" + (n == 1 ? "ex was" : "ices were") + " given";
   }
 
   Expr index_expr(P::ExprContext* c) {
@@ -632,9 +640,7 @@ class Builder {
     if (!has_parens) fail(p->field, name + ".ptr needs indices: " + name + ".ptr(i, ...)");
     std::vector<P::ExprContext*> es;
     if (p->args) es = p->args->expr();
-    if (es.size() != s.buf->ndim())
-      fail(p->field, "buffer " + name + " has " + std::to_string(s.buf->ndim()) + " dimensions but " +
-                         std::to_string(es.size()) + " indices were given");
+    if (es.size() != s.buf->ndim()) fail(p->field, index_count_msg(s.buf, es.size()));
     std::vector<Expr> idx;
     for (size_t d = 0; d < es.size(); ++d) {
       Expr e = index_expr(es[d]);
@@ -657,6 +663,8 @@ class Builder {
     std::vector<Expr> bindings;
     std::vector<P::ExprContext*> binding_ctx;
     // Iter var extents and bindings are evaluated outside the block.
+    pending_iter_vars_.clear();
+    for (auto* iv : c->iterVar()) pending_iter_vars_.push_back(iv->name->getText());
     for (auto* iv : c->iterVar()) {
       std::string vname = iv->name->getText();
       for (auto& prev : node.iter_vars)
@@ -717,6 +725,7 @@ class Builder {
       if (pred.dtype() != DType::Bool)
         fail(where->expr(), "where condition must be bool, got " + tname(pred.dtype()));
     }
+    pending_iter_vars_.clear();
     if (!where && if_depth_ == 0) check_bindings(node, bindings, binding_ctx);
     for (auto* a : annots) node.annotations[annotation_key(a)] = annotation_value(a);
     if (init) {

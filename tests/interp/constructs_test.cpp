@@ -177,3 +177,29 @@ func f(A: f32[4]) -> (B: f32[4]) {
 }
 
 }  // namespace tirc
+
+namespace tirc {
+TEST(InterpConstructs, IntrinDescWithoutOutputsReturnsWrittenParams) {
+  const char* src = R"(
+intrin add4 {
+  desc(A: f32[4], B: f32[4], C: f32[4]) {
+    for i in serial(4) {
+      block c(vi: spatial(4) = i) { C[vi] = A[vi] + B[vi] }
+    }
+  }
+  impl(A: f32[4], B: f32[4], C: f32[4]) {
+    call_extern("vadd4", C.data, A.data, B.data)
+  }
+}
+)";
+  Module m = parse_module(src, "t.tir");
+  ASSERT_EQ(m.intrins.size(), 1u);
+  const FunctionNode& desc = *m.intrins[0].desc;
+  ArgMap in = random_inputs(desc, 1);
+  NDArray c0 = in["C"].copy();
+  ArgMap out = run_interp(desc, in);
+  ASSERT_TRUE(out.count("C"));
+  for (int k = 0; k < 4; ++k) EXPECT_EQ(out["C"].ptr<float>()[k], in["A"].ptr<float>()[k] + in["B"].ptr<float>()[k]);
+  for (int k = 0; k < 4; ++k) EXPECT_EQ(in["C"].get(k), c0.get(k));  // caller's array untouched
+}
+}  // namespace tirc

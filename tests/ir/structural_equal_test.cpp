@@ -131,6 +131,54 @@ TEST(StructuralEqual, SeqNestingIgnored) {
   EXPECT_FALSE(structural_equal(seq({s1, s2}), seq({s1, s2, s3})));
 }
 
+// A function with every statement kind; `variant` v != 0 changes exactly one detail.
+FunctionNode all_stmts(int v) {
+  Var n("n"), i("i"), j("j"), vi("vi"), vk("vk"), t("t", DType::F32);
+  Buffer A("A", DType::F32, {n}), B("B", DType::F32, {n}), T("T", DType::F32, {make_int(v == 1 ? 8 : 4)}, v == 2 ? "shared" : "local");
+  BlockNode blk;
+  blk.name = v == 3 ? "D" : "C";
+  blk.iter_vars = {{vi, IterKind::Spatial, n}, {vk, v == 4 ? IterKind::Scan : IterKind::Reduce, 4}};
+  blk.allocs = {T};
+  blk.reads = {{A, {{vi, {}}}}};
+  blk.writes = {{B, {{vi, v == 5 ? vi + 1 : Expr()}}}};
+  if (v == 6) blk.annotations["k"] = "1";
+  if (v != 7) blk.init = make_store(B, {vi}, make_float(0.0));
+  Stmt store = make_store(B, {vi}, make_load(B, {vi}) + t);
+  Stmt body = make_seq({make_store(T, {0}, make_load(A, {vi})),
+                        make_if(make_binary(BinOp::LT, vk, 2), make_evaluate(v == 8 ? "g" : "f", {make_buffer_ptr(T, {})}),
+                                v == 9 ? Stmt() : store),
+                        make_let_stmt(t, v == 10 ? make_float(2.0) : make_float(1.0), store)});
+  blk.body = body;
+  Expr pred = v == 11 ? make_binary(BinOp::LT, i, n) : Expr();
+  Stmt br = make_block_realize({i, v == 12 ? i : j}, pred, make_block(std::move(blk)));
+  Stmt loops = make_for(i, 0, n, v == 13 ? ForKind::Parallel : ForKind::Serial,
+                        make_for(j, 0, 4, ForKind::ThreadBinding, br, v == 14 ? "threadIdx.y" : "threadIdx.x",
+                                 v == 15 ? Annotations{{"a", "1"}} : Annotations{}));
+  FunctionNode f;
+  f.name = "g";
+  Param pn;
+  pn.var = n;
+  if (v == 16) pn.range = ValueRange{1, 4};
+  f.params = {pn, bparam(A)};
+  f.outputs = {B};
+  f.body = root({}, loops);
+  return f;
+}
+
+TEST(StructuralEqual, EveryStmtKind) {
+  FunctionNode base = all_stmts(0);
+  EXPECT_EQ(structural_diff(base, all_stmts(0)), std::nullopt);
+  EXPECT_EQ(structural_hash(base), structural_hash(all_stmts(0)));
+  for (int v = 1; v <= 16; ++v) {
+    auto d = structural_diff(base, all_stmts(v));
+    EXPECT_TRUE(d.has_value()) << "variant " << v;
+    EXPECT_FALSE(structural_equal(all_stmts(v), base)) << "variant " << v;
+  }
+  EXPECT_EQ(structural_diff(base, all_stmts(2)).value_or(""), "func g/body/for i/for j/block C/T: scope local vs shared");
+  EXPECT_EQ(structural_diff(base, all_stmts(9)).value_or(""), "func g/body/for i/for j/block C/if: else present vs absent");
+  EXPECT_EQ(structural_diff(base, all_stmts(10)).value_or(""), "func g/body/for i/for j/block C/let t/value: 1.0 vs 2.0");
+}
+
 TEST(StructuralEqual, Modules) {
   Module a, b;
   a.add_func(std::make_shared<FunctionNode>(matmul("")));

@@ -691,6 +691,115 @@ const ErrorCase kCases[] = {
       "}\n"
       "",
       2, 2730, "too many chained else-if branches (more than 100)"},
+    {"WhereUsesIterVar",
+      "func f(A: f32[8, 8], I: i32[8], n: i32) -> (B: f32[8, 8], J: i32[8]) {\n"
+      "  for i, j in grid(8, 8) {\n"
+      "    block b(vi: spatial(8) = i) {\n"
+      "      where vi < 4\n"
+      "      J[vi] = 0\n"
+      "    }\n"
+      "  }\n"
+      "}\n"
+      "",
+      4, 13, "iter var 'vi' is not visible here: bindings and where use the enclosing loop variables"},
+    {"BindingUsesOwnIterVar",
+      "func f(A: f32[8, 8], I: i32[8], n: i32) -> (B: f32[8, 8], J: i32[8]) {\n"
+      "  for i, j in grid(8, 8) {\n"
+      "    block b(vi: spatial(8) = i, vj: spatial(8) = vi) { J[vi] = 0 }\n"
+      "  }\n"
+      "}\n"
+      "",
+      3, 50, "iter var 'vi' is not visible here: bindings and where use the enclosing loop variables"},
+    {"RegionOutOfBounds",
+      "func f(A: f32[8, 8], I: i32[8], n: i32) -> (B: f32[8, 8], J: i32[8]) {\n"
+      "  for i, j in grid(8, 8) {\n"
+      "    block b(vi: spatial(8) = i, vj: spatial(8) = j) {\n"
+      "      reads A[0:9, vj]\n"
+      "      B[vi, vj] = A[vi, vj]\n"
+      "    }\n"
+      "  }\n"
+      "}\n"
+      "",
+      4, 17, "index 9 is out of bounds for dimension 0 of A (extent 8)"},
+    {"NegativeLoopExtent",
+      "func f(A: f32[8, 8], I: i32[8], n: i32) -> (B: f32[8, 8], J: i32[8]) {\n"
+      "  for i in serial(-1) { J[0] = 0 }\n"
+      "}\n"
+      "",
+      2, 19, "loop extent must not be negative, got -1"},
+    {"EmptyLoopRange",
+      "func f(A: f32[8, 8], I: i32[8], n: i32) -> (B: f32[8, 8], J: i32[8]) {\n"
+      "  for i in serial(4, 2) { J[0] = 0 }\n"
+      "}\n"
+      "",
+      2, 22, "empty loop range [4, 2)"},
+    {"ZeroIterExtent",
+      "func f(A: f32[8, 8], I: i32[8], n: i32) -> (B: f32[8, 8], J: i32[8]) {\n"
+      "  for i, j in grid(8, 8) {\n"
+      "    block b(vi: spatial(0) = i) { J[0] = 0 }\n"
+      "  }\n"
+      "}\n"
+      "",
+      3, 25, "iter var extent must be positive, got 0"},
+    {"ThreadBindingNoTag",
+      "func f(A: f32[8, 8], I: i32[8], n: i32) -> (B: f32[8, 8], J: i32[8]) {\n"
+      "  for i in thread_binding(8) { J[i] = 0 }\n"
+      "}\n"
+      "",
+      2, 12, "thread_binding expects (extent, \"tag\") or (lo, hi, \"tag\")"},
+    {"DuplicateDesc",
+      "intrin m {\n"
+      "  desc(A: f32[4]) { }\n"
+      "  desc(A: f32[4]) { }\n"
+      "  impl(A: f32[4]) { }\n"
+      "}\n"
+      "",
+      3, 3, "duplicate desc in intrin 'm'"},
+    {"DuplicateIntrin",
+      "intrin m {\n"
+      "  desc(A: f32[4]) { }\n"
+      "  impl(A: f32[4]) { }\n"
+      "}\n"
+      "intrin m {\n"
+      "  desc(A: f32[4]) { }\n"
+      "  impl(A: f32[4]) { }\n"
+      "}\n"
+      "",
+      5, 8, "duplicate intrin 'm'"},
+    {"UnknownLoopClause",
+      "func f(A: f32[8, 8], I: i32[8], n: i32) -> (B: f32[8, 8], J: i32[8]) {\n"
+      "  for i in serial(4) pragma(\"x\", 1) { J[i] = 0 }\n"
+      "}\n"
+      "",
+      2, 22, "unknown loop clause 'pragma' (expected annotate)"},
+    {"AnnotationValueNotLiteral",
+      "func f(A: f32[8, 8], I: i32[8], n: i32) -> (B: f32[8, 8], J: i32[8]) {\n"
+      "  for i, j in grid(8, 8) {\n"
+      "    block b(vi: spatial(8) = i) {\n"
+      "      annotate(\"k\", vi)\n"
+      "      J[vi] = 0\n"
+      "    }\n"
+      "  }\n"
+      "}\n"
+      "",
+      4, 21, "annotation value must be an integer, float or string literal"},
+    {"PtrArity",
+      "func f(A: f32[8, 8], I: i32[8], n: i32) -> (B: f32[8, 8], J: i32[8]) {\n"
+      "  for i, j in grid(8, 8) {\n"
+      "    call_extern(\"f\", A.ptr(0))\n"
+      "  }\n"
+      "}\n"
+      "",
+      3, 24, "buffer A has 2 dimensions but 1 index was given"},
+    {"LetOfLoopVarInBlock",
+      "func f(A: f32[8, 8], I: i32[8], n: i32) -> (B: f32[8, 8], J: i32[8]) {\n"
+      "  for i in serial(8) {\n"
+      "    let t = i * 2\n"
+      "    block b(vi: spatial(8) = i) { J[vi] = t }\n"
+      "  }\n"
+      "}\n"
+      "",
+      4, 43, "'t' depends on loop variables and cannot be used inside block 'b'"},
 };
 
 class ParserErrors : public ::testing::TestWithParam<ErrorCase> {};

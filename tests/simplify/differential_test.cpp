@@ -110,12 +110,22 @@ TEST(SimplifyDifferential, BranchAssumptions) {
       Expr c = make_int(rnd(-5, 5));
       return rnd(0, 1) ? make_binary(ops[rnd(0, 5)], x, c) : make_binary(ops[rnd(0, 5)], c, x);
     };
+    auto lin = [&](int64_t c) { return v * static_cast<int>(rnd(-2, 2)) + w * static_cast<int>(rnd(-2, 2)) + static_cast<int>(c); };
     Expr cond = cmp(v);
+    if (rnd(0, 1)) cond = make_binary(ops[rnd(0, 5)], lin(rnd(-3, 3)), make_int(rnd(-5, 5)));
     if (rnd(0, 2) == 0) cond = make_binary(rnd(0, 1) ? BinOp::And : BinOp::Or, cond, cmp(w));
     if (rnd(0, 3) == 0) cond = make_unary(UnOp::Not, cond);
     auto arm = [&]() -> Expr {
       Expr x = rnd(0, 1) ? Expr(v) : Expr(w);
       Expr c = make_int(rnd(-5, 5));
+      if (rnd(0, 2) == 0) {
+        Expr l = v * static_cast<int>(rnd(-2, 2)) + w * static_cast<int>(rnd(-2, 2)) + static_cast<int>(rnd(-3, 3));
+        switch (rnd(0, 2)) {
+          case 0: return min(l, c);
+          case 1: return max(l, c);
+          default: return make_select(make_binary(ops[rnd(0, 5)], l, c), make_int(1), make_int(2));
+        }
+      }
       switch (rnd(0, 5)) {
         case 0: return min(x, c);
         case 1: return max(x, c);

@@ -151,6 +151,23 @@ TEST(SimplifyRules, SelectBoolLet) {
   EXPECT_SIMPLIFY(v.an, make_if_then_else(make_binary(BinOp::LT, v.n, make_int(4)), min(v.n, make_int(10)), make_int(0)),
                   "if_then_else((n < 4), n, 0)");
   EXPECT_SIMPLIFY(v.an, make_select(c, t, f), "(n < 3)");
+  // Linear facts from a branch condition.
+  Analyzer an = v.an;
+  an.bind(v.i, {0, 100});
+  Expr fused = v.i * 8 + v.j;
+  Expr lt = make_binary(BinOp::LT, fused, make_int(100));
+  EXPECT_SIMPLIFY(an, make_if_then_else(lt, min(fused, make_int(99)), max(fused, make_int(100))),
+                  "((i * 8) + j)");
+  EXPECT_SIMPLIFY(an, make_if_then_else(lt, make_binary(BinOp::LT, fused + 1, make_int(101)), make_binary(BinOp::GE, fused - 3, make_int(97))),
+                  "true");
+  Analyzer an2 = an;
+  an2.assume(make_binary(BinOp::LE, v.i * 8 + v.j, v.n));
+  // n + 1 wraps at INT_MAX: not provable for an unbounded n ...
+  EXPECT_FALSE(an2.can_prove(make_binary(BinOp::LT, v.i * 8 + v.j, v.n + 1)));
+  // ... but it is once n is known not to be INT_MAX.
+  an2.bind(v.n, {0, 1 << 20});
+  EXPECT_TRUE(an2.can_prove(make_binary(BinOp::LT, v.i * 8 + v.j, v.n + 1))) << "symbolic fact";
+  EXPECT_FALSE(an2.can_prove(make_binary(BinOp::LT, v.i * 8 + v.j, v.n)));
   EXPECT_SIMPLIFY(v.an, make_select(c, f, t), "(n >= 3)");
   Var l("l");
   EXPECT_SIMPLIFY(v.an, make_let(l, make_int(3), l + v.i), "(i + 3)");

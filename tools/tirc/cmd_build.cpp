@@ -2,6 +2,8 @@
 // apply the file's schedules, lower and compile every function (or --func F) with LLVM.
 // --emit obj writes OUT (default FILE-stem.o) and the C header next to it (OUT with .h);
 // llvm/asm/header print to standard output unless -o is given. C ABI: docs/codegen.md.
+// --target nvptx (--emit ptx, the default, or llvm): one CUDA kernel per function, for
+// functions whose loops are bound to blockIdx/threadIdx (docs/codegen.md, "NVPTX").
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -47,7 +49,7 @@ void register_build(CLI::App& app) {
   cmd->add_option("-o,--output", o->out, "output file (obj default: FILE-stem.o, others: standard output)");
   cmd->add_option("--func,-f", o->func, "compile only this function (default: every function)");
   cmd->add_flag("--no-schedule", o->no_schedule, "ignore the file's schedule items");
-  cmd->add_option("--mcpu", o->mcpu, "target CPU (default: the host CPU; 'generic' for portable code)");
+  cmd->add_option("--mcpu", o->mcpu, "target CPU (default: the host CPU; 'generic' for portable code; nvptx: sm_80)");
   cmd->add_flag("--fast-math", o->fast_math, "allow reassociation and contraction of float arithmetic");
   cmd->add_option("-O", o->opt, "LLVM optimisation level 0-3 (default 3)")->check(CLI::Range(0, 3));
   cmd->callback([o] {
@@ -55,8 +57,10 @@ void register_build(CLI::App& app) {
 #ifndef TIRC_WITH_LLVM
       throw Error("tirc was built without LLVM (configure with -DTIRC_WITH_LLVM=ON)");
 #else
-      if (o->target == "nvptx" || o->emit == "ptx")
-        throw Error("--target nvptx / --emit ptx is not supported by this build: the LLVM backend emits CPU code only");
+      bool gpu = o->target == "nvptx";
+      if (gpu && (o->emit == "obj" || o->emit == "asm" || o->emit == "header"))
+        throw Error("--target nvptx emits ptx or llvm (got --emit " + o->emit + ")");
+      if (!gpu && o->emit == "ptx") throw Error("--emit ptx needs --target nvptx");
       Module m = parse_file(o->file);
       if (!o->no_schedule && !m.schedules.empty()) m = apply_module_schedules(m, o->func);
       std::vector<Function> funcs;
@@ -72,14 +76,15 @@ void register_build(CLI::App& app) {
       copts.cpu = o->mcpu;
       copts.fast_math = o->fast_math;
       copts.opt_level = o->opt;
-      std::string emit = o->emit.empty() ? "obj" : o->emit;
+      if (gpu) copts.triple = "nvptx64-nvidia-cuda";
+      std::string emit = o->emit.empty() ? (gpu ? "ptx" : "obj") : o->emit;
       if (emit == "header") {
         std::string h = emit_c_header(funcs, header_guard(o->out.empty() ? o->file + ".h" : o->out));
         if (o->out.empty()) std::cout << h;
         else write_file(o->out, h);
         return kExitOk;
       }
-      EmitKind kind = emit == "llvm" ? EmitKind::LLVM : emit == "asm" ? EmitKind::Asm : EmitKind::Obj;
+      EmitKind kind = emit == "llvm" ? EmitKind::LLVM : (emit == "asm" || emit == "ptx") ? EmitKind::Asm : EmitKind::Obj;
       std::string data = compile_to(funcs, kind, copts);
       if (kind == EmitKind::Obj) {
         std::string out = o->out;

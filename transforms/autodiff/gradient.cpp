@@ -203,6 +203,10 @@ class GradientBuilder {
   void assign_versions();
   void reverse_unit(Unit& u);
   void emit_contribution(Unit& u, const std::vector<const std::vector<Binding>*>& lets, const LeafTerm& leaf);
+  // Max/min: the gradient goes to the arg-extremum only: a block over the spatial points
+  // that decodes the reduce point from K (a scatter: windows may overlap).
+  void emit_argext(Unit& u, const std::vector<const std::vector<Binding>*>& lets, const LeafTerm& leaf,
+                   const Buffer& K, const std::vector<Expr>& I);
 
   Buffer new_buffer(const std::string& base, const Buffer& like, DType t) {
     Buffer b(names_.unique(base), t, like->shape, "global");
@@ -712,8 +716,6 @@ void GradientBuilder::reverse_unit(Unit& u) {
       if (!S.lets.empty() && root.same_as(S.lets.back().var)) S.lets.back().value = Yk;
     } else if (u.kind == RedKind::Sum) {
       if (u.negate) seed = -Gi;
-    } else if (u.kind == RedKind::Max || u.kind == RedKind::Min) {
-      guards.push_back(make_binary(BinOp::EQ, lin, make_load(K, I_ad)));
     } else if (u.kind == RedKind::Prod) {
       Expr base = u.init_store ? rename_ad(u, u.init_store->value) : make_load(u.ver_in, I_ad);
       for (size_t i = u.init_lets.size(); u.init_store && i-- > 0;)
@@ -743,7 +745,12 @@ void GradientBuilder::reverse_unit(Unit& u) {
         }
       if (!merged) groups.push_back(lt);
     }
-    for (auto& g : groups) emit_contribution(u, {&S.lets, &adj_lets}, g);
+    for (auto& g : groups) {
+      if (u.kind == RedKind::Max || u.kind == RedKind::Min)
+        emit_argext(u, {&S.lets, &adj_lets}, g, K, I_ad);
+      else
+        emit_contribution(u, {&S.lets, &adj_lets}, g);
+    }
   }
   // Initial value (init store, or the previous content for reductions without init):
   // evaluated once per spatial point, i.e. where every reduce var is 0.
@@ -881,6 +888,77 @@ void GradientBuilder::emit_contribution(Unit& u, const std::vector<const std::ve
   Stmt body = make_body(target);
   if (!outer.empty()) body = make_if(and_all(outer), body);
   emit(clone_block(u, name, [&] { return body; }, nullptr, true, {{"atomic", "1"}}));
+}
+
+void GradientBuilder::emit_argext(Unit& u, const std::vector<const std::vector<Binding>*>& lets, const LeafTerm& leaf,
+                                  const Buffer& K, const std::vector<Expr>& I) {
+  auto* ld = leaf.load.as<LoadNode>();
+  Buffer A = adj_write(ld->buffer);
+  zero_init_.erase(A.get());
+  BlockNode bn;
+  bn.name = names_.unique(u.blk->name + "_d" + ld->buffer->name);
+  std::unordered_map<const VarNode*, Expr> m;
+  std::vector<Var> loops;
+  std::vector<Expr> bindings;
+  std::vector<Expr> extents;
+  for (auto& iv : u.blk->iter_vars) {
+    if (iv.kind != IterKind::Spatial) continue;
+    Var l(names_.fresh("i")), v(names_.fresh(iv.var.name()), iv.var.dtype());
+    loops.push_back(l);
+    bindings.push_back(l);
+    extents.push_back(iv.extent);
+    m[iv.var.get()] = v;
+    bn.iter_vars.push_back({v, IterKind::Reduce, iv.extent});
+  }
+  std::vector<Expr> In;
+  for (auto& i : I) In.push_back(substitute(i, m));
+  Expr k = make_load(K, In);
+  // Decode the reduce point from its lexicographic index.
+  Expr stride;
+  for (size_t j = u.reduce_iters.size(); j-- > 0;) {
+    const IterVar& iv = u.reduce_iters[j];
+    Expr q = stride.defined() ? floordiv(k, stride) : k;
+    m[iv.var.get()] = j == 0 ? q : floormod(q, iv.extent);
+    stride = stride.defined() ? stride * iv.extent : iv.extent;
+  }
+  std::vector<Expr> guards;
+  for (auto& g : leaf.guards) guards.push_back(g);
+  Stmt s = make_store(A, ld->indices, make_load(A, ld->indices) + leaf.term);
+  std::unordered_set<const VarNode*> top;
+  for (auto* l : lets)
+    for (auto& b : *l) top.insert(b.var.get());
+  std::vector<Expr> inner, outer;
+  for (auto& g : guards) {
+    std::unordered_set<const VarNode*> vs;
+    collect_vars(g, &vs);
+    bool uses = false;
+    for (auto* v : vs)
+      if (top.count(v)) uses = true;
+    (uses ? inner : outer).push_back(g);
+  }
+  if (!inner.empty()) s = make_if(and_all(inner), s);
+  std::vector<const Binding*> all;
+  for (auto* l : lets)
+    for (auto& b : *l) all.push_back(&b);
+  std::unordered_set<const VarNode*> need;
+  collect_vars(leaf.term, &need);
+  for (auto& g : inner) collect_vars(g, &need);
+  for (auto& i : ld->indices) collect_vars(i, &need);
+  for (size_t i = all.size(); i-- > 0;) {
+    if (!need.count(all[i]->var.get())) continue;
+    collect_vars(all[i]->value, &need);
+    s = make_let_stmt(all[i]->var, all[i]->value, s);
+  }
+  if (!outer.empty()) s = make_if(and_all(outer), s);
+  s = make_if(make_binary(BinOp::NE, k, make_int(kNoIndex)), s);
+  // k is substituted last: the reduce vars inside the body become decoded K loads.
+  bn.body = substitute(s, m);
+  bn.annotations = {{"atomic", "1"}};
+  set_regions(bn);
+  Stmt st = make_block_realize(bindings, make_bool(true), make_block(std::move(bn)));
+  for (size_t d = loops.size(); d-- > 0;)
+    st = make_for(loops[d], make_const(extents[d].dtype(), 0), extents[d], ForKind::Serial, st);
+  emit(st);
 }
 
 Function GradientBuilder::build() {

@@ -52,8 +52,10 @@ BinOp swap_cmp(BinOp op) {
 // Saves variable ranges and restores them when destroyed.
 class RangeScope {
  public:
-  explicit RangeScope(VarRanges& r) : r_(r) {}
+  explicit RangeScope(VarRanges& r, std::vector<LinearFact>* facts = nullptr)
+      : r_(r), facts_(facts), nfacts_(facts ? facts->size() : 0) {}
   ~RangeScope() {
+    if (facts_) facts_->resize(nfacts_);
     for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) {
       if (it->second)
         r_[it->first] = *it->second;
@@ -71,8 +73,56 @@ class RangeScope {
 
  private:
   VarRanges& r_;
+  std::vector<LinearFact>* facts_;
+  size_t nfacts_;
   std::vector<std::pair<const VarNode*, std::optional<Interval>>> saved_;
 };
+
+// Exact (unwrapped) a - b over the terms of both sum forms; nullopt on int64 overflow.
+std::optional<LinearFact> exact_diff(const Expr& a, const Expr& b) {
+  SumForm fa = to_sum_form(a), fb = to_sum_form(b);
+  std::vector<std::pair<Expr, i128>> terms;
+  auto add = [&](const Expr& t, i128 c) {
+    for (auto& x : terms)
+      if (expr_identical(x.first, t)) {
+        x.second += c;
+        return;
+      }
+    terms.push_back({t, c});
+  };
+  for (auto& t : fa.terms) add(t.term, as_signed(t.coeff, fa.dtype));
+  for (auto& t : fb.terms) add(t.term, -static_cast<i128>(as_signed(t.coeff, fb.dtype)));
+  i128 c = static_cast<i128>(as_signed(fa.constant, fa.dtype)) - as_signed(fb.constant, fb.dtype);
+  auto ok = [](i128 v) { return v >= static_cast<i128>(INT64_MIN) && v <= static_cast<i128>(INT64_MAX); };
+  LinearFact f;
+  if (!ok(c)) return std::nullopt;
+  f.constant = static_cast<int64_t>(c);
+  for (auto& [t, k] : terms) {
+    if (k == 0) continue;
+    if (!ok(k)) return std::nullopt;
+    f.terms.push_back({t, static_cast<int64_t>(k)});
+  }
+  return f;
+}
+
+// +1 when x's terms equal y's, -1 when they are negated, 0 otherwise.
+int same_terms(const LinearFact& x, const LinearFact& y) {
+  if (x.terms.size() != y.terms.size() || x.terms.empty()) return 0;
+  int sign = 0;
+  for (auto& [t, k] : x.terms) {
+    bool found = false;
+    for (auto& [u, m] : y.terms)
+      if (expr_identical(t, u)) {
+        int s = m == k ? 1 : (m == -k ? -1 : 0);
+        if (s == 0 || (sign != 0 && s != sign)) return 0;
+        sign = s;
+        found = true;
+        break;
+      }
+    if (!found) return 0;
+  }
+  return sign;
+}
 
 Interval range_of(const Expr& min, const Expr& extent, const VarRanges& r) {
   Interval m = const_int_bound(min, r), e = const_int_bound(extent, r);
@@ -86,23 +136,52 @@ Interval range_of(const Expr& min, const Expr& extent, const VarRanges& r) {
 }
 
 // Tightens var ranges from `cond` (or from !cond when negate).
-void assume_into(const Expr& cond, bool negate, VarRanges& r, RangeScope* scope) {
+void assume_into(const Expr& cond, bool negate, VarRanges& r, RangeScope* scope, std::vector<LinearFact>* facts,
+                 bool no_overflow) {
   auto set = [&](const VarNode* v, const Interval& i) {
     if (scope)
       scope->set(v, i);
     else
       r[v] = i;
   };
-  if (auto* u = cond.as<UnaryNode>(); u && u->op == UnOp::Not) return assume_into(u->a, !negate, r, scope);
+  if (auto* u = cond.as<UnaryNode>(); u && u->op == UnOp::Not) return assume_into(u->a, !negate, r, scope, facts, no_overflow);
   auto* b = cond.as<BinaryNode>();
   if (!b) return;
   if ((b->op == BinOp::And && !negate) || (b->op == BinOp::Or && negate)) {
-    assume_into(b->a, negate, r, scope);
-    assume_into(b->b, negate, r, scope);
+    assume_into(b->a, negate, r, scope, facts, no_overflow);
+    assume_into(b->b, negate, r, scope, facts, no_overflow);
     return;
   }
   if (!binop_is_compare(b->op) || !is_int(b->a.dtype())) return;
   BinOp op = negate ? negate_cmp(b->op) : b->op;
+  // Linear fact a - b (+1) <= 0, when both sides are their mathematical values.
+  if (facts && op != BinOp::NE) {
+    auto fits = [&](const Expr& x) {
+      SumForm f = to_sum_form(x);
+      return no_overflow || interval_fits(sum_form_bound(f, r), f.dtype);
+    };
+    if (fits(b->a) && fits(b->b)) {
+      auto d = exact_diff(b->a, b->b);  // a - b
+      auto nd = exact_diff(b->b, b->a);  // b - a
+      auto push = [&](std::optional<LinearFact> f, int64_t add) {
+        if (!f || f->terms.empty()) return;
+        if ((add > 0 && f->constant == INT64_MAX)) return;
+        f->constant += add;
+        facts->push_back(std::move(*f));
+      };
+      switch (op) {
+        case BinOp::LT: push(d, 1); break;
+        case BinOp::LE: push(d, 0); break;
+        case BinOp::GT: push(nd, 1); break;
+        case BinOp::GE: push(nd, 0); break;
+        case BinOp::EQ:
+          push(d, 0);
+          push(nd, 0);
+          break;
+        default: break;
+      }
+    }
+  }
   Expr lhs = b->a, rhs = b->b;
   if (!lhs.as<VarNode>()) {
     if (!rhs.as<VarNode>()) return;
@@ -130,7 +209,7 @@ void assume_into(const Expr& cond, bool negate, VarRanges& r, RangeScope* scope)
 
 class Simplifier : public IRMutator {
  public:
-  Simplifier(VarRanges& r, bool no_overflow) : r_(r), no_overflow_(no_overflow) {}
+  Simplifier(VarRanges& r, std::vector<LinearFact>& facts, bool no_overflow) : r_(r), facts_(facts), no_overflow_(no_overflow) {}
 
   Expr mutate(const Expr& e) override { return IRMutator::mutate(e); }
   Stmt mutate(const Stmt& s) override { return IRMutator::mutate(s); }
@@ -249,6 +328,17 @@ class Simplifier : public IRMutator {
     }
     auto d = diff_bound(a, b);
     if (!d) return std::nullopt;
+    if (!facts_.empty()) {
+      if (auto ed = exact_diff(a, b)) {
+        for (auto& f : facts_) {
+          int s = same_terms(*ed, f);
+          i128 k = s == 1 ? static_cast<i128>(ed->constant) - f.constant : static_cast<i128>(ed->constant) + f.constant;
+          if (k < static_cast<i128>(INT64_MIN) + 1 || k > static_cast<i128>(INT64_MAX) - 1) continue;
+          if (s == 1) d->hi = std::min<int64_t>(d->hi, static_cast<int64_t>(k));   // a - b <= k
+          if (s == -1) d->lo = std::max<int64_t>(d->lo, static_cast<int64_t>(k));  // a - b >= k
+        }
+      }
+    }
     switch (op) {
       case BinOp::LT:
         if (d->hi < 0) return true;
@@ -525,13 +615,13 @@ class Simplifier : public IRMutator {
     if (is_const_int(c, &k)) return mutate(k ? n->t : n->f);
     Expr t, f;
     {
-      RangeScope s(r_);
-      assume_into(c, false, r_, &s);
+      RangeScope s(r_, &facts_);
+      assume_into(c, false, r_, &s, &facts_, no_overflow_);
       t = mutate(n->t);
     }
     {
-      RangeScope s(r_);
-      assume_into(c, true, r_, &s);
+      RangeScope s(r_, &facts_);
+      assume_into(c, true, r_, &s, &facts_, no_overflow_);
       f = mutate(n->f);
     }
     if (expr_identical(t, f)) return t;
@@ -593,13 +683,13 @@ class Simplifier : public IRMutator {
     }
     Stmt t, f;
     {
-      RangeScope sc(r_);
-      assume_into(c, false, r_, &sc);
+      RangeScope sc(r_, &facts_);
+      assume_into(c, false, r_, &sc, &facts_, no_overflow_);
       t = mutate(n->then_case);
     }
     if (n->else_case.defined()) {
-      RangeScope sc(r_);
-      assume_into(c, true, r_, &sc);
+      RangeScope sc(r_, &facts_);
+      assume_into(c, true, r_, &sc, &facts_, no_overflow_);
       f = mutate(n->else_case);
     }
     if (c.same_as(n->cond) && t.same_as(n->then_case) && f.same_as(n->else_case)) return s;
@@ -622,6 +712,7 @@ class Simplifier : public IRMutator {
 
  private:
   VarRanges& r_;
+  std::vector<LinearFact>& facts_;
   bool no_overflow_;
 };
 
@@ -629,15 +720,15 @@ class Simplifier : public IRMutator {
 
 void Analyzer::bind(const Var& v, const Expr& min, const Expr& extent) { ranges_[v.get()] = range_of(min, extent, ranges_); }
 void Analyzer::bind_value(const Var& v, const Expr& value) { ranges_[v.get()] = const_int_bound(value, ranges_); }
-void Analyzer::assume(const Expr& cond) { assume_into(simplify(cond), false, ranges_, nullptr); }
+void Analyzer::assume(const Expr& cond) { assume_into(simplify(cond), false, ranges_, nullptr, &facts_, assume_no_overflow_); }
 
 Expr Analyzer::simplify(const Expr& e) {
   if (!e.defined()) return e;
-  return Simplifier(ranges_, assume_no_overflow_).mutate(e);
+  return Simplifier(ranges_, facts_, assume_no_overflow_).mutate(e);
 }
 Stmt Analyzer::simplify(const Stmt& s) {
   if (!s.defined()) return s;
-  return Simplifier(ranges_, assume_no_overflow_).mutate(s);
+  return Simplifier(ranges_, facts_, assume_no_overflow_).mutate(s);
 }
 bool Analyzer::can_prove(const Expr& cond) {
   int64_t v;

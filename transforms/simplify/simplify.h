@@ -29,6 +29,14 @@
 
 namespace tirc {
 
+// A known linear fact over mathematical integers: sum(coeff * term) + constant <= 0. Recorded
+// from assumed comparisons (branch conditions, Analyzer::assume) whose sides provably do not
+// wrap; used by comparisons whose difference has the same non-constant part.
+struct LinearFact {
+  std::vector<std::pair<Expr, int64_t>> terms;
+  int64_t constant = 0;
+};
+
 // Holds known variable ranges and answers questions about integer expressions under them.
 class Analyzer {
  public:
@@ -43,8 +51,10 @@ class Analyzer {
   // v == value: binds the constant bound of value.
   void bind_value(const Var& v, const Expr& value);
   // Tightens ranges from a condition known to hold: conjunctions of comparisons between a
-  // variable and an expression with constant bounds (`i < 10 && j >= k`).
+  // variable and an expression with constant bounds (`i < 10 && j >= k`); other integer
+  // comparisons are kept as LinearFacts (`i*8 + j < 100` then proves `i*8 + j < 128`).
   void assume(const Expr& cond);
+  const std::vector<LinearFact>& facts() const { return facts_; }
   // Index-arithmetic mode (TVM's assumption): integer + - * are taken not to overflow, so
   // order-based rules fire without proving it (`(n*8 + j) // 8` -> `n` for unbounded n).
   // Used by symbolic_bound and region inference; off by default (exact semantics).
@@ -66,6 +76,7 @@ class Analyzer {
 
  private:
   VarRanges ranges_;
+  std::vector<LinearFact> facts_;
   bool assume_no_overflow_ = false;
 };
 

@@ -1,0 +1,301 @@
+// Every refusal path of the primitives, with its exact message. A refused instruction is
+// reported at its own line as "FILE:LINE:COL: error: <primitive>: <reason>".
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "ir/error.h"
+#include "parser/parser.h"
+#include "transforms/schedule/schedule.h"
+
+namespace tirc {
+namespace {
+
+const char* kMM = R"(func mm(A: f32[16, 8], B: f32[8, 12]) -> (C: f32[16, 12]) {
+  for i, j, k in grid(16, 12, 8) {
+    block C(vi: spatial(16) = i, vj: spatial(12) = j, vk: reduce(8) = k) {
+      init { C[vi, vj] = 0.0 }
+      C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+    }
+  }
+})";
+
+const char* kEW = R"(func ew(A: f32[10, 6]) -> (C: f32[10, 6]) {
+  alloc B: f32[10, 6]
+  for i, j in grid(10, 6) {
+    block B(vi: spatial(10) = i, vj: spatial(6) = j) {
+      B[vi, vj] = A[vi, vj] * 2.0
+    }
+  }
+  for i, j in grid(10, 6) {
+    block C(vi: spatial(10) = i, vj: spatial(6) = j) {
+      C[vi, vj] = B[vi, vj] + 1.0
+    }
+  }
+})";
+
+// A producer with a halo: conv1d reading P[vx + vr].
+const char* kConv = R"(func conv(X: f32[10], W: f32[3]) -> (Y: f32[8]) {
+  alloc P: f32[10]
+  for h in serial(10) {
+    block pad(vh: spatial(10) = h) {
+      P[vh] = X[vh] * 2.0
+    }
+  }
+  for x, r in grid(8, 3) {
+    block conv(vx: spatial(8) = x, vr: reduce(3) = r) {
+      init { Y[vx] = 0.0 }
+      Y[vx] += P[vx + vr] * W[vr]
+    }
+  }
+})";
+
+const char* kScan = R"(func cs(X: f32[3, 6]) -> (Y: f32[3, 6]) {
+  for i, j in grid(3, 6) {
+    block scan(vi: spatial(3) = i, vj: scan(6) = j) {
+      Y[vi, vj] = if_then_else(vj == 0, X[vi, vj], Y[vi, vj - 1] + X[vi, vj])
+    }
+  }
+})";
+
+const char* kSym = R"(func sym(n: i32, A: f32[n]) -> (B: f32[n]) {
+  for i in serial(n) {
+    block B(vi: spatial(n) = i) {
+      B[vi] = A[vi] + 1.0
+    }
+  }
+})";
+
+const char* kTri = R"(func tri(A: f32[8, 8]) -> (B: f32[8, 8]) {
+  for i in serial(8) {
+    for j in serial(i + 1) {
+      block B(vi: spatial(8) = i, vj: spatial(8) = j) {
+        B[vi, vj] = A[vi, vj]
+      }
+    }
+  }
+})";
+
+// Applies the instruction lines to the function of func_text; expects the last one to be
+// refused at its line and returns the message without the position.
+std::string refusal(const std::string& func_text, const std::string& lines) {
+  std::string name = func_text.substr(5, func_text.find('(') - 5);
+  std::string src = func_text + "\n\nschedule " + name + " {\n" + lines + "}\n";
+  int func_lines = 1;
+  for (char c : func_text) func_lines += c == '\n';
+  int n_instr = 0;
+  for (char c : lines) n_instr += c == '\n';
+  int want_line = func_lines + 2 + n_instr;  // the last instruction
+  Module m = parse_module(src, "t.tir");
+  try {
+    apply_schedule(*m.find_func(name), m.schedules.at(0));
+  } catch (const SourceError& e) {
+    EXPECT_EQ(e.line(), want_line) << e.what();
+    EXPECT_EQ(std::string(e.what()).rfind("t.tir:" + std::to_string(e.line()) + ":", 0), 0u) << e.what();
+    return e.message();
+  }
+  ADD_FAILURE() << "not refused:\n" << lines;
+  return "";
+}
+
+const std::string kGetC = "  b = get_block(\"C\")\n  i, j, k = get_loops(b)\n";
+
+TEST(Refusal, Handles) {
+  EXPECT_EQ(refusal(kMM, "  b = get_block(\"X\")\n"), "get_block: no block named \"X\" in function mm");
+  EXPECT_EQ(refusal(kMM, "  b = get_block(C)\n"),
+            "get_block: the block name must be a string literal, e.g. get_block(\"C\")");
+  EXPECT_EQ(refusal(kMM, "  b = get_block(\"C\")\n  i, j = get_loops(b)\n"),
+            "get_loops: block C has 3 loops, but 2 names are bound");
+  EXPECT_EQ(refusal(kMM, "  parallel(q)\n"), "parallel: unknown handle 'q'");
+  EXPECT_EQ(refusal(kMM, kGetC + "  parallel(b)\n"), "parallel: 'b' is a block handle, expected a loop");
+  EXPECT_EQ(refusal(kMM, kGetC + "  compute_inline(i)\n"), "compute_inline: 'i' is a loop handle, expected a block");
+  EXPECT_EQ(refusal(kMM, kGetC + "  i0, i1 = split(i, [4, 4])\n  parallel(i)\n"),
+            "parallel: loop 'i' no longer exists (replaced by an earlier primitive)");
+  EXPECT_EQ(refusal(kEW, "  b = get_block(\"B\")\n  compute_inline(b)\n  compute_inline(b)\n"),
+            "compute_inline: block B no longer exists (removed by an earlier primitive)");
+  EXPECT_EQ(refusal(kMM, kGetC + "  parallel(i, j)\n"), "parallel: expected 1 argument, got 2");
+  EXPECT_EQ(refusal(kMM, kGetC + "  x = parallel(i)\n"), "parallel: returns 0 handles, but 1 name is bound");
+  EXPECT_EQ(refusal(kMM, kGetC + "  i0 = split(i, [4, 4])\n"), "split: returns 2 handles, but 1 name is bound");
+  EXPECT_EQ(refusal(kMM, kGetC + "  x = get_child_blocks(i)\n  y, z = get_child_blocks(i)\n"),
+            "get_child_blocks: 'i' has 1 child block, but 2 names are bound");
+}
+
+TEST(Refusal, UnknownPrimitive) {
+  Module m = parse_module(std::string(kMM) + "\nschedule mm {\n  frobnicate()\n}\n", "t.tir");
+  try {
+    apply_schedule(*m.funcs[0], m.schedules[0]);
+    FAIL();
+  } catch (const SourceError& e) {
+    EXPECT_EQ(e.message(), "unknown schedule primitive 'frobnicate'");
+  }
+}
+
+TEST(Refusal, Split) {
+  EXPECT_EQ(refusal(kMM, kGetC + "  a, b2 = split(i, [2, 4])\n"),
+            "split: factors multiply to 8, less than the extent 16 of loop i");
+  EXPECT_EQ(refusal(kMM, kGetC + "  a, b2 = split(i, [_, _])\n"), "split: at most one factor may be _");
+  EXPECT_EQ(refusal(kMM, kGetC + "  a, b2 = split(i, [0, _])\n"), "split: factor 0 is not positive");
+  EXPECT_EQ(refusal(kMM, kGetC + "  a = split(i, [16])\n"), "split: needs at least 2 factors, got 1");
+  EXPECT_EQ(refusal(kMM, kGetC + "  a, b2 = split(i, 4)\n"), "split: the factors must be a list, e.g. [_, 8]");
+  EXPECT_EQ(refusal(kMM, kGetC + "  a, b2 = split(i, [x, 4])\n"), "split: a factor must be a positive integer or _");
+  EXPECT_EQ(refusal(kMM, kGetC + "  parallel(i)\n  a, b2 = split(i, [_, 4])\n"),
+            "split: loop i is parallel; only serial loops can be split");
+  EXPECT_EQ(refusal(kSym, "  b = get_block(\"B\")\n  i = get_loops(b)\n  a, c = split(i, [4, 4])\n"),
+            "split: loop i has the symbolic extent; write _ for one factor");
+}
+
+TEST(Refusal, Fuse) {
+  EXPECT_EQ(refusal(kMM, kGetC + "  f = fuse(i, k)\n"),
+            "fuse: loops i and k are not adjacent (the second must be the whole body of the first)");
+  EXPECT_EQ(refusal(kMM, kGetC + "  f = fuse(j, i)\n"),
+            "fuse: loops j and i are not adjacent (the second must be the whole body of the first)");
+  EXPECT_EQ(refusal(kMM, kGetC + "  unroll(j)\n  f = fuse(i, j)\n"),
+            "fuse: loop j is unroll; only serial loops can be fused");
+  EXPECT_EQ(refusal(kTri, "  b = get_block(\"B\")\n  i, j = get_loops(b)\n  f = fuse(i, j)\n"),
+            "fuse: the extent of loop j depends on loop i");
+  EXPECT_EQ(refusal(kMM, kGetC + "  f = fuse(i, i)\n"), "fuse: loop i is given twice");
+}
+
+TEST(Refusal, Reorder) {
+  EXPECT_EQ(refusal(kEW, "  b = get_block(\"B\")\n  c = get_block(\"C\")\n  i, j = get_loops(b)\n"
+                         "  i2, j2 = get_loops(c)\n  reorder(j, i2)\n"),
+            "reorder: loop j is not inside loop i; the loops must be nested");
+  EXPECT_EQ(refusal(kConv, "  p = get_block(\"pad\")\n  c = get_block(\"conv\")\n  x, r = get_loops(c)\n"
+                           "  compute_at(p, x)\n  x2, h = get_loops(p)\n  reorder(h, x)\n"),
+            "reorder: the loops do not form a perfect nest: the body of loop x is not a single loop");
+  EXPECT_EQ(refusal(kTri, "  b = get_block(\"B\")\n  i, j = get_loops(b)\n  reorder(j, i)\n"),
+            "reorder: the range of loop j depends on loop i");
+  EXPECT_EQ(refusal(kScan, "  b = get_block(\"scan\")\n  i, j = get_loops(b)\n  reorder(j, i)\n"),
+            "reorder: reorder: loop j is bound to the scan iter var vj of block scan");
+  EXPECT_EQ(refusal(kMM, kGetC + "  f = fuse(j, k)\n  reorder(f, i)\n"),
+            "reorder: loop f feeds both spatial and reduce iter vars of block C, so reordering could move the "
+            "first iteration of the reduction");
+  // Two blocks sharing a buffer under the nest.
+  EXPECT_EQ(refusal(kEW, "  b = get_block(\"B\")\n  c = get_block(\"C\")\n  i, j = get_loops(c)\n"
+                         "  compute_at(b, j)\n  reorder(j, i)\n"),
+            "reorder: the loop nest has blocks B and C that both access buffer B (B writes it)");
+}
+
+TEST(Refusal, LoopKinds) {
+  EXPECT_EQ(refusal(kMM, kGetC + "  parallel(k)\n"), "parallel: parallel: loop k is bound to the reduce iter var vk of block C");
+  EXPECT_EQ(refusal(kMM, kGetC + "  vectorize(j)\n"), "vectorize: loop j is not innermost (loop k is inside it)");
+  EXPECT_EQ(refusal(kMM, kGetC + "  vectorize(k)\n"), "vectorize: vectorize: loop k is bound to the reduce iter var vk of block C");
+  EXPECT_EQ(refusal(kSym, "  b = get_block(\"B\")\n  i = get_loops(b)\n  vectorize(i)\n"),
+            "vectorize: loop i has a non-constant extent");
+  EXPECT_EQ(refusal(kMM, kGetC + "  parallel(i)\n  unroll(i)\n"), "unroll: loop i is already parallel");
+  EXPECT_EQ(refusal(kMM, kGetC + "  bind(i, \"warp.x\")\n"),
+            "bind: unknown thread axis \"warp.x\" (expected blockIdx.x/y/z, threadIdx.x/y/z or vthread)");
+  EXPECT_EQ(refusal(kMM, kGetC + "  bind(i, \"threadIdx.x\")\n  bind(j, \"threadIdx.x\")\n"),
+            "bind: thread axis threadIdx.x is already bound by the enclosing loop i");
+  EXPECT_EQ(refusal(kMM, kGetC + "  bind(k, \"threadIdx.x\")\n"), "bind: bind: loop k is bound to the reduce iter var vk of block C");
+  EXPECT_EQ(refusal(kScan, "  b = get_block(\"scan\")\n  i, j = get_loops(b)\n  parallel(j)\n"),
+            "parallel: parallel: loop j is bound to the scan iter var vj of block scan");
+  // The producer under the loop reads a halo: iterations share elements of P.
+  EXPECT_EQ(refusal(kConv, "  p = get_block(\"pad\")\n  c = get_block(\"conv\")\n  x, r = get_loops(c)\n"
+                           "  x0, x1 = split(x, [_, 4])\n  compute_at(p, x0)\n  parallel(x0)\n"),
+            "parallel: loop x0: blocks pad, conv share buffer P across its iterations (no dimension of it is "
+            "partitioned by the loop)");
+}
+
+TEST(Refusal, Inline) {
+  EXPECT_EQ(refusal(kMM, "  b = get_block(\"C\")\n  compute_inline(b)\n"), "compute_inline: block C is a reduction");
+  EXPECT_EQ(refusal(kEW, "  c = get_block(\"C\")\n  compute_inline(c)\n"),
+            "compute_inline: block C writes buffer C, a parameter or output of the function");
+  EXPECT_EQ(refusal(kScan, "  b = get_block(\"scan\")\n  compute_inline(b)\n"),
+            "compute_inline: block scan has the scan iter var vj");
+  EXPECT_EQ(refusal(kEW, "  b = get_block(\"B\")\n  reverse_compute_inline(b)\n"),
+            "reverse_compute_inline: block B has no producer block");
+  EXPECT_EQ(refusal(kConv, "  c = get_block(\"conv\")\n  reverse_compute_inline(c)\n"),
+            "reverse_compute_inline: block conv is a reduction");
+}
+
+TEST(Refusal, ComputeAt) {
+  EXPECT_EQ(refusal(kEW, "  b = get_block(\"B\")\n  i, j = get_loops(b)\n  c = get_block(\"C\")\n  compute_at(c, i)\n"),
+            "compute_at: block C writes buffer C, a parameter or output of the function");
+  EXPECT_EQ(refusal(kEW, "  b = get_block(\"B\")\n  i, j = get_loops(b)\n  compute_at(b, j)\n"),
+            "compute_at: block B is already inside loop j");
+  EXPECT_EQ(refusal(kMM, kGetC + "  compute_at(b, i)\n"), "compute_at: block C is already inside loop i");
+  EXPECT_EQ(refusal(kMM, R"(  b = get_block("C")
+  i, j, k = get_loops(b)
+  compute_at(b, k)
+)"),
+            "compute_at: block C is already inside loop k");
+  // The consumer of P reads it; P's consumer is not under the pad loop.
+  EXPECT_EQ(refusal(kConv, "  c = get_block(\"conv\")\n  p = get_block(\"pad\")\n  h = get_loops(p)\n  compute_at(c, h)\n"),
+            "compute_at: block conv writes buffer Y, a parameter or output of the function");
+  EXPECT_EQ(refusal(kEW, "  b = get_block(\"B\")\n  c = get_block(\"C\")\n  i, j = get_loops(c)\n"
+                         "  reverse_compute_at(b, i)\n"),
+            "reverse_compute_at: block B reads nothing produced under loop i");
+  EXPECT_EQ(refusal(kConv, "  p = get_block(\"pad\")\n  c = get_block(\"conv\")\n  h = get_loops(p)\n"
+                           "  reverse_compute_at(c, h)\n"),
+            "reverse_compute_at: the indices of the load of P in block conv are not distinct iter vars");
+}
+
+TEST(Refusal, ReverseComputeAtReduction) {
+  const char* src = R"(func mr(A: f32[4, 6]) -> (D: f32[4]) {
+  alloc S: f32[4]
+  for i, k in grid(4, 6) {
+    block S(vi: spatial(4) = i, vk: reduce(6) = k) {
+      init { S[vi] = 0.0 }
+      S[vi] += A[vi, vk]
+    }
+  }
+  for i in serial(4) {
+    block D(vi: spatial(4) = i) {
+      D[vi] = S[vi] * 2.0
+    }
+  }
+})";
+  EXPECT_EQ(refusal(src, "  s = get_block(\"S\")\n  i, k = get_loops(s)\n  d = get_block(\"D\")\n  reverse_compute_at(d, k)\n"),
+            "reverse_compute_at: loop k feeds the reduce iter var of producer S, so S is not final after an "
+            "iteration of loop k");
+}
+
+TEST(Refusal, Caches) {
+  EXPECT_EQ(refusal(kMM, "  b = get_block(\"C\")\n  x = cache_read(b, 7, \"shared\")\n"),
+            "cache_read: block C has 3 read regions; index 7 is out of range");
+  EXPECT_EQ(refusal(kMM, "  b = get_block(\"C\")\n  x = cache_read(b, 1, \"texture\")\n"),
+            "cache_read: unknown storage scope \"texture\" (expected global, shared or local)");
+  EXPECT_EQ(refusal(kMM, "  b = get_block(\"C\")\n  x = cache_read(b, 0, \"shared\")\n"),
+            "cache_read: block C also writes buffer C");
+  EXPECT_EQ(refusal(kMM, "  b = get_block(\"C\")\n  x = cache_write(b, 1, \"local\")\n"),
+            "cache_write: block C has 1 write region; index 1 is out of range");
+  EXPECT_EQ(refusal(kMM, "  b = get_block(\"C\")\n  x = cache_write(b, 0, 5)\n"),
+            "cache_write: the storage scope must be a string literal");
+}
+
+TEST(Refusal, DecomposeReduction) {
+  EXPECT_EQ(refusal(kEW, "  b = get_block(\"B\")\n  i, j = get_loops(b)\n  x = decompose_reduction(b, i)\n"),
+            "decompose_reduction: block B has no init");
+  EXPECT_EQ(refusal(kMM, kGetC + "  reorder(k, i)\n  x = decompose_reduction(b, i)\n"),
+            "decompose_reduction: loop k, outside loop i, feeds a reduce iter var of block C");
+  EXPECT_EQ(refusal(kMM, kGetC + "  f = fuse(j, k)\n  x = decompose_reduction(b, f)\n"),
+            "decompose_reduction: loop f feeds both spatial and reduce iter vars of block C");
+}
+
+TEST(Refusal, Rfactor) {
+  EXPECT_EQ(refusal(kMM, kGetC + "  r = rfactor(i, 0)\n"), "rfactor: loop i feeds a spatial iter var of block C");
+  EXPECT_EQ(refusal(kMM, kGetC + "  r = rfactor(k, 5)\n"), "rfactor: factor_axis 5 is out of range for buffer C");
+  const char* bad_init = R"(func s1(A: f32[8]) -> (S: f32[1]) {
+  for k in serial(8) {
+    block S(v: spatial(1) = 0, vk: reduce(8) = k) {
+      init { S[v] = 1.0 }
+      S[v] = S[v] + A[vk]
+    }
+  }
+})";
+  EXPECT_EQ(refusal(bad_init, "  b = get_block(\"S\")\n  k = get_loops(b)\n  r = rfactor(k, 0)\n"),
+            "rfactor: the init value of block S is not the identity of +");
+  EXPECT_EQ(refusal(kEW, "  b = get_block(\"B\")\n  i, j = get_loops(b)\n  r = rfactor(j, 0)\n"),
+            "rfactor: block B has no init");
+}
+
+TEST(Refusal, Others) {
+  EXPECT_EQ(refusal(kMM, kGetC + "  tensorize(i, \"mma\")\n"), "tensorize: not supported yet");
+  EXPECT_EQ(refusal(kMM, kGetC + "  annotate(i, \"k\", j)\n"),
+            "annotate: the annotation value must be an int, float or string literal");
+  EXPECT_EQ(refusal(kMM, "  b = get_block(\"root\")\n"), "get_block: the root block cannot be scheduled");
+}
+
+}  // namespace
+}  // namespace tirc
