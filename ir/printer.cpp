@@ -178,7 +178,8 @@ bool is_weak(const Expr& e) {
     }
     case ExprKind::Binary: {
       auto* b = e.as<BinaryNode>();
-      return is_arith(b->op) && is_weak(b->a) && is_weak(b->b);
+      // Right operand first: long left-associative chains end in a typed leaf quickly.
+      return is_arith(b->op) && is_weak(b->b) && is_weak(b->a);
     }
     case ExprKind::Call:
       for (auto& a : e.as<CallNode>()->args)

@@ -95,3 +95,17 @@ TEST(Nvptx, RefusesFunctionsWithoutThreadBindings) {
 }
 
 }  // namespace tirc
+
+namespace tirc {
+TEST(Nvptx, CliRefusesCpuOnlyFunctionWithExitCode2) {
+  std::string cmd = std::string("'") + TIRC_BINARY + "' build '" + TIRC_SOURCE_DIR + "/examples/softmax.tir' --target nvptx 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  int st = pclose(p);
+  EXPECT_EQ(WEXITSTATUS(st), 2);
+  EXPECT_EQ(out, "tirc: error: nvptx: function softmax has no loop bound to blockIdx/threadIdx (bind loops with bind())\n");
+}
+}  // namespace tirc

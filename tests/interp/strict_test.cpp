@@ -69,6 +69,13 @@ TEST(InterpStrict, UninitialisedAllocRead) {
                                          st(B, {vi}, ld(T, {i32(1), vi}) + ld(A, {vi}))));
   auto f = func("f", {bparam(A)}, {B}, {T}, {body});
   EXPECT_EQ(error_of(f, random_inputs(*f, 1)), "block \"use\": read of uninitialised element T[1, 0] of alloc buffer T");
+  // Same through the fused product of two loads (both operand orders).
+  for (bool t_first : {true, false}) {
+    Expr prod = t_first ? ld(T, {i32(1), vi}) * ld(A, {vi}) : ld(A, {vi}) * ld(T, {i32(1), vi});
+    Stmt b2 = grid({{i, i32(4)}}, block("mul", {{vi, IterKind::Spatial, i32(4), i}}, st(B, {vi}, prod)));
+    auto g = func("g", {bparam(A)}, {B}, {T}, {b2});
+    EXPECT_EQ(error_of(g, random_inputs(*g, 1)), "block \"mul\": read of uninitialised element T[1, 0] of alloc buffer T");
+  }
 }
 
 TEST(InterpStrict, BindingOutsideDomain) {

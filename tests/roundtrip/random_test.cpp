@@ -26,6 +26,9 @@ void run_seeds(uint64_t first, int count, const testing::RandomProgramOptions& o
       Module m2 = parse_module(t1, "random_" + std::to_string(seed) + ".tir");
       if (auto d = structural_diff(m, m2))
         why = "not structurally equal after print -> parse: " + *d;
+      for (size_t i = 0; why.empty() && i < m.funcs.size(); ++i)
+        if (structural_hash(*m.funcs[i]) != structural_hash(*m2.funcs[i]))
+          why = "structural_hash differs for equal function " + m.funcs[i]->name;
       else if (std::string t2 = print_module(m2); t2 != t1)
         why = "printing is not a fixpoint; second print:\n" + t2;
     } catch (const Error& e) {

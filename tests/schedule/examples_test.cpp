@@ -4,6 +4,9 @@
 // helper itself (it must be able to fail) and the tirc schedule / verify commands.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -103,12 +106,12 @@ func c(X: f32[4]) -> (Y: f32[4]) {
 
 // ---- the CLI ----
 
-struct Run {
+struct CmdResult {
   int code;
   std::string out;
 };
 
-Run run(const std::string& args) {
+CmdResult run(const std::string& args) {
   std::string cmd = std::string(TIRC_BINARY) + " " + args + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   std::string out;
@@ -127,13 +130,13 @@ std::string write_temp(const std::string& name, const std::string& text) {
 
 TEST(Cli, ScheduleAndVerify) {
   std::string src = std::string(TIRC_SOURCE_DIR) + "/examples/schedules/conv2d_tiled.tir";
-  Run s = run("schedule " + src);
+  CmdResult s = run("schedule " + src);
   ASSERT_EQ(s.code, 0) << s.out;
   EXPECT_EQ(s.out.find("schedule conv2d"), std::string::npos);
   Module printed = parse_module(s.out, "printed.tir");
   Module direct = apply_module_schedules(parse_file(src));
   EXPECT_TRUE(structural_equal(printed, direct));
-  Run v = run("verify " + src + " --seed 5");
+  CmdResult v = run("verify " + src + " --seed 5");
   EXPECT_EQ(v.code, 0) << v.out;
   EXPECT_NE(v.out.find("conv2d [interp]: ok"), std::string::npos) << v.out;
   EXPECT_NE(v.out.find("1 passed, 0 failed"), std::string::npos) << v.out;
@@ -154,7 +157,7 @@ schedule mm {
 }
 )");
   for (const char* sub : {"schedule", "verify"}) {
-    Run r = run(std::string(sub) + " " + f);
+    CmdResult r = run(std::string(sub) + " " + f);
     EXPECT_EQ(r.code, 2) << r.out;
     EXPECT_NE(r.out.find(f + ":11:3: error: compute_inline: block C is a reduction"), std::string::npos) << r.out;
   }
@@ -163,7 +166,7 @@ schedule mm {
 
 TEST(Cli, SymbolicVerifyNeedsScalars) {
   std::string src = std::string(TIRC_SOURCE_DIR) + "/tests/schedule/cases/get_child_blocks.tir";
-  Run r = run("verify " + src + " --input n=13");
+  CmdResult r = run("verify " + src + " --input n=13");
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("sym [interp]: ok"), std::string::npos) << r.out;
 }

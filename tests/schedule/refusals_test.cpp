@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "ir/error.h"
+#include "ir/structural_equal.h"
 #include "parser/parser.h"
 #include "transforms/schedule/schedule.h"
 
@@ -295,6 +296,42 @@ TEST(Refusal, Others) {
   EXPECT_EQ(refusal(kMM, kGetC + "  annotate(i, \"k\", j)\n"),
             "annotate: the annotation value must be an int, float or string literal");
   EXPECT_EQ(refusal(kMM, "  b = get_block(\"root\")\n"), "get_block: the root block cannot be scheduled");
+}
+
+}  // namespace
+}  // namespace tirc
+
+namespace tirc {
+namespace {
+
+Function scheduled(const std::string& func_text, const std::string& lines) {
+  std::string name = func_text.substr(5, func_text.find('(') - 5);
+  Module m = parse_module(func_text + "\n\nschedule " + name + " {\n" + lines + "}\n", "k.tir");
+  return apply_schedule(*m.find_func(name), m.schedules.at(0));
+}
+
+// TVM's keyword spellings give the same result as the positional forms.
+TEST(Keywords, SameAsPositional) {
+  auto same = [](const std::string& f, const std::string& a, const std::string& b) {
+    Function x = scheduled(f, a), y = scheduled(f, b);
+    auto d = structural_diff(*x, *y);
+    EXPECT_FALSE(d.has_value()) << *d << "\n" << a;
+  };
+  same(kMM, kGetC + "  k0, k1 = split(k, factors=[_, 2])\n  r = rfactor(k1, factor_axis=1)\n",
+       kGetC + "  k0, k1 = split(k, [_, 2])\n  r = rfactor(k1, 1)\n");
+  same(kMM, "  b = get_block(\"C\", func_name=\"mm\")\n  x = cache_read(b, \"A\", storage_scope=\"shared\")\n",
+       "  b = get_block(\"C\")\n  x = cache_read(b, 1, \"shared\")\n");
+  same(kEW, "  b = get_block(\"B\")\n  c = get_block(\"C\")\n  i, j = get_loops(c)\n  compute_at(b, i, preserve_unit_loops=1)\n",
+       "  b = get_block(\"B\")\n  c = get_block(\"C\")\n  i, j = get_loops(c)\n  compute_at(b, i)\n");
+}
+
+TEST(Keywords, Refusals) {
+  EXPECT_EQ(refusal(kMM, kGetC + "  parallel(loop=i, x=1)\n"), "parallel: unknown keyword argument 'x'");
+  EXPECT_EQ(refusal(kMM, kGetC + "  r = rfactor(k, loop=k)\n"), "rfactor: argument loop is given twice");
+  EXPECT_EQ(refusal(kMM, "  b = get_block(\"C\", func_name=\"other\")\n"),
+            "get_block: func_name \"other\" does not name the scheduled function mm");
+  EXPECT_EQ(refusal(kMM, "  b = get_block(\"C\")\n  x = cache_write(b, \"A\", \"local\")\n"),
+            "cache_write: block C does not write a buffer named A");
 }
 
 }  // namespace

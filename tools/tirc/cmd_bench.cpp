@@ -44,7 +44,7 @@ void register_bench(CLI::App& app) {
   cmd->add_flag("--fast-math", o->fast_math, "allow reassociation and contraction of float arithmetic");
   cmd->add_flag("--json", o->json, "print one JSON object");
   cmd->callback([o] {
-    run_guarded([o] {
+    run_guarded([o]() -> int {
 #ifndef TIRC_WITH_LLVM
       throw Error("tirc was built without LLVM (configure with -DTIRC_WITH_LLVM=ON)");
 #else

@@ -53,7 +53,7 @@ void register_build(CLI::App& app) {
   cmd->add_flag("--fast-math", o->fast_math, "allow reassociation and contraction of float arithmetic");
   cmd->add_option("-O", o->opt, "LLVM optimisation level 0-3 (default 3)")->check(CLI::Range(0, 3));
   cmd->callback([o] {
-    run_guarded([o] {
+    run_guarded([o]() -> int {
 #ifndef TIRC_WITH_LLVM
       throw Error("tirc was built without LLVM (configure with -DTIRC_WITH_LLVM=ON)");
 #else

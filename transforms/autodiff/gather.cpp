@@ -1,6 +1,7 @@
 #include "transforms/autodiff/gather.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
 #include <numeric>
 #include <unordered_set>
@@ -160,7 +161,8 @@ class Solver {
   struct NonAff {
     Affine num;
     int64_t c;
-    int kind;  // 0: num // c, 1: num % c, 2: -(num // c)
+    int kind;  // 0: num // c, 1: num % c, 2: -(num // c), 3: (num // c) % n
+    int64_t n = 0;
   };
   std::unordered_map<const VarNode*, NonAff> nonaff_;
   std::vector<std::pair<Affine, int64_t>> divis_;
@@ -227,6 +229,7 @@ Expr Solver::render(const Affine& a) {
     Expr num = render(n.num);
     Expr e = n.kind == 1 ? floormod(num, make_int(n.c)) : floordiv(num, make_int(n.c));
     if (n.kind == 2) e = make_unary(UnOp::Neg, e);
+    if (n.kind == 3) e = floormod(e, make_int(n.n));
     if (c != 1) e = make_int(c) * e;
     extra = extra.defined() ? extra + e : e;
   }
@@ -275,6 +278,20 @@ bool Solver::eliminate() {
   };
   for (;;) {
     bool progress = false;
+    // Divide each equation by the gcd of its coefficients (no integer solution: empty).
+    for (auto& eq : eqs_) {
+      int64_t g = 0;
+      for (auto& [v, c] : eq.terms) g = std::gcd(g, std::llabs(c));
+      if (g <= 1) continue;
+      if (eq.constant % g != 0) {
+        empty_ = true;
+        return true;
+      }
+      Affine d;
+      for (auto& [v, c] : eq.terms) d.add(v, c / g);
+      d.constant = eq.constant / g;
+      eq = d;
+    }
     // (a) an unknown pinned by an equation of its own.
     for (size_t i = 0; i < eqs_.size() && !progress; ++i) {
       Var u;
@@ -321,36 +338,44 @@ bool Solver::eliminate() {
       if (!done) residual_expr_.push_back(make_binary(BinOp::EQ, render(eq), make_int(0)));
     }
     if (progress) continue;
-    // (b) c*u + v = K with v in [0, c): u = K // c, v = K % c (fused iterators).
+    // (b) mixed radix: sum c_k u_k = K with c_1 = 1, u_k in [0, n_k), c_{k+1} = c_k n_k
+    //     (fused iterators of reshapes/flattens): u_k = (K // c_k) % n_k, the last K // c_n.
     for (size_t i = 0; i < eqs_.size() && !progress; ++i) {
-      if (count_unknowns(eqs_[i], nullptr, nullptr) != 2) continue;
       std::vector<std::pair<Var, int64_t>> us;
       for (auto& [v, c] : eqs_[i].terms)
         if (unknown_set_.count(v.get())) us.emplace_back(v, c);
-      for (int pick = 0; pick < 2 && !progress; ++pick) {
-        auto [v, av] = us[pick];
-        auto [u, au] = us[1 - pick];
-        if (av != 1 && av != -1) continue;
-        auto bv = box_.find(v.get());
-        int64_t c = au < 0 ? -au : au;
-        if (c <= 1 || bv == box_.end() || !bv->second.known || bv->second.clo != 0 || bv->second.chi != c - 1) continue;
-        int uses = 0;
-        for (auto& e : eqs_)
-          if (e.uses(u.get()) || e.uses(v.get())) ++uses;
-        if (uses != 1) continue;
-        Affine eq = eqs_[i].scaled(av);  // v has coefficient +1
-        int64_t au1 = eq.coeff(u.get());
-        Affine K = eq;
-        K.add(u, -au1);
-        K.add(v, -1);
-        K = K.scaled(-1);  // au1*u + v = K
-        eqs_.erase(eqs_.begin() + i);
-        nonaff_[u.get()] = NonAff{K, c, au1 > 0 ? 0 : 2};
-        nonaff_[v.get()] = NonAff{K, c, 1};
-        unknown_set_.erase(u.get());
-        unknown_set_.erase(v.get());
-        progress = true;
+      if (us.size() < 2) continue;
+      int64_t sign = us[0].second > 0 ? 1 : -1;
+      bool ok = true;
+      for (auto& [v, c] : us) ok = ok && (c > 0) == (sign > 0);
+      if (!ok) continue;
+      std::sort(us.begin(), us.end(), [](auto& a, auto& b) { return std::llabs(a.second) < std::llabs(b.second); });
+      if (std::llabs(us[0].second) != 1) continue;
+      for (size_t k = 0; k + 1 < us.size() && ok; ++k) {
+        auto b = box_.find(us[k].first.get());
+        ok = b != box_.end() && b->second.known && b->second.clo == 0 &&
+             std::llabs(us[k + 1].second) == std::llabs(us[k].second) * (b->second.chi + 1);
       }
+      for (auto& e : eqs_)
+        if (&e != &eqs_[i])
+          for (auto& [v, c] : us) ok = ok && !e.uses(v.get());
+      if (!ok) continue;
+      Affine eq = eqs_[i].scaled(sign);
+      Affine K = eq;
+      for (auto& [v, c] : us) K.add(v, -eq.coeff(v.get()));
+      K = K.scaled(-1);
+      eqs_.erase(eqs_.begin() + i);
+      for (size_t k = 0; k < us.size(); ++k) {
+        int64_t c = std::llabs(us[k].second);
+        if (k + 1 == us.size())
+          nonaff_[us[k].first.get()] = NonAff{K, c, 0, 0};
+        else if (c == 1)
+          nonaff_[us[k].first.get()] = NonAff{K, box_size(us[k].first.get()), 1, 0};
+        else
+          nonaff_[us[k].first.get()] = NonAff{K, c, 3, box_size(us[k].first.get())};
+        unknown_set_.erase(us[k].first.get());
+      }
+      progress = true;
     }
     if (progress) continue;
     // (d) a*u + e*x + k = 0 with |a| > 1: x runs over its residue class modulo |a|.
@@ -409,7 +434,7 @@ bool Solver::eliminate() {
         rest.add(v, -a);
         Affine num = a > 0 ? rest.scaled(-1) : rest;  // v = num / |a|
         int64_t c = a > 0 ? a : -a;
-        nonaff_[v.get()] = NonAff{num, c, 0};
+        nonaff_[v.get()] = NonAff{num, c, 0, 0};
         divis_.emplace_back(num, c);
         unknown_set_.erase(v.get());
         progress = true;
@@ -490,6 +515,34 @@ std::optional<GatherResult> Solver::run(const GatherInput& in) {
     eqs_.push_back(*a);
   }
   for (auto& c : in.conds) add_cond(c);
+  for (auto& sp : in.splits) {
+    make_strided(sp.dim, sp.stride, sp.residue);
+    Box& bw = box_[sp.w.get()];
+    if (!bw.known) return std::nullopt;
+    int64_t tlo = ceil_div(bw.clo - sp.w_residue, sp.stride), thi = floor_div(bw.chi - sp.w_residue, sp.stride);
+    if (thi < tlo) {
+      GatherResult r;
+      r.empty = true;
+      return r;
+    }
+    Var t(names_.fresh("t"));
+    Box bt;
+    bt.known = true;
+    bt.clo = tlo;
+    bt.chi = thi;
+    bt.lo = make_int(tlo);
+    bt.hi = make_int(thi + 1);
+    box_[t.get()] = bt;
+    Affine by;
+    by.add(t, sp.stride);
+    by.constant = sp.w_residue;
+    unknown_set_.erase(sp.w.get());
+    unknown_set_.insert(t.get());
+    for (auto& u : unknowns_)
+      if (u.same_as(sp.w)) u = t;
+    sol_[sp.w.get()] = by;
+    substitute_all(sp.w.get(), by);
+  }
   // Boxes of the quotient aux vars (needed if they stay free).
   for (auto& q : aux_q_) {
     auto iv = interval(q.a);

@@ -40,7 +40,19 @@ struct LoopRange {
   Expr min, extent;
 };
 
+// Splits the adjoint iteration of dimension `dim` by residue class: x = stride*l + residue,
+// and the forward loop var w (index = stride*u + w + k, w running over more than `stride`
+// values) restricted to w = stride*t + w_residue. Strided/dilated convolutions and
+// overlapping windows become exact unit-coefficient problems, one per residue.
+struct ResidueSplit {
+  size_t dim;
+  int64_t stride, residue;
+  Var w;
+  int64_t w_residue;
+};
+
 struct GatherInput {
+  std::vector<ResidueSplit> splits;
   std::vector<LoopRange> loops;  // forward loops, outer to inner
   std::vector<Expr> conds;       // bool conditions over the loop vars (and scalar params)
   std::vector<Expr> index;       // read indices over the loop vars

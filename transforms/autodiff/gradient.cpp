@@ -848,38 +848,92 @@ void GradientBuilder::emit_contribution(Unit& u, const std::vector<const std::ve
   for (auto& g : outer) gi.conds.push_back(substitute(g, iter_to_loop));
   for (auto& i : ld->indices) gi.index.push_back(substitute(i, iter_to_loop));
   gi.shape = A->shape;
-  auto r = solve_gather(gi, names_);
-  if (r) {
-    if (r->empty) return;
-    if (fresh && inner.empty() && r->residual.empty() && is_one(r->predicate) && r->predicate.dtype() == DType::Bool &&
-        r->loops.size() == A->ndim()) {
-      overwrite = true;
-      for (size_t d = 0; d < r->loops.size() && overwrite; ++d) {
-        auto& gl = r->loops[d];
-        overwrite = gl.kind == IterKind::Spatial && r->target_index[d].same_as(gl.iter_var) && is_zero(gl.lo) &&
-                    same_extent(gl.hi, A->shape[d]);
+  // Residue splits for indices stride*u + w + k with w running over more than `stride`
+  // values (strided / dilated windows): one exact gather per residue class.
+  std::vector<std::pair<size_t, ResidueSplit>> cands;  // (number of residues, split template)
+  for (size_t d = 0; d < gi.index.size(); ++d) {
+    auto a = to_affine(gi.index[d]);
+    if (!a || a->terms.size() != 2) continue;
+    const LoopRange *lu = nullptr, *lw = nullptr;
+    int64_t s = 0;
+    for (auto& [v, c] : a->terms)
+      for (auto& l : gi.loops)
+        if (l.var.same_as(v)) {
+          if (c == 1 && !lw)
+            lw = &l;
+          else if (c > 1)
+            lu = &l, s = c;
+        }
+    int64_t wext, wmin;
+    if (!lu || !lw || !is_const_int(lw->extent, &wext) || !is_const_int(lw->min, &wmin) || wext <= s) continue;
+    int64_t uext;
+    if (!is_const_int(lu->extent, &uext) || uext <= 1) continue;
+    ResidueSplit sp{d, s, 0, lw->var, a->constant};
+    cands.push_back({static_cast<size_t>(s), sp});
+  }
+  std::vector<GatherResult> results;
+  bool solved = false;
+  if (!cands.empty()) {
+    size_t combos = 1;
+    for (auto& c : cands) combos *= c.first;
+    solved = combos <= 64;
+    for (size_t k = 0; k < combos && solved; ++k) {
+      GatherInput g2 = gi;
+      size_t rem = k;
+      for (auto& [n, sp] : cands) {
+        ResidueSplit x = sp;
+        x.residue = static_cast<int64_t>(rem % n);
+        rem /= n;
+        x.w_residue = ((x.residue - sp.w_residue) % x.stride + x.stride) % x.stride;
+        g2.splits.push_back(x);
       }
-      if (overwrite) bwd_[zero_idx] = Stmt();
+      auto r = solve_gather(g2, names_);
+      if (!r) solved = false;
+      else if (!r->empty) results.push_back(std::move(*r));
     }
-    std::unordered_map<const VarNode*, Expr> iter_new;
-    for (auto& [k, v] : iter_to_loop) iter_new[k] = substitute(v, r->subst);
-    Stmt body = substitute(make_body(r->target_index), iter_new);
-    if (!r->residual.empty()) body = make_if(and_all(r->residual), body);
-    BlockNode bn;
-    bn.name = names_.unique(name);
-    std::vector<Expr> bindings;
-    for (auto& gl : r->loops) {
-      bn.iter_vars.push_back({gl.iter_var, gl.kind, gl.iter_extent});
-      bindings.push_back(gl.binding);
+    if (!solved) results.clear();
+  }
+  if (!solved) {
+    auto r = solve_gather(gi, names_);
+    if (r) {
+      solved = true;
+      if (!r->empty) results.push_back(std::move(*r));
     }
-    bn.body = body;
-    set_regions(bn);
-    Stmt s = make_block_realize(bindings, r->predicate, make_block(std::move(bn)));
-    for (size_t i = r->loops.size(); i-- > 0;) {
-      auto& gl = r->loops[i];
-      s = make_for(gl.loop_var, gl.lo, make_extent(gl.lo, gl.hi), ForKind::Serial, s);
+  }
+  if (solved) {
+    for (auto& res : results) {
+      auto* r = &res;
+      overwrite = false;
+      if (fresh && results.size() == 1 && inner.empty() && r->residual.empty() && is_one(r->predicate) &&
+          r->predicate.dtype() == DType::Bool && r->loops.size() == A->ndim()) {
+        overwrite = true;
+        for (size_t d = 0; d < r->loops.size() && overwrite; ++d) {
+          auto& gl = r->loops[d];
+          overwrite = gl.kind == IterKind::Spatial && r->target_index[d].same_as(gl.iter_var) && is_zero(gl.lo) &&
+                      same_extent(gl.hi, A->shape[d]);
+        }
+        if (overwrite) bwd_[zero_idx] = Stmt();
+      }
+      std::unordered_map<const VarNode*, Expr> iter_new;
+      for (auto& [k, v] : iter_to_loop) iter_new[k] = substitute(v, r->subst);
+      Stmt body = substitute(make_body(r->target_index), iter_new);
+      if (!r->residual.empty()) body = make_if(and_all(r->residual), body);
+      BlockNode bn;
+      bn.name = names_.unique(name);
+      std::vector<Expr> bindings;
+      for (auto& gl : r->loops) {
+        bn.iter_vars.push_back({gl.iter_var, gl.kind, gl.iter_extent});
+        bindings.push_back(gl.binding);
+      }
+      bn.body = body;
+      set_regions(bn);
+      Stmt st = make_block_realize(bindings, r->predicate, make_block(std::move(bn)));
+      for (size_t i = r->loops.size(); i-- > 0;) {
+        auto& gl = r->loops[i];
+        st = make_for(gl.loop_var, gl.lo, make_extent(gl.lo, gl.hi), ForKind::Serial, st);
+      }
+      emit(st);
     }
-    emit(s);
     return;
   }
   // Scatter fallback over the forward iteration space.

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <map>
 
 #include "ir/error.h"
@@ -39,12 +40,66 @@ const std::map<std::string, PrimFn>& table() {
 }  // namespace
 
 namespace sched {
+
+// TVM's parameter names, so that `rfactor(k, factor_axis=1)` works like the positional form.
+// `preserve_unit_iters` / `preserve_unit_loops` only decide whether unit loops are kept, which
+// never changes what is computed: they are accepted and ignored.
+static ScheduleInstr normalize_keywords(const ScheduleInstr& ins) {
+  static const std::map<std::string, std::vector<std::string>> params = {
+      {"get_block", {"name", "func_name"}},
+      {"get_loops", {"block"}},
+      {"get_child_blocks", {"block_or_loop"}},
+      {"split", {"loop", "factors"}},
+      {"parallel", {"loop"}},
+      {"vectorize", {"loop"}},
+      {"unroll", {"loop"}},
+      {"bind", {"loop", "thread_axis"}},
+      {"annotate", {"block_or_loop", "ann_key", "ann_val"}},
+      {"compute_at", {"block", "loop"}},
+      {"reverse_compute_at", {"block", "loop"}},
+      {"compute_inline", {"block"}},
+      {"reverse_compute_inline", {"block"}},
+      {"cache_read", {"block", "read_buffer_index", "storage_scope"}},
+      {"cache_write", {"block", "write_buffer_index", "storage_scope"}},
+      {"decompose_reduction", {"block", "loop"}},
+      {"rfactor", {"loop", "factor_axis"}},
+      {"blockize", {"target"}},
+      {"tensorize", {"block_or_loop", "tensor_intrin"}},
+  };
+  ScheduleInstr out = ins;
+  out.args.clear();
+  std::vector<const ScheduleArg*> kws;
+  for (auto& a : ins.args) {
+    if (a.kind != ScheduleArg::Keyword) {
+      if (!kws.empty()) refuse("a positional argument follows a keyword argument");
+      out.args.push_back(a);
+    } else {
+      kws.push_back(&a);
+    }
+  }
+  auto it = params.find(ins.primitive);
+  for (auto* k : kws) {
+    if (k->text == "preserve_unit_iters" || k->text == "preserve_unit_loops") continue;
+    if (k->list.empty()) refuse("keyword argument " + k->text + " has no value");
+    if (it == params.end()) refuse("unknown keyword argument '" + k->text + "'");
+    auto& names = it->second;
+    auto pos = std::find(names.begin(), names.end(), k->text);
+    if (pos == names.end()) refuse("unknown keyword argument '" + k->text + "'");
+    size_t idx = static_cast<size_t>(pos - names.begin());
+    if (idx < out.args.size()) refuse("argument " + k->text + " is given twice");
+    if (idx > out.args.size()) refuse("keyword argument " + k->text + " given before the arguments preceding it");
+    out.args.push_back(k->list[0]);
+  }
+  return out;
+}
+
 void apply_instruction(ScheduleState& st, const ScheduleInstr& ins) {
   auto it = table().find(ins.primitive);
   if (it == table().end()) refuse("unknown schedule primitive '" + ins.primitive + "'");
+  ScheduleInstr norm = normalize_keywords(ins);
   // Work on a copy so that a refusal (or an unexpected error) never leaves a partial change.
   ScheduleState work = st;
-  it->second(work, ins);
+  it->second(work, norm);
   st = std::move(work);
 }
 }  // namespace sched

@@ -13,7 +13,15 @@ void prim_cache_read(ScheduleState& st, const ScheduleInstr& ins) {
   if (ins.results.size() > 1) expect_results(ins, 1);
   Stmt bs = arg_block(st, ins, 0);
   const BlockNode* b = block_of(bs);
-  int64_t idx = arg_int(ins, 1, "the read buffer index");
+  // TVM accepts the index in the block's reads regions or the buffer's name.
+  int64_t idx = -1;
+  if (ins.args.size() > 1 && ins.args[1].kind == ScheduleArg::String) {
+    for (size_t r = 0; r < b->reads.size() && idx < 0; ++r)
+      if (b->reads[r].buffer->name == ins.args[1].text) idx = static_cast<int64_t>(r);
+    if (idx < 0) refuse("block " + b->name + " does not read a buffer named " + ins.args[1].text);
+  } else {
+    idx = arg_int(ins, 1, "the read buffer index");
+  }
   std::string scope = cache_scope(ins, 2);
   if (idx < 0 || idx >= static_cast<int64_t>(b->reads.size()))
     refuse("block " + b->name + " has " + std::to_string(b->reads.size()) + " read region" +

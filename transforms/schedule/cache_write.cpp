@@ -15,7 +15,15 @@ void prim_cache_write(ScheduleState& st, const ScheduleInstr& ins) {
   Stmt bs = arg_block(st, ins, 0);
   const BlockRealizeNode* br = realize(bs);
   const BlockNode* b = br->block.get();
-  int64_t idx = arg_int(ins, 1, "the write buffer index");
+  // TVM accepts the index in the block's writes regions or the buffer's name.
+  int64_t idx = -1;
+  if (ins.args.size() > 1 && ins.args[1].kind == ScheduleArg::String) {
+    for (size_t r = 0; r < b->writes.size() && idx < 0; ++r)
+      if (b->writes[r].buffer->name == ins.args[1].text) idx = static_cast<int64_t>(r);
+    if (idx < 0) refuse("block " + b->name + " does not write a buffer named " + ins.args[1].text);
+  } else {
+    idx = arg_int(ins, 1, "the write buffer index");
+  }
   std::string scope = cache_scope(ins, 2);
   if (idx < 0 || idx >= static_cast<int64_t>(b->writes.size()))
     refuse("block " + b->name + " has " + std::to_string(b->writes.size()) + " write region" +

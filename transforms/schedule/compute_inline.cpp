@@ -49,6 +49,9 @@ void prim_compute_inline(ScheduleState& st, const ScheduleInstr& ins) {
     if (cb->init.defined()) for_each_expr(cb->init, f);
     for_each_expr(cb->body, f);
     if (ptr) refuse("consumer block " + cb->name + " passes a pointer to buffer " + X->name);
+    for (auto& in : read_buffers(*b))
+      if (block_writes(*cb, in))
+        refuse("consumer block " + cb->name + " writes buffer " + in->name + ", which block " + b->name + " reads");
     check_inputs_stable(st, *b, bs, c);
   }
   // Rewrite consumers.

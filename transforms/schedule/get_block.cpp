@@ -7,10 +7,13 @@ namespace tirc::sched {
 // b = get_block("NAME") or get_block("NAME", func_name="F").
 void prim_get_block(ScheduleState& st, const ScheduleInstr& ins) {
   auto pos = positional(ins);
-  if (pos.size() != 1) refuse("expected 1 argument (the block name), got " + std::to_string(pos.size()));
+  if (pos.size() < 1 || pos.size() > 2) refuse("expected 1 argument (the block name), got " + std::to_string(pos.size()));
   if (pos[0]->kind != ScheduleArg::String) refuse("the block name must be a string literal, e.g. get_block(\"C\")");
-  if (auto* fn = kwarg(ins, "func_name"); fn && fn->text != st.func.name)
-    refuse("func_name \"" + fn->text + "\" does not name the scheduled function " + st.func.name);
+  if (pos.size() == 2) {
+    if (pos[1]->kind != ScheduleArg::String) refuse("func_name must be a string literal");
+    if (pos[1]->text != st.func.name)
+      refuse("func_name \"" + pos[1]->text + "\" does not name the scheduled function " + st.func.name);
+  }
   expect_results(ins, 1);
   const std::string& name = pos[0]->text;
   Stmt b = st.find_block(name);

@@ -102,6 +102,8 @@ void prim_reverse_compute_inline(ScheduleState& st, const ScheduleInstr& ins) {
     if (block_index(order, r) < block_index(order, cs) || top_item(st, r.get()).same_as(top_item(st, cs.get())))
       refuse("block " + block_of(r)->name + " reads buffer " + Y->name + " before block " + c->name + " writes it");
   check_inputs_stable(st, *c, bs, cs);
+  for (auto& in : read_buffers(*b))
+    if (block_writes(*c, in)) refuse("block " + c->name + " writes buffer " + in->name + ", which block " + b->name + " reads");
   // New producer body: Y[idx_C(v_C := u_B)] = g(f, ...).
   std::unordered_map<const VarNode*, Expr> sub;
   for (size_t k = 0; k < civs.size(); ++k) sub[c->iter_vars[civs[k]].var.get()] = b->iter_vars[bivs[k]].var;

@@ -26,10 +26,10 @@ class IterMapRewriter {
     for (auto& d : iters) {
       auto m = std::make_shared<IterMarkNode>();
       m->var = d.var;
-      m->min = an_.simplify(d.min);
+      m->min = d.min.defined() ? an_.simplify(d.min) : make_int(0, d.var.dtype());
       m->extent = an_.simplify(d.extent);
       marks_[d.var.get()] = m;
-      an_.bind(d.var, d.min, d.extent);
+      if (d.extent.defined()) an_.bind(d.var, m->min, d.extent);
     }
   }
 
@@ -336,6 +336,8 @@ IterMapResult detect_iter_map(const std::vector<Expr>& bindings, const std::vect
                               IterMapLevel level, const VarRanges& known) {
   IterMapResult res;
   try {
+    for (auto& d : iters)
+      if (!d.var.defined() || !d.extent.defined()) throw Fail{"input iterator without a variable or an extent"};
     IterMapRewriter rw(iters, known);
     rw.add_predicate(predicate);
     for (auto& b : bindings) {

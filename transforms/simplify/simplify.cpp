@@ -193,11 +193,11 @@ void assume_into(const Expr& cond, bool negate, VarRanges& r, RangeScope* scope,
   Interval nxt = cur;
   switch (op) {
     case BinOp::LT:
-      if (o.has_upper()) nxt.hi = std::min(nxt.hi, o.hi - 1);
+      if (o.has_upper() && o.hi != Interval::kNegInf) nxt.hi = std::min(nxt.hi, o.hi - 1);
       break;
     case BinOp::LE: nxt.hi = std::min(nxt.hi, o.hi); break;
     case BinOp::GT:
-      if (o.has_lower()) nxt.lo = std::max(nxt.lo, o.lo + 1);
+      if (o.has_lower() && o.lo != Interval::kPosInf) nxt.lo = std::max(nxt.lo, o.lo + 1);
       break;
     case BinOp::GE: nxt.lo = std::max(nxt.lo, o.lo); break;
     case BinOp::EQ: nxt = interval_intersect(cur, o); break;
@@ -460,9 +460,11 @@ class Simplifier : public IRMutator {
     if (!fits(rem)) return cur;
     // Common factor g of the remainder and the divisor: (g*R) // (g*c) == R // c and
     // (g*R) % (g*c) == g * (R % c).
-    int64_t g = c;
-    for (auto& term : rem.terms) g = std::gcd(g, as_signed(term.coeff, t) < 0 ? -as_signed(term.coeff, t) : as_signed(term.coeff, t));
-    g = std::gcd(g, rem.constant < 0 ? -rem.constant : rem.constant);
+    auto uabs = [](int64_t x) { return x < 0 ? 0 - static_cast<uint64_t>(x) : static_cast<uint64_t>(x); };
+    uint64_t ug = static_cast<uint64_t>(c);
+    for (auto& term : rem.terms) ug = std::gcd(ug, uabs(as_signed(term.coeff, t)));
+    ug = std::gcd(ug, uabs(rem.constant));
+    int64_t g = static_cast<int64_t>(ug);  // divides c, so it fits
     int64_t cc = c;
     if (g > 1) {
       for (auto& term : rem.terms) term.coeff = wrap_int(static_cast<uint64_t>(as_signed(term.coeff, t) / g), t);
