@@ -49,9 +49,16 @@ static void run_chunk(int id, int chunks, int64_t n, tirc_parallel_body body, vo
   if (begin < end) body(begin, end, closure);
 }
 
+struct tirc_worker_arg {
+  int id;
+  int64_t gen; /* the job generation when the worker was created: it only runs later jobs */
+};
+
 static void* worker_main(void* arg) {
-  int id = (int)(intptr_t)arg;
-  int64_t seen = 0;
+  struct tirc_worker_arg* wa = (struct tirc_worker_arg*)arg;
+  int id = wa->id;
+  int64_t seen = wa->gen;
+  free(wa);
   t_in_parallel = 1;
   for (;;) {
     pthread_mutex_lock(&g_mu);
@@ -83,7 +90,14 @@ void tirc_parallel_for(int64_t n, tirc_parallel_body body, void* closure) {
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, (size_t)16 << 20);
-    if (pthread_create(&th, &attr, worker_main, (void*)(intptr_t)(g_started + 1)) != 0) {
+    struct tirc_worker_arg* wa = (struct tirc_worker_arg*)malloc(sizeof(struct tirc_worker_arg));
+    if (!wa) break;
+    wa->id = g_started + 1;
+    pthread_mutex_lock(&g_mu);
+    wa->gen = g_gen;
+    pthread_mutex_unlock(&g_mu);
+    if (pthread_create(&th, &attr, worker_main, wa) != 0) {
+      free(wa);
       pthread_attr_destroy(&attr);
       break;
     }
@@ -114,7 +128,8 @@ void tirc_parallel_for(int64_t n, tirc_parallel_body body, void* closure) {
 
 void* tirc_alloc(int64_t nbytes) {
   size_t n = nbytes <= 0 ? 64 : (size_t)((nbytes + 63) / 64 * 64);
-  void* p = aligned_alloc(64, n);
+  void* p = 0;
+  if (posix_memalign(&p, 64, n) != 0) p = 0;
   if (!p) {
     fprintf(stderr, "tirc runtime: out of memory allocating %lld bytes\n", (long long)nbytes);
     abort();

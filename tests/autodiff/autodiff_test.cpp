@@ -232,6 +232,52 @@ const Case kCases[] = {
     }
   }
 })TIR"},
+    {"pred", R"TIR(func pred(X: f32[10], W: f32[3]) -> (Y: f32[8]) {
+  for i in serial(2, 10) {
+    for r in serial(3) {
+      block c(vi: spatial(8) = i - 2, vr: reduce(3) = r) {
+        where i + r < 11
+        init { Y[vi] = 0.5 }
+        Y[vi] += X[vi + vr] * W[vr]
+      }
+    }
+  }
+})TIR"},
+    {"half", R"TIR(func half(X: f16[6], Y: bf16[6]) -> (Z: f16[6]) {
+  for i in serial(6) {
+    block c(vi: spatial(6) = i) {
+      Z[vi] = X[vi] * f16(sin(f32(Y[vi])))
+    }
+  }
+})TIR"},
+    {"splitf", R"TIR(func splitf(X: f32[32]) -> (Y: f32[32]) {
+  for io, ii in grid(4, 8) {
+    block c(vi: spatial(32) = io * 8 + ii) {
+      Y[vi] = X[vi] * X[vi]
+    }
+  }
+})TIR"},
+    {"fusedl", R"TIR(func fusedl(X: f32[4, 6]) -> (Y: f32[4, 6]) {
+  for f in serial(24) {
+    block c(vi: spatial(4) = f // 6, vj: spatial(6) = f % 6) {
+      Y[vi, vj] = X[vi, vj] * 3.0
+    }
+  }
+})TIR"},
+    {"rootlet", R"TIR(func rootlet(X: f32[8]) -> (Y: f32[8]) {
+  for i in serial(8) {
+    let k = 7 - i
+    if k > 2 {
+      block c(vi: spatial(8) = k) {
+        Y[vi] = X[vi] * 2.0
+      }
+    } else {
+      block d(vi: spatial(8) = k) {
+        Y[vi] = X[vi] * X[vi]
+      }
+    }
+  }
+})TIR"},
 };
 
 Function parse_func(const std::string& src, const std::string& name) {
@@ -489,6 +535,39 @@ std::string refusal(const std::string& src, const std::string& func, const std::
     return e.what();
   }
   return "(no error)";
+}
+
+// Symbolic shapes; a buffer written by two blocks at disjoint places (no copy of the
+// uninitialised part); an output read by a later block.
+TEST(AutodiffSymbolic, ScalarShapesAndPartialWrites) {
+  Function f = parse_func(R"TIR(func sym(n: i32, m: i32, A: f32[n, m], B: f32[m]) -> (C: f32[n], D: f32[n, m]) {
+  for i, j in grid(n, m) {
+    block c(vi: spatial(n) = i, vj: reduce(m) = j) {
+      init { C[vi] = 0.0 }
+      C[vi] += A[vi, vj] * B[vj]
+    }
+  }
+  for i, j in grid(n, m - 1) {
+    block d(vi: spatial(n) = i, vj: spatial(m - 1) = j) {
+      D[vi, vj] = C[vi] * A[vi, vj + 1]
+    }
+  }
+  for i in serial(n) {
+    block e(vi: spatial(n) = i) {
+      D[vi, m - 1] = exp(C[vi])
+    }
+  }
+})TIR", "sym");
+  for (auto [n, m] : {std::pair<int, int>{5, 4}, {3, 7}}) {
+    CheckGradOptions o;
+    o.given["n"] = NDArray(DType::I32, {});
+    o.given["n"].set(0, n);
+    o.given["m"] = NDArray(DType::I32, {});
+    o.given["m"].set(0, m);
+    o.full = true;
+    CheckGradResult r = check_grad(*f, o);
+    EXPECT_EQ(r.failed, 0) << n << "x" << m;
+  }
 }
 
 TEST(AutodiffRefusals, Scan) {

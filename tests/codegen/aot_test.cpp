@@ -62,3 +62,26 @@ TEST(AotBuild, EmitsLlvmAndAsm) {
   ASSERT_EQ(as.code, 0) << as.out;
   EXPECT_NE(as.out.find("matmul:"), std::string::npos);
 }
+
+TEST(CliJit, RunEngineJitPrintsTheSameAsTheInterpreter) {
+  std::string src = TIRC_SOURCE_DIR;
+  for (const char* ex : {"matmul", "conv2d", "softmax"}) {
+    std::string base = q(TIRC_BINARY) + " run " + q(src + "/examples/" + ex + ".tir") + " --random 3";
+    Result a = sh(base);
+    Result b = sh(base + " --engine jit");
+    ASSERT_EQ(a.code, 0) << a.out;
+    ASSERT_EQ(b.code, 0) << b.out;
+    EXPECT_EQ(a.out, b.out) << ex;  // the unscheduled examples are bit-identical
+  }
+}
+
+TEST(CliJit, BenchPrintsMedianAndGflops) {
+  std::string src = TIRC_SOURCE_DIR;
+  Result r = sh(q(TIRC_BINARY) + " bench " + q(src + "/examples/matmul.tir") + " --func matmul --repeat 3 --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("\"func\": \"matmul\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"flops\": 524288,"), std::string::npos) << r.out;  // 2 * 128 * 32 * 64
+  EXPECT_NE(r.out.find("\"gflops\": "), std::string::npos) << r.out;
+  Result h = sh(q(TIRC_BINARY) + " bench " + q(src + "/examples/matmul.tir") + " --func nope");
+  EXPECT_EQ(h.code, 2) << h.out;
+}

@@ -198,6 +198,25 @@ TEST(Refusal, LoopKinds) {
             "partitioned by the loop)");
 }
 
+TEST(Refusal, SelfDependentBlock) {
+  const char* src = R"(func sd(X: f32[8]) -> (Y: f32[8]) {
+  for i in serial(8) {
+    block first(vi: spatial(8) = i) { Y[vi] = X[vi] }
+  }
+  for i in serial(7) {
+    block acc(vi: spatial(7) = i) {
+      Y[vi + 1] = Y[vi] + X[vi + 1]
+    }
+  }
+})";
+  EXPECT_EQ(refusal(src, "  b = get_block(\"acc\")\n  i = get_loops(b)\n  parallel(i)\n"),
+            "parallel: loop i: block acc reads buffer Y at other elements than it writes, so its iterations "
+            "depend on each other");
+  EXPECT_EQ(refusal(src, "  b = get_block(\"acc\")\n  i = get_loops(b)\n  i0, i1 = split(i, [_, 2])\n  reorder(i1, i0)\n"),
+            "reorder: the loop nest: block acc reads buffer Y at other elements than it writes, so its iterations "
+            "depend on each other");
+}
+
 TEST(Refusal, Inline) {
   EXPECT_EQ(refusal(kMM, "  b = get_block(\"C\")\n  compute_inline(b)\n"), "compute_inline: block C is a reduction");
   EXPECT_EQ(refusal(kEW, "  c = get_block(\"C\")\n  compute_inline(c)\n"),
@@ -332,6 +351,20 @@ TEST(Keywords, Refusals) {
             "get_block: func_name \"other\" does not name the scheduled function mm");
   EXPECT_EQ(refusal(kMM, "  b = get_block(\"C\")\n  x = cache_write(b, \"A\", \"local\")\n"),
             "cache_write: block C does not write a buffer named A");
+}
+
+}  // namespace
+}  // namespace tirc
+
+namespace tirc {
+namespace {
+
+// A scan depends on earlier iterations along its scan var only: the rows stay independent.
+TEST(Accepted, ParallelRowsOfAScan) {
+  Function g = scheduled(kScan, "  b = get_block(\"scan\")\n  i, j = get_loops(b)\n  parallel(i)\n");
+  auto* f = g->body.as<BlockRealizeNode>()->block->body.as<ForNode>();
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->for_kind, ForKind::Parallel);
 }
 
 }  // namespace

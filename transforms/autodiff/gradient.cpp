@@ -49,7 +49,7 @@ struct Unit {
   Expr update;  // E for reductions, the stored value otherwise
   std::vector<IterVar> reduce_iters;
   Buffer Y, ver_in, ver_out;
-  bool self_read = false, full = false, needs_copy = false, inactive = false;
+  bool self_read = false, full = false, needs_copy = false, inactive = false, merged = false;
   std::vector<Expr> once;  // guards making a repeated spatial store count once
   std::unordered_map<const BufferNode*, Buffer> read_ver;  // versions read (AD view)
   std::unordered_map<const BufferNode*, Buffer> fwd_load;  // forward emission: loads
@@ -1058,6 +1058,16 @@ Function GradientBuilder::build() {
     });
   };
   for (auto& s : bwd_) need_loads(s);
+  // A version whose predecessor no adjoint block reads shares the predecessor's storage
+  // (no copy: the forward recomputation runs in order, so overwriting is harmless).
+  std::unordered_map<const BufferNode*, Buffer> merged;
+  for (auto& u : units_) {
+    if (!u.ver_in.defined() || needed.count(u.ver_in.get())) continue;
+    auto it = merged.find(u.ver_in.get());
+    merged[u.ver_out.get()] = it != merged.end() ? it->second : u.ver_in;
+    u.needs_copy = false;
+    u.merged = true;
+  }
   std::vector<Stmt> fwd_rev;
   for (size_t k = units_.size(); k-- > 0;) {
     Unit& u = units_[k];
@@ -1067,6 +1077,7 @@ Function GradientBuilder::build() {
     Stmt s = wrap_path(u, BufferRenamer(u.fwd_load, stores).mutate(realize));
     need_loads(s);
     fwd_rev.push_back(s);
+    if (u.merged) needed.insert(u.ver_in.get());
     if (u.needs_copy) {
       Buffer from = u.ver_in, to = u.ver_out;
       fwd_rev.push_back(elementwise(u.blk->name + "_copy", to, [&](const std::vector<Expr>& iv) {
@@ -1079,6 +1090,11 @@ Function GradientBuilder::build() {
   for (auto& st : bwd_)
     if (st.defined()) body.push_back(st);
   Stmt body_stmt = make_seq(body);
+  if (!merged.empty()) {
+    std::unordered_map<const BufferNode*, Buffer> m2;
+    for (auto& [k, v] : merged) m2[k] = v;
+    body_stmt = BufferRenamer(m2, m2).mutate(body_stmt);
+  }
 
   // Allocations: every non-param buffer the body touches.
   std::unordered_set<const BufferNode*> used;

@@ -51,7 +51,7 @@ Function simplify_indices(const FunctionNode& f);
 Expr simplify_index_expr(const Expr& e);
 
 // The whole pipeline: lower_init, convert_blocks, plan_alloc, flatten_buffers (when
-// `flatten`), simplify_indices.
+// `flatten`), simplify_indices, then simplify_function (transforms/simplify/simplify.h).
 Function lower_function(const FunctionNode& f, bool flatten = true);
 
 // Helper: a copy of f with a new body.

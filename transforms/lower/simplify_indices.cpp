@@ -3,6 +3,7 @@
 // gives codegen constant strides. Integer results wrap to the dtype (as the language does).
 #include "ir/mutator.h"
 #include "transforms/lower/lower.h"
+#include "transforms/simplify/simplify.h"
 
 namespace tirc {
 namespace {
@@ -148,7 +149,10 @@ Function lower_function(const FunctionNode& f, bool flatten) {
   g = convert_blocks(*g);
   g = plan_alloc(*g);
   if (flatten) g = flatten_buffers(*g);
-  return simplify_indices(*g);
+  g = simplify_indices(*g);
+  // The arithmetic simplifier (exact semantics, loop ranges known): removes the // and %
+  // of fused/split bindings and proves loop-invariant conditions where it can.
+  return simplify_function(*g);
 }
 
 }  // namespace tirc

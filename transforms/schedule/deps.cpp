@@ -2,6 +2,41 @@
 
 namespace tirc::sched {
 
+void check_self_dependence(const Stmt& s, const std::string& what) {
+  for (auto& bs : collect_blocks(s, false)) {
+    const BlockNode* b = block_of(bs);
+    for (auto& w : b->writes) {
+      for (auto& r : b->reads) {
+        if (!r.buffer.same_as(w.buffer)) continue;
+        // Dimensions indexed only by scan iter vars may differ: that is the scan's ordered
+        // dependence, which the loop-binding checks protect.
+        auto scan_only = [&](const Range& x) {
+          bool any_other = false;
+          auto check = [&](const Expr& e) {
+            any_other = any_other || uses_var(e, [&](const VarNode* v) {
+                          for (auto& iv : b->iter_vars)
+                            if (iv.var.get() == v) return iv.kind != IterKind::Scan;
+                          return true;
+                        });
+          };
+          check(x.begin);
+          if (!x.is_point()) check(x.end);
+          return !any_other;
+        };
+        bool same = r.ranges.size() == w.ranges.size();
+        for (size_t d = 0; same && d < r.ranges.size(); ++d) {
+          const Range &x = r.ranges[d], &y = w.ranges[d];
+          same = (x.is_point() == y.is_point() && prove_eq(x.begin, y.begin) && (x.is_point() || prove_eq(x.end, y.end))) ||
+                 (scan_only(x) && scan_only(y));
+        }
+        if (!same)
+          refuse(what + ": block " + b->name + " reads buffer " + w.buffer->name +
+                 " at other elements than it writes, so its iterations depend on each other");
+      }
+    }
+  }
+}
+
 void check_blocks_independent(const Stmt& s, const std::string& what) {
   if (has_loose_effects(s)) refuse(what + " has statements outside blocks");
   if (has_extern_call(s)) refuse(what + " contains call_extern, whose effects are unknown");
@@ -57,6 +92,7 @@ void check_iterations_independent(const ScheduleState&, const Stmt& loop_s, cons
   if (has_loose_effects(loop->body)) refuse(what + " has statements outside blocks");
   if (has_extern_call(loop->body)) refuse(what + " contains call_extern, whose effects are unknown");
   check_loop_bindings(loop->body, loop, false, prim);
+  check_self_dependence(loop->body, what);
   auto blocks = collect_blocks(loop->body, false);
   if (blocks.size() < 2) return;
   // Accesses of each buffer by each block, relaxed over loops inside `loop`.

@@ -16,6 +16,10 @@ namespace tirc::sched {
 // statements outside blocks, or call_extern.
 void check_blocks_independent(const Stmt& s, const std::string& what);
 
+// Refuses when a block below s reads a buffer it writes at other elements than the ones it
+// writes (then its instances depend on each other, whatever the iter var kinds say).
+void check_self_dependence(const Stmt& s, const std::string& what);
+
 // Refuses when some block below `s` binds `loop` to an iter var that is not spatial
 // (`allow_reduce` allows reduce vars too: reordering a commutative reduction is fine).
 void check_loop_bindings(const Stmt& s, const ForNode* loop, bool allow_reduce, const std::string& what);

@@ -56,6 +56,7 @@ void prim_reorder(ScheduleState& st, const ScheduleInstr& ins) {
   }
   Stmt inner = bottom.as<ForNode>()->body;
   check_blocks_independent(inner, "the loop nest");
+  check_self_dependence(inner, "the loop nest");
   for (auto& g : given) check_loop_bindings(inner, g.as<ForNode>(), true, "reorder");
   // A reduction's init runs at its first iteration: that stays the first one under any
   // order only when no loop of the nest feeds both spatial and reduce iter vars (then, for
