@@ -2,7 +2,7 @@
 # Installs the Debian 12 packages tirc needs (as root; uses sudo when not root).
 # Only missing packages are installed, so this is quick on a warm machine.
 set -euo pipefail
-pkgs=(cmake ninja-build g++ clang ccache antlr4 libantlr4-runtime-dev llvm-19-dev libfmt-dev
+pkgs=(cmake ninja-build g++ clang-19 libclang-rt-19-dev ccache antlr4 libantlr4-runtime-dev llvm-19-dev libfmt-dev
       libgtest-dev libcli11-dev nlohmann-json3-dev libopenblas-dev python3-numpy python3-torch zlib1g-dev
       libzstd-dev libedit-dev libxml2-dev libffi-dev libcurl4-openssl-dev)
 missing=()

@@ -620,17 +620,44 @@ TEST(AutodiffRefusals, UnsupportedReduction) {
             "max(Y, E), min(Y, E))");
 }
 
-TEST(AutodiffRefusals, SeveralStores) {
+TEST(AutodiffMultiStore, SeveralStoresInOneBlock) {
+  // Two independent stores in one block body (a spatial one and a pair of reductions).
+  Function f = parse_func(R"(func ms(X: f32[4, 6]) -> (Y: f32[4, 6], S: f32[4], Q: f32[4]) {
+  for i, j in grid(4, 6) {
+    block B(vi: spatial(4) = i, vj: spatial(6) = j) {
+      let x = X[vi, vj]
+      Y[vi, vj] = exp(x)
+    }
+  }
+  for i, k in grid(4, 6) {
+    block R(vi: spatial(4) = i, vk: reduce(6) = k) {
+      init {
+        S[vi] = 0.0
+        Q[vi] = 1.0
+      }
+      S[vi] += X[vi, vk]
+      Q[vi] += X[vi, vk] * Y[vi, vk]
+    }
+  }
+})",
+                          "ms");
+  CheckGradOptions o;
+  o.full = true;
+  EXPECT_EQ(check_grad(*f, o).failed, 0);
+  EXPECT_EQ(check_grad(*grad_roundtrip(f)).failed, 0);
+}
+
+TEST(AutodiffRefusals, StoreReadsAnotherStoreOfTheBlock) {
   EXPECT_EQ(refusal(R"(func ss(X: f32[8]) -> (Y: f32[8], Z: f32[8]) {
   for i in serial(8) {
     block B(vi: spatial(8) = i) {
       Y[vi] = X[vi]
-      Z[vi] = X[vi]
+      Z[vi] = Y[vi] * 2.0
     }
   }
 })",
                     "ss"),
-            "block B: several stores in one block body are not supported");
+            "block B: a store reads Y, which another store of the same block writes");
 }
 
 TEST(AutodiffRefusals, WrtMustBeAFloatInput) {

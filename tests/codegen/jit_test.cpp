@@ -272,3 +272,28 @@ func f(A: f32[64], B: f32[64]) -> (C: f32[64]) {
 }
 
 }  // namespace tirc
+
+namespace tirc {
+using namespace tirc::cgtest;
+
+TEST(JitLoops, ThreadBindingScanAndI64IndicesOnCpu) {
+  std::string text = R"(
+func f(X: f32[4, 64], I: i64[64] in [0, 63]) -> (Y: f32[4, 64], Z: f32[4, 64]) {
+  for b in thread_binding(4, "blockIdx.x") {
+    for t in serial(64) {
+      block s(vb: spatial(4) = b, vt: scan(64) = t) {
+        Y[vb, vt] = if_then_else(vt == 0, X[vb, vt], Y[vb, vt - 1] + X[vb, vt])
+      }
+    }
+    for t in thread_binding(64, "threadIdx.x") {
+      block g(vb: spatial(4) = b, vt: spatial(64) = t) {
+        Z[vb, vt] = X[vb, i32(I[vt])] * 2.0
+      }
+    }
+  }
+}
+)";
+  expect_jit_matches_interp(text, "f", 8, 0, 0);
+}
+
+}  // namespace tirc

@@ -2,7 +2,7 @@
 // functions (tests/schedule/fuzz/*.tir and the operator zoo examples/ops/*.tir). A refused
 // step is fine; a wrong result (interpreter differential check against the unscheduled
 // function), an output that does not re-parse to the same IR, or any other exception is a
-// failure. Iterations: TIRC_SCHED_FUZZ_ITERS (default 2000), seed: TIRC_SCHED_FUZZ_SEED
+// failure. Iterations: TIRC_SCHED_FUZZ_ITERS (default 4000), seed: TIRC_SCHED_FUZZ_SEED
 // (default 1). Long run: `test_schedule --gtest_also_run_disabled_tests
 // --gtest_filter=ScheduleFuzz.DISABLED_Long` (100000 schedules by default).
 #include <gtest/gtest.h>
@@ -364,7 +364,7 @@ void run_fuzz(long iters, uint64_t seed) {
 
 // The CI run: fast (a few seconds here; well under a minute on a slow machine).
 TEST(ScheduleFuzz, RandomSchedules) {
-  run_fuzz(env_long("TIRC_SCHED_FUZZ_ITERS", 2000), static_cast<uint64_t>(env_long("TIRC_SCHED_FUZZ_SEED", 1)));
+  run_fuzz(env_long("TIRC_SCHED_FUZZ_ITERS", 4000), static_cast<uint64_t>(env_long("TIRC_SCHED_FUZZ_SEED", 1)));
 }
 
 // The long run (not in CI): test_schedule --gtest_also_run_disabled_tests

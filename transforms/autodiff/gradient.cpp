@@ -50,6 +50,7 @@ struct Unit {
   std::vector<IterVar> reduce_iters;
   Buffer Y, ver_in, ver_out;
   bool self_read = false, full = false, needs_copy = false, inactive = false, merged = false;
+  int group = 0;  // units from the same block share a group
   std::vector<Expr> once;  // guards making a repeated spatial store count once
   std::unordered_map<const BufferNode*, Buffer> read_ver;  // versions read (AD view)
   std::unordered_map<const BufferNode*, Buffer> fwd_load;  // forward emission: loads
@@ -200,6 +201,9 @@ class GradientBuilder {
   void resolve_wrt(const std::vector<std::string>& wrt);
   void collect(const Stmt& s, std::vector<PathElem>& path);
   void analyze(Unit& u);
+  void flatten_body(const BlockNode& b, const Stmt& s, std::vector<Unit::Item>& items,
+                    std::vector<std::pair<std::vector<Unit::Item>, const StoreNode*>>& out);
+  int ngroups_ = 0;
   void assign_versions();
   void reverse_unit(Unit& u);
   void emit_contribution(Unit& u, const std::vector<const std::vector<Binding>*>& lets, const LeafTerm& leaf);
@@ -306,11 +310,38 @@ void GradientBuilder::collect(const Stmt& s, std::vector<PathElem>& path) {
       return;
     }
     case StmtKind::BlockRealize: {
-      Unit u;
-      u.br = s.as<BlockRealizeNode>();
-      u.blk = u.br->block.get();
-      u.path = path;
-      units_.push_back(std::move(u));
+      auto* br = s.as<BlockRealizeNode>();
+      const BlockNode* blk = br->block.get();
+      std::vector<std::pair<std::vector<Unit::Item>, const StoreNode*>> stores;
+      std::vector<Unit::Item> items;
+      flatten_body(*blk, blk->body, items, stores);
+      if (stores.empty()) throw Error("block " + blk->name + ": empty block body");
+      for (size_t i = 0; i < stores.size(); ++i)
+        for (size_t j = 0; j < i; ++j)
+          if (stores[i].second->buffer.same_as(stores[j].second->buffer))
+            throw Error("block " + blk->name + ": several stores to " + stores[i].second->buffer->name +
+                        " in one block body are not supported");
+      for (size_t i = 0; i < stores.size(); ++i) {
+        // The stores of one block are independent updates: none may read another's result.
+        for (size_t j = 0; j < stores.size(); ++j) {
+          if (i == j) continue;
+          const BufferNode* other = stores[j].second->buffer.get();
+          bool reads = loads_buffer(stores[i].second->value, other);
+          for (auto& it : stores[i].first) reads = reads || loads_buffer(it.value, other);
+          if (reads)
+            throw Error("block " + blk->name + ": a store reads " + other->name +
+                        ", which another store of the same block writes");
+        }
+        Unit u;
+        u.br = br;
+        u.blk = blk;
+        u.path = path;
+        u.items = stores[i].first;
+        u.store = stores[i].second;
+        u.group = ngroups_;
+        units_.push_back(std::move(u));
+      }
+      ++ngroups_;
       return;
     }
     case StmtKind::Store:
@@ -319,6 +350,32 @@ void GradientBuilder::collect(const Stmt& s, std::vector<PathElem>& path) {
     case StmtKind::Evaluate:
       throw Error("gradient of " + f_.name + ": call_extern(\"" + s.as<EvaluateNode>()->extern_name +
                   "\") is not differentiable");
+  }
+}
+
+void GradientBuilder::flatten_body(const BlockNode& b, const Stmt& s, std::vector<Unit::Item>& items,
+                                   std::vector<std::pair<std::vector<Unit::Item>, const StoreNode*>>& out) {
+  const std::string where = "block " + b.name + ": ";
+  if (!s.defined()) return;
+  if (auto* l = s.as<LetStmtNode>()) {
+    items.push_back({true, l->var, l->value});
+    flatten_body(b, l->body, items, out);
+    items.pop_back();
+  } else if (auto* i = s.as<IfThenElseStmtNode>()) {
+    if (i->else_case.defined()) throw Error(where + "if/else in a block body is not supported");
+    items.push_back({false, Var(), i->cond});
+    flatten_body(b, i->then_case, items, out);
+    items.pop_back();
+  } else if (auto* q = s.as<SeqNode>()) {
+    for (auto& x : q->stmts) flatten_body(b, x, items, out);
+  } else if (auto* st = s.as<StoreNode>()) {
+    out.push_back({items, st});
+  } else if (s.as<BlockRealizeNode>()) {
+    throw Error(where + "nested blocks are not supported");
+  } else if (auto* ev = s.as<EvaluateNode>()) {
+    throw Error(where + "call_extern(\"" + ev->extern_name + "\") is not differentiable");
+  } else {
+    throw Error(where + "loops inside a block body are not supported");
   }
 }
 
@@ -331,30 +388,6 @@ void GradientBuilder::analyze(Unit& u) {
     if (iv.kind == IterKind::Reduce) u.reduce_iters.push_back(iv);
   }
   if (!b.allocs.empty()) throw Error(where + "block-local allocations are not supported");
-  Stmt s = b.body;
-  for (;;) {
-    if (!s.defined()) throw Error(where + "empty block body");
-    if (auto* l = s.as<LetStmtNode>()) {
-      u.items.push_back({true, l->var, l->value});
-      s = l->body;
-    } else if (auto* i = s.as<IfThenElseStmtNode>()) {
-      if (i->else_case.defined()) throw Error(where + "if/else in a block body is not supported");
-      u.items.push_back({false, Var(), i->cond});
-      s = i->then_case;
-    } else if (auto* q = s.as<SeqNode>()) {
-      if (q->stmts.size() != 1) throw Error(where + "several stores in one block body are not supported");
-      s = q->stmts[0];
-    } else if (auto* st = s.as<StoreNode>()) {
-      u.store = st;
-      break;
-    } else if (s.as<BlockRealizeNode>()) {
-      throw Error(where + "nested blocks are not supported");
-    } else if (auto* ev = s.as<EvaluateNode>()) {
-      throw Error(where + "call_extern(\"" + ev->extern_name + "\") is not differentiable");
-    } else {
-      throw Error(where + "loops inside a block body are not supported");
-    }
-  }
   u.Y = u.store->buffer;
   const std::vector<Expr>& I = u.store->indices;
   auto is_self = [&](const Expr& e) {
@@ -363,18 +396,18 @@ void GradientBuilder::analyze(Unit& u) {
   };
   if (b.init.defined()) {
     if (u.reduce_iters.empty()) throw Error(where + "init without reduce iter vars is not supported");
-    Stmt t = b.init;
-    for (;;) {
-      if (auto* l = t.as<LetStmtNode>()) {
-        u.init_lets.push_back({l->var, l->value});
-        t = l->body;
-      } else if (auto* q = t.as<SeqNode>(); q && q->stmts.size() == 1) {
-        t = q->stmts[0];
-      } else {
-        break;
+    std::vector<std::pair<std::vector<Unit::Item>, const StoreNode*>> inits;
+    std::vector<Unit::Item> its;
+    flatten_body(b, b.init, its, inits);
+    const StoreNode* st = nullptr;
+    for (auto& [itv, sn] : inits)
+      if (sn->buffer.same_as(u.Y)) {
+        st = sn;
+        for (auto& it : itv) {
+          if (!it.is_let) throw Error(where + "an if in init is not supported");
+          u.init_lets.push_back({it.var, it.value});
+        }
       }
-    }
-    auto* st = t.as<StoreNode>();
     if (!st || !st->buffer.same_as(u.Y) || !same_indices(st->indices, I))
       throw Error(where + "init must be a single store to the element the body updates");
     u.init_store = st;
@@ -1070,21 +1103,36 @@ Function GradientBuilder::build() {
   }
   std::vector<Stmt> fwd_rev;
   for (size_t k = units_.size(); k-- > 0;) {
-    Unit& u = units_[k];
-    if (!needed.count(u.ver_out.get())) continue;
-    std::unordered_map<const BufferNode*, Buffer> stores = {{u.Y.get(), u.ver_out}};
-    Stmt realize = make_block_realize(u.br->bindings, u.br->predicate, u.br->block);
-    Stmt s = wrap_path(u, BufferRenamer(u.fwd_load, stores).mutate(realize));
-    need_loads(s);
-    fwd_rev.push_back(s);
-    if (u.merged) needed.insert(u.ver_in.get());
-    if (u.needs_copy) {
-      Buffer from = u.ver_in, to = u.ver_out;
-      fwd_rev.push_back(elementwise(u.blk->name + "_copy", to, [&](const std::vector<Expr>& iv) {
-        return make_store(to, iv, make_load(from, iv));
-      }));
-      needed.insert(from.get());
+    // The units of one block (one per store) are emitted together, as the block.
+    size_t first = k;
+    while (first > 0 && units_[first - 1].group == units_[k].group) --first;
+    bool any = false;
+    for (size_t j = first; j <= k; ++j) any = any || needed.count(units_[j].ver_out.get());
+    if (any) {
+      Unit& u0 = units_[first];
+      std::unordered_map<const BufferNode*, Buffer> loads = u0.read_ver, stores;
+      for (size_t j = first; j <= k; ++j) {
+        loads[units_[j].Y.get()] = units_[j].ver_out;
+        stores[units_[j].Y.get()] = units_[j].ver_out;
+      }
+      Stmt realize = make_block_realize(u0.br->bindings, u0.br->predicate, u0.br->block);
+      Stmt s = wrap_path(u0, BufferRenamer(loads, stores).mutate(realize));
+      need_loads(s);
+      fwd_rev.push_back(s);
+      for (size_t j = first; j <= k; ++j) {
+        Unit& u = units_[j];
+        if (u.merged) needed.insert(u.ver_in.get());
+        if (u.needs_copy) {
+          Buffer from = u.ver_in, to = u.ver_out;
+          fwd_rev.push_back(elementwise(u.blk->name + "_copy", to, [&](const std::vector<Expr>& iv) {
+            return make_store(to, iv, make_load(from, iv));
+          }));
+          needed.insert(from.get());
+        }
+      }
     }
+    k = first;
+    if (k == 0) break;
   }
   std::vector<Stmt> body(fwd_rev.rbegin(), fwd_rev.rend());
   for (auto& st : bwd_)

@@ -19,6 +19,7 @@ int root_position(const ScheduleState& st, const Stmt& item) {
 void insert_root_item(ScheduleState& st, size_t pos, const Stmt& s) {
   Stmt rb = block_of(st.body())->body;
   auto items = seq_items(rb);
+  if (pos > items.size()) refuse("internal: insertion point out of range");
   items.insert(items.begin() + static_cast<long>(pos), s);
   st.set_body(update_realize(st.body(), [&](BlockRealizeNode& r) {
     r.block = update_block(r.block, [&](BlockNode& n) { n.body = make_seq(items); });

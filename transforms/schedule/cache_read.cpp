@@ -34,6 +34,7 @@ void prim_cache_read(ScheduleState& st, const ScheduleInstr& ins) {
         refuse("buffer " + A->name + " is allocated inside block " + block_of(blk)->name);
   auto readers = readers_of(st, A);
   auto writers = writers_of(st, A);
+  if (readers.empty()) refuse("no block loads buffer " + A->name + " (block " + b->name + " only declares it)");
   int first_reader = 1 << 30, last_writer = -1;
   for (auto& r : readers) {
     int p = root_position(st, top_item(st, r.get()));

@@ -419,6 +419,11 @@ void infer_regions(const BlockNode& b, std::vector<BufferRegion>* reads, std::ve
         if (!rg.is_point() && is_const_int(rg.end, &e) && is_const_int(reg.buffer->shape[d], &sh) && e > sh)
           rg.end = make_int(sh, rg.end.dtype());
         if (!rg.is_point() && is_const_int(rg.begin, &bg) && bg < 0) rg.begin = make_int(0, rg.begin.dtype());
+        // An empty or inverted constant slice can only come from an imprecise bound: use the
+        // whole dimension (a superset is always a valid region).
+        int64_t b2, e2;
+        if (!rg.is_point() && is_const_int(rg.begin, &b2) && is_const_int(rg.end, &e2) && e2 <= b2)
+          rg = Range{make_int(0, reg.buffer->shape[d].dtype()), reg.buffer->shape[d]};
       }
   };
   clamp(r);

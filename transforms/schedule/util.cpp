@@ -267,7 +267,13 @@ std::vector<std::optional<SymRange>> region_under_loop(const Stmt& loop, const S
     Expr lo = down(rg.begin);
     Expr hi = rg.is_point() ? lo : fold(down(rg.end) - make_int(1, rg.end.dtype()));
     auto x = relax(lo, inner), y = relax(hi, inner);
-    if (x && y) out.push_back(SymRange{x->lo, y->hi});
+    // A data-dependent bound (a load in the index) is not a region: its value may be
+    // anything, and evaluating it elsewhere may even be out of bounds.
+    bool has_load = false;
+    auto f = [&](const Expr& e) { has_load = has_load || e.kind() == ExprKind::Load; };
+    if (x) for_each_expr(x->lo, f);
+    if (y) for_each_expr(y->hi, f);
+    if (x && y && !has_load) out.push_back(SymRange{x->lo, y->hi});
     else out.push_back(std::nullopt);
   }
   return out;
