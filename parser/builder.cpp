@@ -17,7 +17,7 @@
 
 #include "ir/error.h"
 #include "ir/visitor.h"
-#include "parser/regions.h"
+#include "transforms/simplify/region.h"
 
 namespace tirc::parser_detail {
 namespace {
@@ -155,6 +155,7 @@ class Builder {
   std::unordered_set<const VarNode*> variant_;
   std::unordered_map<const VarNode*, Interval> ranges_;
   std::unordered_set<std::string> func_names_, block_names_;
+  std::unordered_set<const BufferNode*> read_only_bufs_;  // inputs of the current function
   std::unordered_set<const antlr4::ParserRuleContext*> predeclared_;
   std::unordered_map<const P::ExprContext*, bool> lit_cache_;
   int if_depth_ = 0;
@@ -233,6 +234,7 @@ class Builder {
     ranges_.clear();
     func_names_.clear();
     block_names_.clear();
+    read_only_bufs_.clear();
     if_depth_ = 0;
     let_depth_ = 0;
     auto fn = std::make_shared<FunctionNode>();
@@ -266,6 +268,7 @@ class Builder {
       param.buffer = Buffer(name, t, shape);
       Sym s{Sym::Buf, Var(), param.buffer, 0, "", false, read_only};
       push(name, s);
+      if (read_only) read_only_bufs_.insert(param.buffer.get());
     } else {
       param.var = Var(name, t);
       push(name, Sym{Sym::ScalarParam, param.var, Buffer(), 0, "", false, false});
@@ -280,12 +283,8 @@ class Builder {
 
   double signed_num(P::SignedNumContext* c) {
     bool neg = c->getStart()->getText() == "-";
-    double v;
-    if (c->INT()) {
-      v = static_cast<double>(parse_int(c->INT()->getSymbol()));
-    } else {
-      v = parse_float(c->FLOAT()->getText());
-    }
+    if (c->INT()) return static_cast<double>(parse_int(c->INT()->getSymbol(), neg));
+    double v = parse_float(c->FLOAT()->getText());
     return neg ? -v : v;
   }
 
@@ -759,11 +758,35 @@ class Builder {
     scope_.resize(mark);
     if (!(is_root && name == "root") && (!explicit_reads || !explicit_writes)) {
       std::vector<BufferRegion> r, w;
-      infer_block_regions(node, &r, &w);
-      if (!explicit_reads) node.reads = std::move(r);
-      if (!explicit_writes) node.writes = std::move(w);
+      infer_access_regions(node, &r, &w, read_only_bufs_);
+      if (!explicit_reads) node.reads = clamp_regions(std::move(r));
+      if (!explicit_writes) node.writes = clamp_regions(std::move(w));
     }
     return make_block_realize(bindings, pred, make_block(std::move(node)));
+  }
+
+  // Inferred regions must read back: the parser refuses constant region bounds outside the
+  // buffer (region()). An access outside the buffer is an error at run time anyway, so
+  // clamping constant ends into [0, shape], and widening a constant point outside it to the
+  // whole dimension, keeps every region a superset of the valid accesses.
+  static std::vector<BufferRegion> clamp_regions(std::vector<BufferRegion> regions) {
+    for (auto& reg : regions)
+      for (size_t d = 0; d < reg.ranges.size() && d < reg.buffer->shape.size(); ++d) {
+        Range& rg = reg.ranges[d];
+        const Expr& shape = reg.buffer->shape[d];
+        int64_t n, b, e;
+        if (!is_const_int(shape, &n)) continue;
+        Range whole{make_int(0, shape.dtype()), shape};
+        if (rg.is_point()) {
+          if (is_const_int(rg.begin, &b) && (b < 0 || b >= n)) rg = whole;
+          continue;
+        }
+        if (is_const_int(rg.begin, &b) && b < 0) rg.begin = make_int(0, rg.begin.dtype());
+        if (is_const_int(rg.end, &e) && e > n) rg.end = make_int(n, rg.end.dtype());
+        if (is_const_int(rg.begin, &b) && (b >= n || (is_const_int(rg.end, &e) && e <= b))) rg = whole;
+        else if (is_const_int(rg.end, &e) && e <= 0) rg = whole;
+      }
+    return regions;
   }
 
   std::string annotation_key(P::CallStmtContext* a) {
@@ -942,14 +965,19 @@ class Builder {
     return has_float_lit ? DType::F32 : DType::I32;
   }
 
-  int64_t parse_int(const Token* t) const {
+  // The value of an integer literal token, negated when `negate` (the `-` before it was
+  // folded): the magnitude may then be 2^63, so that -9223372036854775808 is INT64_MIN.
+  int64_t parse_int(const Token* t, bool negate = false) const {
     const std::string& s = t->getText();
-    int64_t v = 0;
+    uint64_t v = 0;
+    const uint64_t limit = negate ? (uint64_t{1} << 63) : static_cast<uint64_t>(INT64_MAX);
     for (char ch : s) {
-      if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, ch - '0', &v))
-        fail(t, "integer literal " + s + " is too large");
+      if (__builtin_mul_overflow(v, uint64_t{10}, &v) || __builtin_add_overflow(v, static_cast<uint64_t>(ch - '0'), &v) ||
+          v > limit)
+        fail(t, "integer literal " + std::string(negate ? "-" : "") + s + " is too large");
     }
-    return v;
+    // Two's complement negation in unsigned arithmetic: no overflow for 2^63.
+    return static_cast<int64_t>(negate ? uint64_t{0} - v : v);
   }
 
   static double parse_float(const std::string& s) {
@@ -990,7 +1018,7 @@ class Builder {
       }
       if (auto* pe = dynamic_cast<P::PrimaryExprContext*>(inner)) {
         if (auto* i = dynamic_cast<P::IntLitContext*>(pe->primary()))
-          return int_literal(-parse_int(i->INT()->getSymbol()), t, i->INT()->getSymbol(), true);
+          return int_literal(parse_int(i->INT()->getSymbol(), true), t, i->INT()->getSymbol(), true);
         if (auto* f = dynamic_cast<P::FloatLitContext*>(pe->primary()))
           return make_float(round_to(-parse_float(f->FLOAT()->getText()), t), t);
       }
@@ -1103,6 +1131,14 @@ class Builder {
     if (args.size() != 1)
       fail(c, "cast to " + tname(t) + " expects 1 argument, got " + std::to_string(args.size()));
     if (lit_only(args[0])) {
+      // `bool(1)` / `bool(0)` are the bool literals (how the printer writes them); bool has
+      // no arithmetic, so any other literal-only argument stays a cast of its i32 / f32 value.
+      if (t == DType::Bool) {
+        Expr e = lit(args[0], decide(std::nullopt, has_float(args[0])));
+        int64_t v;
+        if (is_const_int(e, &v) && (v == 0 || v == 1)) return make_bool(v == 1);
+        return make_cast(t, e);
+      }
       // `i64(5)` is the i64 literal 5 (the printer writes typed literals so).
       Expr e = lit(args[0], decide(t, has_float(args[0])));
       return e.dtype() == t ? e : make_cast(t, e);
@@ -1233,8 +1269,7 @@ class Builder {
       a.text = unquote(s->STRING()->getText());
     } else if (auto* i = dynamic_cast<P::SIntContext*>(v)) {
       a.kind = ScheduleArg::Int;
-      a.int_value = parse_int(i->INT()->getSymbol());
-      if (v->getStart()->getText() == "-") a.int_value = -a.int_value;
+      a.int_value = parse_int(i->INT()->getSymbol(), v->getStart()->getText() == "-");
       a.text = v->getText();
     } else if (auto* f = dynamic_cast<P::SFloatContext*>(v)) {
       a.kind = ScheduleArg::Float;

@@ -369,3 +369,31 @@ TEST(Accepted, ParallelRowsOfAScan) {
 
 }  // namespace
 }  // namespace tirc
+
+#include "transforms/schedule/verify.h"
+
+namespace tirc {
+namespace {
+
+// Regression (fuzzer): a consumer indexing the producer's buffer through a load
+// (W[I[vi], vj]) must not make compute_at evaluate that load outside the consumer's
+// predicate; the producer then computes the whole dimension per iteration.
+TEST(Accepted, ComputeAtWithDataDependentIndex) {
+  const char* take = R"(func take(W: f32[10, 4], I: i32[6] in [0, 9]) -> (Y: f32[6, 4]) {
+  for i, j in grid(6, 4) {
+    block Y(vi: spatial(6) = i, vj: spatial(4) = j) {
+      Y[vi, vj] = W[I[vi], vj]
+    }
+  }
+})";
+  std::string lines =
+      "  y = get_block(\"Y\")\n  i, j = get_loops(y)\n  s0, s1, s2 = split(i, [1, 8, _])\n"
+      "  c = cache_read(y, 0, \"shared\")\n  compute_at(c, s2)\n";
+  Function g = scheduled(take, lines);
+  Module m = parse_module(take, "take.tir");
+  CompareResult r = compare_functions(*m.funcs[0], *g, CompareOptions{}, interp_runner(), interp_runner());
+  EXPECT_TRUE(r.ok) << r.detail;
+}
+
+}  // namespace
+}  // namespace tirc

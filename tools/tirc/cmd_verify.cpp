@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "interp/interp.h"
+#include "interp/runner.h"
 #include "ir/error.h"
 #include "parser/parser.h"
 #include "tools/tirc/common.h"
@@ -28,7 +29,16 @@ struct Engine {
 std::vector<Engine> engines(const std::string& which) {
   std::vector<Engine> out;
   if (which == "interp" || which == "all") out.push_back({"interp", interp_runner()});
-  if (out.empty()) throw Error("unknown engine '" + which + "' (available: interp)");
+  if (which == "jit" || which == "all") {
+    // The JIT is registered by the LLVM backend; a build without it verifies with the
+    // interpreter only, unless the JIT was asked for by name.
+    try {
+      out.push_back({"jit", FunctionRunner(find_engine("jit"))});
+    } catch (const Error&) {
+      if (which == "jit") throw;
+    }
+  }
+  if (out.empty()) throw Error("unknown engine '" + which + "' (available: interp, jit, all)");
   return out;
 }
 
@@ -52,7 +62,7 @@ ArgMap parse_scalar_inputs(const std::vector<std::string>& specs) {
 
 void register_verify(CLI::App& app) {
   auto* cmd = app.add_subcommand("verify", "run each scheduled function unscheduled and scheduled and compare");
-  static std::string file, func, engine = "interp";
+  static std::string file, func, engine = "all";
   static uint64_t seed = 0;
   static double rtol = 1e-4, atol = 1e-5;
   static std::vector<std::string> inputs;
@@ -62,7 +72,7 @@ void register_verify(CLI::App& app) {
   cmd->add_option("--rtol", rtol, "relative tolerance (default 1e-4)");
   cmd->add_option("--atol", atol, "absolute tolerance (default 1e-5)");
   cmd->add_option("--input", inputs, "value of a scalar parameter, NAME=VALUE (repeatable)");
-  cmd->add_option("--engine", engine, "engine running the scheduled function: interp (default)");
+  cmd->add_option("--engine", engine, "engine running the scheduled function: interp, jit, or all (default: every available engine)");
   cmd->callback([] {
     run_guarded([] {
       Module m = parse_file(file);

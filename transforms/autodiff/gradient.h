@@ -26,7 +26,7 @@
 // it only when no point attains the extremum), product (zero-safe: counts zeros and the
 // product of the non-zero factors). Anything else is refused with an Error naming the
 // block and the construct (scan iter vars, opaque iter vars, call_extern, other update
-// patterns, several stores in one body, nested blocks); a gradient is never silently wrong.
+// patterns, a store reading another store's result in the same block, nested blocks); a gradient is never silently wrong.
 #pragma once
 
 #include <string>

@@ -53,7 +53,8 @@ class ShapeVars : public IRVisitor {
 
 class RegionCollector {
  public:
-  RegionCollector(const BlockNode& block) {
+  RegionCollector(const BlockNode& block, const std::unordered_set<const BufferNode*>* read_only)
+      : read_only_(read_only) {
     for (auto& iv : block.iter_vars) {
       Interval r = const_int_bound(iv.extent);
       if (r.has_upper() && r.hi >= 2) known_[iv.var.get()] = {0, r.hi - 1};
@@ -249,7 +250,8 @@ class RegionCollector {
   void access_whole(const Buffer& b) {
     std::vector<SymInterval> dims(b->shape.size());
     add_access(reads_, b, dims);
-    add_access(writes_, b, dims);
+    // The callee may write through a pointer, except to a buffer nobody may write.
+    if (!read_only_ || !read_only_->count(b.get())) add_access(writes_, b, dims);
   }
 
   void visit(const Expr& e) {
@@ -351,7 +353,10 @@ class RegionCollector {
         const BlockNode& inner = *n->block.get();
         for (auto& b : inner.allocs) excluded_.insert(b.get());
         std::vector<BufferRegion> r = inner.reads, w = inner.writes;
-        if (r.empty() && w.empty()) infer_access_regions(inner, &r, &w);
+        if (r.empty() && w.empty()) {
+          if (read_only_) infer_access_regions(inner, &r, &w, *read_only_);
+          else infer_access_regions(inner, &r, &w);
+        }
         std::unordered_map<const VarNode*, Expr> sub;
         for (size_t i = 0; i < inner.iter_vars.size() && i < n->bindings.size(); ++i)
           sub[inner.iter_vars[i].var.get()] = n->bindings[i];
@@ -378,6 +383,7 @@ class RegionCollector {
     }
   }
 
+  const std::unordered_set<const BufferNode*>* read_only_;
   SymRanges relax_;
   VarRanges known_;
   std::unordered_set<const BufferNode*> excluded_;
@@ -386,11 +392,25 @@ class RegionCollector {
 
 }  // namespace
 
-void infer_access_regions(const BlockNode& block, std::vector<BufferRegion>* reads, std::vector<BufferRegion>* writes) {
-  RegionCollector c(block);
+namespace {
+
+void infer(const BlockNode& block, std::vector<BufferRegion>* reads, std::vector<BufferRegion>* writes,
+           const std::unordered_set<const BufferNode*>* read_only) {
+  RegionCollector c(block, read_only);
   c.run(block);
   if (reads) *reads = c.result(false);
   if (writes) *writes = c.result(true);
+}
+
+}  // namespace
+
+void infer_access_regions(const BlockNode& block, std::vector<BufferRegion>* reads, std::vector<BufferRegion>* writes) {
+  infer(block, reads, writes, nullptr);
+}
+
+void infer_access_regions(const BlockNode& block, std::vector<BufferRegion>* reads, std::vector<BufferRegion>* writes,
+                          const std::unordered_set<const BufferNode*>& read_only) {
+  infer(block, reads, writes, &read_only);
 }
 
 }  // namespace tirc

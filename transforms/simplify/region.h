@@ -15,12 +15,15 @@
 //    under if/if_then_else) as reads; a buffer read and written appears in both lists;
 //  - nested blocks contribute their declared reads/writes (inferred recursively when both are
 //    empty), with their iter vars replaced by their bindings; call_extern buffer arguments
-//    (A.data / A.ptr(...)) read and write the whole buffer;
+//    (A.data / A.ptr(...)) read and write the whole buffer, except that a pointer to a
+//    buffer listed in `read_only` (a function's inputs, which no block may write) is a
+//    read of the whole buffer only;
 //  - buffers allocated by the block or by nested blocks are excluded;
 //  - order: first appearance (init before body; in a store, index loads, then the value's
 //    loads, then the store itself).
 #pragma once
 
+#include <unordered_set>
 #include <vector>
 
 #include "ir/stmt.h"
@@ -28,5 +31,10 @@
 namespace tirc {
 
 void infer_access_regions(const BlockNode& block, std::vector<BufferRegion>* reads, std::vector<BufferRegion>* writes);
+
+// Same, knowing which buffers are read-only (used for call_extern pointer arguments, also
+// in nested blocks whose regions are inferred).
+void infer_access_regions(const BlockNode& block, std::vector<BufferRegion>* reads, std::vector<BufferRegion>* writes,
+                          const std::unordered_set<const BufferNode*>& read_only);
 
 }  // namespace tirc
