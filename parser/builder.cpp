@@ -149,6 +149,7 @@ class Builder {
   antlr4::CommonTokenStream* tokens_;
   std::string file_;
   std::vector<std::pair<std::string, Sym>> scope_;
+  std::unordered_map<std::string, std::vector<size_t>> scope_index_;
   int level_ = 0;
   std::vector<std::string> block_stack_;
   std::vector<Buffer>* alloc_target_ = nullptr;
@@ -174,12 +175,24 @@ class Builder {
   }
 
   // ------------------------------------------------------------------ scope
+  // Innermost binding of `name`. scope_index_ keeps lookups O(1): a linear scan made parsing
+  // quadratic in the number of names (10000-block functions).
   const Sym* lookup(const std::string& name) const {
-    for (auto it = scope_.rbegin(); it != scope_.rend(); ++it)
-      if (it->first == name) return &it->second;
-    return nullptr;
+    auto it = scope_index_.find(name);
+    if (it == scope_index_.end() || it->second.empty()) return nullptr;
+    return &scope_[it->second.back()].second;
   }
-  void push(const std::string& name, Sym s) { scope_.emplace_back(name, std::move(s)); }
+  void push(const std::string& name, Sym s) {
+    scope_index_[name].push_back(scope_.size());
+    scope_.emplace_back(name, std::move(s));
+  }
+  // Drops the bindings made after `mark` (a previous scope_.size()).
+  void pop_scope(size_t mark) {
+    while (scope_.size() > mark) {
+      scope_index_[scope_.back().first].pop_back();
+      scope_.pop_back();
+    }
+  }
 
   Var resolve_var(const std::string& name, const Token* tok) {
     const Sym* s = lookup(name);
@@ -228,6 +241,7 @@ class Builder {
   Function build_func(const std::string& name, Token* name_tok, P::ParamListContext* inputs,
                       P::ParamListContext* outputs, P::BodyContext* body, bool intrin) {
     scope_.clear();
+    scope_index_.clear();
     level_ = 0;
     block_stack_.clear();
     variant_.clear();
@@ -312,7 +326,7 @@ class Builder {
     size_t mark = scope_.size();
     predeclare_allocs(stmts);
     root.body = build_stmt_list(stmts);
-    scope_.resize(mark);
+    pop_scope(mark);
     block_stack_.pop_back();
     alloc_target_ = nullptr;
     return make_block_realize({}, make_bool(true), make_block(std::move(root)));
@@ -330,7 +344,7 @@ class Builder {
   Stmt build_body(P::BodyContext* b) {
     size_t mark = scope_.size();
     Stmt s = build_stmt_list(b->stmt());
-    scope_.resize(mark);
+    pop_scope(mark);
     return s;
   }
 
@@ -368,7 +382,7 @@ class Builder {
       seq.push_back(body);
       body = make_seq(std::move(seq));
     }
-    scope_.resize(mark);
+    pop_scope(mark);
     let_depth_ = saved_let;
     return body;
   }
@@ -504,7 +518,7 @@ class Builder {
       push(names[i]->getText(), Sym{Sym::LoopVar, v, Buffer(), level_, "", false, false});
     }
     Stmt body = build_body(f->body());
-    scope_.resize(mark);
+    pop_scope(mark);
     for (size_t i = loops.size(); i-- > 0;)
       body = make_for(vars[i], loops[i].min, loops[i].extent, loops[i].kind, body, loops[i].tag,
                       i == 0 ? ann : Annotations{});
@@ -755,7 +769,7 @@ class Builder {
     alloc_target_ = saved_target;
     block_stack_.pop_back();
     --level_;
-    scope_.resize(mark);
+    pop_scope(mark);
     if (!(is_root && name == "root") && (!explicit_reads || !explicit_writes)) {
       std::vector<BufferRegion> r, w;
       infer_access_regions(node, &r, &w, read_only_bufs_);
@@ -1113,7 +1127,7 @@ class Builder {
       size_t mark = scope_.size();
       bind_let(l->ID()->getText(), var, v);
       Expr body = expr(l->body_, want);
-      scope_.resize(mark);
+      pop_scope(mark);
       return make_let(var, v, body);
     }
     if (auto* p = dynamic_cast<P::PtrExprContext*>(pr))
