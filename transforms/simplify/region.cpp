@@ -83,6 +83,10 @@ class RegionCollector {
       br.buffer = acc.buffer;
       for (size_t d = 0; d < acc.dims.size(); ++d) {
         const SymInterval& iv = acc.dims[d].iv;
+        if (iv.min.defined() && iv.max.defined() && expr_identical(iv.min, iv.max)) {
+          br.ranges.push_back({iv.min, Expr()});
+          continue;
+        }
         Expr extent = d < acc.buffer->shape.size() ? acc.buffer->shape[d] : Expr();
         Expr lo = iv.min, hi = iv.max;
         DType t = lo.defined() ? lo.dtype() : (hi.defined() ? hi.dtype() : DType::I32);
@@ -111,7 +115,44 @@ class RegionCollector {
   }
 
  private:
-  SymInterval bound(const Expr& e) { return symbolic_bound(e, relax_, known_); }
+  // An index without relaxed variables is a point kept as written (like TVM), so inferred
+  // regions read like the accesses: `W[vc, vf, 2 - vr]`, not a canonical `vr * -1 + 2`.
+  // Expression-level lets are bound like statement lets (the var relaxed over the capped
+  // bound of its value) and dropped, so that symbolic_bound never substitutes a chain of
+  // nested let values itself (exponential when each value uses the previous var twice).
+  class LetStripper : public IRMutator {
+   public:
+    explicit LetStripper(RegionCollector& c) : c_(c) {}
+    Expr mutate_let(const LetNode* n, const Expr&) override {
+      Expr v = mutate(n->value);
+      c_.relax_[n->var.get()] = c_.bound(v);
+      return mutate(n->body);
+    }
+
+   private:
+    RegionCollector& c_;
+  };
+
+  SymInterval bound(const Expr& e0) {
+    Expr e = e0;
+    bool has_let = false;
+    for_each_expr(e, [&](const Expr& x) { has_let = has_let || x.kind() == ExprKind::Let; });
+    if (has_let) e = LetStripper(*this).mutate(e);
+    if (!uses_relaxed(e)) return {e, e};
+    SymInterval r = symbolic_bound(e, relax_, known_);
+    // A bound that does not simplify to a small expression is dropped (the whole dimension):
+    // chains of lets using the previous one several times (`let t2 = t1 // 2 + t1 // 3`)
+    // would otherwise grow exponentially (the parser is fuzzed: no hangs).
+    if (r.min.defined() && too_big(r.min)) r.min = Expr();
+    if (r.max.defined() && too_big(r.max)) r.max = Expr();
+    return r;
+  }
+  static bool too_big(const Expr& e) {
+    constexpr int kMaxBoundNodes = 256;
+    int n = 0;
+    for_each_expr(e, [&](const Expr&) { ++n; });
+    return n > kMaxBoundNodes;
+  }
 
   bool uses_relaxed(const Expr& e) {
     bool found = false;
