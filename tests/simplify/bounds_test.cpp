@@ -1,6 +1,8 @@
 // Bounds soundness: random points always lie inside the computed intervals.
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "tests/simplify/random_expr.h"
 #include "ir/visitor.h"
 #include "transforms/simplify/bounds.h"
@@ -110,6 +112,43 @@ TEST(Bounds, SymbolicSoundRandom) {
     }
   }
   EXPECT_GT(bounded, 1000);
+}
+
+
+// Reported by the schedule helper: `f0 % ((n+3)//4) * 4 + f0 // ((n+3)//4)` (symbolic
+// divisor) gave the inverted slice A[5:-8]: near-dtype-limit constant ends were added and
+// wrapped. Every value of f0 must lie inside the bound, for random n.
+TEST(Bounds, SymbolicDivisorSound) {
+  Var f0("f0"), n("n");
+  Expr q = floordiv(n + 3, 4);
+  Expr idx = floormod(f0, q) * 4 + floordiv(f0, q);
+  std::mt19937 rng(5);
+  for (int known_n = 0; known_n < 2; ++known_n)
+    for (Expr hi : {n - 1, q * 4 - 1}) {
+      VarRanges known;
+      if (known_n) known[n.get()] = {0, Interval::kPosInf};
+      SymInterval b = symbolic_bound(idx, {{f0.get(), {make_int(0), hi}}}, known);
+      for (int k = 0; k < 50; ++k) {
+        int64_t nv = std::uniform_int_distribution<int64_t>(1, 200)(rng);
+        testing::Env env;
+        testing::Val vn;
+        vn.i = nv;
+        env[n.get()] = vn;
+        int64_t top = testing::eval(hi, env).i;
+        for (int64_t f = 0; f <= top; ++f) {
+          testing::Val vf;
+          vf.i = f;
+          env[f0.get()] = vf;
+          int64_t v = testing::eval(idx, env).i;
+          if (b.min.defined()) {
+            ASSERT_LE(testing::eval(b.min, env).i, v) << str(b.min) << " n=" << nv << " f0=" << f;
+          }
+          if (b.max.defined()) {
+            ASSERT_GE(testing::eval(b.max, env).i, v) << str(b.max) << " n=" << nv << " f0=" << f;
+          }
+        }
+      }
+    }
 }
 
 }  // namespace

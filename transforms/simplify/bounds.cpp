@@ -408,14 +408,38 @@ class SymBounder {
     });
     return found;
   }
+  // An end computed from two constant ends must not wrap: a bound near the dtype limits
+  // (e.g. from a divisor of unknown sign) plus another would fold to a small wrong constant
+  // (an inverted slice). Such an end is unbounded instead.
+  static bool exact_fits(i128 v, DType t) {
+    Interval d = dtype_interval(t);
+    return v >= static_cast<i128>(d.lo) && v <= static_cast<i128>(d.hi);
+  }
   static Expr both(const Expr& a, const Expr& b, BinOp op) {
     if (!a.defined() || !b.defined()) return Expr();
+    int64_t x, y;
+    auto constant = [](const Expr& e, int64_t* v) {
+      Interval k = const_int_bound(e);  // ends are unsimplified: `c1 * 4` is a constant too
+      *v = k.lo;
+      return k.is_point();
+    };
+    if ((op == BinOp::Add || op == BinOp::Sub) && is_int(a.dtype()) && constant(a, &x) && constant(b, &y)) {
+      i128 v = op == BinOp::Add ? static_cast<i128>(x) + y : static_cast<i128>(x) - y;
+      if (!exact_fits(v, a.dtype())) return Expr();
+    }
     return make_binary(op, a, b);
   }
   static SymInterval scale(const SymInterval& a, int64_t c, DType t) {
     Expr cc = make_imm_int(t, c);
-    Expr lo = a.min.defined() ? make_binary(BinOp::Mul, a.min, cc) : Expr();
-    Expr hi = a.max.defined() ? make_binary(BinOp::Mul, a.max, cc) : Expr();
+    auto mul = [&](const Expr& x) -> Expr {
+      int64_t v;
+      if (!x.defined()) return Expr();
+      Interval k = const_int_bound(x);
+      v = k.lo;
+      if (k.is_point() && !exact_fits(static_cast<i128>(v) * c, t)) return Expr();
+      return make_binary(BinOp::Mul, x, cc);
+    };
+    Expr lo = mul(a.min), hi = mul(a.max);
     if (c == 0) return {cc, cc};
     return c > 0 ? SymInterval{lo, hi} : SymInterval{hi, lo};
   }

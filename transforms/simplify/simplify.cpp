@@ -746,12 +746,6 @@ Expr simplify(const Expr& e, const VarRanges& ranges) { return Analyzer(ranges).
 Stmt simplify(const Stmt& s, const VarRanges& ranges) { return Analyzer(ranges).simplify(s); }
 Function simplify_function(const FunctionNode& f) {
   Analyzer an;
-  for (auto& p : f.params) {
-    if (p.is_buffer() || !p.range || !is_int(p.var.dtype())) continue;
-    double lo = std::ceil(p.range->lo), hi = std::floor(p.range->hi);
-    if (lo >= -9e18 && hi <= 9e18 && lo <= hi)
-      an.bind(p.var, interval_intersect({static_cast<int64_t>(lo), static_cast<int64_t>(hi)}, dtype_interval(p.var.dtype())));
-  }
   auto out = std::make_shared<FunctionNode>(f);
   out->body = an.simplify(f.body);
   return out;

@@ -83,8 +83,9 @@ class Analyzer {
 // Simplifies with no (or the given) variable ranges.
 Expr simplify(const Expr& e, const VarRanges& ranges = {});
 Stmt simplify(const Stmt& s, const VarRanges& ranges = {});
-// Simplifies a function body. Integer scalar params with a declared range
-// (`n: i32 in [1, 8]`) are bound to it; buffer shapes and params are kept as they are.
+// Simplifies a function body. Declared value ranges of scalar params (`n: i32 in [1, 8]`)
+// are NOT assumed: LANGUAGE.md makes them the range of random inputs, not a precondition,
+// so a caller may pass any value. Buffer shapes and params are kept as they are.
 Function simplify_function(const FunctionNode& f);
 // Constant value of e after simplification, if it is one.
 std::optional<int64_t> as_const_int(const Expr& e, const VarRanges& ranges = {});
