@@ -55,14 +55,7 @@ void register_stats(CLI::App& app) {
   cmd->callback([o] {
     run_guarded([o] {
       Module m = parse_file(o->file);
-      Function f;
-      if (o->func.empty()) {
-        if (m.funcs.size() != 1) throw Error(o->file + " defines several functions: choose one with --func");
-        f = m.funcs[0];
-      } else {
-        f = m.find_func(o->func);
-        if (!f) throw Error("no function named " + o->func + " in " + o->file);
-      }
+      Function f = select_function(m, o->file, o->func);
       ArgMap given = parse_input_specs(*f, o->inputs);
       FunctionCounts fc = o->dynamic ? dynamic_counts(*f, complete_inputs(*f, given, o->seed)) : static_counts(*f, given);
       if (o->json) {

@@ -6,6 +6,8 @@
 #include <functional>
 #include <string>
 
+#include "ir/module.h"
+
 namespace tirc::cli {
 
 constexpr int kExitOk = 0;
@@ -16,6 +18,10 @@ constexpr int kExitBadInput = 2;
 // to exit code 2. The result is stored for main() to return.
 void run_guarded(const std::function<int()>& body);
 int exit_code();
+
+// The function `func` of module m (read from `file`), or its only function when func is
+// empty. Error when there is no such function or the choice is ambiguous.
+Function select_function(const Module& m, const std::string& file, const std::string& func);
 
 // Each subcommand file registers its subcommand on the app.
 void register_parse(CLI::App& app);

@@ -26,6 +26,16 @@ void run_guarded(const std::function<int()>& body) {
 }
 int exit_code() { return g_exit; }
 
+Function select_function(const Module& m, const std::string& file, const std::string& func) {
+  if (func.empty()) {
+    if (m.funcs.size() != 1) throw Error(file + " defines several functions: choose one with --func");
+    return m.funcs[0];
+  }
+  Function f = m.find_func(func);
+  if (!f) throw Error("no function named " + func + " in " + file);
+  return f;
+}
+
 }  // namespace tirc::cli
 
 int main(int argc, char** argv) {
