@@ -214,44 +214,61 @@ std::vector<int64_t> eval_shape(const Buffer& b, const ArgMap& scalars) {
   return out;
 }
 
+namespace {
+// Fills `a` with values of p's declared range (defaults: [-1, 1] for floats, [0, 9] for
+// integers, {0, 1} for bool), from a stream that depends only on the seed and p's name, so
+// that giving one input does not change the others.
+void fill_random(NDArray& a, const Param& p, uint64_t seed) {
+  uint64_t s = seed;
+  for (char c : p.name()) s = mix(s ^ static_cast<uint8_t>(c));
+  std::mt19937_64 rng(mix(s));
+  if (is_float(a.dtype())) {
+    double lo = p.range ? p.range->lo : -1.0, hi = p.range ? p.range->hi : 1.0;
+    for (int64_t i = 0; i < a.numel(); ++i) {
+      double u = static_cast<double>(rng() >> 11) * 0x1.0p-53;
+      a.set(i, lo + (hi - lo) * u);
+    }
+    return;
+  }
+  double dlo = p.range ? p.range->lo : 0.0, dhi = p.range ? p.range->hi : 9.0;
+  if (a.dtype() == DType::Bool && !p.range) dlo = 0, dhi = 1;
+  int64_t lo = static_cast<int64_t>(std::ceil(dlo)), hi = static_cast<int64_t>(std::floor(dhi));
+  if (hi < lo) throw Error("parameter " + p.name() + ": empty integer range");
+  uint64_t span = static_cast<uint64_t>(hi - lo) + 1;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    uint64_t r = span == 0 ? rng() : rng() % span;
+    int64_t v = static_cast<int64_t>(static_cast<uint64_t>(lo) + r);
+    if (a.dtype() == DType::I64) a.ptr<int64_t>()[i] = v;
+    else a.set(i, static_cast<double>(v));
+  }
+}
+}  // namespace
+
 ArgMap random_inputs(const FunctionNode& f, uint64_t seed, const ArgMap& given) {
   ArgMap out = given;
   ArgMap scalars;
   for (auto& p : f.params)
     if (!p.is_buffer()) {
       auto it = given.find(p.name());
-      if (it == given.end())
-        throw Error("scalar parameter " + p.name() + " must be given (it fixes shapes): use --input " + p.name() +
-                    "=VALUE");
-      scalars[p.name()] = it->second;
+      if (it != given.end()) {
+        scalars[p.name()] = it->second;
+        continue;
+      }
+      // An integer without a declared range usually fixes shapes or loop bounds: a random
+      // value would make up sizes, so it must be given. Floats, bools and ranged scalars
+      // are drawn like buffer elements.
+      DType t = p.var.dtype();
+      if (!p.range && !is_float(t) && t != DType::Bool)
+        throw Error("scalar parameter " + p.name() + " must be given: use --input " + p.name() +
+                    "=VALUE (or declare a range, " + p.name() + ": " + std::string(dtype_name(t)) + " in [LO, HI])");
+      NDArray a(t, {});
+      fill_random(a, p, seed);
+      scalars[p.name()] = out[p.name()] = a;
     }
   for (auto& p : f.params) {
     if (!p.is_buffer() || given.count(p.name())) continue;
-    const Buffer& b = p.buffer;
-    NDArray a(b->dtype, eval_shape(b, scalars));
-    // One stream per parameter name, so that giving one input does not change the others.
-    uint64_t s = seed;
-    for (char c : p.name()) s = mix(s ^ static_cast<uint8_t>(c));
-    std::mt19937_64 rng(mix(s));
-    if (is_float(b->dtype)) {
-      double lo = p.range ? p.range->lo : -1.0, hi = p.range ? p.range->hi : 1.0;
-      for (int64_t i = 0; i < a.numel(); ++i) {
-        double u = static_cast<double>(rng() >> 11) * 0x1.0p-53;
-        a.set(i, lo + (hi - lo) * u);
-      }
-    } else {
-      double dlo = p.range ? p.range->lo : 0.0, dhi = p.range ? p.range->hi : 9.0;
-      if (b->dtype == DType::Bool && !p.range) dlo = 0, dhi = 1;
-      int64_t lo = static_cast<int64_t>(std::ceil(dlo)), hi = static_cast<int64_t>(std::floor(dhi));
-      if (hi < lo) throw Error("parameter " + p.name() + ": empty integer range");
-      uint64_t span = static_cast<uint64_t>(hi - lo) + 1;
-      for (int64_t i = 0; i < a.numel(); ++i) {
-        uint64_t r = span == 0 ? rng() : rng() % span;
-        int64_t v = static_cast<int64_t>(static_cast<uint64_t>(lo) + r);
-        if (b->dtype == DType::I64) a.ptr<int64_t>()[i] = v;
-        else a.set(i, static_cast<double>(v));
-      }
-    }
+    NDArray a(p.buffer->dtype, eval_shape(p.buffer, scalars));
+    fill_random(a, p, seed);
     out[p.name()] = a;
   }
   return out;

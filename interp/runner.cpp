@@ -34,6 +34,7 @@ bool ends_with(const std::string& s, const std::string& suf) {
 
 std::string fmt_value(double v, DType t) {
   char buf[64];
+  if (std::isnan(v)) return "nan";  // as NumPy prints it, whatever the sign bit
   if (!is_float(t)) snprintf(buf, sizeof buf, "%.0f", v);
   else snprintf(buf, sizeof buf, "%.6g", v);
   return buf;
@@ -97,6 +98,8 @@ ArgMap parse_input_specs(const FunctionNode& f, const std::vector<std::string>& 
     if (!p) throw Error("--input " + spec + ": function " + f.name + " has no parameter named " + name);
     DType t = p->is_buffer() ? p->buffer->dtype : p->var.dtype();
     std::error_code ec;
+    if (std::filesystem::is_directory(val, ec))
+      throw Error("parameter " + name + ": " + val + " is a directory, not a .npy file");
     bool is_file = ends_with(val, ".npy") || (std::filesystem::is_regular_file(val, ec));
     if (is_file) {
       NDArray a;

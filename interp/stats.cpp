@@ -40,8 +40,11 @@ class Counter {
     for (auto& p : f.params) {
       if (p.is_buffer()) continue;
       auto it = scalars.find(p.name());
-      if (it == scalars.end())
+      if (it == scalars.end()) {
+        // Extents are integers: a float or bool scalar cannot change a static count.
+        if (is_float(p.var.dtype()) || p.var.dtype() == DType::Bool) continue;
         throw Error("scalar parameter " + p.name() + " must be given (--input " + p.name() + "=VALUE)");
+      }
       interp::ScalarVal v;
       if (is_float(p.var.dtype())) v.d = it->second.get(0);
       else v.i = it->second.dtype() == DType::I64 ? it->second.ptr<int64_t>()[0] : static_cast<int64_t>(it->second.get(0));

@@ -165,8 +165,9 @@ struct Ctx {
 
 // Literal-only ("weak") subtree, typed as a whole by its context: literals combined by
 // arithmetic operators, min/max, unary minus and intrinsic calls. Bool literals print as
-// `bool(1)` / `bool(0)` and a negated literal prints as `-i32(3)` (so that it does not fold
-// into the literal -3): both are typed.
+// `true` / `false` (names the printer never gives a variable, so they read back as the
+// literals) and a negated literal prints as `-i32(3)` (so that it does not fold into the
+// literal -3): both are typed.
 bool is_literal(const Expr& e) { return e.kind() == ExprKind::IntImm || e.kind() == ExprKind::FloatImm; }
 bool is_weak(const Expr& e) {
   switch (e.kind()) {
@@ -257,7 +258,7 @@ class Printer {
   // A literal as a cast call: the parser folds a cast applied to a literal into a literal
   // of the cast's dtype.
   static Text typed_literal(const Expr& e) {
-    if (e.dtype() == DType::Bool) return {std::string("bool(") + (e.as<IntImmNode>()->value ? "1" : "0") + ")", kPrimary};
+    if (e.dtype() == DType::Bool) return {e.as<IntImmNode>()->value ? "true" : "false", kPrimary};
     return {std::string(dtype_name(e.dtype())) + "(" + literal_text(e).s + ")", kPrimary};
   }
 

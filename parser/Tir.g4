@@ -89,6 +89,9 @@ schedValue
   | '-'? INT                                            # sInt
   | '-'? FLOAT                                          # sFloat
   | '[' (schedValue (',' schedValue)* ','?)? ']'        # sList
+  // A nested instruction (`compute_inline(get_block("B"))`): the builder hoists it into
+  // its own instruction bound to a fresh name.
+  | prim=anyName '(' (schedArg (',' schedArg)* ','?)? ')'  # sCall
   ;
 // Schedule handles may reuse reserved words (`init = decompose_reduction(b, k)`).
 anyName : ID | DTYPE | FUNC | SCHEDULE | INTRIN | DESC | IMPL | FOR | IN | BLOCK | INIT | WHERE

@@ -159,6 +159,9 @@ class Builder {
   std::unordered_set<const BufferNode*> read_only_bufs_;  // inputs of the current function
   std::unordered_set<const antlr4::ParserRuleContext*> predeclared_;
   std::unordered_map<const P::ExprContext*, bool> lit_cache_;
+  // Schedule item being built: names written in it, counter of fresh names for nested calls.
+  std::unordered_set<std::string> sched_names_;
+  int sched_fresh_ = 0;
   int if_depth_ = 0;
   int let_depth_ = 0;
   std::vector<std::string> pending_iter_vars_;  // iter vars of the block whose header is being read
@@ -1113,7 +1116,14 @@ class Builder {
 
   Expr primary(P::PrimaryContext* pr, std::optional<DType> want) {
     if (auto* par = dynamic_cast<P::ParenExprContext*>(pr)) return expr(par->expr(), want);
-    if (auto* v = dynamic_cast<P::VarExprContext*>(pr)) return resolve_var(v->ID()->getText(), v->ID()->getSymbol());
+    if (auto* v = dynamic_cast<P::VarExprContext*>(pr)) {
+      // `true` / `false` (and Python's `True` / `False`) are the bool literals unless a
+      // name of that spelling is in scope: they are not reserved words of the contract.
+      std::string name = v->ID()->getText();
+      if ((name == "true" || name == "True" || name == "false" || name == "False") && !lookup(name))
+        return make_bool(name[0] == 't' || name[0] == 'T');
+      return resolve_var(name, v->ID()->getSymbol());
+    }
     if (auto* l = dynamic_cast<P::LoadExprContext*>(pr)) {
       const Sym& s = resolve_buffer(l->ID()->getText(), l->ID()->getSymbol());
       Buffer b = s.buf;
@@ -1248,6 +1258,11 @@ class Builder {
     ScheduleItem item;
     item.func = s->name->getText();
     item.loc = loc(s->name);
+    // Names written in the item: the fresh names of hoisted nested calls avoid them.
+    sched_names_.clear();
+    sched_fresh_ = 0;
+    for (auto* in : s->schedInstr())
+      for (auto* n : in->anyName()) sched_names_.insert(n->getText());
     for (auto* in : s->schedInstr()) {
       ScheduleInstr instr;
       auto names = in->anyName();
@@ -1255,24 +1270,31 @@ class Builder {
         if (n != in->prim) instr.results.push_back(n->getText());
       instr.primitive = in->prim->getText();
       instr.loc = loc(in->prim->getStart());
-      for (auto* a : in->schedArg()) {
-        if (a->key) {
-          ScheduleArg k;
-          k.kind = ScheduleArg::Keyword;
-          k.text = a->key->getText();
-          k.loc = loc(a->getStart());
-          k.list.push_back(sched_value(a->schedValue()));
-          instr.args.push_back(std::move(k));
-        } else {
-          instr.args.push_back(sched_value(a->schedValue()));
-        }
-      }
+      instr.args = sched_args(in->schedArg(), item.instrs);
       item.instrs.push_back(std::move(instr));
     }
     return item;
   }
 
-  ScheduleArg sched_value(P::SchedValueContext* v) {
+  // Arguments of one instruction; nested calls are appended to `out` first.
+  std::vector<ScheduleArg> sched_args(const std::vector<P::SchedArgContext*>& args, std::vector<ScheduleInstr>& out) {
+    std::vector<ScheduleArg> r;
+    for (auto* a : args) {
+      if (a->key) {
+        ScheduleArg k;
+        k.kind = ScheduleArg::Keyword;
+        k.text = a->key->getText();
+        k.loc = loc(a->getStart());
+        k.list.push_back(sched_value(a->schedValue(), out));
+        r.push_back(std::move(k));
+      } else {
+        r.push_back(sched_value(a->schedValue(), out));
+      }
+    }
+    return r;
+  }
+
+  ScheduleArg sched_value(P::SchedValueContext* v, std::vector<ScheduleInstr>& out) {
     ScheduleArg a;
     a.loc = loc(v->getStart());
     if (auto* id = dynamic_cast<P::SIdentContext*>(v)) {
@@ -1292,7 +1314,22 @@ class Builder {
       a.text = v->getText();
     } else if (auto* l = dynamic_cast<P::SListContext*>(v)) {
       a.kind = ScheduleArg::List;
-      for (auto* x : l->schedValue()) a.list.push_back(sched_value(x));
+      for (auto* x : l->schedValue()) a.list.push_back(sched_value(x, out));
+    } else if (auto* c = dynamic_cast<P::SCallContext*>(v)) {
+      // `prim(args)` as an argument: `_N = prim(args)` before the instruction, and the
+      // argument is the handle `_N` (TVM users write sch.compute_inline(sch.get_block("B"))).
+      ScheduleInstr nested;
+      nested.primitive = c->prim->getText();
+      nested.loc = loc(c->prim->getStart());
+      nested.args = sched_args(c->schedArg(), out);
+      std::string name;
+      do name = "_" + std::to_string(sched_fresh_++);
+      while (sched_names_.count(name));
+      sched_names_.insert(name);
+      nested.results.push_back(name);
+      out.push_back(std::move(nested));
+      a.kind = ScheduleArg::Ident;
+      a.text = name;
     }
     return a;
   }

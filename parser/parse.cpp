@@ -3,6 +3,7 @@
 // stream is scanned for nesting that would make the recursive-descent parser (or the IR)
 // too deep, the first syntax error is turned into one clean SourceError by a throwing
 // error listener (nothing is printed), and any other exception becomes a SourceError.
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -218,6 +219,9 @@ Module parse_file(const std::string& path) {
     text = ss.str();
     return parse_module(text, "<stdin>");
   }
+  std::error_code ec;
+  // A directory opens as an empty stream on Linux: say what it is.
+  if (std::filesystem::is_directory(path, ec)) throw SourceError(path, 1, 1, "cannot read file: it is a directory");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw SourceError(path, 1, 1, "cannot open file");
   std::ostringstream ss;

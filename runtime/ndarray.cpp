@@ -3,13 +3,31 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <string>
+
+#include <unistd.h>
+
+#include "ir/error.h"
 
 namespace tirc {
 
 NDArray::NDArray(DType dtype, std::vector<int64_t> shape) : dtype_(dtype), shape_(std::move(shape)) {
-  size_t n = std::max<size_t>(nbytes(), 1);
+  // Sizes come from user input (shapes of symbolic params, .npy headers): a negative,
+  // overflowing or larger-than-memory size is an Error, never a crash or an OOM kill.
+  uint64_t bytes = dtype_bytes(dtype_);
+  for (auto d : shape_) {
+    if (d < 0) throw Error("cannot allocate " + describe(*this) + ": negative extent");
+    if (d != 0 && bytes > (uint64_t{1} << 62) / static_cast<uint64_t>(d))
+      throw Error("cannot allocate " + describe(*this) + ": too large");
+    bytes *= static_cast<uint64_t>(d);
+  }
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page > 0 && bytes > static_cast<uint64_t>(pages) * static_cast<uint64_t>(page))
+    throw Error("cannot allocate " + describe(*this) + ": " + std::to_string(bytes) + " bytes exceed the memory");
+  size_t n = std::max<size_t>(bytes, 1);
   size_t padded = (n + 63) / 64 * 64;
   auto* p = static_cast<uint8_t*>(std::aligned_alloc(64, padded));
+  if (!p) throw Error("cannot allocate " + describe(*this) + ": out of memory");
   std::memset(p, 0, padded);
   data_ = std::shared_ptr<uint8_t>(p, [](uint8_t* q) { std::free(q); });
 }

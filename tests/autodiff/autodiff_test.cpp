@@ -6,12 +6,14 @@
 #include <pthread.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <functional>
 #include <sstream>
 #include <string>
 
+#include "interp/interp.h"
 #include "interp/stats.h"
 #include "ir/error.h"
 #include "ir/printer.h"
@@ -648,11 +650,13 @@ TEST(AutodiffMultiStore, SeveralStoresInOneBlock) {
 }
 
 TEST(AutodiffRefusals, StoreReadsAnotherStoreOfTheBlock) {
-  EXPECT_EQ(refusal(R"(func ss(X: f32[8]) -> (Y: f32[8], Z: f32[8]) {
+  // (With Y[vi] the block is split in two by normalize.h; here two iterations share an
+  // element of Y, so splitting could change what Z reads and the block is left alone.)
+  EXPECT_EQ(refusal(R"(func ss(X: f32[8]) -> (Y: f32[4], Z: f32[8]) {
   for i in serial(8) {
     block B(vi: spatial(8) = i) {
-      Y[vi] = X[vi]
-      Z[vi] = Y[vi] * 2.0
+      Y[vi // 2] = X[vi]
+      Z[vi] = Y[vi // 2] * 2.0
     }
   }
 })",
@@ -727,6 +731,148 @@ TEST(AutodiffCli, WrongGradientFails) {
   std::string out;
   EXPECT_EQ(run(std::string(TIRC_BINARY) + " check-grad " + path + " --func lg", &out), 1) << out;
   EXPECT_NE(out.find("0 passed, 1 failed"), std::string::npos) << out;
+}
+
+
+// ---- cost of F_grad: sharing, hoisting, zero-safe products ----
+
+const char* kLayerNorm = R"TIR(func ln(X: f32[4, 8], G: f32[8]) -> (Y: f32[4, 8]) {
+  alloc M: f32[4]
+  alloc V: f32[4]
+  for i, k in grid(4, 8) {
+    block mean(vi: spatial(4) = i, vk: reduce(8) = k) {
+      init { M[vi] = 0.0 }
+      M[vi] += X[vi, vk] * 0.125
+    }
+  }
+  for i, k in grid(4, 8) {
+    block var(vi: spatial(4) = i, vk: reduce(8) = k) {
+      init { V[vi] = 0.0 }
+      V[vi] += (X[vi, vk] - M[vi]) * (X[vi, vk] - M[vi]) * 0.125
+    }
+  }
+  for i, j in grid(4, 8) {
+    block out(vi: spatial(4) = i, vj: spatial(8) = j) {
+      Y[vi, vj] = (X[vi, vj] - M[vi]) * rsqrt(V[vi] + 1e-5) * G[vj]
+    }
+  }
+})TIR";
+
+int count_blocks_named(const FunctionNode& f, const std::string& prefix) {
+  int n = 0;
+  struct V : IRVisitor {
+    const std::string* prefix;
+    int* n;
+    void visit_block(const BlockNode* b) override {
+      if (b->name.rfind(*prefix, 0) == 0) ++*n;
+      IRVisitor::visit_block(b);
+    }
+  } v;
+  v.prefix = &prefix;
+  v.n = &n;
+  v.visit(f.body);
+  return n;
+}
+
+// Per-row values (rsqrt(V + eps), the local derivative of rsqrt, V_grad * 0.125 * 2) are
+// computed once per row into hoist buffers shared by the adjoint blocks: <= 3x forward
+// (3.7x without), the same values as without hoisting, right to first and second order.
+TEST(AutodiffCost, LayerNormHoistsPerRowValues) {
+  Function f = parse_func(kLayerNorm, "ln");
+  Function g = gradient(*f, {});
+  GradientOptions no;
+  no.hoist = false;
+  Function g0 = gradient(*f, {}, no);
+  EXPECT_GT(count_blocks_named(*g, "hoist"), 0);
+  EXPECT_EQ(count_blocks_named(*g0, "hoist"), 0);
+  double ff = static_counts(*f, {}).total.flops, fg = static_counts(*g, {}).total.flops,
+         fg0 = static_counts(*g0, {}).total.flops;
+  EXPECT_LE(fg, 3 * ff) << fg << " vs " << ff;
+  EXPECT_LT(fg, fg0);
+  // Differential: both gradients agree (f64) on random inputs.
+  ArgMap in = random_inputs(*g, 11);
+  InterpOptions o;
+  o.promote_f64 = true;
+  ArgMap a = run_interp(*g, in, o), b = run_interp(*g0, in, o);
+  for (auto& [name, arr] : a) {
+    ASSERT_TRUE(b.count(name)) << name;
+    for (int64_t i = 0; i < arr.numel(); ++i)
+      EXPECT_NEAR(arr.get(i), b.at(name).get(i), 1e-9 * (1 + std::abs(arr.get(i)))) << name << "[" << i << "]";
+  }
+  CheckGradOptions full;
+  full.full = true;
+  EXPECT_EQ(check_grad(*f, full).failed, 0);
+  Function g2 = grad_roundtrip(f);
+  CheckGradResult r2 = check_grad(*g2);  // second order through the hoist blocks
+  for (auto& ic : r2.inputs) EXPECT_TRUE(ic.passed) << ic.name << " rel err " << ic.max_rel_err;
+}
+
+// Values under an if_then_else arm are guarded: never hoisted (the arm reads X[vi - 1]).
+TEST(AutodiffCost, GuardedValuesAreNotHoisted) {
+  Function f = parse_func(R"TIR(func pad(X: f32[6], S: f32[2]) -> (Y: f32[7, 3]) {
+  for i, j in grid(7, 3) {
+    block p(vi: spatial(7) = i, vj: spatial(3) = j) {
+      Y[vi, vj] = if_then_else(vi >= 1, exp(X[vi - 1]) * S[0], 0.0) + sqrt(S[1]) * S[0]
+    }
+  }
+})TIR", "pad");
+  Function g = gradient(*f, {});
+  std::string text = print_function(*g);
+  EXPECT_EQ(text.find("exp(X[h"), std::string::npos) << text;
+  EXPECT_GT(count_blocks_named(*g, "hoist"), 0) << text;  // sqrt(S[1]) * S[0] is hoisted
+  CheckGradOptions full;
+  full.full = true;
+  EXPECT_EQ(check_grad(*f, full).failed, 0);
+}
+
+// Common sub-expressions of one block are computed once: (X - M) * (X - M), and the
+// condition of a select with a float comparison (prelu: X > 0 once per element).
+TEST(AutodiffCost, CommonSubexpressionsShareTemps) {
+  Function f = parse_func(R"TIR(func prelu(X: f32[4, 6], A: f32[6]) -> (Y: f32[4, 6]) {
+  for i, j in grid(4, 6) {
+    block y(vi: spatial(4) = i, vj: spatial(6) = j) {
+      Y[vi, vj] = select(X[vi, vj] > 0.0, X[vi, vj], A[vj] * X[vi, vj])
+    }
+  }
+})TIR", "prelu");
+  Function g = gradient(*f, {});
+  double ff = static_counts(*f, {}).total.flops, fg = static_counts(*g, {}).total.flops;
+  EXPECT_LE(fg, 3 * ff) << fg << " vs " << ff;
+  CheckGradOptions full;
+  full.full = true;
+  EXPECT_EQ(check_grad(*f, full).failed, 0);
+}
+
+// Zero-safe product: 3 FLOPs per factor, exact with 0, 1 and 2 zeros in a row.
+TEST(AutodiffCost, ProductWithZerosIsExact) {
+  Function f = parse_func(R"TIR(func prod(X: f32[3, 4]) -> (P: f32[3]) {
+  for i, k in grid(3, 4) {
+    block p(vi: spatial(3) = i, vk: reduce(4) = k) {
+      init { P[vi] = 2.0 }
+      P[vi] *= X[vi, vk]
+    }
+  }
+})TIR", "prod");
+  Function g = gradient(*f, {});
+  // 3 per factor, plus the init's cotangent * 2.0 once per row.
+  EXPECT_LE(static_counts(*g, {}).total.flops, 3 * static_counts(*f, {}).total.flops + 3);
+  double xs[3][4] = {{1.5, -2.0, 0.5, 3.0}, {1.5, 0.0, 0.5, 3.0}, {0.0, -2.0, 0.0, 3.0}};
+  ArgMap in;
+  NDArray X(DType::F32, {3, 4}), G(DType::F32, {3});
+  for (int i = 0; i < 3; ++i) {
+    G.set(i, 1.0 + i);
+    for (int k = 0; k < 4; ++k) X.set(i * 4 + k, xs[i][k]);
+  }
+  in["X"] = X;
+  in["P_grad"] = G;
+  ArgMap out = run_interp(*g, in);
+  for (int i = 0; i < 3; ++i)
+    for (int k = 0; k < 4; ++k) {
+      double want = 2.0 * (1.0 + i);
+      for (int j = 0; j < 4; ++j)
+        if (j != k) want *= xs[i][j];
+      EXPECT_NEAR(out.at("X_grad").get(i * 4 + k), want, 1e-6) << i << "," << k;
+    }
 }
 
 }  // namespace

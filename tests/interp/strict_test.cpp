@@ -142,8 +142,21 @@ TEST(InterpStrict, InputChecks) {
     random_inputs(*g, 1);
     FAIL();
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "scalar parameter n must be given (it fixes shapes): use --input n=VALUE");
+    EXPECT_STREQ(e.what(), "scalar parameter n must be given: use --input n=VALUE (or declare a range, n: i32 in [LO, HI])");
   }
+  // A float scalar (or one with a declared range) is drawn like a buffer element.
+  Var alpha("alpha", DType::F32);
+  Buffer C("C", DType::F32, {4}), D("D", DType::F32, {4});
+  Var j("j"), vj("vj");
+  auto h = func("h", {sparam(alpha), bparam(C)}, {D}, {},
+                {grid({{j, 4}}, block("d", {{vj, IterKind::Spatial, 4, j}}, st(D, {vj}, ld(C, {vj}) * alpha)))});
+  ArgMap hin = random_inputs(*h, 1);
+  ASSERT_EQ(hin.count("alpha"), 1u);
+  EXPECT_EQ(hin.at("alpha").dtype(), DType::F32);
+  EXPECT_EQ(hin.at("alpha").shape().size(), 0u);
+  EXPECT_GE(hin.at("alpha").get(0), -1.0);
+  EXPECT_LE(hin.at("alpha").get(0), 1.0);
+  EXPECT_EQ(random_inputs(*h, 1).at("alpha").get(0), hin.at("alpha").get(0));
 }
 
 TEST(InterpStrict, InputsAreNeverModified) {

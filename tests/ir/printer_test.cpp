@@ -127,7 +127,8 @@ TEST(Printer, LiteralTyping) {
   EXPECT_EQ(print_expr(make_float(0.5, DType::F64)), "f64(0.5)");
   EXPECT_EQ(print_expr(make_int(5)), "5");
   EXPECT_EQ(print_expr(make_binary(BinOp::LT, make_int(1, DType::I64), make_int(2, DType::I64))), "i64(1) < i64(2)");
-  EXPECT_EQ(print_expr(make_bool(true)), "bool(1)");
+  EXPECT_EQ(print_expr(make_bool(true)), "true");
+  EXPECT_EQ(print_expr(make_bool(false)), "false");
   EXPECT_EQ(print_expr(make_int(-7, DType::I64)), "i64(-7)");
   // A real cast of a literal keeps the inner literal typed, so that it is not folded.
   EXPECT_EQ(print_expr(make_cast(DType::F32, make_int(3))), "f32(i32(3))");
@@ -143,7 +144,7 @@ TEST(Printer, LiteralTyping) {
   EXPECT_EQ(print_stmt(make_store(D, {make_int(0, DType::I64)}, make_float(1.0, DType::F64))), "D[i64(0)] = 1.0\n");
   // Unary operands and call arguments have no context.
   EXPECT_EQ(print_expr(make_call(Intrinsic::Exp, {make_float(1.0, DType::F64)})), "exp(f64(1.0))");
-  EXPECT_EQ(print_expr(make_select(make_bool(true), x, make_float(0.0, DType::F64))), "select(bool(1), x, 0.0)");
+  EXPECT_EQ(print_expr(make_select(make_bool(true), x, make_float(0.0, DType::F64))), "select(true, x, 0.0)");
   EXPECT_EQ(print_expr(min(make_float(1.0, DType::F64), make_float(2.0, DType::F64))), "min(f64(1.0), f64(2.0))");
 }
 

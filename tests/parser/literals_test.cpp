@@ -1,4 +1,4 @@
-// Typed literals the printer writes: `bool(1)` / `bool(0)` and the extreme integer
+// Typed literals the printer reads back: `true` / `false`, `bool(1)` / `bool(0)` and the extreme integer
 // -9223372036854775808 (INT64_MIN, how min_value(i64) prints) must read back as immediates.
 #include <gtest/gtest.h>
 
@@ -74,10 +74,36 @@ TEST(ParserLiterals, BoolCastOfOtherLiteralsStaysACast) {
 }
 
 TEST(ParserLiterals, BoolLiteralsRoundTrip) {
+  // The printer writes bool constants as `true` / `false`.
   Module m = parse_body("  for i in serial(4) {\n    Q[i] = bool(1) && (bool(0) || I[i] > 0)\n  }");
   std::string t1 = print_module(m);
-  EXPECT_NE(t1.find("bool(1) && (bool(0) || I[i] > 0)"), std::string::npos) << t1;
+  EXPECT_NE(t1.find("true && (false || I[i] > 0)"), std::string::npos) << t1;
   EXPECT_EQ(print_module(parse_module(t1, "t2.tir")), t1);
+}
+
+TEST(ParserLiterals, TrueFalseAreBoolLiterals) {
+  expect_bool_imm(stored("Q[i] = true"), 1);
+  expect_bool_imm(stored("Q[i] = false"), 0);
+  expect_bool_imm(stored("Q[i] = True"), 1);
+  expect_bool_imm(stored("Q[i] = False"), 0);
+  Expr e = stored("B[i] = select(false || I[i] > 0, A[i], 0.0)");
+  expect_bool_imm(e.as<SelectNode>()->cond.as<BinaryNode>()->a, 0);
+  // Not reserved: a name in scope wins over the literal.
+  Module m = parse_module(
+      "func f(true: i32, A: f32[4]) -> (B: f32[4]) {\n  for i in serial(4) {\n"
+      "    block b(vi: spatial(4) = i) { B[vi] = A[vi] * f32(true) }\n  }\n}\n",
+      "t.tir");
+  std::string t = print_module(m);
+  EXPECT_NE(t.find("f32(true_1)"), std::string::npos) << t;  // the printer renames the parameter
+  EXPECT_EQ(print_module(parse_module(t, "t2.tir")), t);
+}
+
+TEST(ParserLiterals, FalsePredicatePrintsAsFalse) {
+  Module m = parse_body("  for i in serial(4) {\n    block b(vi: spatial(4) = i) {\n      where false\n      Q[vi] = true\n    }\n  }");
+  std::string t = print_module(m);
+  EXPECT_NE(t.find("where false\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("Q[vi] = true\n"), std::string::npos) << t;
+  EXPECT_EQ(print_module(parse_module(t, "t2.tir")), t);
 }
 
 TEST(ParserLiterals, Int64MinReadsBack) {

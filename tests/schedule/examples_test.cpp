@@ -40,7 +40,8 @@ class Reverse : public IRMutator {
     auto* f = b.as<ForNode>();
     if (f->for_kind == ForKind::Serial || f->for_kind == ForKind::Unrolled) return b;
     Var nv(f->loop_var.name(), f->loop_var.dtype());
-    Expr rev = f->min + f->extent - make_int(1, f->extent.dtype()) - nv;
+    // nv runs over [min, min + extent): the reversed value is min + (min + extent - 1 - nv).
+    Expr rev = f->min + f->min + f->extent - make_int(1, f->extent.dtype()) - nv;
     return make_for(nv, f->min, f->extent, ForKind::Serial,
                     substitute(f->body, std::unordered_map<const VarNode*, Expr>{{f->loop_var.get(), rev}}));
   }
@@ -53,7 +54,7 @@ TEST_P(ScheduleExample, VerifiesAndRoundTrips) {
   ASSERT_FALSE(m.schedules.empty());
   for (auto& item : m.schedules) {
     Function f = m.find_func(item.func);
-    Function g = apply_schedule(*f, item);
+    Function g = apply_schedule(*f, item, m.intrins);
     EXPECT_FALSE(structural_equal(*f, *g)) << "the schedule changed nothing";
     CompareResult r = compare_functions(*f, *g, CompareOptions{}, interp_runner(), interp_runner());
     EXPECT_TRUE(r.ok) << r.detail;

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -22,6 +23,7 @@
 #include "ir/printer.h"
 #include "ir/structural_equal.h"
 #include "parser/parser.h"
+#include "transforms/autodiff/gradient.h"
 #include "transforms/schedule/prims.h"
 #include "transforms/schedule/verify.h"
 
@@ -65,7 +67,17 @@ std::vector<Base> load_bases() {
         scalars[mt[1]] = a;
       }
     }
+    // The gradient functions too: schedules name F_grad blocks as well as F's.
+    std::vector<Function> funcs = m.funcs;
     for (auto& f : m.funcs) {
+      try {
+        // As a user gets it from `tirc grad`: printed and parsed again.
+        Module gm = parse_module(print_function(*gradient(*f, {})), "grad.tir");
+        funcs.push_back(gm.funcs.at(0));
+      } catch (const std::exception&) {  // not differentiable: another component's concern
+      }
+    }
+    for (auto& f : funcs) {
       Base b{p.filename().string(), f, {}};
       for (auto& prm : f->params)
         if (!prm.is_buffer() && scalars.count(prm.name())) b.scalars[prm.name()] = scalars[prm.name()].astype(prm.var.dtype());
@@ -272,7 +284,8 @@ class ReverseParallel : public IRMutator {
     auto* f = b.as<ForNode>();
     if (f->for_kind == ForKind::Serial || f->for_kind == ForKind::Unrolled) return b;
     Var nv(f->loop_var.name(), f->loop_var.dtype());
-    Expr rev = f->min + f->extent - make_int(1, f->extent.dtype()) - nv;
+    // nv runs over [min, min + extent): the reversed value is min + (min + extent - 1 - nv).
+    Expr rev = f->min + f->min + f->extent - make_int(1, f->extent.dtype()) - nv;
     Stmt body = substitute(f->body, std::unordered_map<const VarNode*, Expr>{{f->loop_var.get(), rev}});
     return make_for(nv, f->min, f->extent, ForKind::Serial, body);
   }

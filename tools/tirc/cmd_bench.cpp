@@ -35,8 +35,8 @@ void register_bench(CLI::App& app) {
   auto* cmd = app.add_subcommand("bench", "JIT-compile a function and time it: median time and GFLOP/s");
   cmd->add_option("file", o->file, "the .tir file ('-' for standard input)")->required();
   cmd->add_option("--func,-f", o->func, "function to time (optional when the file has one function)");
-  cmd->add_option("--repeat,-n", o->repeat, "timed runs (default 10)")->check(CLI::PositiveNumber);
-  cmd->add_option("--warmup", o->warmup, "untimed runs first (default 2)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--repeat,-n", o->repeat, "timed runs (default 10)")->check(at_least(1, "at least 1"));
+  cmd->add_option("--warmup", o->warmup, "untimed runs first (default 2)")->check(at_least(0, ">= 0"));
   cmd->add_option("--input,-i", o->inputs, "NAME=FILE.npy or NAME=VALUE (scalars, fills); others are random");
   cmd->add_option("--seed", o->seed, "seed of the random inputs (default 0)");
   cmd->add_option("--threads", o->threads, "threads of parallel loops (default: TIRC_NUM_THREADS or all cores)");

@@ -34,8 +34,8 @@ void register_check_grad(CLI::App& app) {
   cmd->add_option("--wrt", o->wrt, "input buffers to check (default: every float input)")->delimiter(',');
   cmd->add_option("--input,-i", o->inputs, "NAME=FILE.npy or NAME=VALUE (scalars, or a constant buffer); repeatable");
   cmd->add_option("--seed", o->seed, "seed of the random inputs, cotangents and directions (default 0)");
-  cmd->add_option("--rtol", o->rtol, "relative tolerance (default 1e-4)");
-  cmd->add_option("--atol", o->atol, "absolute tolerance (default 1e-5)");
+  cmd->add_option("--rtol", o->rtol, "relative tolerance (default 1e-4)")->check(at_least(0, ">= 0"));
+  cmd->add_option("--atol", o->atol, "absolute tolerance (default 1e-5)")->check(at_least(0, ">= 0"));
   cmd->add_option("--directions", o->directions, "random directions per input (default 3)");
   cmd->add_flag("--full", o->full, "check element by element instead of along random directions");
   cmd->add_flag("--json", o->json, "print one JSON object");

@@ -42,20 +42,34 @@ std::vector<Engine> engines(const std::string& which) {
   return out;
 }
 
-ArgMap parse_scalar_inputs(const std::vector<std::string>& specs) {
-  ArgMap m;
+// The --input specs that name a parameter of f, parsed by the shared parse_input_specs
+// (same syntax, dtype checks and messages as `tirc run`). Only scalar parameters can be
+// given: the inputs of both runs are drawn at random.
+ArgMap scalar_inputs_for(const FunctionNode& f, const std::vector<std::string>& specs) {
+  std::vector<std::string> mine;
+  for (auto& s : specs) {
+    std::string name = s.substr(0, s.find('='));
+    for (auto& p : f.params)
+      if (p.name() == name) {
+        if (p.is_buffer())
+          throw Error("--input " + s + ": verify draws buffer inputs at random; only scalar parameters can be given");
+        mine.push_back(s);
+      }
+  }
+  return parse_input_specs(f, mine);
+}
+
+// Every spec must be NAME=VALUE and name a parameter of at least one verified function.
+void check_input_names(const std::vector<Function>& funcs, const std::vector<std::string>& specs) {
   for (auto& s : specs) {
     auto eq = s.find('=');
-    if (eq == std::string::npos) throw Error("--input expects NAME=VALUE, got '" + s + "'");
-    std::string name = s.substr(0, eq), val = s.substr(eq + 1);
-    char* end = nullptr;
-    double v = std::strtod(val.c_str(), &end);
-    if (val.empty() || *end) throw Error("--input " + name + ": '" + val + "' is not a number");
-    NDArray a(DType::F64, {});
-    a.set(0, v);
-    m[name] = a;
+    if (eq == std::string::npos || eq == 0) throw Error("--input " + s + ": expected NAME=VALUE");
+    std::string name = s.substr(0, eq);
+    bool found = false;
+    for (auto& f : funcs)
+      for (auto& p : f->params) found = found || p.name() == name;
+    if (!found) throw Error("--input " + s + ": no verified function has a parameter named " + name);
   }
-  return m;
 }
 
 }  // namespace
@@ -69,9 +83,9 @@ void register_verify(CLI::App& app) {
   cmd->add_option("FILE", file, "the .tir file, or - for standard input")->required();
   cmd->add_option("--func", func, "verify only this function");
   cmd->add_option("--seed", seed, "random seed for the inputs (default 0)");
-  cmd->add_option("--rtol", rtol, "relative tolerance (default 1e-4)");
-  cmd->add_option("--atol", atol, "absolute tolerance (default 1e-5)");
-  cmd->add_option("--input", inputs, "value of a scalar parameter, NAME=VALUE (repeatable)");
+  cmd->add_option("--rtol", rtol, "relative tolerance (default 1e-4)")->check(at_least(0, ">= 0"));
+  cmd->add_option("--atol", atol, "absolute tolerance (default 1e-5)")->check(at_least(0, ">= 0"));
+  cmd->add_option("--input", inputs, "value of a scalar parameter, NAME=VALUE (repeatable; as in tirc run). Scalars not given are drawn from their declared range");
   cmd->add_option("--engine", engine, "engine running the scheduled function: interp, jit, or all (default: every available engine)");
   cmd->callback([] {
     run_guarded([] {
@@ -81,18 +95,19 @@ void register_verify(CLI::App& app) {
       opts.seed = seed;
       opts.rtol = rtol;
       opts.atol = atol;
-      ArgMap scalars = parse_scalar_inputs(inputs);
+      std::vector<Function> funcs;
+      for (auto& item : m.schedules)
+        if (func.empty() || item.func == func)
+          if (Function f = m.find_func(item.func)) funcs.push_back(f);
+      check_input_names(funcs, inputs);
       auto engs = engines(engine);
       int failed = 0, passed = 0;
       for (auto& item : m.schedules) {
         if (!func.empty() && item.func != func) continue;
         Function f = m.find_func(item.func);
         if (!f) throw SourceError(item.loc.file, item.loc.line, item.loc.col, "schedule for unknown function '" + item.func + "'");
-        Function g = apply_schedule(*f, item);
-        // Scalars take the dtype of their parameter.
-        opts.scalars.clear();
-        for (auto& p : f->params)
-          if (!p.is_buffer() && scalars.count(p.name())) opts.scalars[p.name()] = scalars.at(p.name()).astype(p.var.dtype());
+        Function g = apply_schedule(*f, item, m.intrins);
+        opts.scalars = scalar_inputs_for(*f, inputs);
         for (auto& e : engs) {
           CompareResult r = compare_functions(*f, *g, opts, interp_runner(), e.run);
           char err[64];

@@ -23,6 +23,24 @@ int exit_code();
 // empty. Error when there is no such function or the choice is ambiguous.
 Function select_function(const Module& m, const std::string& file, const std::string& func);
 
+// Option validators with plain messages ("must be at least 1", "must be >= 0"): CLI11's
+// PositiveNumber prints its range up to DBL_MAX.
+inline CLI::Validator at_least(double lo, const std::string& what) {
+  return CLI::Validator(
+      [lo, what](std::string& s) -> std::string {
+        double v = 0;
+        try {
+          size_t n = 0;
+          v = std::stod(s, &n);
+          if (n != s.size()) return "'" + s + "' is not a number";
+        } catch (...) {
+          return "'" + s + "' is not a number";
+        }
+        return v >= lo && v == v ? std::string() : "must be " + what + ", got " + s;
+      },
+      "", "");
+}
+
 // Each subcommand file registers its subcommand on the app.
 void register_parse(CLI::App& app);
 void register_run(CLI::App& app);

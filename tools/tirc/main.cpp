@@ -51,6 +51,17 @@ int main(int argc, char** argv) {
   register_verify(app);
   register_build(app);
   register_bench(app);
+  // A first word that is neither an option nor a subcommand: say so (CLI11 would report
+  // "A subcommand is required").
+  if (argc > 1 && argv[1][0] != '-') {
+    bool known = false;
+    for (auto* sub : app.get_subcommands([](CLI::App*) { return true; })) known = known || sub->check_name(argv[1]);
+    if (!known) {
+      std::cerr << "tirc: error: unknown subcommand '" << argv[1]
+                << "' (expected parse, run, stats, grad, check-grad, schedule, verify, build or bench; see tirc --help)\n";
+      return kExitBadInput;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -61,6 +61,59 @@ Expr neg(const Expr& a) {
   return -a;
 }
 Expr cst(DType t, double v) { return make_const(t, v); }
+// Hash consistent with expr_identical (vars and buffers by identity, unlike
+// structural_hash, which maps free vars by position and so puts t0 * x, t1 * x, ... of a
+// product chain in one bucket).
+size_t identity_hash(const Expr& e) {
+  size_t h = static_cast<size_t>(e.kind()) * 1000003u + static_cast<size_t>(e.dtype());
+  auto mix = [&](size_t x) { h ^= x + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
+  switch (e.kind()) {
+    case ExprKind::Var: mix(reinterpret_cast<size_t>(e.get())); break;
+    case ExprKind::IntImm:
+    case ExprKind::FloatImm: {
+      double v = 0;
+      int64_t k = 0;
+      if (is_const_int(e, &k)) mix(static_cast<size_t>(k));
+      else if (is_const_float(e, &v)) mix(std::hash<double>()(v));
+      break;
+    }
+    case ExprKind::Load: {
+      auto* l = e.as<LoadNode>();
+      mix(reinterpret_cast<size_t>(l->buffer.get()));
+      for (auto& i : l->indices) mix(identity_hash(i));
+      break;
+    }
+    case ExprKind::Binary:
+      mix(static_cast<size_t>(e.as<BinaryNode>()->op));
+      mix(identity_hash(e.as<BinaryNode>()->a));
+      mix(identity_hash(e.as<BinaryNode>()->b));
+      break;
+    case ExprKind::Unary:
+      mix(static_cast<size_t>(e.as<UnaryNode>()->op));
+      mix(identity_hash(e.as<UnaryNode>()->a));
+      break;
+    case ExprKind::Cast: mix(identity_hash(e.as<CastNode>()->value)); break;
+    case ExprKind::Call:
+      mix(static_cast<size_t>(e.as<CallNode>()->op));
+      for (auto& a : e.as<CallNode>()->args) mix(identity_hash(a));
+      break;
+    case ExprKind::Select:
+      mix(identity_hash(as_select_like(e)->cond));
+      mix(identity_hash(as_select_like(e)->t));
+      mix(identity_hash(as_select_like(e)->f));
+      break;
+    default: mix(reinterpret_cast<size_t>(e.get())); break;  // not shared
+  }
+  return h;
+}
+bool has_float_op(const Expr& e) {
+  bool found = false;
+  for_each_expr(e, [&](const Expr& x) {
+    if (auto* b = x.as<BinaryNode>(); b && is_float(b->a.dtype())) found = true;
+    if (auto* c = x.as<CallNode>(); c && is_float(x.dtype())) found = true;
+  });
+  return found;
+}
 }  // namespace
 
 Expr ExprAD::wrap(const std::vector<const std::vector<Binding>*>& lists, const Expr& e) {
@@ -81,6 +134,33 @@ Expr ExprAD::wrap(const std::vector<const std::vector<Binding>*>& lists, const E
 }
 
 Expr ExprAD::bind(Scope& s, const Expr& value, const char* base) {
+  // Constant operands fold (f32 + - * / of f32 constants computed in double and rounded
+  // once are correctly rounded), so `0.5 / 3.0 * S` costs one FLOP per element, not two.
+  if (auto* b = value.as<BinaryNode>()) {
+    double x, y;
+    if (is_const_float(b->a, &x) && is_const_float(b->b, &y)) {
+      switch (b->op) {
+        case BinOp::Add: return make_const(value.dtype(), x + y);
+        case BinOp::Sub: return make_const(value.dtype(), x - y);
+        case BinOp::Mul: return make_const(value.dtype(), x * y);
+        case BinOp::Div:
+          if (y != 0) return make_const(value.dtype(), x / y);
+          break;
+        default: break;
+      }
+    }
+  }
+  if (auto* u = value.as<UnaryNode>(); u && u->op == UnOp::Neg) {
+    double x;
+    if (is_const_float(u->a, &x)) return make_const(value.dtype(), -x);
+  }
+  // Common subexpressions of one scope share their temp ((X - M) * (X - M) computes X - M
+  // once): hash-consing on the (already linearised, hence shallow) value.
+  size_t h = identity_hash(value);
+  auto range = s.index.equal_range(h);
+  for (auto it = range.first; it != range.second; ++it)
+    if (expr_identical(s.lets[it->second].value, value)) return s.lets[it->second].var;
+  s.index.emplace(h, s.lets.size());
   Var t(names_.fresh(base), value.dtype());
   s.lets.push_back({t, value});
   TempInfo info;
@@ -133,6 +213,9 @@ Expr ExprAD::linearize(const Expr& e, Scope& s) {
     case ExprKind::Select: {
       auto* c = as_select_like(e);
       Expr cond = subst(c->cond);
+      // A condition with float operations is computed once (the forward value and both
+      // arms' adjoints use it).
+      if (has_float_op(cond)) cond = bind(s, cond, "c");
       Expr x = linearize(c->t, s), y = linearize(c->f, s);
       return bind(s, make_select(cond, x, y));
     }
@@ -183,15 +266,31 @@ void ExprAD::rule(const Expr& def, const Var& z, const Expr& a, AdjMap& adj, std
     switch (b->op) {
       case BinOp::Add: P(x, a); P(y, a); return;
       case BinOp::Sub: P(x, a); P(y, neg(a)); return;
-      case BinOp::Mul: P(x, mul(a, y)); P(y, mul(a, x)); return;
+      case BinOp::Mul:
+        if (expr_identical(x, y)) {
+          // x * x: one term (a * 2) * x instead of a * x + a * x (a * 2 is hoistable).
+          P(x, mul(a * cst(T, 2), x));
+          return;
+        }
+        P(x, mul(a, y));
+        P(y, mul(a, x));
+        return;
       case BinOp::Div:
+        // Derivatives are written a * d(x) with the local derivative d apart from the
+        // adjoint a, so that a d which depends on fewer iter vars than the block can be
+        // hoisted out of it (hoist.h): same FLOPs when it cannot.
         P(x, a / y);
-        P(y, neg(mul(a, z) / y));
+        P(y, mul(a, neg(z / y)));
         return;
       case BinOp::Min:
       case BinOp::Max: {
-        // Ties go to the first operand.
+        // Ties go to the first operand. The comparison is computed once for both operands.
         Expr c = b->op == BinOp::Min ? make_binary(BinOp::LE, x, y) : make_binary(BinOp::GE, x, y);
+        if (cur_adj_lets_) {
+          Var cv(names_.fresh("c"), c.dtype());
+          cur_adj_lets_->push_back({cv, c});
+          c = cv;
+        }
         P(x, make_select(c, a, cst(T, 0)));
         P(y, make_select(c, cst(T, 0), a));
         return;
@@ -222,8 +321,8 @@ void ExprAD::rule(const Expr& def, const Var& z, const Expr& a, AdjMap& adj, std
     case Intrinsic::Log10: P(x, a / (x * cst(T, std::log(10.0)))); return;
     case Intrinsic::Log1p: P(x, a / (x + cst(T, 1))); return;
     case Intrinsic::Expm1: P(x, mul(a, z + cst(T, 1))); return;
-    case Intrinsic::Sqrt: P(x, (a * cst(T, 0.5)) / z); return;
-    case Intrinsic::Rsqrt: P(x, (a * cst(T, -0.5)) * z / x); return;
+    case Intrinsic::Sqrt: P(x, mul(a, cst(T, 0.5) / z)); return;
+    case Intrinsic::Rsqrt: P(x, mul(a, (z * cst(T, -0.5)) / x)); return;
     case Intrinsic::Sin: P(x, mul(a, make_call(Intrinsic::Cos, {x}))); return;
     case Intrinsic::Cos: P(x, neg(mul(a, make_call(Intrinsic::Sin, {x})))); return;
     case Intrinsic::Tan: P(x, mul(a, z * z + cst(T, 1))); return;
@@ -317,6 +416,8 @@ void ExprAD::reverse_arm(const Expr& cond, const Scope& arm, const Expr& val, co
 
 void ExprAD::reverse_scope(const Scope& s, AdjMap& adj, const std::vector<Expr>& guards,
                            std::vector<Binding>* adj_lets, std::vector<LeafTerm>* leaves) {
+  std::vector<Binding>* saved = cur_adj_lets_;
+  cur_adj_lets_ = adj_lets;
   for (size_t i = s.lets.size(); i-- > 0;) {
     const Var& t = s.lets[i].var;
     auto it = adj.find(t.get());
@@ -338,6 +439,7 @@ void ExprAD::reverse_scope(const Scope& s, AdjMap& adj, const std::vector<Expr>&
       rule(info.def, t, a, adj, leaves, guards);
     }
   }
+  cur_adj_lets_ = saved;
 }
 
 void ExprAD::reverse(const Scope& s, const std::vector<std::pair<Expr, Expr>>& seeds, const std::vector<Expr>& guards,

@@ -50,6 +50,8 @@ struct Binding {
 // A list of let bindings in evaluation order.
 struct Scope {
   std::vector<Binding> lets;
+  // structural hash of a value -> index in lets (hash-consing in ExprAD::bind).
+  std::unordered_multimap<size_t, size_t> index;
 };
 
 // One cotangent contribution to a leaf load (a read of a differentiable buffer).
@@ -104,6 +106,7 @@ class ExprAD {
   std::function<bool(const Buffer&)> active_;
   std::unordered_map<const VarNode*, TempInfo> defs_;
   std::unordered_map<const VarNode*, Expr> letmap_;
+  std::vector<Binding>* cur_adj_lets_ = nullptr;  // where reverse_scope appends adjoint lets
 };
 
 // Sum of terms (undefined when empty), without folding.

@@ -12,6 +12,7 @@
 #include "ir/visitor.h"
 #include "transforms/autodiff/expr_ad.h"
 #include "transforms/autodiff/gather.h"
+#include "transforms/autodiff/hoist.h"
 #include "transforms/autodiff/regions.h"
 #include "transforms/autodiff/affine.h"
 
@@ -744,25 +745,46 @@ void GradientBuilder::reverse_unit(Unit& u) {
         },
         [&] { return make_store(K, I_ad, make_int(kNoIndex)); }, false));
   }
+  // Product: Z = the first zero factor (lexicographic reduce index, kNoIndex if none) and
+  // P = cotangent * init * product of the factors with the first zero replaced by 1. Then
+  // dE_k = P / E_k where no factor is zero, P at the first zero, 0 elsewhere (exact: P is
+  // the product of the others, 0 when a second zero exists): one division per factor.
+  Expr base;
+  bool base_active = false;
   if (u.kind == RedKind::Prod) {
+    base = u.init_store ? rename_ad(u, u.init_store->value) : make_load(u.ver_in, I_ad);
+    for (size_t i = u.init_lets.size(); u.init_store && i-- > 0;)
+      base = make_let(u.init_lets[i].var, rename_ad(u, u.init_lets[i].value), base);
+    for_each_expr(base, [&](const Expr& x) {
+      if (auto* l = x.as<LoadNode>()) {
+        auto it = orig_of_.find(l->buffer.get());
+        if (it != orig_of_.end() && active_.count(it->second) && is_float(l->buffer->dtype)) base_active = true;
+      }
+    });
     DType T = u.Y->dtype;
-    Z = new_buffer(u.Y->name + "_nzero", u.Y, T);
-    P = new_buffer(u.Y->name + "_prod", u.Y, T);
+    Z = new_buffer(u.Y->name + "_zarg", u.Y, DType::I32);
+    P = new_buffer(u.Y->name + "_gprod", u.Y, T);
     Expr is0 = make_binary(BinOp::EQ, Ead, make_const(T, 0));
     emit(clone_block(
-        u, bname + "_nzero",
+        u, bname + "_zarg",
+        [&] {
+          Expr cand = make_select(is0, lin, make_int(kNoIndex));
+          return body_with_items(u, make_store(Z, I_ad, min(make_load(Z, I_ad), cand)), true);
+        },
+        [&] { return make_store(Z, I_ad, make_int(kNoIndex)); }, false));
+    Expr first0 = make_binary(BinOp::EQ, lin, make_load(Z, I_ad));
+    emit(clone_block(
+        u, bname + "_gprod",
         [&] {
           return body_with_items(
-              u, make_store(Z, I_ad, make_load(Z, I_ad) + make_select(is0, make_const(T, 1), make_const(T, 0))), true);
+              u, make_store(P, I_ad, make_load(P, I_ad) * make_select(first0, make_const(T, 1), Ead)), true);
         },
-        [&] { return make_store(Z, I_ad, make_const(T, 0)); }, false));
-    emit(clone_block(
-        u, bname + "_prod",
         [&] {
-          return body_with_items(u, make_store(P, I_ad, make_load(P, I_ad) * make_select(is0, make_const(T, 1), Ead)),
-                                 true);
+          Expr init = Gi;
+          if (!base_active && !is_one(base)) init = Gi * base;
+          return make_store(P, I_ad, init);
         },
-        [&] { return make_store(P, I_ad, make_const(T, 1)); }, false));
+        false));
   }
 
   auto active_fn = [this](const Buffer& b) {
@@ -790,16 +812,12 @@ void GradientBuilder::reverse_unit(Unit& u) {
     } else if (u.kind == RedKind::Sum) {
       if (u.negate) seed = -Gi;
     } else if (u.kind == RedKind::Prod) {
-      Expr base = u.init_store ? rename_ad(u, u.init_store->value) : make_load(u.ver_in, I_ad);
-      for (size_t i = u.init_lets.size(); u.init_store && i-- > 0;)
-        base = make_let(u.init_lets[i].var, rename_ad(u, u.init_lets[i].value), base);
       Expr z = make_load(Z, I_ad), p = make_load(P, I_ad);
-      Expr c0 = make_binary(BinOp::EQ, z, make_const(T, 0));
-      Expr c1 = make_binary(BinOp::And, make_binary(BinOp::EQ, z, make_const(T, 1)),
-                            make_binary(BinOp::EQ, root, make_const(T, 0)));
-      // The division is made safe so that its derivative stays finite where it is unused.
-      Expr safe = make_select(make_binary(BinOp::EQ, root, make_const(T, 0)), make_const(T, 1), root);
-      seed = Gi * base * make_select(c0, p / safe, make_select(c1, p, make_const(T, 0)));
+      // if_then_else, not select: the division is evaluated (and differentiated again)
+      // only where no factor is zero.
+      seed = make_if_then_else(make_binary(BinOp::EQ, z, make_int(kNoIndex)), p / root,
+                               make_select(make_binary(BinOp::EQ, lin, z), p, make_const(T, 0)));
+      if (base_active) seed = base * seed;
     }
     std::vector<Binding> adj_lets;
     std::vector<LeafTerm> leaves;
@@ -842,9 +860,10 @@ void GradientBuilder::reverse_unit(Unit& u) {
     std::vector<Expr> guards = rz;
     if (u.kind == RedKind::Max || u.kind == RedKind::Min)
       guards.push_back(make_binary(BinOp::EQ, make_load(K, I_ad), make_int(kNoIndex)));
-    if (u.kind == RedKind::Prod)
-      seed = Gi * make_select(make_binary(BinOp::EQ, make_load(Z, I_ad), make_const(T, 0)), make_load(P, I_ad),
-                              make_const(T, 0));
+    if (u.kind == RedKind::Prod) {
+      seed = make_select(make_binary(BinOp::EQ, make_load(Z, I_ad), make_int(kNoIndex)), make_load(P, I_ad),
+                         make_const(T, 0));
+    }
     std::vector<Binding> adj_lets;
     std::vector<LeafTerm> leaves;
     ad.reverse(S0, {{root0, seed}}, guards, &adj_lets, &leaves);
@@ -873,11 +892,12 @@ void GradientBuilder::emit_contribution(Unit& u, const std::vector<const std::ve
     (uses ? inner : outer).push_back(g);
   }
   bool overwrite = false;  // first contribution covering every element once: a plain store
+  bool plain = false;      // first contribution, each element at most once: no add to the zeros
   auto make_body = [&](const std::vector<Expr>& target) {
     Expr cur = make_load(A, target);
     Expr term = leaf.term;
     Expr val;
-    if (overwrite)
+    if (overwrite || plain)
       val = term;
     else if (auto* n = term.as<UnaryNode>(); n && n->op == UnOp::Neg)
       val = cur - n->a;
@@ -987,6 +1007,11 @@ void GradientBuilder::emit_contribution(Unit& u, const std::vector<const std::ve
         }
         if (overwrite) bwd_[zero_idx] = Stmt();
       }
+      // A gather without reduce loops writes each element at most once (the spatial loops
+      // are the independent target indices; residue classes are disjoint): onto the fresh
+      // zeros, the term is stored as is (strided_slice, pad-like slices: no `0 + a`).
+      plain = fresh && !overwrite;
+      for (auto& gl : r->loops) plain = plain && gl.kind == IterKind::Spatial;
       std::unordered_map<const VarNode*, Expr> iter_new;
       for (auto& [k, v] : iter_to_loop) iter_new[k] = substitute(v, r->subst);
       Stmt body = substitute(make_body(r->target_index), iter_new);
@@ -1177,12 +1202,14 @@ Function GradientBuilder::build() {
   std::vector<Stmt> body(fwd_rev.rbegin(), fwd_rev.rend());
   for (auto& st : bwd_)
     if (st.defined()) body.push_back(st);
-  Stmt body_stmt = make_seq(body);
   if (!merged.empty()) {
     std::unordered_map<const BufferNode*, Buffer> m2;
     for (auto& [k, v] : merged) m2[k] = v;
-    body_stmt = BufferRenamer(m2, m2).mutate(body_stmt);
+    for (auto& st : body) st = BufferRenamer(m2, m2).mutate(st);
   }
+  // Values that depend on fewer iter vars than their block: computed once (hoist.h).
+  if (opts_.hoist && !std::getenv("TIRC_AD_NO_HOIST")) body = hoist_invariants(body, names_, &allocs_);
+  Stmt body_stmt = make_seq(body);
 
   // Allocations: every non-param buffer the body touches.
   std::unordered_set<const BufferNode*> used;
@@ -1223,8 +1250,11 @@ Function GradientBuilder::build() {
 
 }  // namespace
 
+Function normalize_for_autodiff(const FunctionNode& f);  // normalize.h: if/else, loops, ... in block bodies
+
 Function gradient(const FunctionNode& f, const std::vector<std::string>& wrt, const GradientOptions& opts) {
-  GradientBuilder b(f, wrt, opts);
+  Function nf = normalize_for_autodiff(f);
+  GradientBuilder b(*nf, wrt, opts);
   return b.build();
 }
 

@@ -39,6 +39,9 @@ namespace tirc {
 struct GradientOptions {
   // Run the arithmetic simplifier over the adjoint blocks (cosmetic; on by default).
   bool simplify = true;
+  // Compute values that depend on fewer iter vars than their block once, into intermediate
+  // buffers shared by the blocks that need them (hoist.h; env TIRC_AD_NO_HOIST=1 disables).
+  bool hoist = true;
 };
 
 // Throws Error when a wrt name is not a float input buffer of f, or when f contains a

@@ -32,11 +32,28 @@ Function lower_init(const FunctionNode& f);
 // annotations leaves a scope block (no iter vars) around its body.
 Function convert_blocks(const FunctionNode& f);
 
-// Allocation placement (run after convert_blocks): a root-level alloc whose every access
-// lies inside one parallel (or thread-bound) loop is moved into a scope block directly
-// inside the innermost such loop that contains all its accesses, so that each parallel
-// iteration has private storage (TVM: PlanAndUpdateBufferAllocationLocation, limited to
-// parallel loops: moving into a serial loop could break values carried between iterations).
+// Allocation placement (run after convert_blocks; TVM: PlanAndUpdateBufferAllocationLocation):
+// a root-level alloc moves into a scope block directly inside the deepest loop L that
+// encloses all its accesses and such that every loop from the root down to L is either
+// parallel/thread-bound (independent iterations: a private buffer per iteration) or
+// partitions the buffer: some dimension's region under the loop is [c*l + f, c*l + f + w]
+// with f free of l and 0 <= w < |c| (different iterations touch disjoint elements, so no
+// value flows between iterations and a fresh buffer per iteration changes nothing). Never
+// into a vectorized loop (it would stay scalar), never a "shared" buffer into a
+// threadIdx/vthread loop, and through serial loops only when no access is a pointer
+// (call_extern). Example: a cache_write accumulator C_local[1024, 1024] written and read at
+// [io*8 + ii, jo*32 + ji] under `for jo in parallel { for io { ... } }` moves under io.
+Function plan_alloc(const FunctionNode& f);
+
+// Buffer compaction (run after plan_alloc; TVM: CompactBufferAllocation): every alloc of a
+// block (root or scope block) whose accesses inside that block are bounded, per dimension,
+// by [lo, lo + e) with e a constant smaller than the dimension (lo an expression of
+// variables bound outside the block; inner loops and lets relaxed over their ranges) gets
+// that dimension shrunk to e and its indices shifted by -lo. Buffers passed as pointers to
+// call_extern are left alone. With plan_alloc: C_local above becomes f32[8, 32] accessed at
+// [ii, ji].
+Function compact_buffers(const FunctionNode& f);
+
 Function plan_alloc(const FunctionNode& f);
 
 // Flattening (run after convert_blocks): every buffer becomes 1-D with row-major strides.
@@ -50,7 +67,7 @@ Function flatten_buffers(const FunctionNode& f);
 Function simplify_indices(const FunctionNode& f);
 Expr simplify_index_expr(const Expr& e);
 
-// The whole pipeline: lower_init, convert_blocks, plan_alloc, flatten_buffers (when
+// The whole pipeline: lower_init, convert_blocks, plan_alloc, compact_buffers, flatten_buffers (when
 // `flatten`), simplify_indices, then simplify_function (transforms/simplify/simplify.h).
 Function lower_function(const FunctionNode& f, bool flatten = true);
 

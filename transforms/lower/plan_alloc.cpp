@@ -1,64 +1,72 @@
-// Allocation placement (TVM: PlanAndUpdateBufferAllocationLocation, restricted to
-// parallel loops): a root alloc used only inside one parallel loop becomes private to each
-// iteration of the innermost parallel loop that encloses all its uses.
+// Allocation placement (TVM: PlanAndUpdateBufferAllocationLocation): a root alloc moves
+// into the body of the deepest loop enclosing all its accesses where each iteration owns a
+// part of the buffer nobody else touches, so that a fresh buffer per iteration changes
+// nothing (and compact_buffers can then shrink it to that part).
+#include <cstdlib>
 #include <map>
 #include <unordered_map>
 
 #include "ir/mutator.h"
-#include "ir/visitor.h"
+#include "transforms/lower/buffer_access.h"
 #include "transforms/lower/lower.h"
+#include "transforms/simplify/linear.h"
+#include "transforms/simplify/simplify.h"
 
 namespace tirc {
 namespace {
+
+using lower_detail::access_hull;
+using lower_detail::BufferAccess;
 
 bool is_parallel(const ForNode* f) {
   return f->for_kind == ForKind::Parallel || f->for_kind == ForKind::ThreadBinding;
 }
 
-// For every buffer: the common prefix of the parallel-loop stacks at its accesses.
-class UseCollector : public IRVisitor {
- public:
-  std::unordered_map<const BufferNode*, std::vector<const ForNode*>> common;
+// True when the iterations of `loop` (the depth-th common loop, 1-based) touch disjoint
+// parts of the buffer for equal values of the loops above it: some dimension's hull under
+// the loop is [c*l + f, c*l + f + w] with f free of l and 0 <= w < |c|. Then two iterations
+// that differ in l (and agree above) never share an element, so no value written in one
+// iteration is read in another, nor after the loop (every access is inside it).
+bool partitioned_by(const std::vector<BufferAccess>& accs, size_t ndim, size_t depth, const ForNode* loop) {
+  auto hull = access_hull(accs, ndim, depth);
+  for (auto& h : hull) {
+    if (!h) continue;
+    auto lo = linear_form(h->first, {loop->loop_var});
+    auto hi = linear_form(h->second, {loop->loop_var});
+    if (!lo || !hi) continue;
+    int64_t c = lo->coeffs[0];
+    if (c == 0 || hi->coeffs[0] != c) continue;
+    auto w = as_const_int(simplify(h->second - h->first));
+    if (w && *w >= 0 && *w < std::llabs(c)) return true;
+  }
+  return false;
+}
 
- protected:
-  void use(const Buffer& b) {
-    auto it = common.find(b.get());
-    if (it == common.end()) {
-      common[b.get()] = stack_;
-      return;
+// Number of common loops the alloc may move into (0: stays at the root).
+size_t placement_depth(const Buffer& b, const std::vector<BufferAccess>& accs) {
+  auto common = lower_detail::common_loops(accs);
+  bool pointer = false;
+  for (auto& a : accs) pointer = pointer || a.pointer;
+  size_t depth = 0;
+  for (size_t j = 0; j < common.size(); ++j) {
+    const ForNode* l = common[j];
+    // A scope block inside a vectorized loop would keep the loop from being vectorized.
+    if (l->for_kind == ForKind::Vectorized) break;
+    // Shared memory is one buffer per thread block: never private to a thread.
+    if (b->scope == "shared" && l->for_kind == ForKind::ThreadBinding &&
+        (l->thread_tag.rfind("threadIdx", 0) == 0 || l->thread_tag == "vthread"))
+      break;
+    // Iterations of a parallel loop are independent: a private buffer per iteration is what
+    // they need (and removes the race on a shared one).
+    if (is_parallel(l)) {
+      depth = j + 1;
+      continue;
     }
-    auto& c = it->second;
-    size_t k = 0;
-    while (k < c.size() && k < stack_.size() && c[k] == stack_[k]) ++k;
-    c.resize(k);
+    if (pointer || !partitioned_by(accs, b->ndim(), j + 1, l)) break;
+    depth = j + 1;
   }
-  void visit_load(const LoadNode* n) override {
-    use(n->buffer);
-    IRVisitor::visit_load(n);
-  }
-  void visit_buffer_ptr(const BufferPtrNode* n) override {
-    use(n->buffer);
-    IRVisitor::visit_buffer_ptr(n);
-  }
-  void visit_store(const StoreNode* n) override {
-    use(n->buffer);
-    IRVisitor::visit_store(n);
-  }
-  void visit_block(const BlockNode* n) override {
-    for (auto* regions : {&n->reads, &n->writes})
-      for (auto& r : *regions) use(r.buffer);
-    IRVisitor::visit_block(n);
-  }
-  void visit_for(const ForNode* n) override {
-    bool par = is_parallel(n);
-    if (par) stack_.push_back(n);
-    IRVisitor::visit_for(n);
-    if (par) stack_.pop_back();
-  }
-
- private:
-  std::vector<const ForNode*> stack_;
-};
+  return depth;
+}
 
 class AllocPlacer : public IRMutator {
  public:
@@ -85,18 +93,18 @@ class AllocPlacer : public IRMutator {
 Function plan_alloc(const FunctionNode& f) {
   auto* br = f.body.as<BlockRealizeNode>();
   if (!br || br->block->allocs.empty()) return with_body(f, f.body);
-  UseCollector uses;
-  uses.visit(br->block->body);
+  auto uses = lower_detail::collect_accesses(br->block->body);
   AllocPlacer placer;
   BlockNode root = *br->block.get();
   std::vector<Buffer> keep;
   for (auto& b : root.allocs) {
-    auto it = uses.common.find(b.get());
-    if (it == uses.common.end() || it->second.empty()) {
+    auto it = uses.find(b.get());
+    size_t depth = it == uses.end() ? 0 : placement_depth(b, it->second);
+    if (depth == 0) {
       keep.push_back(b);
       continue;
     }
-    placer.place[it->second.back()].push_back(b);
+    placer.place[lower_detail::common_loops(it->second)[depth - 1]].push_back(b);
   }
   if (placer.place.empty()) return with_body(f, f.body);
   root.allocs = keep;

@@ -148,6 +148,7 @@ Function lower_function(const FunctionNode& f, bool flatten) {
   Function g = lower_init(f);
   g = convert_blocks(*g);
   g = plan_alloc(*g);
+  g = compact_buffers(*g);
   if (flatten) g = flatten_buffers(*g);
   g = simplify_indices(*g);
   // The arithmetic simplifier (exact semantics, loop ranges known): removes the // and %

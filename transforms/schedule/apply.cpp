@@ -80,6 +80,10 @@ static ScheduleInstr normalize_keywords(const ScheduleInstr& ins) {
   auto it = params.find(ins.primitive);
   for (auto* k : kws) {
     if (k->text == "preserve_unit_iters" || k->text == "preserve_unit_loops") continue;
+    // compute_at / reverse_compute_at `index=-1` is TVM's default placement (the one used here).
+    if (k->text == "index" && (ins.primitive == "compute_at" || ins.primitive == "reverse_compute_at") &&
+        !k->list.empty() && k->list[0].kind == ScheduleArg::Int && k->list[0].int_value == -1)
+      continue;
     if (k->list.empty()) refuse("keyword argument " + k->text + " has no value");
     if (it == params.end()) refuse("unknown keyword argument '" + k->text + "'");
     auto& names = it->second;
@@ -110,8 +114,9 @@ std::vector<std::string> schedule_primitive_names() {
   return out;
 }
 
-Function apply_schedule(const FunctionNode& f, const ScheduleItem& item) {
+Function apply_schedule(const FunctionNode& f, const ScheduleItem& item, const std::vector<IntrinItem>& intrins) {
   ScheduleState st(f);
+  if (!intrins.empty()) st.intrins = std::make_shared<const std::vector<IntrinItem>>(intrins);
   for (auto& ins : item.instrs) {
     auto it = table().find(ins.primitive);
     if (it == table().end())
@@ -141,7 +146,7 @@ Module apply_module_schedules(const Module& m, const std::string& only_func) {
     if (!only_func.empty() && s.func != only_func) continue;
     Function f = out.find_func(s.func);
     if (!f) throw SourceError(s.loc.file, s.loc.line, s.loc.col, "schedule for unknown function '" + s.func + "'");
-    out.add_func(apply_schedule(*f, s));
+    out.add_func(apply_schedule(*f, s, m.intrins));
     applied[i] = true;
   }
   for (auto& [kind, idx] : m.order) {

@@ -390,8 +390,178 @@ bool parse_splits(const Expr& e, int64_t scale, const std::unordered_map<const V
 
 }  // namespace
 
+namespace {
+
+bool bijective_bindings_direct(const std::vector<Expr>& bindings, const std::vector<Expr>& extents,
+                               const std::vector<LoopDom>& loops, const Expr& predicate);
+
+// A mixed-radix sum of distinct loops: c1*l1 + c2*l2 + ... with coefficients 1, e1, e1*e2, ...
+// (the loops of a fuse, split again): returns its extent, or 0.
+int64_t fused_extent(const Linear& lin, const std::vector<LoopDom>& loops) {
+  if (lin.c != 0 || lin.terms.size() < 2) return 0;
+  std::vector<std::pair<int64_t, int64_t>> cs;  // coef, extent
+  std::vector<const VarNode*> seen;
+  for (auto& [a, c] : lin.terms) {
+    auto* v = a.as<VarNode>();
+    if (!v || c <= 0 || std::find(seen.begin(), seen.end(), v) != seen.end()) return 0;
+    seen.push_back(v);
+    int64_t ext = 0;
+    for (auto& l : loops)
+      if (l.var.get() == v && !is_const_int(fold(l.extent), &ext)) return 0;
+    if (ext <= 0) return 0;
+    cs.emplace_back(c, ext);
+  }
+  std::sort(cs.begin(), cs.end());
+  int64_t expect = 1;
+  for (auto& [c, e] : cs) {
+    if (c != expect) return 0;
+    expect = c * e;
+  }
+  return expect;
+}
+
+bool same_linear(const Linear& a, const Linear& b) {
+  if (a.c != b.c || a.terms.size() != b.terms.size()) return false;
+  for (auto& [x, c] : a.terms) {
+    bool found = false;
+    for (auto& [y, d] : b.terms) found = found || (expr_identical(x, y) && c == d);
+    if (!found) return false;
+  }
+  return true;
+}
+
+// Replaces the fused sum (as a linear form) by a var wherever it is divided / taken modulo or
+// compared, the places a fuse-then-split produces it.
+class ReplaceSum : public IRMutator {
+ public:
+  ReplaceSum(const Linear& sum, Var v) : sum_(sum), v_(std::move(v)) {}
+
+ protected:
+  Expr mutate_binary(const BinaryNode* n, const Expr& e) override {
+    if (auto l = to_linear(n->a); l && same_linear(*l, sum_))
+      return make_binary(n->op, v_, IRMutator::mutate(n->b));
+    return IRMutator::mutate_binary(n, e);
+  }
+
+ private:
+  Linear sum_;
+  Var v_;
+};
+
+}  // namespace
+
+namespace {
+
+// A fuse-then-split seen as one virtual loop: `(o * 6 + n) // 10` splits the fused iterator
+// F = o * 6 + n. `fv` (extent `ext`, or E when the predicate holds `F < E`) replaces the
+// loops of `sum` in the bindings and the predicate.
+struct FusedView {
+  Linear sum;
+  Var fv;
+  int64_t ext = 0;
+  std::vector<Expr> bindings;
+  std::vector<LoopDom> loops;
+  Expr predicate;
+};
+
+std::optional<FusedView> fused_view(const std::vector<Expr>& bindings, const std::vector<LoopDom>& loops,
+                                    const Expr& predicate) {
+  std::optional<Linear> sum;
+  for (auto& b : bindings)
+    for_each_expr(b, [&](const Expr& e) {
+      auto* bn = e.as<BinaryNode>();
+      if (sum || !bn || (bn->op != BinOp::FloorDiv && bn->op != BinOp::FloorMod)) return;
+      if (auto l = to_linear(bn->a); l && fused_extent(*l, loops) > 0) sum = *l;
+    });
+  if (!sum) return std::nullopt;
+  int64_t ext = fused_extent(*sum, loops);
+  DType t = sum->dtype;
+  Var fv("fused", t);
+  ReplaceSum rep(*sum, fv);
+  std::vector<Expr> nb;
+  for (auto& b : bindings) nb.push_back(fold(rep.mutate(b)));
+  // The predicate: `sum < E` bounds F; other conjuncts are rewritten too.
+  std::vector<Expr> preds;
+  for (auto& c : conjuncts(fold(predicate))) {
+    auto* lt = c.as<BinaryNode>();
+    int64_t bound;
+    if (lt && lt->op == BinOp::LT && is_const_int(lt->b, &bound)) {
+      if (auto l = to_linear(lt->a); l && same_linear(*l, *sum)) {
+        if (bound < ext) ext = bound;
+        continue;
+      }
+    }
+    preds.push_back(rep.mutate(c));
+  }
+  if (ext <= 0) return std::nullopt;
+  std::vector<const VarNode*> parts;
+  for (auto& [a, c] : sum->terms) parts.push_back(a.as<VarNode>());
+  auto uses_part = [&](const Expr& e) {
+    return uses_var(e, [&](const VarNode* v) { return std::find(parts.begin(), parts.end(), v) != parts.end(); });
+  };
+  for (auto& b : nb)
+    if (uses_part(b)) return std::nullopt;
+  for (auto& c : preds)
+    if (uses_part(c)) return std::nullopt;
+  std::vector<LoopDom> nl;
+  for (auto& l : loops)
+    if (std::find(parts.begin(), parts.end(), l.var.get()) == parts.end()) nl.push_back(l);
+  nl.push_back(LoopDom{fv, make_int(ext, t)});
+  return FusedView{*sum, fv, ext, nb, nl, make_and(preds)};
+}
+
+std::optional<std::unordered_map<const VarNode*, Expr>> invert_direct(const std::vector<Expr>& bindings,
+                                                                      const std::vector<Var>& ivars,
+                                                                      const std::vector<LoopDom>& loops);
+
+}  // namespace
+
+// TVM's iter-map also sees through fuse-then-split: `(o * 6 + n) // 10` splits the fused
+// iterator F = o * 6 + n. When a binding divides such a sum, F (a virtual loop of the sum's
+// extent, or of E when the predicate holds `F < E`) replaces its loops and the direct check
+// runs again; F is one-to-one with the loops it replaces, so the answer carries over.
 bool bijective_bindings(const std::vector<Expr>& bindings, const std::vector<Expr>& extents,
                         const std::vector<LoopDom>& loops, const Expr& predicate) {
+  if (bijective_bindings_direct(bindings, extents, loops, predicate)) return true;
+  auto fv = fused_view(bindings, loops, predicate);
+  if (!fv) return false;
+  return bijective_bindings_direct(fv->bindings, extents, fv->loops, fv->predicate);
+}
+
+// Inversion of the mixed-radix form that bijective_bindings recognises: each binding is
+// sum_k ((l_k // lower_k) % ext_k) * scale_k with the scales composing the iter var, so the
+// split k of iter var v is (v // scale_k) % ext_k (no modulo for the highest one), and each
+// loop is the sum of its splits times their `lower`. A fused sum F = sum c_j * l_j gives
+// l_j = (F // c_j) % ext_j.
+std::optional<std::unordered_map<const VarNode*, Expr>> invert_bindings(const std::vector<Expr>& bindings,
+                                                                        const std::vector<Var>& ivars,
+                                                                        const std::vector<Expr>& extents,
+                                                                        const std::vector<LoopDom>& loops,
+                                                                        const Expr& predicate) {
+  if (bindings.size() != ivars.size() || bindings.size() != extents.size()) return std::nullopt;
+  if (bijective_bindings_direct(bindings, extents, loops, predicate)) return invert_direct(bindings, ivars, loops);
+  auto fv = fused_view(bindings, loops, predicate);
+  if (!fv || !bijective_bindings_direct(fv->bindings, extents, fv->loops, fv->predicate)) return std::nullopt;
+  auto inv = invert_direct(fv->bindings, ivars, fv->loops);
+  if (!inv || !inv->count(fv->fv.get())) return std::nullopt;
+  Expr F = inv->at(fv->fv.get());
+  inv->erase(fv->fv.get());
+  for (auto& [a, c] : fv->sum.terms) {
+    auto* v = a.as<VarNode>();
+    int64_t ext = 0;
+    for (auto& l : loops)
+      if (l.var.get() == v) is_const_int(fold(l.extent), &ext);
+    if (ext <= 0) return std::nullopt;
+    DType t = F.dtype();
+    Expr x = c == 1 ? F : floordiv(F, make_int(c, t));
+    (*inv)[v] = fold(floormod(x, make_int(ext, t)));
+  }
+  return inv;
+}
+
+namespace {
+bool bijective_bindings_direct(const std::vector<Expr>& bindings, const std::vector<Expr>& extents,
+                               const std::vector<LoopDom>& loops, const Expr& predicate) {
   std::unordered_map<const VarNode*, LoopInfo> linfo;
   for (auto& l : loops) linfo[l.var.get()] = LoopInfo{l.extent};
   auto preds = conjuncts(fold(predicate));
@@ -452,5 +622,37 @@ bool bijective_bindings(const std::vector<Expr>& bindings, const std::vector<Exp
   }
   return true;
 }
+}  // namespace
+
+namespace {
+std::optional<std::unordered_map<const VarNode*, Expr>> invert_direct(const std::vector<Expr>& bindings,
+                                                                      const std::vector<Var>& ivars,
+                                                                      const std::vector<LoopDom>& loops) {
+  std::unordered_map<const VarNode*, LoopInfo> linfo;
+  for (auto& l : loops) linfo[l.var.get()] = LoopInfo{l.extent};
+  std::unordered_map<const VarNode*, Expr> out;
+  for (size_t i = 0; i < bindings.size(); ++i) {
+    std::vector<SplitTerm> ts;
+    if (!parse_splits(bindings[i], 1, linfo, ts)) return std::nullopt;
+    std::sort(ts.begin(), ts.end(), [](auto& a, auto& b) { return a.scale < b.scale; });
+    for (size_t k = 0; k < ts.size(); ++k) {
+      DType t = ivars[i].dtype();
+      Expr val = ivars[i];
+      if (ts[k].scale != 1) val = floordiv(val, make_int(ts[k].scale, t));
+      if (k + 1 < ts.size()) val = floormod(val, ts[k].ext);
+      if (ts[k].lower != 1) val = val * make_int(ts[k].lower, t);
+      if (val.dtype() != ts[k].loop->dtype) val = make_cast(ts[k].loop->dtype, val);
+      auto it = out.find(ts[k].loop);
+      out[ts[k].loop] = it == out.end() ? val : it->second + val;
+    }
+  }
+  for (auto& l : loops) {
+    auto it = out.find(l.var.get());
+    if (it == out.end()) out[l.var.get()] = make_int(0, l.var.dtype());  // a unit loop
+    else it->second = fold(it->second);
+  }
+  return out;
+}
+}  // namespace
 
 }  // namespace tirc::sched

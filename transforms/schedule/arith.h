@@ -73,6 +73,16 @@ struct LoopDom {
 bool bijective_bindings(const std::vector<Expr>& bindings, const std::vector<Expr>& extents,
                         const std::vector<LoopDom>& loops, const Expr& predicate);
 
+// The inverse of bindings that bijective_bindings accepts: for every loop var, an expression
+// of the iter vars `ivars` (one per binding) that gives the loop's value at the loop point
+// producing those iter values (valid at every point of the domain the block runs; a loop
+// of extent 1 gives 0). nullopt when the bindings are not recognised as bijective.
+std::optional<std::unordered_map<const VarNode*, Expr>> invert_bindings(const std::vector<Expr>& bindings,
+                                                                        const std::vector<Var>& ivars,
+                                                                        const std::vector<Expr>& extents,
+                                                                        const std::vector<LoopDom>& loops,
+                                                                        const Expr& predicate);
+
 // Conjuncts of a boolean expression (a && b && c -> [a, b, c]); `true` gives [].
 std::vector<Expr> conjuncts(const Expr& e);
 Expr make_and(const std::vector<Expr>& cs);  // true when empty

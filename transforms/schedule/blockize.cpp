@@ -4,11 +4,100 @@
 // blocks inside, reduce when only reduce ones, opaque otherwise), bound to that loop; inside,
 // the loop vars are replaced by these iter vars. Its reads/writes are the inner regions
 // relaxed over the inner loops. Nothing is reordered, so it is always legal once the
-// subtree holds at least one block.
+// subtree holds at least one block. When the outer block reduces, the init moves to it
+// (see move_init_out), as TVM's blockize does.
+#include <set>
+#include <unordered_set>
+
 #include "transforms/schedule/prims.h"
 #include "transforms/schedule/util.h"
 
 namespace tirc::sched {
+
+namespace {
+
+// TVM's blockize of a reduction tile: when the new outer block reduces (a loop outside the
+// tile feeds the inner block's reduce iter vars), the inner block's init becomes the outer
+// block's init, as a nest "<B>_init" over the tile's spatial loops, and the inner block
+// keeps only the update. Then decompose_reduction / tensorize see the usual shape. Done only
+// when the tile is a perfect loop nest around the one block, every tile loop feeds either
+// spatial or reduce iter vars (not both, not none), the init does not use reduce iter vars
+// and the predicate does not involve the tile's reduce loops; otherwise the init stays inside
+// (which is also correct: it runs at the first iteration of the whole reduction).
+void move_init_out(const ScheduleState& st, const std::string& outer_name, Stmt* body, Stmt* init) {
+  std::vector<const ForNode*> loops;
+  Stmt cur = *body;
+  while (auto* f = cur.as<ForNode>()) {
+    loops.push_back(f);
+    cur = f->body;
+  }
+  const BlockRealizeNode* br = cur.as<BlockRealizeNode>();
+  if (!br || !br->block->init.defined()) return;
+  const BlockNode* b = br->block.get();
+  std::vector<bool> spatial(loops.size());
+  std::unordered_set<const VarNode*> red_loops;
+  for (size_t i = 0; i < loops.size(); ++i) {
+    bool sp = false, rd = false;
+    for (auto k : kinds_bound_to(*br, loops[i]->loop_var.get())) {
+      if (k == IterKind::Spatial) sp = true;
+      else if (k == IterKind::Reduce) rd = true;
+      else return;
+    }
+    if (sp == rd) return;
+    spatial[i] = sp;
+    if (rd) red_loops.insert(loops[i]->loop_var.get());
+  }
+  for (size_t i = 0; i < loops.size(); ++i)
+    for (auto* v : red_loops)
+      if (uses_var(loops[i]->min, v) || uses_var(loops[i]->extent, v)) return;
+  auto is_red = [&](const VarNode* v) { return red_loops.count(v) > 0; };
+  if (uses_var(br->predicate, is_red)) return;
+  bool init_uses_reduce = false;
+  for_each_expr(b->init, [&](const Expr& e) {
+    for (auto& iv : b->iter_vars)
+      if (iv.kind != IterKind::Spatial && e.get() == iv.var.get()) init_uses_reduce = true;
+  });
+  if (init_uses_reduce) return;
+  for (size_t i = 0; i < b->iter_vars.size(); ++i)
+    if (b->iter_vars[i].kind == IterKind::Spatial && uses_var(br->bindings[i], is_red)) return;
+  // The init nest: copies of the spatial tile loops around a spatial copy of the block.
+  std::unordered_map<const VarNode*, Expr> loop_sub, iv_sub;
+  std::vector<std::pair<const ForNode*, Var>> copied;
+  std::set<std::string> used;
+  for (size_t i = 0; i < loops.size(); ++i) {
+    if (!spatial[i]) continue;
+    std::string n = fresh_var_name(st, loops[i]->loop_var.name() + "_init");
+    for (int k = 1; used.count(n); ++k) n = fresh_var_name(st, loops[i]->loop_var.name() + "_init" + std::to_string(k));
+    used.insert(n);
+    Var v(n, loops[i]->loop_var.dtype());
+    loop_sub[loops[i]->loop_var.get()] = v;
+    copied.emplace_back(loops[i], v);
+  }
+  std::vector<IterVar> ivs;
+  std::vector<Expr> binds;
+  for (size_t i = 0; i < b->iter_vars.size(); ++i) {
+    const IterVar& iv = b->iter_vars[i];
+    if (iv.kind != IterKind::Spatial) continue;
+    Var nv(iv.var.name(), iv.var.dtype());
+    iv_sub[iv.var.get()] = nv;
+    ivs.push_back(IterVar{nv, IterKind::Spatial, iv.extent});
+    binds.push_back(substitute(br->bindings[i], loop_sub));
+  }
+  std::string init_name = st.fresh_block_name(b->name + "_init");
+  if (init_name == outer_name) init_name = st.fresh_block_name(b->name + "_init_1");
+  Stmt nest = make_simple_block(init_name, ivs, binds, substitute(b->init, iv_sub), Stmt(),
+                                fold(substitute(br->predicate, loop_sub)));
+  for (size_t k = copied.size(); k-- > 0;)
+    nest = make_for(copied[k].second, substitute(copied[k].first->min, loop_sub),
+                    substitute(copied[k].first->extent, loop_sub), ForKind::Serial, nest);
+  Stmt nb = update_realize(cur, [&](BlockRealizeNode& r) {
+    r.block = update_block(r.block, [&](BlockNode& n) { n.init = Stmt(); });
+  });
+  *body = replace_stmt(*body, cur.get(), nb);
+  *init = nest;
+}
+
+}  // namespace
 
 void prim_blockize(ScheduleState& st, const ScheduleInstr& ins) {
   expect_args(ins, 1, 1);
@@ -66,7 +155,16 @@ void prim_blockize(ScheduleState& st, const ScheduleInstr& ins) {
   Stmt body = substitute(ls, sub);
   std::string base = inner.size() == 1 ? block_of(inner[0])->name + "_o" : "blockized";
   std::string name = st.fresh_block_name(base);
-  Stmt outer_block = make_simple_block(name, ivs, binds, body);
+  Stmt init;
+  // The outer block's init runs when its reduce iter vars are all 0: that is the first
+  // iteration of the reduction only when no outer var feeds both kinds (opaque).
+  bool outer_reduces = false, outer_opaque = false;
+  for (auto& iv : ivs) {
+    outer_reduces = outer_reduces || iv.kind == IterKind::Reduce;
+    outer_opaque = outer_opaque || iv.kind == IterKind::Opaque;
+  }
+  if (outer_reduces && !outer_opaque) move_init_out(st, name, &body, &init);
+  Stmt outer_block = make_simple_block(name, ivs, binds, body, init);
   st.replace(ls.get(), outer_block);
   bind_block(st, ins, 0, name);
 }

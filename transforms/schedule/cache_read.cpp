@@ -1,5 +1,6 @@
 // cache = cache_read(block, read_index, "scope"): TVM Schedule.cache_read. Copies the
-// whole buffer read by `block` (its reads[read_index]) into a new buffer "<A>_<scope>" in a
+// whole buffer read by `block` (read_index counts the block's read regions of buffers it
+// does not also write, as TVM lists reads; or the buffer's name) into a new buffer "<A>_<scope>" in a
 // new block placed, at the top level, after every writer of A and before its first reader;
 // every reader of A then reads the copy. Legal when A is not written by its readers and no
 // loop nest both writes and reads A (the copy must sit between them).
@@ -8,25 +9,157 @@
 
 namespace tirc::sched {
 
+namespace {
+
+std::optional<SymRange> hull(const std::optional<SymRange>& a, const std::optional<SymRange>& b) {
+  if (!a || !b) return std::nullopt;
+  auto dl = to_linear(fold(a->lo - b->lo)), dh = to_linear(fold(a->hi - b->hi));
+  if (!dl || !dh || !dl->terms.empty() || !dh->terms.empty()) return std::nullopt;
+  return SymRange{dl->c <= 0 ? a->lo : b->lo, dh->c >= 0 ? a->hi : b->hi};
+}
+
+void check_no_pointers(const std::vector<Stmt>& readers, const Buffer& A) {
+  for (auto& r : readers) {
+    bool ptr = false;
+    const BlockNode* rb = block_of(r);
+    auto f = [&](const Expr& e) {
+      if (auto* p = e.as<BufferPtrNode>(); p && p->buffer.same_as(A)) ptr = true;
+    };
+    if (rb->init.defined()) for_each_expr(rb->init, f);
+    for_each_expr(rb->body, f);
+    if (ptr) refuse("block " + rb->name + " passes a pointer to buffer " + A->name);
+  }
+}
+
+// A writer of A shares the readers' loop nest (e.g. compute_at moved the producer under the
+// consumer's loop): as TVM's CacheLocDetector, the copy goes into the innermost loop L holding
+// every reader, right before the first body item of L with a reader, and copies the region
+// the readers read in one iteration of L. Legal when no writer of A sits in that item or a
+// later one of L's body: then between the copy and the reads of the same iteration nothing
+// changes A (other writers run before the copy or after the iteration's reads).
+void cache_read_in_loop(ScheduleState& st, const ScheduleInstr& ins, const Buffer& A, const std::string& scope,
+                        const std::vector<Stmt>& readers, const std::vector<Stmt>& writers) {
+  const std::string why = "buffer " + A->name + " is written after (or in the same loop nest as) one of its readers";
+  std::vector<Stmt> common;
+  for (size_t k = 0; k < readers.size(); ++k) {
+    if (st.scope_of(readers[k].get()).get() != st.body().get()) refuse(why);
+    auto ls = st.loops_above(readers[k].get());
+    if (k == 0) {
+      common = ls;
+      continue;
+    }
+    size_t n = 0;
+    while (n < common.size() && n < ls.size() && common[n].same_as(ls[n])) ++n;
+    common.resize(n);
+  }
+  if (common.empty()) refuse(why);
+  Stmt L = common.back();
+  auto items = seq_items(L.as<ForNode>()->body);
+  size_t first = items.size();
+  for (size_t k = 0; k < items.size(); ++k)
+    for (auto& r : readers)
+      if (!find_path(items[k], r.get()).empty()) first = std::min(first, k);
+  for (size_t k = first; k < items.size(); ++k)
+    for (auto& w : writers)
+      if (!find_path(items[k], w.get()).empty())
+        refuse("block " + block_of(w)->name + " writes buffer " + A->name + " in loop " + loop_name(L) +
+               " after (or in the same loop nest as) one of its readers");
+  check_no_pointers(readers, A);
+  // Region read in one iteration of L (whole dimension when unknown or of varying size).
+  std::vector<std::optional<SymRange>> need(A->ndim());
+  bool firstr = true;
+  for (auto& r : readers) {
+    bool declared = false;
+    for (auto& reg : block_of(r)->reads) {
+      if (!reg.buffer.same_as(A)) continue;
+      declared = true;
+      auto g = region_under_loop(L, r, reg);
+      if (firstr) need = g;
+      else
+        for (size_t d = 0; d < need.size(); ++d) need[d] = hull(need[d], g[d]);
+      firstr = false;
+    }
+    if (!declared) refuse("block " + block_of(r)->name + " does not declare its reads of " + A->name);
+  }
+  auto above = st.loops_above(L.get());
+  above.push_back(L);
+  RangeMap known = const_ranges(above);
+  std::unordered_set<const VarNode*> loop_vars;
+  for (auto& l : collect_loops(st.body())) loop_vars.insert(l.as<ForNode>()->loop_var.get());
+  Buffer cache(st.fresh_buffer_name(A->name + "_" + scope), A->dtype, A->shape, scope);
+  std::string bname = st.fresh_block_name(cache->name);
+  std::vector<Expr> exts, los;
+  for (size_t d = 0; d < A->ndim(); ++d) {
+    DType t = A->shape[d].dtype();
+    Expr ext_m1 = fold(A->shape[d] - make_int(1, t));
+    SymRange rg = need[d] ? *need[d] : SymRange{make_int(0, t), ext_m1};
+    Expr ext = fold(rg.hi - rg.lo + make_int(1, t));
+    if (uses_var(ext, [&](const VarNode* v) { return loop_vars.count(v) > 0; })) rg = SymRange{make_int(0, t), ext_m1}, ext = A->shape[d];
+    need[d] = rg;
+    exts.push_back(ext);
+    los.push_back(rg.lo);
+  }
+  std::vector<Var> nvars;
+  std::vector<IterVar> ivs;
+  std::vector<Expr> binds, idxs, preds;
+  for (size_t d = 0; d < A->ndim(); ++d) {
+    DType t = A->shape[d].dtype();
+    Var ax(fresh_var_name(st, "ax" + std::to_string(d)), t);
+    for (auto& v : nvars)
+      if (v.name() == ax.name()) ax = Var(fresh_var_name(st, "ax" + std::to_string(d) + "_" + std::to_string(d)), t);
+    nvars.push_back(ax);
+    Var v("v" + std::to_string(d), t);
+    ivs.push_back(IterVar{v, IterKind::Spatial, A->shape[d]});
+    Expr value = is_one(exts[d]) ? los[d] : fold(los[d] + ax);
+    binds.push_back(value);
+    idxs.push_back(v);
+    if (!prove_le(make_int(0, t), need[d]->lo, known)) preds.push_back(make_binary(BinOp::LE, make_int(0, t), value));
+    if (!prove_le(need[d]->hi, fold(A->shape[d] - make_int(1, t)), known))
+      preds.push_back(make_binary(BinOp::LT, value, A->shape[d]));
+  }
+  Stmt nest = make_simple_block(bname, ivs, binds, make_store(cache, idxs, make_load(A, idxs)), Stmt(),
+                                preds.empty() ? Expr() : make_and(preds));
+  for (size_t d = nvars.size(); d-- > 0;)
+    if (!is_one(exts[d])) nest = make_for(nvars[d], make_int(0, exts[d].dtype()), exts[d], ForKind::Serial, nest);
+  Stmt body = st.body();
+  for (auto& r : readers) body = replace_stmt(body, r.get(), replace_buffer(r, A, cache));
+  st.set_body(body);
+  Stmt lnow = st.find_loop(L.as<ForNode>()->loop_var.get());
+  auto now = seq_items(lnow.as<ForNode>()->body);
+  now.insert(now.begin() + static_cast<long>(first), nest);
+  st.replace(lnow.get(), with_body(lnow, make_seq(now)));
+  st.add_root_alloc(cache);
+  for (auto& r : readers) refresh_enclosing_regions(st, block_of(r)->name);
+  bind_block(st, ins, 0, bname);
+}
+
+}  // namespace
+
 void prim_cache_read(ScheduleState& st, const ScheduleInstr& ins) {
   expect_args(ins, 3, 3);
   if (ins.results.size() > 1) expect_results(ins, 1);
   Stmt bs = arg_block(st, ins, 0);
   const BlockNode* b = block_of(bs);
-  // TVM accepts the index in the block's reads regions or the buffer's name.
-  int64_t idx = -1;
+  // TVM accepts the index in the block's read regions or the buffer's name. The index counts
+  // the read regions of buffers the block does not also write: TVM does not list the output
+  // of a reduction update (C in `C = C + A * B`) among its reads, so index 0 is A there.
+  std::vector<Buffer> cands;
+  for (auto& r : b->reads)
+    if (!block_writes(*b, r.buffer)) cands.push_back(r.buffer);
+  Buffer A;
   if (ins.args.size() > 1 && ins.args[1].kind == ScheduleArg::String) {
-    for (size_t r = 0; r < b->reads.size() && idx < 0; ++r)
-      if (b->reads[r].buffer->name == ins.args[1].text) idx = static_cast<int64_t>(r);
-    if (idx < 0) refuse("block " + b->name + " does not read a buffer named " + ins.args[1].text);
+    for (size_t r = 0; r < b->reads.size() && !A.defined(); ++r)
+      if (b->reads[r].buffer->name == ins.args[1].text) A = b->reads[r].buffer;
+    if (!A.defined()) refuse("block " + b->name + " does not read a buffer named " + ins.args[1].text);
   } else {
-    idx = arg_int(ins, 1, "the read buffer index");
+    int64_t idx = arg_int(ins, 1, "the read buffer index");
+    if (idx < 0 || idx >= static_cast<int64_t>(cands.size()))
+      refuse("block " + b->name + " has " + std::to_string(cands.size()) + " read region" +
+             (cands.size() == 1 ? "" : "s") + " of buffers it does not write; index " + std::to_string(idx) +
+             " is out of range");
+    A = cands[static_cast<size_t>(idx)];
   }
   std::string scope = cache_scope(ins, 2);
-  if (idx < 0 || idx >= static_cast<int64_t>(b->reads.size()))
-    refuse("block " + b->name + " has " + std::to_string(b->reads.size()) + " read region" +
-           (b->reads.size() == 1 ? "" : "s") + "; index " + std::to_string(idx) + " is out of range");
-  Buffer A = b->reads[idx].buffer;
   if (block_writes(*b, A)) refuse("block " + b->name + " also writes buffer " + A->name);
   for (auto& blk : blocks_in_order(st))
     for (auto& a : block_of(blk)->allocs)
@@ -42,18 +175,11 @@ void prim_cache_read(ScheduleState& st, const ScheduleInstr& ins) {
     first_reader = std::min(first_reader, p);
   }
   for (auto& w : writers) last_writer = std::max(last_writer, root_position(st, top_item(st, w.get())));
-  if (last_writer >= first_reader)
-    refuse("buffer " + A->name + " is written after (or in the same loop nest as) one of its readers");
-  for (auto& r : readers) {
-    bool ptr = false;
-    const BlockNode* rb = block_of(r);
-    auto f = [&](const Expr& e) {
-      if (auto* p = e.as<BufferPtrNode>(); p && p->buffer.same_as(A)) ptr = true;
-    };
-    if (rb->init.defined()) for_each_expr(rb->init, f);
-    for_each_expr(rb->body, f);
-    if (ptr) refuse("block " + rb->name + " passes a pointer to buffer " + A->name);
+  if (last_writer >= first_reader) {
+    cache_read_in_loop(st, ins, A, scope, readers, writers);
+    return;
   }
+  check_no_pointers(readers, A);
   Buffer cache(st.fresh_buffer_name(A->name + "_" + scope), A->dtype, A->shape, scope);
   std::string bname = st.fresh_block_name(cache->name);
   std::vector<std::string> names;

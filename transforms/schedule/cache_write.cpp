@@ -3,8 +3,11 @@
 // the block's top-level loop nest copies the elements the block wrote back to C. Legal
 // when the block is the only writer of C, it stores C at one index tuple of spatial iter
 // vars, covers its iteration domain exactly once (so every copied element was written),
-// and no reader of C shares its loop nest.
+// and no reader of C shares its loop nest. The copy-back has the block's `where` (in the
+// spatial iter vars), so it copies only elements the block wrote.
 #include "transforms/schedule/cache_common.h"
+#include "ir/printer.h"
+#include "transforms/schedule/predicate.h"
 #include "transforms/schedule/prims.h"
 
 namespace tirc::sched {
@@ -73,6 +76,29 @@ void prim_cache_write(ScheduleState& st, const ScheduleInstr& ins) {
   if (!bijective_bindings(br->bindings, exts, loops, br->predicate))
     refuse("block " + b->name + " does not cover its iteration domain exactly once");
   if (st.scope_of(bs.get()).get() != st.body().get()) refuse("block " + b->name + " is not under the root block");
+  // The copy-back copies exactly the elements the block writes: its `where`, in the spatial
+  // iter vars. A conjunct on reduce iter vars alone is dropped when it holds at the first
+  // reduce iteration (every admitted spatial point is then written); others are refused.
+  std::vector<Expr> copy_pred;
+  for (auto& c : predicate_in_iter_vars(*br, st.loops_above(bs.get()))) {
+    bool spatial = false, other = false;
+    std::unordered_map<const VarNode*, Expr> at_zero;
+    for (auto& iv : b->iter_vars) {
+      if (!uses_var(c, iv.var.get())) continue;
+      (iv.kind == IterKind::Spatial ? spatial : other) = true;
+      at_zero[iv.var.get()] = make_int(0, iv.var.dtype());
+    }
+    if (!other) {
+      copy_pred.push_back(c);
+      continue;
+    }
+    int64_t v;
+    if (spatial || !is_const_int(fold(substitute(c, at_zero)), &v) || !v)
+      refuse("the predicate of block " + b->name + " (" + print_expr(c) +
+             ") depends on its non-spatial iter vars, so the elements of " + C->name + " it writes are not known");
+  }
+  if (body_reads(*b, C) && !(b->init.defined() && is_reduction_block(*b)))
+    refuse("block " + b->name + " reads buffer " + C->name + " before writing it (the cache would start uninitialised)");
   Stmt item = top_item(st, bs.get());
   int pos = root_position(st, item);
   for (auto& r : readers_of(st, C, b))
@@ -102,7 +128,11 @@ void prim_cache_write(ScheduleState& st, const ScheduleInstr& ins) {
     }
     std::vector<Expr> idxs;
     for (auto& e : widx) idxs.push_back(substitute(e, sub));
-    return make_simple_block(bname, ivs, binds, make_store(C, idxs, make_load(cache, idxs)));
+    std::unordered_map<const VarNode*, Expr> to_loops;
+    for (size_t d = 0; d < vs.size(); ++d) to_loops[sp[d]->var.get()] = vs[d];
+    Expr pred = fold(substitute(make_and(copy_pred), to_loops));
+    return make_simple_block(bname, ivs, binds, make_store(C, idxs, make_load(cache, idxs)), Stmt(),
+                             copy_pred.empty() ? Expr() : pred);
   });
   Stmt nb = replace_buffer(bs, C, cache);
   st.replace(bs.get(), nb);

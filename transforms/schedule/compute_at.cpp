@@ -7,8 +7,10 @@
 // (so any element of the domain may be recomputed), P comes before `loop`, and nothing
 // that P reads is written after P's old position up to the consumers (or under `loop`).
 // Recomputation is harmless: P's value depends only on stable inputs; a reduction P has an
-// init, which re-runs with every recomputation.
+// init, which re-runs with every recomputation. P's `where` is kept (in the new bindings),
+// together with the bound checks of the recomputed region.
 #include "transforms/schedule/inline_common.h"
+#include "transforms/schedule/predicate.h"
 #include "transforms/schedule/prims.h"
 
 namespace tirc::sched {
@@ -75,6 +77,8 @@ void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
     if (!indexed && iv.kind != IterKind::Reduce && !is_one(fold(iv.extent)))
       refuse("the spatial iter var " + iv.var.name() + " of block " + p->name + " is not a store index");
   }
+  // P's own predicate (which points run) moves with it, rewritten in its iter vars.
+  std::vector<Expr> own_pred = predicate_in_iter_vars(*pr, st.loops_above(ps.get()));
   // P covers its domain exactly once.
   {
     std::vector<LoopDom> loops;
@@ -167,6 +171,7 @@ void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
     if (!prove_le(make_int(0, t), r.lo, known)) preds.push_back(make_binary(BinOp::LE, make_int(0, t), value));
     if (!prove_le(r.hi, ext_m1, known)) preds.push_back(make_binary(BinOp::LT, value, iv.extent));
   }
+  for (auto& c : substitute_iter_vars(own_pred, *p, nbinds)) preds.push_back(c);
   Stmt nb = update_realize(ps, [&](BlockRealizeNode& r) {
     r.bindings = nbinds;
     r.predicate = make_and(preds);

@@ -3,7 +3,8 @@
 // indices) and removes the block. Legal when the block is spatial (not a reduction), its
 // body is one store `X[v0, v1, ...] = value` to distinct iter vars, X is an intermediate
 // buffer (not a parameter or output) written only by this block, the block does not read X,
-// and what it reads is not overwritten before the consumers run.
+// and what it reads is not overwritten before the consumers run. A body of `let`s ending in
+// the store (gradient blocks) is inlined as let expressions with fresh names.
 #include "transforms/schedule/inline_common.h"
 #include "transforms/schedule/prims.h"
 
@@ -20,7 +21,8 @@ void prim_compute_inline(ScheduleState& st, const ScheduleInstr& ins) {
     if (iv.kind != IterKind::Spatial)
       refuse("block " + b->name + " has the " + std::string(iter_kind_name(iv.kind)) + " iter var " + iv.var.name());
   if (!collect_blocks(b->body).empty()) refuse("block " + b->name + " has nested blocks");
-  const StoreNode* store = single_store(*b);
+  Stmt flat = flat_store(*b);  // a let-bodied block (as autodiff writes them) inlines as let expressions
+  const StoreNode* store = flat.as<StoreNode>();
   const Buffer& X = store->buffer;
   if (st.is_param(X)) refuse("block " + b->name + " writes buffer " + X->name + ", a parameter or output of the function");
   if (!b->allocs.empty()) refuse("block " + b->name + " allocates buffers");
@@ -55,10 +57,11 @@ void prim_compute_inline(ScheduleState& st, const ScheduleInstr& ins) {
     check_inputs_stable(st, *b, bs, c);
   }
   // Rewrite consumers.
+  std::set<std::string> let_names;
   auto inline_value = [&](const std::vector<Expr>& idx) {
     std::unordered_map<const VarNode*, Expr> sub;
     for (size_t k = 0; k < idx.size(); ++k) sub[b->iter_vars[ivs[k]].var.get()] = idx[k];
-    return substitute(store->value, sub);
+    return rename_lets(st, substitute(store->value, sub), &let_names);
   };
   Stmt body = st.body();
   for (auto& c : consumers) {

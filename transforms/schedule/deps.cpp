@@ -1,5 +1,9 @@
 #include "transforms/schedule/deps.h"
 
+#include <algorithm>
+
+#include "transforms/schedule/inline_common.h"
+
 namespace tirc::sched {
 
 void check_self_dependence(const Stmt& s, const std::string& what) {
@@ -66,7 +70,8 @@ void check_loop_bindings(const Stmt& s, const ForNode* loop, bool allow_reduce, 
       if (!uses_var(br->bindings[i], loop->loop_var.get())) continue;
       IterKind k = b->iter_vars[i].kind;
       if (k == IterKind::Spatial || (allow_reduce && k == IterKind::Reduce)) continue;
-      refuse(what + ": loop " + loop->loop_var.name() + " is bound to the " + iter_kind_name(k) + " iter var " +
+      (void)what;  // the dispatcher already prefixes the primitive's name
+      refuse("loop " + loop->loop_var.name() + " is bound to the " + iter_kind_name(k) + " iter var " +
              b->iter_vars[i].var.name() + " of block " + b->name);
     }
     // The loop may also appear in the predicate only; that is harmless.
@@ -84,9 +89,161 @@ struct Access {
   std::vector<std::optional<SymRange>> dims;  // relaxed per dimension, in terms of outer vars
 };
 
+
+// A buffer shared across the iterations of `loop` is still safe when every iteration
+// recomputes what it reads of it (compute_at of a producer with a halo, a cache tile copied
+// per tile): one writer W below the loop stores X[v...] = f(v...) (spatial, no init, no
+// predicate, the store indices exactly its iter vars), f reads nothing written below the
+// loop, and every other block R below the loop only reads X, after W: the paths to W and R
+// part at a sequence where W comes first; with L the deepest loop the two paths share (or
+// `loop`), what R reads in an iteration of L lies inside what W writes in the same
+// iteration of L. W's written region is exactly the hull of its bindings over the loops
+// between L and W (each binding a mixed-radix sum c1*l1 + c2*l2 ... of distinct loops with
+// coefficients 1, e1, e1*e2, ...), so the containment is proven on the hulls. Then every
+// write of an element stores the same value and every read sees a write of its own
+// iteration, so the iterations may run in any order or at once (a benign race, which TVM
+// accepts).
+bool exact_hull(const Stmt& from_loop, const Stmt& ws) {
+  const BlockRealizeNode* wr = realize(ws);
+  auto wpath = find_path(from_loop.as<ForNode>()->body, ws.get());
+  std::vector<const ForNode*> inner;
+  for (auto& p : wpath) {
+    if (p.kind() == StmtKind::BlockRealize && !p.same_as(ws)) return false;
+    if (auto* f = p.as<ForNode>()) inner.push_back(f);
+  }
+  auto inner_loop = [&](const VarNode* v) -> const ForNode* {
+    for (auto* f : inner)
+      if (f->loop_var.get() == v) return f;
+    return nullptr;
+  };
+  std::vector<const VarNode*> used;
+  for (auto& bnd : wr->bindings) {
+    auto lin = to_linear(bnd);
+    if (!lin) return false;
+    std::vector<std::pair<int64_t, const ForNode*>> terms;
+    for (auto& [atom, c] : lin->terms) {
+      auto* v = atom.as<VarNode>();
+      const ForNode* f = v ? inner_loop(v) : nullptr;
+      if (!f) {
+        if (uses_var(atom, [&](const VarNode* x) { return inner_loop(x) != nullptr; })) return false;
+        continue;
+      }
+      if (std::find(used.begin(), used.end(), v) != used.end()) return false;
+      used.push_back(v);
+      terms.emplace_back(c < 0 ? -c : c, f);
+    }
+    std::sort(terms.begin(), terms.end(), [](auto& a, auto& b) { return a.first < b.first; });
+    int64_t expect = 1;
+    for (auto& [c, f] : terms) {
+      int64_t ext;
+      if (c != expect || !is_const_int(fold(f->extent), &ext) || ext <= 0) return false;
+      // The loop's range must not depend on other loops of the hull.
+      for (auto* g : inner)
+        if (uses_var(f->min, g->loop_var.get()) || uses_var(f->extent, g->loop_var.get())) return false;
+      expect = c * ext;
+    }
+    // Mixed signs would leave holes in the hull.
+    int sign = 0;
+    for (auto& [atom, c] : lin->terms)
+      if (atom.as<VarNode>() && inner_loop(atom.as<VarNode>())) {
+        int sg = c < 0 ? -1 : 1;
+        if (sign != 0 && sg != sign) return false;
+        sign = sg;
+      }
+  }
+  return true;
+}
+
+bool recomputed_per_iteration(const ScheduleState& st, const Stmt& loop_s, const BufferNode* buf,
+                              const std::vector<Stmt>& blocks) {
+  auto* loop = loop_s.as<ForNode>();
+  Stmt ws;
+  for (auto& bs : blocks) {
+    for (auto& w : block_of(bs)->writes)
+      if (w.buffer.get() == buf) {
+        if (ws.defined() && !ws.same_as(bs)) return false;
+        ws = bs;
+      }
+  }
+  if (!ws.defined()) return false;
+  const BlockRealizeNode* wr = realize(ws);
+  const BlockNode* w = wr->block.get();
+  if (w->init.defined() || !w->allocs.empty() || !conjuncts(fold(wr->predicate)).empty()) return false;
+  if (!collect_blocks(w->body).empty()) return false;
+  for (auto& iv : w->iter_vars)
+    if (iv.kind != IterKind::Spatial) return false;
+  Stmt flat;
+  std::vector<int> ivs;
+  try {
+    flat = flat_store(*w);
+    if (flat.as<StoreNode>()->buffer.get() != buf) return false;
+    ivs = index_vars(*w, flat.as<StoreNode>()->indices, "the store");
+  } catch (const Refusal&) {
+    return false;
+  }
+  if (ivs.size() != w->iter_vars.size()) return false;
+  bool impure = false;
+  for_each_expr(flat.as<StoreNode>()->value, [&](const Expr& e) {
+    impure = impure || e.kind() == ExprKind::BufferPtr;
+    if (auto* l = e.as<LoadNode>(); l && l->buffer.get() == buf) impure = true;
+  });
+  if (impure) return false;
+  for (auto& bs : blocks)
+    for (auto& in : read_buffers(*w))
+      if (block_writes(*block_of(bs), in)) return false;
+  BufferRegion wreg;
+  for (auto& r : w->writes)
+    if (r.buffer.get() == buf) wreg = r;
+  auto wpath = find_path(loop->body, ws.get());
+  for (auto& bs : blocks) {
+    if (bs.same_as(ws)) continue;
+    const BlockNode* rb = block_of(bs);
+    bool touches = false;
+    for (auto& r : rb->reads) touches = touches || r.buffer.get() == buf;
+    if (!touches) continue;
+    // Order: the paths part at a Seq, W's branch first; L = the deepest common loop.
+    auto rpath = find_path(loop->body, bs.get());
+    Stmt common = loop_s;
+    size_t k = 0;
+    while (k < wpath.size() && k < rpath.size() && wpath[k].same_as(rpath[k])) {
+      if (wpath[k].kind() == StmtKind::For) common = wpath[k];
+      if (wpath[k].kind() == StmtKind::BlockRealize) return false;
+      ++k;
+    }
+    if (k == 0 || k >= wpath.size() || k >= rpath.size()) return false;
+    auto* seq = wpath[k - 1].as<SeqNode>();
+    if (!seq) return false;
+    int wi = -1, ri = -1;
+    for (size_t i = 0; i < seq->stmts.size(); ++i) {
+      if (seq->stmts[i].same_as(wpath[k])) wi = static_cast<int>(i);
+      if (seq->stmts[i].same_as(rpath[k])) ri = static_cast<int>(i);
+    }
+    if (wi < 0 || ri < 0 || wi >= ri) return false;
+    if (!exact_hull(common, ws)) return false;
+    RangeMap ranges;
+    for (auto& p : st.path_to(common.get()))
+      if (auto* f = p.as<ForNode>()) {
+        int64_t lo, ext;
+        if (is_const_int(fold(f->min), &lo) && is_const_int(fold(f->extent), &ext) && ext > 0)
+          ranges[f->loop_var.get()] = IntRange{lo, lo + ext - 1};
+      }
+    auto wdims = region_under_loop(common, ws, wreg);
+    for (auto& r : rb->reads) {
+      if (r.buffer.get() != buf) continue;
+      auto rdims = region_under_loop(common, bs, r);
+      if (rdims.size() != wdims.size()) return false;
+      for (size_t d = 0; d < rdims.size(); ++d)
+        if (!wdims[d] || !rdims[d] || !prove_le(wdims[d]->lo, rdims[d]->lo, ranges) ||
+            !prove_le(rdims[d]->hi, wdims[d]->hi, ranges))
+          return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
-void check_iterations_independent(const ScheduleState&, const Stmt& loop_s, const std::string& prim) {
+void check_iterations_independent(const ScheduleState& st, const Stmt& loop_s, const std::string& prim) {
   auto* loop = loop_s.as<ForNode>();
   const std::string what = "loop " + loop->loop_var.name();
   if (has_loose_effects(loop->body)) refuse(what + " has statements outside blocks");
@@ -170,6 +327,7 @@ void check_iterations_independent(const ScheduleState&, const Stmt& loop_s, cons
       }
       if (good && *hi_max - *lo_min < std::abs(coef)) ok = true;
     }
+    if (!ok) ok = recomputed_per_iteration(st, loop_s, buf, blocks);
     if (!ok) {
       std::string names;
       for (auto& a : all)

@@ -1,7 +1,8 @@
 // fuse(l0, l1, ...): TVM Schedule.fuse. The loops must form a perfect nest in the given
-// order (each one the whole body of the previous), be serial, start at 0 and have extents
-// that do not depend on each other. They are replaced by one loop of the product extent;
-// l_k = (fused // (e_{k+1} * ... )) % e_k.
+// order (each one the whole body of the previous), not be thread-bound, and have ranges
+// that do not depend on each other. They are replaced by one serial loop of the product
+// extent (serial order is one of the orders a parallel/vectorized loop allows);
+// l_k = min_k + (fused // (e_{k+1} * ... )) % e_k.
 #include "ir/mutator.h"
 #include "transforms/schedule/prims.h"
 
@@ -20,15 +21,14 @@ void prim_fuse(ScheduleState& st, const ScheduleInstr& ins) {
   }
   for (size_t i = 0; i < loops.size(); ++i) {
     auto* f = loops[i].as<ForNode>();
-    if (f->for_kind != ForKind::Serial)
-      refuse("loop " + loop_name(loops[i]) + " is " + for_kind_name(f->for_kind) + "; only serial loops can be fused");
-    if (!is_zero(f->min)) refuse("loop " + loop_name(loops[i]) + " does not start at 0");
+    if (f->for_kind == ForKind::ThreadBinding)
+      refuse("loop " + loop_name(loops[i]) + " is bound to " + f->thread_tag + "; fuse it before binding it");
     if (i + 1 < loops.size() && !f->body.same_as(loops[i + 1]))
       refuse("loops " + loop_name(loops[i]) + " and " + loop_name(loops[i + 1]) +
              " are not adjacent (the second must be the whole body of the first)");
     for (size_t j = 0; j < i; ++j)
-      if (uses_var(f->extent, loops[j].as<ForNode>()->loop_var.get()))
-        refuse("the extent of loop " + loop_name(loops[i]) + " depends on loop " + loop_name(loops[j]));
+      if (uses_var(f->extent, loops[j].as<ForNode>()->loop_var.get()) || uses_var(f->min, loops[j].as<ForNode>()->loop_var.get()))
+        refuse("the range of loop " + loop_name(loops[i]) + " depends on loop " + loop_name(loops[j]));
   }
   if (loops.size() == 1) {
     bind_loop(st, ins, 0, loops[0].as<ForNode>()->loop_var);
@@ -38,7 +38,7 @@ void prim_fuse(ScheduleState& st, const ScheduleInstr& ins) {
   DType t = first->loop_var.dtype();
   for (auto& l : loops)
     if (l.as<ForNode>()->loop_var.dtype() != t) refuse("the loops have different index types");
-  std::string base = ins.results[0] != "_" ? ins.results[0] : "fused";
+  std::string base = !ins.results.empty() && ins.results[0] != "_" ? ins.results[0] : "fused";
   Var fv(fresh_var_name(st, base), t);
   std::unordered_map<const VarNode*, Expr> sub;
   Expr stride = make_int(1, t);
@@ -48,6 +48,7 @@ void prim_fuse(ScheduleState& st, const ScheduleInstr& ins) {
     Expr e = fold(f->extent);
     Expr v = is_one(stride) ? Expr(fv) : floordiv(fv, stride);
     if (i > 0) v = floormod(v, e);
+    if (!is_zero(f->min)) v = fold(f->min + v);
     sub[f->loop_var.get()] = v;
     stride = fold(stride * e);
     total = fold(total * e);

@@ -4,7 +4,8 @@
 
 namespace tirc::sched {
 
-// b = get_block("NAME") or get_block("NAME", func_name="F").
+// b = get_block("NAME") or get_block("NAME", func_name="F"). "root" (the function's root
+// block) may be taken for get_child_blocks / annotate / get_loops, as in TVM.
 void prim_get_block(ScheduleState& st, const ScheduleInstr& ins) {
   auto pos = positional(ins);
   if (pos.size() < 1 || pos.size() > 2) refuse("expected 1 argument (the block name), got " + std::to_string(pos.size()));
@@ -18,7 +19,6 @@ void prim_get_block(ScheduleState& st, const ScheduleInstr& ins) {
   const std::string& name = pos[0]->text;
   Stmt b = st.find_block(name);
   if (!b.defined()) refuse("no block named \"" + name + "\" in function " + st.func.name);
-  if (b.same_as(st.body())) refuse("the root block cannot be scheduled");
   bind_block(st, ins, 0, name);
 }
 

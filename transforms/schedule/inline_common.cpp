@@ -8,6 +8,38 @@ const StoreNode* single_store(const BlockNode& b) {
   return s;
 }
 
+Stmt flat_store(const BlockNode& b) {
+  std::vector<const LetStmtNode*> lets;
+  Stmt cur = b.body;
+  while (auto* l = cur.as<LetStmtNode>()) {
+    lets.push_back(l);
+    cur = l->body;
+  }
+  auto* s = cur.as<StoreNode>();
+  if (!s) refuse("the body of block " + b.name + " is not a single store");
+  if (lets.empty()) return cur;
+  // Indices: let names replaced by their values (innermost first, values may use earlier lets).
+  std::vector<Expr> idx = s->indices;
+  for (size_t k = lets.size(); k-- > 0;) {
+    std::unordered_map<const VarNode*, Expr> sub{{lets[k]->var.get(), lets[k]->value}};
+    for (auto& e : idx) e = substitute(e, sub);
+  }
+  Expr value = s->value;
+  for (size_t k = lets.size(); k-- > 0;) value = make_let(lets[k]->var, lets[k]->value, value);
+  return make_store(s->buffer, idx, value);
+}
+
+Expr rename_lets(const ScheduleState& st, const Expr& e, std::set<std::string>* used) {
+  auto* l = e.as<LetNode>();
+  if (!l) return e;
+  std::string n = fresh_var_name(st, l->var.name());
+  for (int k = 1; used->count(n); ++k) n = fresh_var_name(st, l->var.name() + "_" + std::to_string(k));
+  used->insert(n);
+  Var nv(n, l->var.dtype());
+  Expr body = substitute(l->body, std::unordered_map<const VarNode*, Expr>{{l->var.get(), nv}});
+  return make_let(nv, l->value, rename_lets(st, body, used));
+}
+
 std::vector<int> index_vars(const BlockNode& b, const std::vector<Expr>& idx, const std::string& what) {
   std::vector<int> out;
   for (auto& e : idx) {

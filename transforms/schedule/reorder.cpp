@@ -2,8 +2,9 @@
 // (from the outermost given loop down to the innermost one, every loop body is exactly the
 // next loop); the given loops take the positions of the given loops in the nest, in the
 // given order, the others stay. Legal when the blocks below are independent of each other
-// and bind the moved loops only to spatial or reduce iter vars (a reduction is commutative;
-// scan vars are ordered).
+// (or every loop of the nest has independent iterations, as for parallel) and bind the moved
+// loops only to spatial or reduce iter vars (a reduction is commutative; scan vars are
+// ordered).
 #include "transforms/schedule/deps.h"
 #include "transforms/schedule/prims.h"
 
@@ -55,7 +56,23 @@ void prim_reorder(ScheduleState& st, const ScheduleInstr& ins) {
     }
   }
   Stmt inner = bottom.as<ForNode>()->body;
-  check_blocks_independent(inner, "the loop nest");
+  try {
+    check_blocks_independent(inner, "the loop nest");
+  } catch (const Refusal&) {
+    // Several blocks sharing a buffer (a compute_at producer and its consumer): any order of
+    // the nest is still fine when the iterations of every loop of the chain are independent
+    // (as parallel requires; then any two points of the nest are), e.g. a producer recomputed
+    // per tile. Otherwise the original reason stands.
+    bool all_free = true;
+    for (auto& c : chain) {
+      try {
+        check_iterations_independent(st, c, "reorder");
+      } catch (const Refusal&) {
+        all_free = false;
+      }
+    }
+    if (!all_free) throw;
+  }
   check_self_dependence(inner, "the loop nest");
   for (auto& g : given) check_loop_bindings(inner, g.as<ForNode>(), true, "reorder");
   // A reduction's init runs at its first iteration: that stays the first one under any

@@ -8,7 +8,9 @@
 // of successive iterations tile C's domain exactly once (checked as a bijective map from
 // the loops at and above `loop` to tile indices); C covers its domain exactly once; C is
 // after `loop` and nothing C reads or writes is touched between `loop` and C's old place.
+// C's `where` is kept, rewritten in the new bindings.
 #include "transforms/schedule/inline_common.h"
+#include "transforms/schedule/predicate.h"
 #include "transforms/schedule/prims.h"
 
 namespace tirc::sched {
@@ -128,6 +130,8 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
       refuse("the regions produced by the iterations of loop " + loop_name(ls) +
              " do not cover the domain of block " + c->name + " exactly once");
   }
+  // C's own predicate (which points run) moves with it, rewritten in its iter vars.
+  std::vector<Expr> own_pred = predicate_in_iter_vars(*cr, st.loops_above(cs.get()));
   // C covers its domain exactly once.
   {
     std::vector<LoopDom> loops;
@@ -190,6 +194,7 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
     if (!prove_le(range_of[i]->hi, fold(iv.extent - make_int(1, t)), known))
       preds.push_back(make_binary(BinOp::LT, value, iv.extent));
   }
+  for (auto& pc : substitute_iter_vars(own_pred, *c, nbinds)) preds.push_back(pc);
   Stmt nb = update_realize(cs, [&](BlockRealizeNode& r) {
     r.bindings = nbinds;
     r.predicate = make_and(preds);

@@ -22,7 +22,8 @@ void prim_reverse_compute_inline(ScheduleState& st, const ScheduleInstr& ins) {
     if (iv.kind != IterKind::Spatial)
       refuse("block " + c->name + " has the " + std::string(iter_kind_name(iv.kind)) + " iter var " + iv.var.name());
   if (!collect_blocks(c->body).empty()) refuse("block " + c->name + " has nested blocks");
-  const StoreNode* cstore = single_store(*c);
+  Stmt cflat = flat_store(*c);  // lets become let expressions (gradient blocks)
+  const StoreNode* cstore = cflat.as<StoreNode>();
   const Buffer& Y = cstore->buffer;
   if (!c->allocs.empty()) refuse("block " + c->name + " allocates buffers");
   // The producer: the single writer of the one intermediate buffer C reads from a block.
@@ -46,7 +47,8 @@ void prim_reverse_compute_inline(ScheduleState& st, const ScheduleInstr& ins) {
   for (auto& iv : b->iter_vars)
     if (iv.kind != IterKind::Spatial) refuse("the producer block " + b->name + " has a non-spatial iter var");
   if (!collect_blocks(b->body).empty()) refuse("the producer block " + b->name + " has nested blocks");
-  const StoreNode* bstore = single_store(*b);
+  Stmt bflat = flat_store(*b);
+  const StoreNode* bstore = bflat.as<StoreNode>();
   if (!bstore->buffer.same_as(X)) refuse("the producer block " + b->name + " does not store to " + X->name);
   auto bivs = index_vars(*b, bstore->indices, "the store");
   if (body_reads(*b, X)) refuse("the producer block " + b->name + " reads buffer " + X->name);
@@ -107,8 +109,9 @@ void prim_reverse_compute_inline(ScheduleState& st, const ScheduleInstr& ins) {
   // New producer body: Y[idx_C(v_C := u_B)] = g(f, ...).
   std::unordered_map<const VarNode*, Expr> sub;
   for (size_t k = 0; k < civs.size(); ++k) sub[c->iter_vars[civs[k]].var.get()] = b->iter_vars[bivs[k]].var;
-  Expr produced = bstore->value;
-  Expr value = replace_loads(substitute(cstore->value, sub), X, [&](const std::vector<Expr>&) { return produced; });
+  std::set<std::string> let_names;
+  Expr value = rename_lets(st, substitute(cstore->value, sub), &let_names);
+  value = replace_loads(value, X, [&](const std::vector<Expr>&) { return rename_lets(st, bstore->value, &let_names); });
   std::vector<Expr> yidx;
   for (auto& i : cstore->indices) yidx.push_back(fold(substitute(i, sub)));
   Stmt nb = update_realize(bs, [&](BlockRealizeNode& r) {

@@ -1,15 +1,18 @@
 // rf = rfactor(loop, factor_axis): TVM Schedule.rfactor. For a reduction block C
-// (`C[s] = C[s] OP rhs`, OP one of + * min max, init = OP's identity) and a loop feeding
+// (`C[s] = C[s] OP rhs`, OP one of + - * min max, init = OP's identity or no init, the body
+// possibly preceded by lets as autodiff writes them) and a loop feeding
 // only its reduce iter vars, computes partial results into a new buffer "<C>_rf" with the
 // loop's extent inserted at dimension factor_axis (block "<C>_rf", the loop becoming a
 // spatial iter var), then reduces them into C in the original block (the write-back, same
 // name) under new loops. Legal when the loop nest holds only this block, the bindings are
-// affine and one-to-one, no loop feeds both spatial and reduce iter vars, and the
-// predicate does not involve the reduction loops (every partial result must be
-// initialised). Results differ from the original only by float reassociation.
+// affine and one-to-one, no loop feeds both spatial and reduce iter vars, and a predicate
+// over the reduction loops (non-dividing split) still runs the first iteration of every
+// partial result. Results differ from the original only by float reassociation.
 #include <cmath>
 
 #include "transforms/schedule/prims.h"
+#include "ir/printer.h"
+#include "transforms/schedule/inline_common.h"
 #include "transforms/schedule/util.h"
 
 namespace tirc::sched {
@@ -35,6 +38,27 @@ bool is_identity(BinOp op, const Expr& v, DType t) {
   }
 }
 
+// The identity element of a reducer, as TVM's: 0, 1, lowest / highest finite value.
+Expr identity_of(BinOp op, DType t) {
+  switch (op) {
+    case BinOp::Add: return make_const(t, 0);
+    case BinOp::Mul: return make_const(t, 1);
+    case BinOp::Max:
+      if (t == DType::F64) return make_const(t, -1.7976931348623157e308);
+      if (is_float(t)) return make_const(t, -3.4028234663852886e38);
+      if (is_unsigned_int(t)) return make_const(t, 0);
+      return make_const(t, t == DType::I8 ? -128.0 : t == DType::I16 ? -32768.0 : t == DType::I64 ? -9.2233720368547758e18 : -2147483648.0);
+    case BinOp::Min:
+      if (t == DType::F64) return make_const(t, 1.7976931348623157e308);
+      if (is_float(t)) return make_const(t, 3.4028234663852886e38);
+      if (t == DType::U8) return make_const(t, 255);
+      if (t == DType::U16) return make_const(t, 65535);
+      if (t == DType::U32) return make_const(t, 4294967295.0);
+      return make_const(t, t == DType::I8 ? 127.0 : t == DType::I16 ? 32767.0 : t == DType::I64 ? 9.2233720368547758e18 : 2147483647.0);
+    default: return Expr();
+  }
+}
+
 }  // namespace
 
 void prim_rfactor(ScheduleState& st, const ScheduleInstr& ins) {
@@ -48,21 +72,31 @@ void prim_rfactor(ScheduleState& st, const ScheduleInstr& ins) {
   Stmt bs = blocks[0];
   const BlockRealizeNode* br = realize(bs);
   const BlockNode* b = br->block.get();
-  if (!b->init.defined()) refuse("block " + b->name + " has no init");
   auto kinds = kinds_bound_to(*br, L->loop_var.get());
   if (kinds.empty()) refuse("loop " + loop_name(ls) + " does not feed any iter var of block " + b->name);
   for (auto k : kinds)
     if (k != IterKind::Reduce) refuse("loop " + loop_name(ls) + " feeds a " + std::string(iter_kind_name(k)) + " iter var of block " + b->name);
   if (st.scope_of(bs.get()).get() != st.body().get()) refuse("block " + b->name + " is not under the root block");
-  // Pattern: C[s] = C[s] OP rhs ; init C[s] = identity.
-  auto* store = b->body.as<StoreNode>();
-  auto* init = b->init.as<StoreNode>();
-  if (!store || !init) refuse("the body and init of block " + b->name + " must each be a single store");
+  // Pattern: C[s] = C[s] OP rhs (OP one of + - * min max; `-` only as C - rhs), optionally
+  // after `let`s (gradient blocks), with init C[s] = identity of OP or no init (then C keeps
+  // what it held before: gradient accumulation).
+  Stmt flat = flat_store(*b);
+  auto* store = flat.as<StoreNode>();
+  auto* init = b->init.defined() ? b->init.as<StoreNode>() : nullptr;
+  if (b->init.defined() && !init) refuse("the init of block " + b->name + " must be a single store");
   const Buffer& C = store->buffer;
-  if (!init->buffer.same_as(C)) refuse("the init of block " + b->name + " stores another buffer");
-  for (size_t k = 0; k < store->indices.size(); ++k)
-    if (!expr_identical(store->indices[k], init->indices[k])) refuse("the init of block " + b->name + " stores other indices");
-  auto* bin = store->value.as<BinaryNode>();
+  if (init) {
+    if (!init->buffer.same_as(C)) refuse("the init of block " + b->name + " stores another buffer");
+    for (size_t k = 0; k < store->indices.size(); ++k)
+      if (!expr_identical(store->indices[k], init->indices[k])) refuse("the init of block " + b->name + " stores other indices");
+  }
+  std::vector<const LetNode*> lets;
+  Expr core = store->value;
+  while (auto* l = core.as<LetNode>()) {
+    lets.push_back(l);
+    core = l->body;
+  }
+  auto* bin = core.as<BinaryNode>();
   auto is_self = [&](const Expr& e) {
     auto* l = e.as<LoadNode>();
     if (!l || !l->buffer.same_as(C)) return false;
@@ -70,20 +104,26 @@ void prim_rfactor(ScheduleState& st, const ScheduleInstr& ins) {
       if (!expr_identical(l->indices[k], store->indices[k])) return false;
     return true;
   };
-  if (!bin || (bin->op != BinOp::Add && bin->op != BinOp::Mul && bin->op != BinOp::Min && bin->op != BinOp::Max))
-    refuse("block " + b->name + " is not a reduction of the form C = C + x (or * min max)");
+  if (!bin || (bin->op != BinOp::Add && bin->op != BinOp::Sub && bin->op != BinOp::Mul && bin->op != BinOp::Min &&
+               bin->op != BinOp::Max))
+    refuse("block " + b->name + " is not a reduction of the form C = C + x (or - * min max)");
   Expr rhs;
   if (is_self(bin->a)) rhs = bin->b;
-  else if (is_self(bin->b)) rhs = bin->a;
-  else refuse("block " + b->name + " is not a reduction of the form C = C + x (or * min max)");
+  else if (is_self(bin->b) && bin->op != BinOp::Sub) rhs = bin->a;
+  else refuse("block " + b->name + " is not a reduction of the form C = C + x (or - * min max)");
+  // The partial results accumulate with the block's own operator; they combine into C with
+  // + for a subtraction (C - x1 - x2 = C + (-x1 - x2)).
+  BinOp part_op = bin->op, comb_op = bin->op == BinOp::Sub ? BinOp::Add : bin->op;
+  for (size_t k = lets.size(); k-- > 0;) rhs = make_let(lets[k]->var, lets[k]->value, rhs);
   bool self_in_rhs = false;
   for_each_expr(rhs, [&](const Expr& e) {
     if (auto* l = e.as<LoadNode>(); l && l->buffer.same_as(C)) self_in_rhs = true;
     if (e.kind() == ExprKind::BufferPtr) self_in_rhs = true;
   });
   if (self_in_rhs) refuse("the reduced value of block " + b->name + " reads " + C->name + " again");
-  if (!is_identity(bin->op, init->value, C->dtype))
-    refuse("the init value of block " + b->name + " is not the identity of " + binop_symbol(bin->op));
+  if (init && !is_identity(comb_op, init->value, C->dtype))
+    refuse("the init value of block " + b->name + " is not the identity of " + binop_symbol(comb_op));
+  Expr identity = init ? init->value : identity_of(comb_op, C->dtype);
   for (auto& iv : b->iter_vars)
     if (iv.kind != IterKind::Spatial && iv.kind != IterKind::Reduce)
       refuse("block " + b->name + " has the " + std::string(iter_kind_name(iv.kind)) + " iter var " + iv.var.name());
@@ -111,12 +151,38 @@ void prim_rfactor(ScheduleState& st, const ScheduleInstr& ins) {
     if (sp && rd) refuse("loop " + loop_name(loops[i]) + " feeds both spatial and reduce iter vars");
     red_loop[i] = rd;
   }
-  if (uses_var(br->predicate, [&](const VarNode* v) {
-        for (size_t i = 0; i < loops.size(); ++i)
-          if (red_loop[i] && loops[i].as<ForNode>()->loop_var.get() == v) return true;
-        return false;
-      }))
-    refuse("the predicate of block " + b->name + " involves the reduction loops");
+  // Conjuncts of the predicate over reduction loops (a non-dividing split of the reduction)
+  // stay on the rf block. Every partial result must still be initialised: the rf block must
+  // run for every value of the rf loop when the other reduction loops are at 0 (proven over
+  // constant loop ranges). The write-back keeps only the conjuncts without reduction loops.
+  auto is_red = [&](const VarNode* v) {
+    for (size_t i = 0; i < loops.size(); ++i)
+      if (red_loop[i] && loops[i].as<ForNode>()->loop_var.get() == v) return true;
+    return false;
+  };
+  std::vector<Expr> wpred;
+  {
+    RangeMap ranges = const_ranges(loops);
+    std::unordered_map<const VarNode*, Expr> first;
+    for (size_t i = 0; i < loops.size(); ++i)
+      if (red_loop[i] && loops[i].get() != ls.get())
+        first[loops[i].as<ForNode>()->loop_var.get()] = make_int(0, loops[i].as<ForNode>()->loop_var.dtype());
+    for (auto& c : conjuncts(fold(br->predicate))) {
+      if (!uses_var(c, is_red)) {
+        wpred.push_back(c);
+        continue;
+      }
+      Expr c0 = fold(substitute(c, first));
+      auto* cmp = c0.as<BinaryNode>();
+      bool holds = cmp && ((cmp->op == BinOp::LT && prove_lt(cmp->a, cmp->b, ranges)) ||
+                           (cmp->op == BinOp::LE && prove_le(cmp->a, cmp->b, ranges)) ||
+                           (cmp->op == BinOp::GT && prove_lt(cmp->b, cmp->a, ranges)) ||
+                           (cmp->op == BinOp::GE && prove_le(cmp->b, cmp->a, ranges)));
+      if (!holds)
+        refuse("the predicate of block " + b->name + " involves the reduction loops and may skip the first iteration " +
+               "of a partial result (" + print_expr(c) + ")");
+    }
+  }
   int64_t nd = static_cast<int64_t>(C->ndim());
   if (axis < 0) axis += nd + 1;
   if (axis < 0 || axis > nd) refuse("factor_axis " + std::to_string(arg_int(ins, 1, "")) + " is out of range for buffer " + C->name);
@@ -157,8 +223,9 @@ void prim_rfactor(ScheduleState& st, const ScheduleInstr& ins) {
   bool rf_reduces = false;
   for (auto& iv : rivs) rf_reduces = rf_reduces || iv.kind == IterKind::Reduce;
   // With the rf loop as the only reduction loop, each partial result is a single term.
-  Stmt rbody = rf_reduces ? make_store(R, ridx, make_binary(bin->op, make_load(R, ridx), nrhs)) : make_store(R, ridx, nrhs);
-  Stmt rinit = rf_reduces ? make_store(R, ridx, init->value) : Stmt();
+  Expr single = part_op == BinOp::Sub ? make_binary(BinOp::Sub, identity, nrhs) : nrhs;
+  Stmt rbody = rf_reduces ? make_store(R, ridx, make_binary(part_op, make_load(R, ridx), nrhs)) : make_store(R, ridx, single);
+  Stmt rinit = rf_reduces ? make_store(R, ridx, identity) : Stmt();
   std::string rname = st.fresh_block_name(b->name + "_rf");
   Stmt rblock = make_simple_block(rname, rivs, rbinds, rbody, rinit, br->predicate);
   // Write-back block under copies of the spatial loops plus one loop over the rf axis.
@@ -201,9 +268,10 @@ void prim_rfactor(ScheduleState& st, const ScheduleInstr& ins) {
   for (auto& e : store->indices) cidx.push_back(substitute(e, wsub));
   widx = cidx;
   widx.insert(widx.begin() + axis, wv);
-  Stmt wbody = make_store(C, cidx, make_binary(bin->op, make_load(C, cidx), make_load(R, widx)));
-  Stmt winit = make_store(C, cidx, init->value);
-  Stmt wblock = make_simple_block(b->name, wivs, wbinds, wbody, winit, fold(substitute(br->predicate, wloop)));
+  Stmt wbody = make_store(C, cidx, make_binary(comb_op, make_load(C, cidx), make_load(R, widx)));
+  // Without an init the write-back accumulates into what C held, as the block did.
+  Stmt winit = init ? make_store(C, cidx, init->value) : Stmt();
+  Stmt wblock = make_simple_block(b->name, wivs, wbinds, wbody, winit, fold(substitute(make_and(wpred), wloop)));
   wblock = update_realize(wblock, [&](BlockRealizeNode& r) {
     r.block = update_block(r.block, [&](BlockNode& n) { n.annotations = b->annotations; });
   });

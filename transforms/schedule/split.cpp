@@ -1,6 +1,7 @@
 // split(loop, [f0, f1, ...]): TVM Schedule.split. Replaces `loop` by a nest of loops with
 // the given extents (outermost first); one factor may be `_` (inferred as
-// ceil(extent / product of the others)). The old loop var becomes
+// ceil(extent / product of the others); TVM's `None` is accepted too). Parallel, vectorized
+// and unrolled loops may be split too (their pieces are serial). The old loop var becomes
 // min + ((l0 * f1 + l1) * f2 + l2) ...; when the factors overshoot the extent, every
 // block below gets the predicate `fused < extent` (as TVM does), so no extra iteration
 // runs.
@@ -24,14 +25,20 @@ void prim_split(ScheduleState& st, const ScheduleInstr& ins) {
   size_t n = fl->list.size();
   if (n < 2) refuse("needs at least 2 factors, got " + std::to_string(n));
   expect_results(ins, n);
-  if (loop->for_kind != ForKind::Serial)
-    refuse("loop " + loop_name(ls) + " is " + for_kind_name(loop->for_kind) + "; only serial loops can be split");
+  // A parallel / vectorized / unrolled loop may run its iterations in order, so its pieces
+  // are serial loops (as TVM's split); a thread binding would be silently dropped.
+  if (loop->for_kind == ForKind::ThreadBinding)
+    refuse("loop " + loop_name(ls) + " is bound to " + loop->thread_tag + "; split it before binding it");
   DType t = loop->extent.dtype();
   int wild = -1;
   int64_t prod = 1;
   for (size_t k = 0; k < n; ++k) {
     const ScheduleArg& a = fl->list[k];
     if (a.kind == ScheduleArg::Wildcard) {
+      if (wild >= 0) refuse("at most one factor may be _");
+      wild = static_cast<int>(k);
+    } else if (a.kind == ScheduleArg::Ident && a.text == "None") {
+      // TVM spells the inferred factor None.
       if (wild >= 0) refuse("at most one factor may be _");
       wild = static_cast<int>(k);
     } else if (a.kind == ScheduleArg::Int) {
@@ -66,7 +73,7 @@ void prim_split(ScheduleState& st, const ScheduleInstr& ins) {
 
   std::vector<Var> vars;
   for (size_t k = 0; k < n; ++k) {
-    std::string base = ins.results[k] != "_" ? ins.results[k] : loop->loop_var.name() + "_" + std::to_string(k);
+    std::string base = k < ins.results.size() && ins.results[k] != "_" ? ins.results[k] : loop->loop_var.name() + "_" + std::to_string(k);
     for (auto& v : vars)
       if (v.name() == base) base += "_" + std::to_string(k);
     vars.emplace_back(fresh_var_name(st, base), loop->loop_var.dtype());

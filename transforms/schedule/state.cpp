@@ -11,8 +11,30 @@ namespace tirc::sched {
 
 void refuse(const std::string& why) { throw Refusal(why); }
 
+namespace {
+// Gives every loop its own variable node. A loop handle is the loop's variable, and the
+// primitives find and substitute loops by variable identity; IR built by other passes
+// (autodiff copies nests) may bind one Var node in several loops, which the printed text
+// (and the parser) would keep apart anyway. Names and everything computed stay the same.
+class UniqueLoopVars : public IRMutator {
+ protected:
+  Stmt mutate_for(const ForNode* n, const Stmt& s) override {
+    Stmt r = IRMutator::mutate_for(n, s);
+    if (seen_.insert(n->loop_var.get()).second) return r;
+    auto* f = r.as<ForNode>();
+    Var nv(f->loop_var.name(), f->loop_var.dtype());
+    Stmt body = substitute(f->body, std::unordered_map<const VarNode*, Expr>{{f->loop_var.get(), nv}});
+    return make_for(nv, f->min, f->extent, f->for_kind, body, f->thread_tag, f->annotations);
+  }
+
+ private:
+  std::set<const VarNode*> seen_;
+};
+}  // namespace
+
 ScheduleState::ScheduleState(const FunctionNode& f) : func(f) {
   if (!func.body.as<BlockRealizeNode>()) throw Error("function " + f.name + " has no root block");
+  func.body = UniqueLoopVars().mutate(func.body);
 }
 
 Function ScheduleState::to_function() const { return std::make_shared<FunctionNode>(func); }
@@ -105,7 +127,9 @@ void expect_args(const ScheduleInstr& ins, size_t lo, size_t hi) {
 }
 
 void expect_results(const ScheduleInstr& ins, size_t n) {
-  if (ins.results.size() != n)
+  // No name at all discards the results (TVM scripts often call `sch.fuse(i, j)` without
+  // keeping the handle); a wrong non-zero count is a mistake worth reporting.
+  if (ins.results.size() != n && !ins.results.empty())
     refuse("returns " + std::to_string(n) + " handle" + (n == 1 ? "" : "s") + ", but " +
            std::to_string(ins.results.size()) + " name" + (ins.results.size() == 1 ? " is" : "s are") + " bound");
 }
@@ -129,6 +153,11 @@ Stmt arg_block(const ScheduleState& st, const ScheduleInstr& ins, size_t i) {
   if (h.kind != Handle::BlockH) refuse("'" + h.name + "' is a loop handle, expected a block");
   Stmt s = st.find_block(h.block);
   if (!s.defined()) refuse("block " + h.block + " no longer exists (removed by an earlier primitive)");
+  // TVM scripts take the root block to list its children (get_child_blocks) or annotate it;
+  // it cannot be moved, inlined or cached.
+  if (s.same_as(st.body()) && ins.primitive != "get_child_blocks" && ins.primitive != "annotate" &&
+      ins.primitive != "get_loops")
+    refuse("the root block cannot be scheduled");
   return s;
 }
 
@@ -246,11 +275,25 @@ bool body_reads(const BlockNode& b, const Buffer& buf) {
   return found;
 }
 
+static void infer_regions_impl(const BlockNode& b, std::vector<BufferRegion>* reads, std::vector<BufferRegion>* writes,
+                               const std::unordered_set<const BufferNode*>* read_only);
+
 void infer_regions(const BlockNode& b, std::vector<BufferRegion>* reads, std::vector<BufferRegion>* writes) {
+  infer_regions_impl(b, reads, writes, nullptr);
+}
+
+void infer_regions(const BlockNode& b, std::vector<BufferRegion>* reads, std::vector<BufferRegion>* writes,
+                   const std::unordered_set<const BufferNode*>& read_only) {
+  infer_regions_impl(b, reads, writes, &read_only);
+}
+
+static void infer_regions_impl(const BlockNode& b, std::vector<BufferRegion>* reads, std::vector<BufferRegion>* writes,
+                               const std::unordered_set<const BufferNode*>* read_only) {
   // The shared inference (also used by the parser for blocks without reads/writes) keeps
   // scheduled output in the same canonical form as parsed input.
   std::vector<BufferRegion> r, w;
-  infer_access_regions(b, &r, &w);
+  if (read_only) infer_access_regions(b, &r, &w, *read_only);
+  else infer_access_regions(b, &r, &w);
   // Keep constant slice ends inside the buffer (relaxation may overshoot where a predicate
   // cuts the iterations; the parser rejects out-of-bounds constant regions).
   auto clamp = [](std::vector<BufferRegion>& v) {

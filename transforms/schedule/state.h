@@ -43,6 +43,8 @@ class ScheduleState {
 
   FunctionNode func;  // the current function (body updated by primitives)
   std::map<std::string, Handle> handles;
+  // The module's tensor intrinsics (for tensorize); null when none were given.
+  std::shared_ptr<const std::vector<IntrinItem>> intrins;
 
   Function to_function() const;
   const Stmt& body() const { return func.body; }
@@ -102,6 +104,9 @@ bool body_reads(const BlockNode& b, const Buffer& buf);
 // Region inference from a block's body: reads and writes as points / relaxed slices over
 // loops inside the block; nested blocks contribute their declared regions relaxed.
 void infer_regions(const BlockNode& b, std::vector<BufferRegion>* reads, std::vector<BufferRegion>* writes);
+// Same, knowing the read-only buffers (call_extern pointers to them are reads only).
+void infer_regions(const BlockNode& b, std::vector<BufferRegion>* reads, std::vector<BufferRegion>* writes,
+                   const std::unordered_set<const BufferNode*>& read_only);
 // Loop domains (var in [min, min+extent)) of a list of For stmts, for bounds.
 RangeMap const_ranges(const std::vector<Stmt>& loops);
 // Human text for messages.

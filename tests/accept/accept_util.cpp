@@ -1,0 +1,81 @@
+#include "tests/accept/accept_util.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace tirc::accept {
+namespace fs = std::filesystem;
+
+namespace {
+std::string g_tmp;
+int g_counter = 0;
+
+std::string expand(std::string s) {
+  for (auto [pat, rep] : {std::pair<std::string, std::string>{"@/", cases()}, {"%/", g_tmp}}) {
+    size_t p = 0;
+    while ((p = s.find(pat, p)) != std::string::npos) {
+      s.replace(p, pat.size(), rep);
+      p += rep.size();
+    }
+  }
+  return s;
+}
+}  // namespace
+
+std::string cases() { return std::string(TIRC_SOURCE_DIR) + "/tests/accept/cases/"; }
+std::string tmp() { return g_tmp; }
+
+std::string slurp(const std::string& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+CliRun run(const std::string& args, const std::string& stdin_text) {
+  if (!g_tmp.empty()) fs::remove_all(g_tmp);
+  g_tmp = (fs::temp_directory_path() /
+           ("tirc_accept_" + std::to_string(::getpid()) + "_" + std::to_string(g_counter++)))
+              .string() +
+          "/";
+  fs::create_directories(g_tmp);
+  std::string in = g_tmp + ".stdin", out = g_tmp + ".stdout", err = g_tmp + ".stderr";
+  write_file(in, stdin_text);
+  // `timeout` turns a hang into a failure instead of a stuck suite.
+  std::string cmd = "cd " + g_tmp + " && timeout 60 " + std::string(TIRC_BINARY) + " " + expand(args) + " <" + in +
+                    " >" + out + " 2>" + err;
+  int st = std::system(cmd.c_str());
+  CliRun r;
+  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+std::string compare(const NDArray& got, const NDArray& want, double rtol, double atol) {
+  if (got.dtype() != want.dtype()) return "dtype " + describe(got) + " vs expected " + describe(want);
+  if (got.shape() != want.shape()) return "shape " + describe(got) + " vs expected " + describe(want);
+  for (int64_t i = 0; i < got.numel(); ++i) {
+    double g = got.get(i), w = want.get(i);
+    if (std::isnan(w) && std::isnan(g)) continue;
+    if (std::isinf(w) && g == w) continue;
+    if (!(std::fabs(g - w) <= atol + rtol * std::fabs(w))) {
+      std::ostringstream os;
+      os << "element " << i << ": got " << g << ", expected " << w;
+      return os.str();
+    }
+  }
+  return "";
+}
+
+}  // namespace tirc::accept

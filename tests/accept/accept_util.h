@@ -1,0 +1,33 @@
+// Helpers for the acceptance suite: run the `tirc` binary as a user would (TIRC_BINARY),
+// capture exit code / stdout / stderr, and compare .npy results with NumPy references
+// stored in tests/accept/cases/data (written by cases/gen_refs.py).
+#pragma once
+
+#include <string>
+
+#include "runtime/ndarray.h"
+
+namespace tirc::accept {
+
+struct CliRun {
+  int code = -1;  // exit code; -1 when killed by a signal (a crash)
+  std::string out, err;
+};
+
+// Runs `tirc ARGS` in a fresh temp dir (the cwd), with `stdin_text` on standard input.
+// Paths in ARGS may use "@/" for tests/accept/cases/ and "%/" for the run's temp dir; the
+// temp dir is kept until the next call of run() in the same test, so outputs can be read.
+CliRun run(const std::string& args, const std::string& stdin_text = "");
+// The temp dir of the last run(), with a trailing '/'.
+std::string tmp();
+// tests/accept/cases/ with a trailing '/'.
+std::string cases();
+std::string slurp(const std::string& path);
+void write_file(const std::string& path, const std::string& text);
+
+// Empty when `got` has the dtype and shape of `want` and every element is within
+// atol + rtol*|want| (NaN matches NaN, inf matches the same inf); else a description of
+// the first difference.
+std::string compare(const NDArray& got, const NDArray& want, double rtol, double atol);
+
+}  // namespace tirc::accept

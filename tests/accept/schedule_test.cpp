@@ -1,0 +1,48 @@
+// Schedules written the TVM way: `tirc verify` finds the scheduled functions equivalent, and
+// `tirc schedule` output re-parses.
+#include <gtest/gtest.h>
+
+#include "tests/accept/accept_util.h"
+
+namespace tirc::accept {
+namespace {
+
+TEST(AcceptSchedule, TvmHabits) {
+  CliRun r = run("verify @/schedules_tvm.tir");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("4 passed, 0 failed"), std::string::npos) << r.out;
+  // The nested calls were applied: B is inlined into C.
+  CliRun s = run("schedule @/schedules_tvm.tir --func g");
+  ASSERT_EQ(s.code, 0) << s.err;
+  EXPECT_NE(s.out.find("C[vi, vj] = A[vi, vj] * A[vi, vj] + 1.0"), std::string::npos) << s.out;
+  // Printed schedules keep the hoisted instruction.
+  CliRun p = run("parse @/schedules_tvm.tir");
+  ASSERT_EQ(p.code, 0) << p.err;
+  EXPECT_NE(p.out.find("  _0 = get_block(\"B\")\n  compute_inline(_0)\n  _1 = get_block(\"C\")\n  ci, cj = get_loops(_1)\n  parallel(ci)\n"),
+            std::string::npos)
+      << p.out;
+}
+
+TEST(AcceptSchedule, ErrorsInNestedCallsPointAtThem) {
+  CliRun r = run("schedule -",
+                 "func f(A: f32[4]) -> (B: f32[4]) {\n"
+                 "  for i in serial(4) { block b(vi: spatial(4) = i) { B[vi] = A[vi] } }\n}\n"
+                 "schedule f {\n  parallel(get_loops(get_block(\"nope\")))\n}\n");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "<stdin>:5:22: error: get_block: no block named \"nope\" in function f\n");
+}
+
+// STATUS-accept.md S1: results may be left unbound (discarded), as in TVM scripts.
+TEST(AcceptSchedule, DiscardedResults) {
+  CliRun r = run("verify @/schedules_discard.tir");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+}
+
+// STATUS-accept.md S2 (transforms/schedule): cache_read after compute_at of the producer.
+TEST(AcceptSchedule, DISABLED_CacheReadAfterComputeAt) {
+  CliRun r = run("verify @/schedules_cache_read.tir");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+}
+
+}  // namespace
+}  // namespace tirc::accept

@@ -1,0 +1,510 @@
+// Tests of transforms/autodiff/normalize.h: every rewrite is checked differentially (the
+// interpreter on random inputs gives the same outputs before and after), by the shape of
+// the result (printed, re-parsed), and by check_grad on the gradient of the original (via
+// gradient()'s hook) and of the normalised function. Constructs the pass must leave alone
+// keep gradient()'s refusal message.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "interp/interp.h"
+#include "ir/error.h"
+#include "ir/printer.h"
+#include "ir/structural_equal.h"
+#include "parser/parser.h"
+#include "transforms/autodiff/check_grad.h"
+#include "transforms/autodiff/gradient.h"
+#include "transforms/autodiff/normalize.h"
+#include "transforms/schedule/verify.h"
+
+namespace tirc {
+namespace {
+
+Function parse_one(const std::string& src, const std::string& name) {
+  Module m = parse_module(src, name + ".tir");
+  Function f = m.find_func(name);
+  if (!f) throw Error("no function " + name);
+  return f;
+}
+
+// Normalises f, checks print/parse round trip, equal outputs and gradients; returns the
+// printed normalised function.
+std::string check_rewrite(const std::string& src, const std::string& name) {
+  Function f = parse_one(src, name);
+  Function n = normalize_for_autodiff(f);
+  std::string text = print_function(*n);
+  if (std::getenv("TIRC_NORMALIZE_TEST_PRINT")) std::printf("%s\n", text.c_str());
+  EXPECT_NE(text, print_function(*f)) << "not rewritten";
+  Module back = parse_module(text, "normalized.tir");
+  Function nb = back.find_func(name);
+  EXPECT_TRUE(nb && structural_equal(*nb, *n)) << text;
+  for (uint64_t seed : {1, 2, 3}) {
+    CompareOptions o;
+    o.seed = seed;
+    CompareResult r = compare_functions(*f, *n, o, interp_runner(), interp_runner());
+    EXPECT_TRUE(r.ok) << r.detail << "\n" << text;
+  }
+  CheckGradOptions g;
+  g.full = true;
+  CheckGradResult a = check_grad(*n, g);
+  EXPECT_EQ(a.failed, 0) << text;
+  EXPECT_GT(a.passed, 0);
+  CheckGradResult b = check_grad(*f, g);  // gradient() normalises itself
+  EXPECT_EQ(b.failed, 0);
+  EXPECT_EQ(b.passed, a.passed);
+  // F_grad prints and re-parses.
+  Module gm;
+  gm.add_func(b.grad);
+  Module gback = parse_module(print_module(gm), "grad.tir");
+  EXPECT_TRUE(gback.find_func(name + "_grad"));
+  return text;
+}
+
+std::string refusal(const std::string& src, const std::string& name) {
+  Function f = parse_one(src, name);
+  Function n = normalize_for_autodiff(f);
+  EXPECT_TRUE(structural_equal(*n, *f)) << "rewritten:\n" << print_function(*n);
+  try {
+    gradient(*f, {});
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// ---- rewrite 1: if/else ----
+
+TEST(Normalize, IfElseSameElementWithLets) {
+  // tests/accept/cases/grads.tir `mixed` (STATUS-accept.md A2).
+  std::string t = check_rewrite(R"(func mixed(X: f32[9]) -> (Y: f32[9]) {
+  alloc T: f32[9]
+  for i in serial(9) {
+    block t(vi: spatial(9) = i) {
+      let a = X[vi] * 3.0
+      if vi % 2 == 0 {
+        let b = a * a
+        T[vi] = b + 1.0
+      } else {
+        T[vi] = -a
+      }
+    }
+  }
+  for io, ii in grid(3, 4) {
+    block y(v: spatial(9) = io * 3 + ii) {
+      where ii < 3
+      Y[v] = T[v] + X[v]
+    }
+  }
+})",
+                                "mixed");
+  EXPECT_TRUE(contains(t, "T[vi] = if_then_else(vi % 2 == 0, (let b = a * a in b + 1.0), -a)")) << t;
+}
+
+TEST(Normalize, IfElseGuardedLoadStaysGuarded) {
+  // The else arm reads X[vi - 1], out of bounds at vi == 0: only the taken arm may run.
+  std::string t = check_rewrite(R"(func sh(X: f32[8]) -> (Y: f32[8]) {
+  for i in serial(8) {
+    block b(vi: spatial(8) = i) {
+      if vi == 0 {
+        Y[vi] = X[vi] * 2.0
+      } else {
+        Y[vi] = X[vi] * X[vi - 1]
+      }
+    }
+  }
+})",
+                                "sh");
+  EXPECT_TRUE(contains(t, "if_then_else(vi == 0")) << t;
+}
+
+TEST(Normalize, IfElseDifferentBuffers) {
+  std::string t = check_rewrite(R"(func two(X: f32[8]) -> (A: f32[8], B: f32[8]) {
+  for i in serial(8) {
+    block b(vi: spatial(8) = i) {
+      A[vi] = 0.0
+      B[vi] = 0.0
+    }
+  }
+  for i in serial(8) {
+    block c(vi: spatial(8) = i) {
+      if X[vi] > 0.0 {
+        A[vi] = X[vi] * X[vi]
+      } else {
+        B[vi] = exp(X[vi])
+      }
+    }
+  }
+})",
+                                "two");
+  EXPECT_TRUE(contains(t, "if !(X[vi] > 0.0) {")) << t;
+}
+
+TEST(Normalize, IfElseAccumulationsInAReduction) {
+  std::string t = check_rewrite(R"(func acc(X: f32[4, 6]) -> (S: f32[4]) {
+  for i, k in grid(4, 6) {
+    block s(vi: spatial(4) = i, vk: reduce(6) = k) {
+      init { S[vi] = 0.0 }
+      if vk % 2 == 0 {
+        S[vi] += X[vi, vk] * X[vi, vk]
+      } else {
+        S[vi] -= sin(X[vi, vk])
+      }
+    }
+  }
+})",
+                                "acc");
+  // += and -= arms: one sum reduction of a signed select.
+  EXPECT_TRUE(contains(t, "S[vi] = S[vi] + if_then_else(vk % 2 == 0, X[vi, vk] * X[vi, vk], -sin(X[vi, vk]))")) << t;
+}
+
+// ---- rewrite 2: splitting a spatial block ----
+
+TEST(Normalize, SeveralStoresToOneBuffer) {
+  std::string t = check_rewrite(R"(func cols(X: f32[4]) -> (Y: f32[4, 3]) {
+  for i in serial(4) {
+    block l(vi: spatial(4) = i) {
+      let x = X[vi]
+      Y[vi, 0] = x * x
+      Y[vi, 1] = sin(x)
+      Y[vi, 2] = x
+    }
+  }
+})",
+                                "cols");
+  EXPECT_TRUE(contains(t, "block l(") && contains(t, "block l_1(") && contains(t, "block l_2(")) << t;
+}
+
+TEST(Normalize, StoreReadsAnotherStore) {
+  std::string t = check_rewrite(R"(func chain(X: f32[8]) -> (Y: f32[8], Z: f32[8]) {
+  for i in serial(8) {
+    block B(vi: spatial(8) = i) {
+      Y[vi] = exp(X[vi])
+      Z[vi] = Y[vi] * X[vi]
+      Y[vi] = Y[vi] + Z[vi]
+    }
+  }
+})",
+                                "chain");
+  EXPECT_TRUE(contains(t, "block B_2(")) << t;
+}
+
+TEST(Normalize, BlockLocalAllocation) {
+  std::string t = check_rewrite(R"(func loc(X: f32[4, 5]) -> (S: f32[4]) {
+  for i in serial(4) {
+    block r(vi: spatial(4) = i) {
+      alloc t: f32[5]
+      for k in serial(5) {
+        t[k] = X[vi, k] * X[vi, k]
+      }
+      S[vi] = 0.0
+      for k in serial(5) {
+        S[vi] = S[vi] + t[k]
+      }
+    }
+  }
+})",
+                                "loc");
+  EXPECT_TRUE(contains(t, "alloc t: f32[4, 5]")) << t;
+}
+
+TEST(Normalize, LocalAccumulator) {
+  // TVM's opaque style with a local accumulator buffer.
+  std::string t = check_rewrite(R"(func la(X: f32[3, 5]) -> (Y: f32[3]) {
+  for i in serial(3) {
+    block b(vi: spatial(3) = i) {
+      alloc acc: f32[1] scope "local"
+      acc[0] = 0.0
+      for k in serial(5) {
+        acc[0] = acc[0] + X[vi, k] * X[vi, k]
+      }
+      Y[vi] = sqrt(acc[0] + 1.0)
+    }
+  }
+})",
+                                "la");
+  EXPECT_TRUE(contains(t, "alloc acc: f32[3, 1]") && contains(t, "acc[vi, 0] = acc[vi, 0] + X[vi, vk] * X[vi, vk]")) << t;
+}
+
+TEST(Normalize, IfElseWithDataDependentIndexStaysOneBlock) {
+  // No split needed (independent stores after the merge): the index need not be affine.
+  std::string t = check_rewrite(R"(func dd(X: f32[6], I: i32[6] in [0, 5]) -> (Y: f32[6], Z: f32[6]) {
+  for i in serial(6) {
+    block b(vi: spatial(6) = i) {
+      if X[vi] > 0.0 {
+        Y[vi] = X[I[vi]] * 2.0
+      } else {
+        Y[vi] = X[vi] * X[vi]
+        Z[vi] = X[I[vi]]
+      }
+    }
+  }
+  for i in serial(6) {
+    block z(vi: spatial(6) = i) {
+      if X[vi] > 0.0 {
+        Z[vi] = 0.0
+      }
+    }
+  }
+})",
+                                "dd");
+  EXPECT_FALSE(contains(t, "block b_1")) << t;
+}
+
+// ---- rewrite 3: loops inside a block body ----
+
+TEST(Normalize, RowDotInitAndReduceLoop) {
+  // tests/accept/cases/grads2.tir `rowdot` (STATUS-accept.md A4).
+  std::string t = check_rewrite(R"(func rowdot(W: f32[4, 4], V: f32[4]) -> (S: f32[4]) {
+  for i in serial(4) {
+    block s(vi: spatial(4) = i) {
+      reads W[vi, 0:4], V[0:4]
+      writes S[vi]
+      S[vi] = 0.0
+      for k in serial(4) {
+        S[vi] = S[vi] + W[vi, k] * V[k]
+      }
+    }
+  }
+})",
+                                "rowdot");
+  EXPECT_TRUE(contains(t, "vk: reduce(4) = k")) << t;
+  EXPECT_TRUE(contains(t, "init {")) << t;
+}
+
+TEST(Normalize, RowMaxWithOffsetLoop) {
+  std::string t = check_rewrite(R"(func rowmax(X: f32[3, 7]) -> (M: f32[3]) {
+  for i in serial(3) {
+    block m(vi: spatial(3) = i) {
+      M[vi] = X[vi, 0]
+      for k in serial(1, 7) {
+        M[vi] = max(M[vi], X[vi, k])
+      }
+    }
+  }
+})",
+                                "rowmax");
+  EXPECT_TRUE(contains(t, "vk: reduce(6) = k")) << t;
+  EXPECT_TRUE(contains(t, "X[vi, vk + 1]")) << t;
+}
+
+TEST(Normalize, SpatialInnerLoop) {
+  std::string t = check_rewrite(R"(func rows(X: f32[3, 5]) -> (Y: f32[3, 5]) {
+  for i in serial(3) {
+    block r(vi: spatial(3) = i) {
+      for j in serial(5) {
+        Y[vi, j] = X[vi, j] * X[vi, 4 - j]
+      }
+    }
+  }
+})",
+                                "rows");
+  EXPECT_TRUE(contains(t, "vj: spatial(5) = j")) << t;
+}
+
+TEST(Normalize, AccumulationWithoutInitAfterAnotherBlock) {
+  // The loop accumulates into an element written by an earlier block: a reduce var without
+  // init (an in-place update).
+  std::string t = check_rewrite(R"(func upd(X: f32[3, 4]) -> (S: f32[3]) {
+  for i in serial(3) {
+    block a(vi: spatial(3) = i) { S[vi] = X[vi, 0] }
+  }
+  for i in serial(3) {
+    block b(vi: spatial(3) = i) {
+      for k in serial(4) {
+        if k > 0 {
+          S[vi] += X[vi, k] * X[vi, k]
+        }
+      }
+    }
+  }
+})",
+                                "upd");
+  (void)t;
+}
+
+TEST(Normalize, NestedLoopsMatmulRow) {
+  std::string t = check_rewrite(R"(func mmrow(A: f32[3, 4], B: f32[4, 5]) -> (C: f32[3, 5]) {
+  for i in serial(3) {
+    block r(vi: spatial(3) = i) {
+      for j in serial(5) {
+        C[vi, j] = 0.0
+        for k in serial(4) {
+          C[vi, j] += A[vi, k] * B[k, j]
+        }
+      }
+    }
+  }
+})",
+                                "mmrow");
+  EXPECT_TRUE(contains(t, "vj: spatial(5) = j, vk: reduce(4) = k")) << t;
+  EXPECT_TRUE(contains(t, "init {")) << t;
+}
+
+TEST(Normalize, SoftmaxRowBlock) {
+  // One opaque block per row: max, exp-sum, normalise.
+  std::string t = check_rewrite(R"(func smrow(X: f32[3, 6]) -> (Y: f32[3, 6]) {
+  alloc M: f32[3]
+  alloc S: f32[3]
+  for i in serial(3) {
+    block row(vi: spatial(3) = i) {
+      M[vi] = min_value(f32)
+      for k in serial(6) {
+        M[vi] = max(M[vi], X[vi, k])
+      }
+      S[vi] = 0.0
+      for k in serial(6) {
+        S[vi] = S[vi] + exp(X[vi, k] - M[vi])
+      }
+      for k in serial(6) {
+        Y[vi, k] = exp(X[vi, k] - M[vi]) / S[vi]
+      }
+    }
+  }
+})",
+                                "smrow");
+  EXPECT_TRUE(contains(t, "block row_2(")) << t;
+}
+
+// ---- rewrite 4: a hand-written init ----
+
+TEST(Normalize, ManualInitInAReduction) {
+  std::string t = check_rewrite(R"(func mi(X: f32[4, 6]) -> (S: f32[4]) {
+  for i, k in grid(4, 6) {
+    block s(vi: spatial(4) = i, vk: reduce(6) = k) {
+      if vk == 0 {
+        S[vi] = 1.0
+      }
+      S[vi] = S[vi] + X[vi, vk] * X[vi, vk]
+    }
+  }
+})",
+                                "mi");
+  EXPECT_TRUE(contains(t, "init {")) << t;
+}
+
+// ---- left alone: gradient()'s refusal still fires ----
+
+TEST(NormalizeRefusals, ConditionChangedByTheThenBranch) {
+  EXPECT_EQ(refusal(R"(func cc(X: f32[8]) -> (T: f32[8], Z: f32[8]) {
+  for i in serial(8) {
+    block a(vi: spatial(8) = i) { T[vi] = X[vi] }
+  }
+  for i in serial(8) {
+    block b(vi: spatial(8) = i) {
+      if T[vi] > 0.0 {
+        T[vi] = -T[vi]
+      } else {
+        Z[vi] = T[vi]
+      }
+    }
+  }
+})",
+                    "cc"),
+            "block b: if/else in a block body is not supported");
+}
+
+TEST(NormalizeRefusals, ConflictingIterations) {
+  // Every iteration writes T[0]: splitting would change what Y reads.
+  EXPECT_EQ(refusal(R"(func ci(X: f32[8]) -> (T: f32[1], Y: f32[8]) {
+  for i in serial(8) {
+    block b(vi: spatial(8) = i) {
+      T[0] = X[vi]
+      Y[vi] = T[0] * 2.0
+    }
+  }
+})",
+                    "ci"),
+            "block b: a store reads T, which another store of the same block writes");
+}
+
+TEST(NormalizeRefusals, LastWriterLoop) {
+  EXPECT_EQ(refusal(R"(func lw(X: f32[4, 4]) -> (Y: f32[4]) {
+  for i in serial(4) {
+    block b(vi: spatial(4) = i) {
+      for k in serial(4) {
+        Y[vi] = X[vi, k]
+      }
+    }
+  }
+})",
+                    "lw"),
+            "block b: loops inside a block body are not supported");
+}
+
+TEST(NormalizeRefusals, TriangularLoop) {
+  EXPECT_EQ(refusal(R"(func tri(X: f32[4]) -> (Y: f32[4]) {
+  for i in serial(4) {
+    block b(vi: spatial(4) = i) {
+      Y[vi] = 0.0
+      for k in serial(vi + 1) {
+        Y[vi] = Y[vi] + X[k]
+      }
+    }
+  }
+})",
+                    "tri"),
+            "block b: loops inside a block body are not supported");
+}
+
+TEST(NormalizeRefusals, ReinitialisedInALoop) {
+  // Only the last j's sum survives: j is neither spatial nor a reduction.
+  EXPECT_EQ(refusal(R"(func re(X: f32[4, 4]) -> (Y: f32[4]) {
+  for i in serial(4) {
+    block b(vi: spatial(4) = i) {
+      for j in serial(4) {
+        Y[vi] = 0.0
+        for k in serial(4) {
+          Y[vi] = Y[vi] + X[j, k]
+        }
+      }
+    }
+  }
+})",
+                    "re"),
+            "block b: loops inside a block body are not supported");
+}
+
+TEST(NormalizeRefusals, ScanStaysRefused) {
+  EXPECT_EQ(refusal(R"(func sc(X: f32[8]) -> (Y: f32[8]) {
+  for i in serial(8) {
+    block B(vi: scan(8) = i) {
+      if vi == 0 {
+        Y[vi] = X[vi]
+      } else {
+        Y[vi] = Y[vi - 1] + X[vi]
+      }
+    }
+  }
+})",
+                    "sc"),
+            "block B: if/else in a block body is not supported");
+}
+
+TEST(Normalize, AcceptedBlocksAreUntouched) {
+  Function f = parse_one(R"(func ok(X: f32[4, 6]) -> (Y: f32[4, 6], S: f32[4]) {
+  for i, j in grid(4, 6) {
+    block B(vi: spatial(4) = i, vj: spatial(6) = j) {
+      let x = X[vi, vj]
+      if x > 0.0 {
+        Y[vi, vj] = exp(x)
+      }
+    }
+  }
+  for i, k in grid(4, 6) {
+    block R(vi: spatial(4) = i, vk: reduce(6) = k) {
+      init { S[vi] = 0.0 }
+      S[vi] += X[vi, vk]
+    }
+  }
+})",
+                         "ok");
+  Function n = normalize_for_autodiff(f);
+  EXPECT_EQ(n->body.get(), f->body.get());
+}
+
+}  // namespace
+}  // namespace tirc

@@ -1,0 +1,407 @@
+// Block-invariant values -> intermediate buffers: see hoist.h.
+#include "transforms/autodiff/hoist.h"
+
+#include <algorithm>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ir/mutator.h"
+#include "ir/printer.h"
+#include "ir/visitor.h"
+#include "transforms/autodiff/regions.h"
+
+namespace tirc::ad {
+
+namespace {
+
+// Size of e as a tree (shared sub-expressions counted once per use), saturating: keys of
+// hoisted values are printed, and a DAG of squarings prints exponentially.
+size_t tree_size(const Expr& e, std::unordered_map<const ExprNode*, size_t>& memo) {
+  auto it = memo.find(e.get());
+  if (it != memo.end()) return it->second;
+  size_t n = 1;
+  auto add = [&](const Expr& c) {
+    if (c.defined()) n = std::min<size_t>(n + tree_size(c, memo), 1000000);
+  };
+  switch (e.kind()) {
+    case ExprKind::Load:
+      for (auto& i : e.as<LoadNode>()->indices) add(i);
+      break;
+    case ExprKind::Binary:
+      add(e.as<BinaryNode>()->a);
+      add(e.as<BinaryNode>()->b);
+      break;
+    case ExprKind::Unary: add(e.as<UnaryNode>()->a); break;
+    case ExprKind::Cast: add(e.as<CastNode>()->value); break;
+    case ExprKind::Call:
+      for (auto& a : e.as<CallNode>()->args) add(a);
+      break;
+    case ExprKind::Select:
+    case ExprKind::IfThenElse:
+      add(as_select_like(e)->cond);
+      add(as_select_like(e)->t);
+      add(as_select_like(e)->f);
+      break;
+    case ExprKind::Let:
+      add(e.as<LetNode>()->value);
+      add(e.as<LetNode>()->body);
+      break;
+    default: break;
+  }
+  return memo[e.get()] = n;
+}
+
+void stored_buffers(const Stmt& s, std::unordered_set<const BufferNode*>* out) {
+  struct V : IRVisitor {
+    std::unordered_set<const BufferNode*>* out;
+    void visit_store(const StoreNode* n) override {
+      out->insert(n->buffer.get());
+      IRVisitor::visit_store(n);
+    }
+  } v;
+  v.out = out;
+  v.visit(s);
+}
+
+struct Entry {
+  Buffer H;
+  std::unordered_set<const BufferNode*> loads;
+};
+
+class Hoister {
+ public:
+  Hoister(NameGen& names, std::vector<Buffer>* allocs) : names_(names), allocs_(allocs) {}
+
+  std::vector<Stmt> run(const std::vector<Stmt>& stmts) {
+    for (auto& s : stmts) {
+      Stmt t = process(s);
+      for (auto& p : pending_) out_.push_back(p);
+      pending_.clear();
+      out_.push_back(t);
+      std::unordered_set<const BufferNode*> w;
+      stored_buffers(t, &w);
+      for (auto it = reg_.begin(); it != reg_.end();) {
+        bool stale = false;
+        for (auto* b : w) stale = stale || it->second.loads.count(b);
+        it = stale ? reg_.erase(it) : std::next(it);
+      }
+    }
+    return out_;
+  }
+
+ private:
+  static constexpr uint64_t kImpure = ~uint64_t(0);
+
+  Stmt process(const Stmt& s) {
+    // Match: For(0, e0) ... For(0, ek) { BlockRealize } with bindings = the loop vars.
+    std::vector<const ForNode*> loops;
+    Stmt cur = s;
+    while (auto* f = cur.as<ForNode>()) {
+      loops.push_back(f);
+      cur = f->body;
+    }
+    auto* br = cur.as<BlockRealizeNode>();
+    if (!br || loops.empty() || !is_one(br->predicate)) return s;
+    const BlockNode& b = *br->block.get();
+    size_t n = b.iter_vars.size();
+    if (n != loops.size() || n > 60) return s;
+    std::unordered_set<const VarNode*> used_loops;
+    for (size_t i = 0; i < n; ++i) {
+      const IterVar& iv = b.iter_vars[i];
+      if (iv.kind != IterKind::Spatial && iv.kind != IterKind::Reduce) return s;
+      auto* bv = br->bindings[i].as<VarNode>();
+      const ForNode* loop = nullptr;
+      for (auto* f : loops)
+        if (f->loop_var.get() == bv) loop = f;
+      int64_t e1, e2;
+      if (!loop || used_loops.count(bv) || !is_zero(loop->min) || !is_const_int(loop->extent, &e1) ||
+          !is_const_int(iv.extent, &e2) || e1 != e2)
+        return s;
+      used_loops.insert(bv);
+    }
+    iv_ = &b.iter_vars;
+    dep_.clear();
+    eff_ = 0;
+    for (size_t i = 0; i < n; ++i) {
+      dep_[b.iter_vars[i].var.get()] = uint64_t(1) << i;
+      int64_t e;
+      is_const_int(b.iter_vars[i].extent, &e);
+      if (e > 1) eff_ |= uint64_t(1) << i;
+    }
+    written_.clear();
+    stored_buffers(b.body, &written_);
+    if (b.init.defined()) stored_buffers(b.init, &written_);
+    lets_.clear();
+    inl_.clear();
+    memo_.clear();
+    // Body: lets, then the terminal statement.
+    Stmt t = b.body;
+    while (auto* l = t.as<LetStmtNode>()) {
+      lets_.push_back({l->var, l->value});
+      t = l->body;
+    }
+    bool changed = false;
+    std::vector<bool> inv(lets_.size());
+    for (size_t i = 0; i < lets_.size(); ++i) {
+      const Expr& v = lets_[i].value;
+      dep_[lets_[i].var.get()] = info(v).deps;
+      uint64_t m;
+      inv[i] = candidate(v, &m);
+      inl_[lets_[i].var.get()] = substitute(v, inl_);
+    }
+    // Maximal invariant sub-expressions of the varying lets and of the store value (their
+    // hoisted blocks recompute the invariant lets they need).
+    for (size_t i = 0; i < lets_.size(); ++i) {
+      if (inv[i]) continue;
+      Expr nv = rewrite(lets_[i].value, i);
+      if (!nv.same_as(lets_[i].value)) changed = true;
+      lets_[i].value = nv;
+    }
+    if (auto* st = t.as<StoreNode>()) {
+      Expr nv = rewrite(st->value, lets_.size());
+      if (!nv.same_as(st->value)) {
+        changed = true;
+        t = make_store(st->buffer, st->indices, nv);
+      }
+    }
+    // Invariant lets still used by varying code are materialised whole; lets whose only
+    // users were hoisted are dead now (they would still count).
+    std::unordered_set<const VarNode*> need;
+    for_each_expr(t, [&](const Expr& x) {
+      if (auto* v = x.as<VarNode>()) need.insert(v);
+    });
+    std::vector<bool> keep(lets_.size(), false);
+    for (size_t i = lets_.size(); i-- > 0;) {
+      if (!need.count(lets_[i].var.get())) continue;
+      keep[i] = true;
+      if (inv[i]) {
+        lets_[i].value = materialize(lets_[i].value, i);
+        changed = true;
+      }
+      collect_vars(lets_[i].value, &need);
+    }
+    if (!changed) return s;
+    for (size_t i = lets_.size(); i-- > 0;)
+      if (keep[i]) t = make_let_stmt(lets_[i].var, lets_[i].value, t);
+    BlockNode nb = b;
+    nb.body = t;
+    set_regions(nb);
+    Stmt out = make_block_realize(br->bindings, br->predicate, make_block(std::move(nb)));
+    for (size_t i = loops.size(); i-- > 0;) {
+      auto* f = loops[i];
+      out = make_for(f->loop_var, f->min, f->extent, f->for_kind, out, f->thread_tag, f->annotations);
+    }
+    return out;
+  }
+
+  bool invariant(uint64_t m) const { return m != kImpure && (m & eff_) != eff_; }
+
+  // Bottom-up facts about a sub-expression, memoised per node (a deep expression, e.g. the
+  // sum of N adjoint terms of an N-deep product, must stay linear).
+  struct Info {
+    int flops = 0;
+    bool guarded = false;
+    uint64_t deps = 0;  // kImpure: reads a buffer the block writes
+  };
+  const Info& info(const Expr& e) {
+    auto it = memo_.find(e.get());
+    if (it != memo_.end()) return it->second;
+    Info r;
+    auto add = [&](const Expr& c) {
+      if (!c.defined()) return;
+      const Info& ci = info(c);
+      r.flops += ci.flops;
+      r.guarded = r.guarded || ci.guarded;
+      r.deps = (r.deps == kImpure || ci.deps == kImpure) ? kImpure : (r.deps | ci.deps);
+    };
+    switch (e.kind()) {
+      case ExprKind::IntImm:
+      case ExprKind::FloatImm: break;
+      case ExprKind::Var: {
+        auto d = dep_.find(static_cast<const VarNode*>(e.get()));
+        if (d != dep_.end()) r.deps = d->second;
+        break;
+      }
+      case ExprKind::Load: {
+        auto* l = e.as<LoadNode>();
+        for (auto& i : l->indices) add(i);
+        if (written_.count(l->buffer.get())) r.deps = kImpure;
+        break;
+      }
+      case ExprKind::Binary: {
+        auto* b = e.as<BinaryNode>();
+        add(b->a);
+        add(b->b);
+        if (is_float(b->a.dtype())) ++r.flops;
+        break;
+      }
+      case ExprKind::Unary: add(e.as<UnaryNode>()->a); break;
+      case ExprKind::Cast: add(e.as<CastNode>()->value); break;
+      case ExprKind::Call:
+        for (auto& a : e.as<CallNode>()->args) add(a);
+        if (is_float(e.dtype())) ++r.flops;
+        break;
+      case ExprKind::Select:
+      case ExprKind::IfThenElse: {
+        auto* c = as_select_like(e);
+        add(c->cond);
+        add(c->t);
+        add(c->f);
+        if (e.kind() == ExprKind::IfThenElse) r.guarded = true;
+        break;
+      }
+      case ExprKind::Let: {
+        auto* l = e.as<LetNode>();
+        add(l->value);
+        add(l->body);
+        r.guarded = true;
+        break;
+      }
+      default: {
+        // Anything else (buffer pointers, ...): never hoisted.
+        r.guarded = true;
+        for_each_expr(e, [&](const Expr& x) {
+          if (auto* v = x.as<VarNode>()) {
+            auto d = dep_.find(v);
+            if (d != dep_.end() && r.deps != kImpure) r.deps |= d->second;
+          }
+        });
+        break;
+      }
+    }
+    return memo_[e.get()] = r;
+  }
+
+  bool candidate(const Expr& e, uint64_t* m) {
+    if (!is_float(e.dtype()) || e.as<LoadNode>() || e.as<VarNode>()) return false;
+    const Info& i = info(e);
+    if (i.flops == 0 || i.guarded) return false;
+    *m = i.deps;
+    return invariant(*m);
+  }
+
+  // Replaces the maximal hoistable sub-expressions of e (lets before index `nlets` visible).
+  Expr rewrite(const Expr& e, size_t nlets) {
+    struct M : IRMutator {
+      Hoister* h;
+      size_t nlets;
+      Expr mutate(const Expr& e) override {
+        if (e.kind() == ExprKind::IfThenElse || e.kind() == ExprKind::Let) return e;
+        uint64_t m;
+        if (h->candidate(e, &m)) return h->materialize(e, nlets);
+        return IRMutator::mutate(e);
+      }
+      using IRMutator::mutate;
+    } mut;
+    mut.h = this;
+    mut.nlets = nlets;
+    return mut.mutate(e);
+  }
+
+  Expr materialize(const Expr& e, size_t nlets) {
+    Expr inlined = substitute(e, inl_);
+    std::vector<size_t> dims;
+    std::unordered_set<size_t> seen;
+    for_each_expr(inlined, [&](const Expr& x) {
+      if (auto* v = x.as<VarNode>())
+        for (size_t i = 0; i < iv_->size(); ++i)
+          if ((*iv_)[i].var.get() == v && !seen.count(i)) {
+            seen.insert(i);
+            dims.push_back(i);
+          }
+    });
+    std::unordered_map<const VarNode*, Expr> canon_map;
+    std::string key;
+    for (size_t k = 0; k < dims.size(); ++k) {
+      const IterVar& iv = (*iv_)[dims[k]];
+      canon_map[iv.var.get()] = Var("_h" + std::to_string(k), iv.var.dtype());
+      key += print_expr(iv.extent) + ",";
+    }
+    std::unordered_map<const ExprNode*, size_t> sz;
+    if (tree_size(inlined, sz) > 4000)
+      key = "#" + std::to_string(reg_.size()) + "#" + std::to_string(++unique_);  // not shared
+    else
+      key += "|" + std::string(dtype_name(e.dtype())) + "|" + print_expr(substitute(inlined, canon_map));
+    std::vector<Expr> idx;
+    for (size_t d : dims) idx.push_back((*iv_)[d].var);
+    if (dims.empty()) idx.push_back(make_int(0));
+    auto it = reg_.find(key);
+    if (it != reg_.end()) return make_load(it->second.H, idx);
+
+    std::vector<Expr> shape;
+    for (size_t d : dims) shape.push_back((*iv_)[d].extent);
+    if (dims.empty()) shape.push_back(make_int(1));
+    Buffer H(names_.fresh("hoist"), e.dtype(), shape, "global");
+    allocs_->push_back(H);
+    // The block over D: fresh loop and iter vars, copies of the lets the value needs.
+    std::unordered_map<const VarNode*, Expr> m;
+    BlockNode bn;
+    bn.name = H->name;
+    std::vector<Var> lvars;
+    std::vector<Expr> bindings, store_idx;
+    for (size_t k = 0; k < shape.size(); ++k) {
+      Var l(names_.fresh("i")), w(names_.fresh("h"), dims.empty() ? DType::I32 : (*iv_)[dims[k]].var.dtype());
+      lvars.push_back(l);
+      bindings.push_back(l);
+      store_idx.push_back(w);
+      bn.iter_vars.push_back({w, IterKind::Spatial, shape[k]});
+      if (!dims.empty()) m[(*iv_)[dims[k]].var.get()] = w;
+    }
+    std::unordered_set<const VarNode*> need;
+    collect_vars(e, &need);
+    std::vector<size_t> used;
+    for (size_t i = nlets; i-- > 0;) {
+      if (!need.count(lets_[i].var.get())) continue;
+      used.push_back(i);
+      collect_vars(lets_[i].value, &need);
+    }
+    std::unordered_map<const VarNode*, Var> copy;
+    for (size_t j = used.size(); j-- > 0;) {
+      const Binding& l = lets_[used[j]];
+      Var c(names_.fresh(l.var.name()), l.var.dtype());
+      copy[l.var.get()] = c;
+      m[l.var.get()] = c;
+    }
+    Stmt body = make_store(H, store_idx, substitute(e, m));
+    for (size_t i : used) {
+      const Binding& l = lets_[i];
+      body = make_let_stmt(copy.at(l.var.get()), substitute(l.value, m), body);
+    }
+    bn.body = body;
+    set_regions(bn);
+    Stmt st = make_block_realize(bindings, make_bool(true), make_block(std::move(bn)));
+    for (size_t k = shape.size(); k-- > 0;)
+      st = make_for(lvars[k], make_const(shape[k].dtype(), 0), shape[k], ForKind::Serial, st);
+    pending_.push_back(st);
+    Entry en;
+    en.H = H;
+    for_each_expr(inlined, [&](const Expr& x) {
+      if (auto* l = x.as<LoadNode>()) en.loads.insert(l->buffer.get());
+    });
+    reg_[key] = std::move(en);
+    return make_load(H, idx);
+  }
+
+  NameGen& names_;
+  std::vector<Buffer>* allocs_;
+  std::unordered_map<std::string, Entry> reg_;
+  std::vector<Stmt> out_, pending_;
+  const std::vector<IterVar>* iv_ = nullptr;
+  std::unordered_map<const VarNode*, uint64_t> dep_;
+  uint64_t eff_ = 0;
+  std::unordered_set<const BufferNode*> written_;
+  std::vector<Binding> lets_;
+  std::unordered_map<const VarNode*, Expr> inl_;
+  std::unordered_map<const ExprNode*, Info> memo_;
+  size_t unique_ = 0;
+};
+
+}  // namespace
+
+std::vector<Stmt> hoist_invariants(const std::vector<Stmt>& stmts, NameGen& names, std::vector<Buffer>* allocs) {
+  Hoister h(names, allocs);
+  return h.run(stmts);
+}
+
+}  // namespace tirc::ad

@@ -1,0 +1,31 @@
+// Hoisting of block-invariant values into intermediate buffers (used on F_grad).
+//
+// An adjoint block often recomputes, at every point of its iteration space, a value that
+// depends on only some of its iter vars: layer_norm's rsqrt(Var[i] + eps) in a block over
+// (i, j), the local derivative -0.5 * r / (Var[i] + eps), a broadcast divisor. A
+// hand-written backward computes such a value once per row. hoist_invariants does that:
+// in every top-level block whose loop nest covers its iter-var box exactly (loops from 0
+// over the iter-var extents, one per iter var, bound directly, predicate true), each
+// maximal float sub-expression of its unconditional lets and of an unconditional store
+// value that has FLOPs and depends on a strict subset D of the iter vars (of extent > 1) is
+// computed by a new block over D into a buffer `hoistN` (shape: the extents of D in order
+// of first appearance), and replaced by a load. Sub-expressions under `if_then_else` and
+// `let` expressions are left alone (they may be guarded), and so are values that read a
+// buffer the block writes. The same value (alpha-equivalent, same extents) needed by a
+// later block reuses the buffer while no statement in between writes a buffer it reads.
+// Safety: the hoisted block evaluates the value at exactly the points of D that the user
+// block evaluates it at (every point of the box), so it reads no element the user does not.
+#pragma once
+
+#include <vector>
+
+#include "ir/stmt.h"
+#include "transforms/autodiff/expr_ad.h"
+
+namespace tirc::ad {
+
+// `stmts`: the top-level statements of a function body, in execution order. Returns the new
+// list (hoisting blocks inserted before their first user); new buffers go to *allocs.
+std::vector<Stmt> hoist_invariants(const std::vector<Stmt>& stmts, NameGen& names, std::vector<Buffer>* allocs);
+
+}  // namespace tirc::ad

@@ -1,0 +1,1106 @@
+// Normalisation of block bodies before differentiation: see normalize.h.
+//
+// A block body is flattened into an ordered list of items: a leaf (a store or a loop) with
+// its context, the lets and `if` guards around it in the original body. Every rewrite
+// re-evaluates some context value or stored value at a later point than the original, or
+// once per iteration of a lifted loop instead of once; the conditions below make sure that
+// no statement in between writes a buffer such a value reads, so every value is unchanged.
+#include "transforms/autodiff/normalize.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "ir/mutator.h"
+#include "ir/visitor.h"
+#include "transforms/autodiff/affine.h"
+#include "transforms/autodiff/expr_ad.h"
+#include "transforms/autodiff/regions.h"
+
+namespace tirc {
+namespace {
+
+using ad::NameGen;
+using BufSet = std::unordered_set<const BufferNode*>;
+using VarSet = std::unordered_set<const VarNode*>;
+using VarMap = std::unordered_map<const VarNode*, Expr>;
+
+// One let or guard around a leaf. Items of the same body share these nodes (identity tells
+// two items that they sit in the same scope).
+struct Ctx {
+  bool is_let = false;
+  Var var;           // lets
+  Expr value;        // let value, or guard condition (not negated)
+  int if_id = -1;    // guards: the if statement they come from
+  bool neg = false;  // guards: the else branch (the condition is !value)
+  size_t start = 0;  // index of the first item after the point where value was evaluated
+};
+using CtxP = std::shared_ptr<const Ctx>;
+using CtxList = std::vector<CtxP>;
+
+struct Item {
+  CtxList ctx;
+  Stmt leaf;  // a Store or a For; undefined when merged into a later item
+};
+
+// ---- small analyses ----
+
+void add_loads(const Expr& e, BufSet* out) {
+  if (!e.defined()) return;
+  for_each_expr(e, [&](const Expr& x) {
+    if (auto* l = x.as<LoadNode>()) out->insert(l->buffer.get());
+    if (auto* p = x.as<BufferPtrNode>()) out->insert(p->buffer.get());
+  });
+}
+void add_loads(const Stmt& s, BufSet* out) {
+  if (!s.defined()) return;
+  for_each_expr(s, [&](const Expr& x) {
+    if (auto* l = x.as<LoadNode>()) out->insert(l->buffer.get());
+    if (auto* p = x.as<BufferPtrNode>()) out->insert(p->buffer.get());
+  });
+}
+BufSet loads_of(const Expr& e) {
+  BufSet s;
+  add_loads(e, &s);
+  return s;
+}
+
+struct StoreScan : IRVisitor {
+  BufSet* out = nullptr;
+  void visit_store(const StoreNode* n) override {
+    out->insert(n->buffer.get());
+    IRVisitor::visit_store(n);
+  }
+  void visit_buffer_ptr(const BufferPtrNode* n) override {  // call_extern may write it
+    out->insert(n->buffer.get());
+    IRVisitor::visit_buffer_ptr(n);
+  }
+};
+BufSet writes_of(const Stmt& s) {
+  BufSet w;
+  StoreScan sc;
+  sc.out = &w;
+  if (s.defined()) sc.visit(s);
+  return w;
+}
+
+BufSet item_loads(const Item& it) {
+  BufSet s;
+  for (auto& c : it.ctx) add_loads(c->value, &s);
+  add_loads(it.leaf, &s);
+  return s;
+}
+
+bool intersects(const BufSet& a, const BufSet& b) {
+  for (auto* x : a)
+    if (b.count(x)) return true;
+  return false;
+}
+
+bool same_indices(const std::vector<Expr>& a, const std::vector<Expr>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!expr_identical(a[i], b[i])) return false;
+  return true;
+}
+
+VarSet vars_of(const Expr& e) {
+  VarSet s;
+  ad::collect_vars(e, &s);
+  return s;
+}
+
+bool uses_var(const Stmt& s, const VarNode* v) {
+  bool found = false;
+  for_each_expr(s, [&](const Expr& x) {
+    if (x.get() == v) found = true;
+  });
+  return found;
+}
+bool uses_var(const Expr& e, const VarNode* v) {
+  bool found = false;
+  for_each_expr(e, [&](const Expr& x) {
+    if (x.get() == v) found = true;
+  });
+  return found;
+}
+
+bool has_load_or_let(const Expr& e) {
+  bool found = false;
+  for_each_expr(e, [&](const Expr& x) {
+    if (x.as<LoadNode>() || x.as<LetNode>() || x.as<BufferPtrNode>()) found = true;
+  });
+  return found;
+}
+
+// Every load and store index tuple per buffer; buffers passed by pointer are `opaque`.
+struct AccessScan : IRVisitor {
+  std::unordered_map<const BufferNode*, std::vector<std::vector<Expr>>> acc;
+  BufSet opaque;
+  void visit_load(const LoadNode* n) override {
+    acc[n->buffer.get()].push_back(n->indices);
+    IRVisitor::visit_load(n);
+  }
+  void visit_store(const StoreNode* n) override {
+    acc[n->buffer.get()].push_back(n->indices);
+    IRVisitor::visit_store(n);
+  }
+  void visit_buffer_ptr(const BufferPtrNode* n) override {
+    opaque.insert(n->buffer.get());
+    IRVisitor::visit_buffer_ptr(n);
+  }
+};
+
+// The coefficient of k in e when e = c*k + (terms without k); nullopt otherwise.
+std::optional<int64_t> lin_coeff(const Expr& e, const VarNode* k) {
+  if (!uses_var(e, k)) return 0;
+  if (e.get() == k) return 1;
+  if (auto* b = e.as<BinaryNode>()) {
+    int64_t c;
+    switch (b->op) {
+      case BinOp::Add:
+      case BinOp::Sub: {
+        auto x = lin_coeff(b->a, k), y = lin_coeff(b->b, k);
+        if (!x || !y) return std::nullopt;
+        return b->op == BinOp::Add ? *x + *y : *x - *y;
+      }
+      case BinOp::Mul:
+        if (is_const_int(b->a, &c)) {
+          auto y = lin_coeff(b->b, k);
+          if (y) return c * *y;
+        } else if (is_const_int(b->b, &c)) {
+          auto x = lin_coeff(b->a, k);
+          if (x) return c * *x;
+        }
+        return std::nullopt;
+      default: return std::nullopt;
+    }
+  }
+  if (auto* u = e.as<UnaryNode>(); u && u->op == UnOp::Neg) {
+    auto x = lin_coeff(u->a, k);
+    if (x) return -*x;
+  }
+  return std::nullopt;
+}
+
+// `Y[I] = Y[I] op e` (op + - * max min; e does not read Y): (op, e).
+std::optional<std::pair<BinOp, Expr>> split_acc(const StoreNode* st) {
+  auto* bin = st->value.as<BinaryNode>();
+  if (!bin) return std::nullopt;
+  auto self = [&](const Expr& e) {
+    auto* l = e.as<LoadNode>();
+    return l && l->buffer.same_as(st->buffer) && same_indices(l->indices, st->indices);
+  };
+  Expr e;
+  switch (bin->op) {
+    case BinOp::Add:
+    case BinOp::Mul:
+    case BinOp::Max:
+    case BinOp::Min:
+      if (self(bin->a))
+        e = bin->b;
+      else if (self(bin->b))
+        e = bin->a;
+      break;
+    case BinOp::Sub:
+      if (self(bin->a)) e = bin->b;
+      break;
+    default: break;
+  }
+  if (!e.defined() || loads_of(e).count(st->buffer.get())) return std::nullopt;
+  return std::make_pair(bin->op, e);
+}
+
+// Stores to distinct buffers, none reading another's buffer: what gradient() accepts as
+// the independent stores of one block body.
+bool independent_stores(const std::vector<Item>& items) {
+  std::vector<const BufferNode*> ys;
+  for (auto& it : items) {
+    auto* st = it.leaf.as<StoreNode>();
+    if (!st) return false;
+    ys.push_back(st->buffer.get());
+  }
+  for (size_t i = 0; i < items.size(); ++i) {
+    BufSet l = item_loads(items[i]);
+    for (size_t j = 0; j < items.size(); ++j)
+      if (i != j && (ys[i] == ys[j] || l.count(ys[j]))) return false;
+  }
+  return true;
+}
+
+// Reserves every name of the function and counts binders per name.
+class NameScan : public IRVisitor {
+ public:
+  NameScan(NameGen& g, std::unordered_map<std::string, int>& counts) : g_(g), counts_(counts) {}
+  void add(const std::string& n) {
+    g_.reserve(n);
+    ++counts_[n];
+  }
+  void visit_var(const VarNode* v) override { g_.reserve(v->name); }
+  void visit_load(const LoadNode* n) override {
+    g_.reserve(n->buffer->name);
+    IRVisitor::visit_load(n);
+  }
+  void visit_store(const StoreNode* n) override {
+    g_.reserve(n->buffer->name);
+    IRVisitor::visit_store(n);
+  }
+  void visit_for(const ForNode* n) override {
+    add(n->loop_var.name());
+    IRVisitor::visit_for(n);
+  }
+  void visit_block(const BlockNode* n) override {
+    add(n->name);
+    for (auto& iv : n->iter_vars) add(iv.var.name());
+    for (auto& b : n->allocs) add(b->name);
+    IRVisitor::visit_block(n);
+  }
+  void visit_let_stmt(const LetStmtNode* n) override {
+    add(n->var.name());
+    IRVisitor::visit_let_stmt(n);
+  }
+  void visit_let(const LetNode* n) override {
+    add(n->var.name());
+    IRVisitor::visit_let(n);
+  }
+
+ private:
+  NameGen& g_;
+  std::unordered_map<std::string, int>& counts_;
+};
+
+// Names bound inside a block (iter vars, lets, allocs). Its loops are all lifted out when
+// the rewrite succeeds, so their names are free again.
+struct LocalNames : IRVisitor {
+  std::unordered_map<std::string, int> names;
+  void visit_block(const BlockNode* n) override {
+    for (auto& iv : n->iter_vars) ++names[iv.var.name()];
+    for (auto& a : n->allocs) ++names[a->name];
+    IRVisitor::visit_block(n);
+  }
+  void visit_let_stmt(const LetStmtNode* n) override {
+    ++names[n->var.name()];
+    IRVisitor::visit_let_stmt(n);
+  }
+  void visit_let(const LetNode* n) override {
+    ++names[n->var.name()];
+    IRVisitor::visit_let(n);
+  }
+};
+
+// A loop of a block body turned into block iter vars (rewrite 3).
+struct LiftPlan {
+  std::vector<const ForNode*> loops;  // outermost first (a perfect chain up to lets/guards)
+  std::vector<CtxList> levels;        // levels[j]: context around loops[j] inside loops[j-1]
+  std::vector<IterKind> kinds;
+  std::vector<Item> stores;           // the innermost body, contexts relative to it
+  // `Y[I] = e0; for k {...accumulate into Y[I]...}` inside the nest: the store becomes the
+  // init (its context: every level above it plus its own lets); loops[0, init_at) are
+  // spatial, the others reduce.
+  std::optional<Item> init;
+  size_t init_at = 0;
+};
+
+struct Piece {
+  std::vector<Item> items;
+  std::optional<Item> init;  // becomes the block's init
+  std::optional<LiftPlan> lift;
+};
+
+class Normalizer : public IRMutator {
+ public:
+  explicit Normalizer(const FunctionNode& f) : f_(f) {
+    NameScan ns(names_, counts_);
+    for (auto& p : f.params) {
+      ns.add(p.name());
+      global_.insert(p.name());
+      if (!p.is_buffer()) scalars_.insert(p.var.get());
+    }
+    for (auto& o : f.outputs) {
+      ns.add(o->name);
+      global_.insert(o->name);
+    }
+    ns.visit(f.body);
+    for (auto& a : root_block(f).allocs) global_.insert(a->name);
+  }
+
+  Function run() {
+    const BlockNode& root = root_block(f_);
+    auto fn = std::make_shared<FunctionNode>(f_);
+    if (!root.iter_vars.empty() || root.init.defined()) return fn;  // gradient() refuses it
+    Stmt body = mutate(root.body);
+    if (body.same_as(root.body)) return fn;
+    BlockNode rb = root;
+    rb.body = body;
+    for (auto& a : new_allocs_) rb.allocs.push_back(a);
+    auto* rr = f_.body.as<BlockRealizeNode>();
+    fn->body = make_block_realize(rr->bindings, rr->predicate, make_block(std::move(rb)));
+    return fn;
+  }
+
+ protected:
+  Stmt mutate_for(const ForNode* n, const Stmt& s) override {
+    loop_scope_.push_back(n->loop_var.name());
+    Stmt r = IRMutator::mutate_for(n, s);
+    loop_scope_.pop_back();
+    return r;
+  }
+  Stmt mutate_block_realize(const BlockRealizeNode* n, const Stmt& s) override {
+    auto r = normalize_block(n);
+    return r ? make_seq(*r) : s;
+  }
+
+ private:
+  bool flatten(const Stmt& s, CtxList& ctx, std::vector<Item>& out, bool* saw_else);
+  void merge_if_else(std::vector<Item>& items);
+  bool try_merge(std::vector<Item>& items, size_t ia, size_t ib, size_t g);
+  bool ctx_stable(const std::vector<Item>& items);
+  bool iterations_disjoint(const BlockNode& b, const std::vector<Item>& items);
+  std::optional<LiftPlan> plan_lift(const BlockNode& b, const Item& it, bool has_init);
+  bool can_become_init(const BlockNode& b, const Item& st, const LiftPlan& p);
+  std::optional<Item> manual_init(const BlockNode& b, const std::vector<Item>& items);
+  std::optional<std::vector<Item>> body_items(const Stmt& body);
+  std::optional<std::vector<Stmt>> normalize_block(const BlockRealizeNode* br);
+  Stmt build(const CtxList& ctx, const Stmt& leaf, VarMap m);
+  Stmt build_piece(const BlockRealizeNode* br, const Piece& p, const std::string& name, bool fresh);
+  // base, base_1, base_2, ...: the first that no enclosing loop, parameter, buffer or
+  // variable of the block (`taken`) uses. Names only need to be unique in their scope.
+  std::string scoped_name(const std::string& base, std::unordered_set<std::string>& taken) {
+    auto free = [&](const std::string& n) {
+      return !taken.count(n) && !global_.count(n) &&
+             std::find(loop_scope_.begin(), loop_scope_.end(), n) == loop_scope_.end();
+    };
+    std::string n = base;
+    for (int i = 1; !free(n); ++i) n = base + "_" + std::to_string(i);
+    taken.insert(n);
+    names_.reserve(n);
+    return n;
+  }
+  std::string reuse_name(const std::string& n) {
+    auto it = counts_.find(n);
+    if (it != counts_.end() && it->second == 1) {
+      it->second = 2;  // the binder that owned it disappears; reuse once
+      return n;
+    }
+    return names_.unique(n);
+  }
+
+  const FunctionNode& f_;
+  NameGen names_;
+  std::unordered_map<std::string, int> counts_;
+  VarSet scalars_;
+  std::unordered_set<std::string> global_;  // params, outputs, function allocs
+  std::vector<std::string> loop_scope_;     // loop vars around the block being rewritten
+  std::vector<Buffer> new_allocs_;
+  int next_if_ = 0;
+};
+
+bool Normalizer::flatten(const Stmt& s, CtxList& ctx, std::vector<Item>& out, bool* saw_else) {
+  if (!s.defined()) return true;
+  switch (s.kind()) {
+    case StmtKind::LetStmt: {
+      auto* l = s.as<LetStmtNode>();
+      auto c = std::make_shared<Ctx>();
+      c->is_let = true;
+      c->var = l->var;
+      c->value = l->value;
+      c->start = out.size();
+      ctx.push_back(c);
+      bool ok = flatten(l->body, ctx, out, saw_else);
+      ctx.pop_back();
+      return ok;
+    }
+    case StmtKind::IfThenElse: {
+      auto* i = s.as<IfThenElseStmtNode>();
+      int id = next_if_++;
+      size_t start = out.size();  // the condition is evaluated once, before either branch
+      auto t = std::make_shared<Ctx>();
+      t->value = i->cond;
+      t->if_id = id;
+      t->start = start;
+      ctx.push_back(t);
+      bool ok = flatten(i->then_case, ctx, out, saw_else);
+      ctx.pop_back();
+      if (!ok) return false;
+      if (i->else_case.defined()) {
+        *saw_else = true;
+        auto e = std::make_shared<Ctx>(*t);
+        e->neg = true;
+        ctx.push_back(e);
+        ok = flatten(i->else_case, ctx, out, saw_else);
+        ctx.pop_back();
+      }
+      return ok;
+    }
+    case StmtKind::Seq:
+      for (auto& x : s.as<SeqNode>()->stmts)
+        if (!flatten(x, ctx, out, saw_else)) return false;
+      return true;
+    case StmtKind::Store:
+    case StmtKind::For:
+      out.push_back({ctx, s});
+      return true;
+    default:
+      return false;  // nested blocks, call_extern: left to gradient()'s refusal
+  }
+}
+
+// Rewrite 1: the then-store a and the else-store b of one if/else write the same element.
+// a (at ia) has context P + [guard c] + La (lets), b (at ib > ia) P + [guard !c] + Lb.
+// They become one store at ib: Y[I] = if_then_else(c, (La in va), (Lb in vb)), or for two
+// accumulations with the same operator Y[I] = Y[I] op if_then_else(c, (La in ea), (Lb in eb)).
+// Sound when (1) no item strictly between a and b touches Y (a's store moves to ib) and
+// (2) every moved value -- a's value, the La values, c and the Lb values -- reads no buffer
+// written by an item between its original evaluation point and ib (a itself excepted:
+// its store is the one being moved). The arms are evaluated only under their condition,
+// as before, so guarded loads stay guarded.
+void Normalizer::merge_if_else(std::vector<Item>& items) {
+  for (size_t ia = 0; ia < items.size(); ++ia) {
+    const Item& a = items[ia];
+    if (!a.leaf.as<StoreNode>()) continue;
+    int g = -1;
+    for (int i = static_cast<int>(a.ctx.size()) - 1; i >= 0; --i)
+      if (!a.ctx[i]->is_let) {
+        g = i;
+        break;
+      }
+    if (g < 0 || a.ctx[g]->neg) continue;
+    auto* sa = a.leaf.as<StoreNode>();
+    for (size_t ib = ia + 1; ib < items.size(); ++ib) {
+      const Item& b = items[ib];
+      auto* sb = b.leaf.as<StoreNode>();
+      if (!sb || b.ctx.size() <= static_cast<size_t>(g)) continue;
+      bool same_scope = true;
+      for (int i = 0; i < g && same_scope; ++i) same_scope = b.ctx[i] == a.ctx[i];
+      const Ctx& gb = *b.ctx[g];
+      if (!same_scope || gb.is_let || gb.if_id != a.ctx[g]->if_id || !gb.neg) continue;
+      bool lets_only = true;
+      for (size_t i = g + 1; i < b.ctx.size(); ++i) lets_only = lets_only && b.ctx[i]->is_let;
+      if (!lets_only || !sb->buffer.same_as(sa->buffer) || !same_indices(sa->indices, sb->indices)) continue;
+      try_merge(items, ia, ib, g);
+      break;
+    }
+  }
+}
+
+bool Normalizer::try_merge(std::vector<Item>& items, size_t ia, size_t ib, size_t g) {
+  const Item& a = items[ia];
+  const Item& b = items[ib];
+  auto* sa = a.leaf.as<StoreNode>();
+  auto* sb = b.leaf.as<StoreNode>();
+  const BufferNode* Y = sa->buffer.get();
+  std::vector<CtxP> La(a.ctx.begin() + g + 1, a.ctx.end()), Lb(b.ctx.begin() + g + 1, b.ctx.end());
+  // The indices must not depend on the branch lets.
+  VarSet iv;
+  for (auto& i : sa->indices) ad::collect_vars(i, &iv);
+  for (auto* L : {&La, &Lb})
+    for (auto& l : *L)
+      if (iv.count(l->var.get())) return false;
+  std::vector<BufSet> writes(items.size());
+  for (size_t i = 0; i < items.size(); ++i)
+    if (items[i].leaf.defined()) writes[i] = writes_of(items[i].leaf);
+  for (size_t i = ia + 1; i < ib; ++i) {
+    if (!items[i].leaf.defined()) continue;
+    if (writes[i].count(Y) || item_loads(items[i]).count(Y)) return false;
+  }
+  auto moved_ok = [&](const Expr& e, size_t from) {
+    BufSet l = loads_of(e);
+    for (size_t i = from; i < ib; ++i)
+      if (i != ia && items[i].leaf.defined() && intersects(writes[i], l)) return false;
+    return true;
+  };
+  if (!moved_ok(sa->value, ia) || !moved_ok(a.ctx[g]->value, a.ctx[g]->start)) return false;
+  for (auto& i : sa->indices)
+    if (!moved_ok(i, ia)) return false;
+  for (auto* L : {&La, &Lb})
+    for (auto& l : *L)
+      if (!moved_ok(l->value, l->start)) return false;
+  // (let x = v in e) for the branch lets e needs, with fresh variables.
+  auto wrap = [](const std::vector<CtxP>& lets, const Expr& e) {
+    VarMap m;
+    std::vector<std::pair<Var, Expr>> bs;
+    for (auto& l : lets) {
+      Var nv(l->var.name(), l->var.dtype());
+      bs.push_back({nv, substitute(l->value, m)});
+      m[l->var.get()] = nv;
+    }
+    Expr out = substitute(e, m);
+    for (size_t i = bs.size(); i-- > 0;)
+      if (uses_var(out, bs[i].first.get())) out = make_let(bs[i].first, bs[i].second, out);
+    return out;
+  };
+  const Expr& c = a.ctx[g]->value;
+  Expr val;
+  auto pa = split_acc(sa), pb = split_acc(sb);
+  auto is_sum = [](BinOp op) { return op == BinOp::Add || op == BinOp::Sub; };
+  if (pa && pb && pa->first == pb->first) {
+    Expr arm = make_if_then_else(c, wrap(La, pa->second), wrap(Lb, pb->second));
+    val = make_binary(pa->first, make_load(sa->buffer, sa->indices), arm);
+  } else if (pa && pb && is_sum(pa->first) && is_sum(pb->first)) {
+    // Y += e1 / Y -= e2: Y = Y + if_then_else(c, e1, -e2).
+    auto signed_arm = [&](const std::vector<CtxP>& L, const std::pair<BinOp, Expr>& p) {
+      Expr e = wrap(L, p.second);
+      return p.first == BinOp::Sub ? make_unary(UnOp::Neg, e) : e;
+    };
+    Expr arm = make_if_then_else(c, signed_arm(La, *pa), signed_arm(Lb, *pb));
+    val = make_binary(BinOp::Add, make_load(sa->buffer, sa->indices), arm);
+  } else {
+    val = make_if_then_else(c, wrap(La, sa->value), wrap(Lb, sb->value));
+  }
+  Item merged;
+  merged.ctx.assign(a.ctx.begin(), a.ctx.begin() + g);
+  merged.leaf = make_store(sa->buffer, sa->indices, val);
+  items[ib] = merged;
+  items[ia].leaf = Stmt();
+  return true;
+}
+
+// Every item re-evaluates its context right before its leaf (after splitting or lifting):
+// sound when no item between the original evaluation point of a context value and the
+// item writes a buffer the value reads.
+bool Normalizer::ctx_stable(const std::vector<Item>& items) {
+  std::vector<BufSet> writes(items.size());
+  for (size_t i = 0; i < items.size(); ++i)
+    if (items[i].leaf.defined()) writes[i] = writes_of(items[i].leaf);
+  for (size_t j = 0; j < items.size(); ++j) {
+    if (!items[j].leaf.defined()) continue;
+    for (auto& c : items[j].ctx) {
+      BufSet l = loads_of(c->value);
+      for (size_t i = c->start; i < j; ++i)
+        if (intersects(writes[i], l)) return false;
+    }
+  }
+  return true;
+}
+
+// Splitting the body into blocks (all of statement 1, then all of statement 2, ...) or
+// lifting a loop keeps the result when iterations of the block touch disjoint elements of
+// every buffer the block writes (LANGUAGE.md: spatial iterations that conflict make a block
+// invalid; this checks it instead of trusting it). Sufficient condition used: there are
+// index dimensions in which every access of the buffer has the same expression of the
+// spatial iter vars, and that tuple of expressions is injective over the iteration box
+// (per dimension an affine form whose coefficients satisfy the mixed-radix condition
+// |c_k| > sum_{j<k} |c_j| (extent_j - 1), the dimensions using disjoint iter vars that
+// together cover every iter var of extent > 1).
+bool Normalizer::iterations_disjoint(const BlockNode& b, const std::vector<Item>& items) {
+  AccessScan scan;
+  BufSet written;
+  for (auto& it : items) {
+    for (auto& c : it.ctx) scan.visit(c->value);
+    scan.visit(it.leaf);
+    for (auto* w : writes_of(it.leaf)) written.insert(w);
+  }
+  if (b.init.defined()) {
+    scan.visit(b.init);
+    for (auto* w : writes_of(b.init)) written.insert(w);
+  }
+  std::unordered_map<const VarNode*, Expr> spatial;
+  for (auto& iv : b.iter_vars)
+    if (iv.kind == IterKind::Spatial) spatial[iv.var.get()] = iv.extent;
+  auto unit = [&](const VarNode* v) {
+    int64_t e;
+    return is_const_int(spatial.at(v), &e) && e == 1;
+  };
+  for (auto* Y : written) {
+    if (scan.opaque.count(Y)) return false;
+    auto& tuples = scan.acc[Y];
+    if (tuples.empty()) return false;
+    VarSet covered;
+    for (size_t d = 0; d < tuples[0].size(); ++d) {
+      const Expr& e = tuples[0][d];
+      bool ok = !has_load_or_let(e);
+      for (auto& t : tuples) ok = ok && t.size() == tuples[0].size() && expr_identical(t[d], e);
+      for (auto* v : vars_of(e)) ok = ok && (spatial.count(v) || scalars_.count(v));
+      if (!ok) continue;
+      auto aff = ad::to_affine(e);
+      if (!aff) continue;
+      std::vector<std::pair<int64_t, const VarNode*>> terms;  // (|coefficient|, var)
+      for (auto& [v, c] : aff->terms) {
+        const VarNode* vn = v.get();
+        if (!spatial.count(vn)) continue;  // a scalar param: the same shift for every iteration
+        if (unit(vn)) continue;
+        if (covered.count(vn)) ok = false;
+        terms.push_back({c < 0 ? -c : c, vn});
+      }
+      if (!ok || terms.empty()) continue;
+      if (terms.size() > 1) {
+        std::sort(terms.begin(), terms.end(),
+                  [](const auto& x, const auto& y) { return x.first < y.first; });
+        int64_t span = 0;
+        for (auto& [c, v] : terms) {
+          int64_t ext;
+          if (!is_const_int(spatial.at(v), &ext) || c <= span) {
+            ok = false;
+            break;
+          }
+          span += c * (ext - 1);
+        }
+      }
+      if (!ok) continue;
+      for (auto& t : terms) covered.insert(t.second);
+    }
+    for (auto& [v, ext] : spatial)
+      if (!unit(v) && !covered.count(v)) return false;
+  }
+  return true;
+}
+
+std::optional<std::vector<Item>> Normalizer::body_items(const Stmt& body) {
+  std::vector<Item> items;
+  CtxList ctx;
+  bool saw_else = false;
+  if (!flatten(body, ctx, items, &saw_else)) return std::nullopt;
+  merge_if_else(items);
+  if (!ctx_stable(items)) return std::nullopt;
+  std::vector<Item> live;
+  for (auto& it : items)
+    if (it.leaf.defined()) live.push_back(it);
+  return live;
+}
+
+// Rewrite 3: a chain of loops (each body is one loop, up to lets/guards) ending in
+// independent stores. Each loop var k becomes a new iter var:
+//  - spatial when every store's indices have a dimension c*k + (no k) with c != 0 and every
+//    access of the stored buffer in the loop nest uses exactly the store's indices:
+//    iterations with different k touch different elements, none reads another's;
+//  - reduce when every store is an accumulation Y[I] = Y[I] op e (op + - * max min) whose
+//    indices do not use k and nothing else in the nest reads Y: the iterations update one
+//    element with an associative, commutative operator, which is what reduce declares.
+// The contexts between loops are re-evaluated for every iteration of the inner loops:
+// they must not read a buffer the nest writes. Loop bounds must be expressions of scalar
+// parameters (iter var extents). The new loops go directly around the block realize, in
+// the same order, so the body instances run in exactly the original order.
+// With an init, only reduce vars may be added (init runs once per output element, at the
+// first value of every reduce var, as before) and their extents must be positive
+// constants (an empty loop would skip the init).
+std::optional<LiftPlan> Normalizer::plan_lift(const BlockNode& b, const Item& it, bool has_init) {
+  LiftPlan p;
+  p.levels.push_back(it.ctx);
+  const ForNode* f = it.leaf.as<ForNode>();
+  std::vector<Item> inner;
+  while (true) {
+    for (auto* e : {&f->min, &f->extent}) {
+      if (has_load_or_let(*e)) return std::nullopt;
+      for (auto* v : vars_of(*e))
+        if (!scalars_.count(v)) return std::nullopt;
+    }
+    p.loops.push_back(f);
+    auto items = body_items(f->body);
+    if (!items || items->empty()) return std::nullopt;
+    if (items->size() == 1 && (*items)[0].leaf.as<ForNode>()) {
+      p.levels.push_back((*items)[0].ctx);
+      f = (*items)[0].leaf.as<ForNode>();
+      continue;
+    }
+    if (items->size() == 2 && !p.init && (*items)[0].leaf.as<StoreNode>() && (*items)[1].leaf.as<ForNode>()) {
+      Item init = (*items)[0];
+      CtxList full;
+      for (auto& lv : p.levels) full.insert(full.end(), lv.begin(), lv.end());
+      full.insert(full.end(), init.ctx.begin(), init.ctx.end());
+      init.ctx = full;
+      p.init = init;
+      p.init_at = p.loops.size();
+      p.levels.push_back((*items)[1].ctx);
+      f = (*items)[1].leaf.as<ForNode>();
+      continue;
+    }
+    inner = *items;
+    break;
+  }
+  if (!independent_stores(inner)) return std::nullopt;
+  p.stores = inner;
+  BufSet written;
+  for (auto& s : inner) written.insert(s.leaf.as<StoreNode>()->buffer.get());
+  for (auto& lv : p.levels)
+    for (auto& c : lv)
+      if (intersects(loads_of(c->value), written)) return std::nullopt;
+  AccessScan scan;
+  for (auto& lv : p.levels)
+    for (auto& c : lv) scan.visit(c->value);
+  for (auto& s : inner) {
+    for (auto& c : s.ctx) scan.visit(c->value);
+    scan.visit(s.leaf);
+  }
+  if (p.init) {
+    // The init inside the nest (see can_become_init for why this is init's semantics):
+    // one accumulation into the element e0 is stored to, a block without reduce vars or
+    // init, lets only above the store (init runs whatever the body's guards say).
+    bool ok = !has_init && inner.size() == 1;
+    for (auto& iv : b.iter_vars) ok = ok && iv.kind == IterKind::Spatial;
+    for (auto& c : p.init->ctx) ok = ok && c->is_let;
+    if (ok) {
+      auto* s0 = p.init->leaf.as<StoreNode>();
+      auto* s1 = inner[0].leaf.as<StoreNode>();
+      ok = s1->buffer.same_as(s0->buffer) && same_indices(s0->indices, s1->indices) && split_acc(s1) &&
+           !loads_of(s0->value).count(s0->buffer.get());
+      for (auto& c : p.init->ctx) ok = ok && !intersects(loads_of(c->value), written);
+    }
+    if (!ok) return std::nullopt;
+    scan.visit(p.init->leaf);
+  }
+  // Lets bound inside the nest may depend on the loop vars: indices using them are not
+  // known to ignore a loop var.
+  VarSet nest_lets;
+  for (size_t l = 1; l < p.levels.size(); ++l)
+    for (auto& c : p.levels[l])
+      if (c->is_let) nest_lets.insert(c->var.get());
+  for (auto& s : inner)
+    for (auto& c : s.ctx)
+      if (c->is_let) nest_lets.insert(c->var.get());
+  if (p.init)
+    for (auto& c : p.init->ctx)
+      if (c->is_let) nest_lets.insert(c->var.get());
+  for (auto& s : inner)
+    for (auto& i : s.leaf.as<StoreNode>()->indices)
+      for (auto* v : vars_of(i))
+        if (nest_lets.count(v)) return std::nullopt;
+  for (size_t j = 0; j < p.loops.size(); ++j) {
+    const ForNode* loop = p.loops[j];
+    const VarNode* k = loop->loop_var.get();
+    bool spatial = !has_init, reduce = true;
+    for (auto& s : inner) {
+      auto* st = s.leaf.as<StoreNode>();
+      const BufferNode* Y = st->buffer.get();
+      // spatial
+      bool inj = false;
+      for (auto& i : st->indices) {
+        auto c = lin_coeff(i, k);
+        if (c && *c != 0) inj = true;
+      }
+      bool exact = !scan.opaque.count(Y);
+      for (auto& t : scan.acc[Y]) exact = exact && same_indices(t, st->indices);
+      spatial = spatial && inj && exact;
+      // reduce
+      bool idx_k = false;
+      for (auto& i : st->indices) idx_k = idx_k || uses_var(i, k);
+      bool ctx_reads = false;
+      for (auto& c : s.ctx) ctx_reads = ctx_reads || loads_of(c->value).count(Y);
+      reduce = reduce && !idx_k && !ctx_reads && split_acc(st).has_value();
+    }
+    if (p.init) {
+      if (j < p.init_at) reduce = false;
+      else spatial = false;
+    }
+    if (!spatial && !reduce) return std::nullopt;
+    IterKind kind = spatial ? IterKind::Spatial : IterKind::Reduce;
+    if (kind == IterKind::Reduce && (has_init || p.init)) {
+      int64_t e;
+      if (!is_const_int(loop->extent, &e) || e <= 0) return std::nullopt;
+    }
+    p.kinds.push_back(kind);
+  }
+  return p;
+}
+
+// A store `Y[I] = e0` (lets around it only, e0 not reading Y) right before a lifted nest
+// of reduce loops accumulating into Y[I] (one store, the same I, the block without reduce
+// vars or init) becomes the new block's init: init runs for each spatial point when every
+// reduce var is 0, before the body, i.e. exactly where e0 was stored (loop extents must be
+// positive constants so that the init still runs).
+bool Normalizer::can_become_init(const BlockNode& b, const Item& st, const LiftPlan& p) {
+  auto* s0 = st.leaf.as<StoreNode>();
+  if (!s0 || b.init.defined() || p.init || p.stores.size() != 1) return false;
+  for (auto& iv : b.iter_vars)
+    if (iv.kind != IterKind::Spatial) return false;
+  for (auto& c : st.ctx)
+    if (!c->is_let || loads_of(c->value).count(s0->buffer.get())) return false;
+  for (size_t j = 0; j < p.loops.size(); ++j) {
+    int64_t e;
+    if (p.kinds[j] != IterKind::Reduce || !is_const_int(p.loops[j]->extent, &e) || e <= 0) return false;
+  }
+  auto* s1 = p.stores[0].leaf.as<StoreNode>();
+  if (!s1->buffer.same_as(s0->buffer) || !same_indices(s0->indices, s1->indices)) return false;
+  for (auto& i : s0->indices)
+    if (has_load_or_let(i)) return false;
+  if (loads_of(s0->value).count(s0->buffer.get())) return false;
+  return split_acc(s1).has_value();
+}
+
+// Rewrite 4: in a block with reduce vars and no init, a first item
+// `if rv1 == 0 && ... { Y[I] = e0 }` (every reduce var exactly once, lets only besides the
+// guard, e0 not reading Y) followed by an accumulation into Y[I] is the hand-written init
+// of TVM's opaque style: at the point where every reduce var is 0 it runs before the rest
+// of the body, elsewhere it does nothing -- which is init's semantics.
+std::optional<Item> Normalizer::manual_init(const BlockNode& b, const std::vector<Item>& items) {
+  if (items.size() < 2 || b.init.defined()) return std::nullopt;
+  auto* s0 = items[0].leaf.as<StoreNode>();
+  if (!s0) return std::nullopt;
+  VarSet reduce;
+  for (auto& iv : b.iter_vars)
+    if (iv.kind == IterKind::Reduce) reduce.insert(iv.var.get());
+  if (reduce.empty()) return std::nullopt;
+  int guard = -1;
+  for (size_t i = 0; i < items[0].ctx.size(); ++i)
+    if (!items[0].ctx[i]->is_let) {
+      if (guard >= 0 || items[0].ctx[i]->neg) return std::nullopt;
+      guard = static_cast<int>(i);
+    }
+  if (guard < 0) return std::nullopt;
+  VarSet seen;
+  std::vector<Expr> todo{items[0].ctx[guard]->value};
+  while (!todo.empty()) {
+    Expr e = todo.back();
+    todo.pop_back();
+    auto* bin = e.as<BinaryNode>();
+    if (!bin) return std::nullopt;
+    if (bin->op == BinOp::And) {
+      todo.push_back(bin->a);
+      todo.push_back(bin->b);
+      continue;
+    }
+    if (bin->op != BinOp::EQ) return std::nullopt;
+    const Expr* v = is_zero(bin->b) ? &bin->a : is_zero(bin->a) ? &bin->b : nullptr;
+    auto* vn = v ? v->as<VarNode>() : nullptr;
+    if (!vn || !reduce.count(vn) || seen.count(vn)) return std::nullopt;
+    seen.insert(vn);
+  }
+  if (seen.size() != reduce.size()) return std::nullopt;
+  if (loads_of(s0->value).count(s0->buffer.get())) return std::nullopt;
+  for (auto& c : items[0].ctx)
+    if (loads_of(c->value).count(s0->buffer.get())) return std::nullopt;
+  bool acc = false;
+  for (size_t i = 1; i < items.size(); ++i) {
+    auto* st = items[i].leaf.as<StoreNode>();
+    if (st && st->buffer.same_as(s0->buffer) && same_indices(st->indices, s0->indices) && split_acc(st)) acc = true;
+  }
+  if (!acc) return std::nullopt;
+  Item init = items[0];
+  init.ctx.erase(init.ctx.begin() + guard);
+  return init;
+}
+
+Stmt Normalizer::build(const CtxList& ctx, const Stmt& leaf, VarMap m) {
+  struct B {
+    bool is_let;
+    Var v;
+    Expr val;
+  };
+  std::vector<B> bs;
+  for (auto& c : ctx) {
+    Expr v = substitute(c->value, m);
+    if (c->is_let) {
+      Var nv(c->var.name(), c->var.dtype());
+      m[c->var.get()] = nv;
+      bs.push_back({true, nv, v});
+    } else {
+      bs.push_back({false, Var(), c->neg ? make_unary(UnOp::Not, v) : v});
+    }
+  }
+  Stmt s = substitute(leaf, m);
+  for (size_t i = bs.size(); i-- > 0;) {
+    if (bs[i].is_let) {
+      if (uses_var(s, bs[i].v.get())) s = make_let_stmt(bs[i].v, bs[i].val, s);
+    } else {
+      s = make_if(bs[i].val, s);
+    }
+  }
+  return s;
+}
+
+Stmt Normalizer::build_piece(const BlockRealizeNode* br, const Piece& p, const std::string& name, bool fresh) {
+  const BlockNode& b = *br->block.get();
+  VarMap m;
+  BlockNode nb;
+  nb.name = name;
+  nb.annotations = b.annotations;
+  for (auto& iv : b.iter_vars) {
+    Var nv = fresh ? Var(iv.var.name(), iv.var.dtype()) : iv.var;
+    m[iv.var.get()] = nv;
+    nb.iter_vars.push_back({nv, iv.kind, iv.extent});
+  }
+  std::vector<Expr> bindings = br->bindings;
+  std::vector<std::pair<Var, Expr>> loops;  // new loops around the realize
+  std::vector<Stmt> body;
+  if (p.lift) {
+    const LiftPlan& lp = *p.lift;
+    LocalNames ln;
+    ln.visit_block(&b);
+    std::unordered_set<std::string> taken;
+    for (auto& [n, c] : ln.names)
+      if (c > 0) taken.insert(n);
+    for (auto& a : new_allocs_) taken.insert(a->name);
+    for (size_t j = 0; j < lp.loops.size(); ++j) {
+      const ForNode* f = lp.loops[j];
+      Var lv(scoped_name(f->loop_var.name(), taken), f->loop_var.dtype());
+      Var v(scoped_name("v" + f->loop_var.name(), taken), f->loop_var.dtype());
+      loops.push_back({lv, f->extent});
+      bindings.push_back(lv);
+      nb.iter_vars.push_back({v, lp.kinds[j], f->extent});
+      m[f->loop_var.get()] = is_zero(f->min) ? Expr(v) : v + f->min;
+    }
+    for (auto& s : lp.stores) {
+      CtxList all;
+      for (auto& lv : lp.levels) all.insert(all.end(), lv.begin(), lv.end());
+      all.insert(all.end(), s.ctx.begin(), s.ctx.end());
+      body.push_back(build(all, s.leaf, m));
+    }
+  } else {
+    for (auto& it : p.items) body.push_back(build(it.ctx, it.leaf, m));
+  }
+  nb.body = make_seq(body);
+  if (p.lift && p.lift->init)
+    nb.init = build(p.lift->init->ctx, p.lift->init->leaf, m);
+  else if (p.init)
+    nb.init = build(p.init->ctx, p.init->leaf, m);
+  else if (b.init.defined())
+    nb.init = substitute(b.init, m);
+  ad::set_regions(nb);
+  Stmt s = make_block_realize(bindings, br->predicate, make_block(std::move(nb)));
+  for (size_t j = loops.size(); j-- > 0;)
+    s = make_for(loops[j].first, make_const(loops[j].second.dtype(), 0), loops[j].second, ForKind::Serial, s);
+  return s;
+}
+
+// Block-local buffers of a block split into several: each iteration had its own copy, so
+// the buffer gets one slice per iteration (leading dimensions = the iter vars) and becomes
+// a function alloc.
+class AllocExpander : public IRMutator {
+ public:
+  std::unordered_map<const BufferNode*, Buffer> map;
+  std::vector<Expr> prefix;
+  bool bad = false;
+
+ protected:
+  Expr mutate_load(const LoadNode* n, const Expr& e) override {
+    bool changed = false;
+    auto idx = mutate_all(n->indices, &changed);
+    auto it = map.find(n->buffer.get());
+    if (it == map.end()) return changed ? make_load(n->buffer, idx) : e;
+    std::vector<Expr> full = prefix;
+    full.insert(full.end(), idx.begin(), idx.end());
+    return make_load(it->second, full);
+  }
+  Stmt mutate_store(const StoreNode* n, const Stmt& s) override {
+    bool changed = false;
+    auto idx = mutate_all(n->indices, &changed);
+    Expr v = mutate(n->value);
+    auto it = map.find(n->buffer.get());
+    if (it == map.end()) return changed || !v.same_as(n->value) ? make_store(n->buffer, idx, v) : s;
+    std::vector<Expr> full = prefix;
+    full.insert(full.end(), idx.begin(), idx.end());
+    return make_store(it->second, full, v);
+  }
+  Expr mutate_buffer_ptr(const BufferPtrNode* n, const Expr& e) override {
+    if (map.count(n->buffer.get())) bad = true;
+    return IRMutator::mutate_buffer_ptr(n, e);
+  }
+};
+
+std::optional<std::vector<Stmt>> Normalizer::normalize_block(const BlockRealizeNode* br) {
+  const BlockNode& b = *br->block.get();
+  bool all_spatial = true;
+  for (auto& iv : b.iter_vars) {
+    if (iv.kind == IterKind::Scan || iv.kind == IterKind::Opaque) return std::nullopt;
+    if (iv.kind != IterKind::Spatial) all_spatial = false;
+  }
+  const bool has_init = b.init.defined();
+  {
+    // Blocks gradient() accepts as they are stay untouched.
+    std::vector<Item> items;
+    CtxList ctx;
+    bool saw_else = false;
+    if (!flatten(b.body, ctx, items, &saw_else) || items.empty()) return std::nullopt;
+    if (!saw_else && b.allocs.empty() && independent_stores(items)) return std::nullopt;
+  }
+  Stmt body = b.body;
+  std::vector<Buffer> expanded;
+  if (!b.allocs.empty()) {
+    if (!all_spatial || has_init) return std::nullopt;
+    AllocExpander ex;
+    for (auto& iv : b.iter_vars) ex.prefix.push_back(iv.var);
+    for (auto& a : b.allocs) {
+      std::vector<Expr> shape;
+      for (auto& iv : b.iter_vars) shape.push_back(iv.extent);
+      shape.insert(shape.end(), a->shape.begin(), a->shape.end());
+      Buffer nb(reuse_name(a->name), a->dtype, shape, "global");
+      ex.map[a.get()] = nb;
+      expanded.push_back(nb);
+    }
+    body = ex.mutate(body);
+    if (ex.bad) return std::nullopt;
+  }
+  auto items_opt = body_items(body);
+  if (!items_opt || items_opt->empty()) return std::nullopt;
+  std::vector<Item> items = std::move(*items_opt);
+
+  std::vector<Piece> pieces;
+  if (expanded.empty() && independent_stores(items)) {
+    // One block is enough (e.g. after merging an if/else): nothing moves across iterations.
+    pieces.push_back(Piece{items, std::nullopt, std::nullopt});
+  } else if (all_spatial && !has_init && (items.size() > 1 || !expanded.empty())) {
+    // Rewrite 2: one block per group of independent statements.
+    if (!iterations_disjoint(b, items)) return std::nullopt;
+    std::vector<std::optional<LiftPlan>> plans(items.size());
+    for (size_t j = 0; j < items.size(); ++j)
+      if (items[j].leaf.as<ForNode>()) {
+        plans[j] = plan_lift(b, items[j], false);
+        if (!plans[j]) return std::nullopt;
+      }
+    bool open = false;
+    for (size_t j = 0; j < items.size(); ++j) {
+      if (plans[j]) {
+        Piece p;
+        p.items = {items[j]};
+        p.lift = plans[j];
+        if (j > 0 && !plans[j - 1] && can_become_init(b, items[j - 1], *plans[j])) {
+          // items[j-1] was put in the last piece: move it to this piece's init.
+          Piece& last = pieces.back();
+          last.items.pop_back();
+          if (last.items.empty()) pieces.pop_back();
+          p.init = items[j - 1];
+        }
+        pieces.push_back(p);
+        open = false;
+        continue;
+      }
+      if (open) {
+        std::vector<Item> trial = pieces.back().items;
+        trial.push_back(items[j]);
+        if (independent_stores(trial)) {
+          pieces.back().items.push_back(items[j]);
+          continue;
+        }
+      }
+      pieces.push_back(Piece{{items[j]}, std::nullopt, std::nullopt});
+      open = true;
+    }
+  } else {
+    Piece p;
+    p.items = items;
+    if (items.size() == 1 && items[0].leaf.as<ForNode>()) {
+      if (!iterations_disjoint(b, items)) return std::nullopt;
+      p.lift = plan_lift(b, items[0], has_init);
+      if (!p.lift) return std::nullopt;
+    } else {
+      if (!all_spatial && !has_init) {
+        if (auto init = manual_init(b, items)) {
+          p.init = init;
+          p.items.erase(p.items.begin());
+        }
+      }
+      if (!independent_stores(p.items)) return std::nullopt;
+    }
+    pieces.push_back(p);
+  }
+  std::vector<Stmt> out;
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    std::string name = i == 0 ? b.name : names_.unique(b.name + "_" + std::to_string(i));
+    out.push_back(build_piece(br, pieces[i], name, pieces.size() > 1 && i > 0));
+  }
+  for (auto& e : expanded) new_allocs_.push_back(e);
+  return out;
+}
+
+}  // namespace
+
+Function normalize_for_autodiff(const FunctionNode& f) {
+  if (std::getenv("TIRC_AD_NO_NORMALIZE")) return std::make_shared<FunctionNode>(f);
+  return Normalizer(f).run();
+}
+
+}  // namespace tirc

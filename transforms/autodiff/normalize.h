@@ -1,0 +1,34 @@
+// Normalisation of block bodies before differentiation (docs/autodiff.md, "Normalisation").
+//
+// gradient() differentiates blocks whose body is lets / `if` guards (without else) around
+// stores to distinct buffers. TVM users also write if/else, loops inside a block body
+// (TVM's opaque-block style: `S[vi] = 0; for k { S[vi] += ... }`), several statements
+// touching one buffer and block-local buffers. normalize_for_autodiff(F) returns an
+// equivalent function in which such blocks are rewritten into accepted ones:
+//   1. if/else: stores of the same element in both branches become one store of
+//      `if_then_else(c, then, else)` (accumulations `Y op= e` keep their form:
+//      `Y = Y op if_then_else(c, e1, e2)`); other stores become `if c {..}` / `if !c {..}`;
+//   2. a block with only spatial iter vars and no init whose body is a sequence is split
+//      into one block per group of independent statements (the first keeps the name, the
+//      others are `<name>_1`, `<name>_2`, ...), each over the same iter vars and bindings;
+//      block-local allocations are expanded by the iter var extents into function allocs;
+//   3. a loop inside a block body becomes a new iter var of that block, bound to a new
+//      loop directly around the block realize: `spatial` when the stores' indices use it
+//      injectively, `reduce` when every store is an accumulation whose indices ignore it;
+//      a store `Y[I] = e0` right before an accumulation loop into Y[I] becomes the init;
+//   4. `if rv == 0 && ... { Y[I] = e0 }` (every reduce var at 0) followed by an
+//      accumulation into Y[I] in a reduction block without init becomes its init.
+// Every rewrite is applied only under the soundness conditions written in normalize.cpp;
+// a block that cannot be rewritten soundly is left exactly as it was (gradient() then
+// refuses it with its usual message). Blocks autodiff already accepts are never touched.
+// Parameters and outputs are the same objects as F's.
+#pragma once
+
+#include "ir/module.h"
+
+namespace tirc {
+
+Function normalize_for_autodiff(const FunctionNode& f);
+inline Function normalize_for_autodiff(const Function& f) { return normalize_for_autodiff(*f); }
+
+}  // namespace tirc
