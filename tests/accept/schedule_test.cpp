@@ -39,7 +39,7 @@ TEST(AcceptSchedule, DiscardedResults) {
 }
 
 // STATUS-accept.md S2 (transforms/schedule): cache_read after compute_at of the producer.
-TEST(AcceptSchedule, DISABLED_CacheReadAfterComputeAt) {
+TEST(AcceptSchedule, CacheReadAfterComputeAt) {
   CliRun r = run("verify @/schedules_cache_read.tir");
   EXPECT_EQ(r.code, 0) << r.out << r.err;
 }

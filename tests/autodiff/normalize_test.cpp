@@ -161,6 +161,40 @@ TEST(Normalize, IfElseAccumulationsInAReduction) {
   EXPECT_TRUE(contains(t, "S[vi] = S[vi] + if_then_else(vk % 2 == 0, X[vi, vk] * X[vi, vk], -sin(X[vi, vk]))")) << t;
 }
 
+TEST(Normalize, ElseIfChainAndIfElseInALoop) {
+  std::string t = check_rewrite(R"(func ei(X: f32[4, 6]) -> (Y: f32[4, 6], S: f32[4]) {
+  for i, j in grid(4, 6) {
+    block y(vi: spatial(4) = i, vj: spatial(6) = j) {
+      let x = X[vi, vj]
+      if x > 0.5 {
+        Y[vi, vj] = x * x
+      } else {
+        if x < -0.5 {
+          Y[vi, vj] = -x
+        } else {
+          Y[vi, vj] = sin(x)
+        }
+      }
+    }
+  }
+  for i in serial(4) {
+    block s(vi: spatial(4) = i) {
+      S[vi] = 0.0
+      for k in serial(6) {
+        if X[vi, k] > 0.0 {
+          S[vi] += X[vi, k] * Y[vi, k]
+        } else {
+          S[vi] -= X[vi, k]
+        }
+      }
+    }
+  }
+})",
+                                "ei");
+  EXPECT_TRUE(contains(t, "Y[vi, vj] = if_then_else(x > 0.5, x * x, if_then_else(x < -0.5, -x, sin(x)))")) << t;
+  EXPECT_TRUE(contains(t, "S[vi] = S[vi] + if_then_else(X[vi, vk] > 0.0, X[vi, vk] * Y[vi, vk], -X[vi, vk])")) << t;
+}
+
 // ---- rewrite 2: splitting a spatial block ----
 
 TEST(Normalize, SeveralStoresToOneBuffer) {
@@ -386,6 +420,36 @@ TEST(Normalize, ManualInitInAReduction) {
   EXPECT_TRUE(contains(t, "init {")) << t;
 }
 
+TEST(Normalize, LoopsInAReductionBlock) {
+  // A block with a reduce var and init whose body is a loop nest (conv-like), and a
+  // hand-written init before a loop.
+  std::string t = check_rewrite(R"(func cr(X: f32[2, 6, 6], W: f32[2, 3, 3]) -> (Y: f32[4, 4], Z: f32[4]) {
+  for i, j, c in grid(4, 4, 2) {
+    block y(vi: spatial(4) = i, vj: spatial(4) = j, vc: reduce(2) = c) {
+      init { Y[vi, vj] = 0.0 }
+      for kh in serial(3) {
+        for kw in serial(3) {
+          Y[vi, vj] += X[vc, vi + kh, vj + kw] * W[vc, kh, kw]
+        }
+      }
+    }
+  }
+  for i, c in grid(4, 2) {
+    block z(vi: spatial(4) = i, vc: reduce(2) = c) {
+      if vc == 0 {
+        Z[vi] = 0.0
+      }
+      for k in serial(6) {
+        Z[vi] = Z[vi] + X[vc, vi, k] * X[vc, vi + 1, k]
+      }
+    }
+  }
+})",
+                                "cr");
+  EXPECT_TRUE(contains(t, "vc: reduce(2) = c, vkh: reduce(3) = kh, vkw: reduce(3) = kw")) << t;
+  EXPECT_TRUE(contains(t, "block z(vi: spatial(4) = i, vc: reduce(2) = c, vk: reduce(6) = k)")) << t;
+}
+
 // ---- left alone: gradient()'s refusal still fires ----
 
 TEST(NormalizeRefusals, ConditionChangedByTheThenBranch) {
@@ -419,6 +483,23 @@ TEST(NormalizeRefusals, ConflictingIterations) {
 })",
                     "ci"),
             "block b: a store reads T, which another store of the same block writes");
+}
+
+TEST(NormalizeRefusals, RepeatedInstancesAreNotSplit) {
+  // Each instance runs twice (loop r is not bound): the original gives X*X + 1, split
+  // (all first stores, then all second ones) (X*X + 1)^2 + 1: the block is left alone.
+  EXPECT_EQ(refusal(R"(func rep(X: f32[4]) -> (Y: f32[4]) {
+  for r in serial(2) {
+    for i in serial(4) {
+      block b(vi: spatial(4) = i) {
+        Y[vi] = X[vi]
+        Y[vi] = Y[vi] * Y[vi] + 1.0
+      }
+    }
+  }
+})",
+                    "rep"),
+            "block b: several stores to Y in one block body are not supported");
 }
 
 TEST(NormalizeRefusals, LastWriterLoop) {

@@ -2,7 +2,8 @@
 // functions (tests/schedule/fuzz/*.tir and the operator zoo examples/ops/*.tir). A refused
 // step is fine; a wrong result (interpreter differential check against the unscheduled
 // function), an output that does not re-parse to the same IR, or any other exception is a
-// failure. Iterations: TIRC_SCHED_FUZZ_ITERS (default 4000), seed: TIRC_SCHED_FUZZ_SEED
+// failure. With LLVM, every TIRC_SCHED_FUZZ_JIT_EVERY-th (default 8) changed function also
+// runs through the JIT against the interpreter. Iterations: TIRC_SCHED_FUZZ_ITERS (default 4000), seed: TIRC_SCHED_FUZZ_SEED
 // (default 1). Long run: `test_schedule --gtest_also_run_disabled_tests
 // --gtest_filter=ScheduleFuzz.DISABLED_Long` (100000 schedules by default).
 #include <gtest/gtest.h>
@@ -26,6 +27,9 @@
 #include "transforms/autodiff/gradient.h"
 #include "transforms/schedule/prims.h"
 #include "transforms/schedule/verify.h"
+#ifdef TIRC_WITH_LLVM
+#include "codegen/jit.h"
+#endif
 
 namespace tirc {
 namespace {
@@ -301,7 +305,8 @@ void run_fuzz(long iters, uint64_t seed) {
   ASSERT_GE(bases.size(), 5u);
   std::mt19937_64 rng(seed);
   std::map<std::string, std::pair<int, int>> stats;  // primitive -> (applied, refused)
-  int failures = 0, schedules_with_change = 0;
+  int failures = 0, schedules_with_change = 0, jit_checked = 0;
+  [[maybe_unused]] const long jit_every = std::max(1L, env_long("TIRC_SCHED_FUZZ_JIT_EVERY", 8));
   auto t0 = std::chrono::steady_clock::now();
   for (long it = 0; it < iters; ++it) {
     const Base& base = bases[rng() % bases.size()];
@@ -346,6 +351,16 @@ void run_fuzz(long iters, uint64_t seed) {
           CompareResult r2 = compare_functions(*base.f, rev, o, interp_runner(), interp_runner());
           if (!r2.ok) failure = "mismatch with parallel loops run backwards: " + r2.detail;
         }
+#ifdef TIRC_WITH_LLVM
+        // The JIT on a sample of the scheduled functions (a compile costs ~20-50 ms): lowering
+        // and codegen of what the primitives produce must agree with the interpreter.
+        if (r.ok && failure.empty() && schedules_with_change % jit_every == 0) {
+          FunctionRunner jit = [](const FunctionNode& fn, const ArgMap& in) { return compile_jit(fn)->run(in); };
+          CompareResult r3 = compare_functions(*g, *g, o, interp_runner(), jit);
+          ++jit_checked;
+          if (!r3.ok) failure = "JIT differs from the interpreter: " + r3.detail;
+        }
+#endif
       } catch (const std::exception& e) {
         failure = std::string("reference failed: ") + e.what();
       }
@@ -370,7 +385,8 @@ void run_fuzz(long iters, uint64_t seed) {
   }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::cout << "[fuzz] " << iters << " schedules (" << schedules_with_change << " changed the function) over "
-            << bases.size() << " functions in " << secs << " s; failures: " << failures << "\n";
+            << bases.size() << " functions in " << secs << " s (" << jit_checked
+            << " also through the JIT); failures: " << failures << "\n";
   for (auto& [p, c] : stats) std::cout << "[fuzz]   " << p << ": " << c.first << " applied, " << c.second << " refused\n";
   EXPECT_EQ(failures, 0);
 }

@@ -344,23 +344,46 @@ class Normalizer : public IRMutator {
   }
 
  protected:
+  // A loop whose whole body is a split block is distributed over the pieces (fresh loop
+  // vars for the copies), recursively outwards: the normalised function then runs all of
+  // piece 1 before piece 2, as gradient() reads it, and the interpreter can check that this
+  // equals the original (the conditions of iterations_disjoint / instances_distinct).
   Stmt mutate_for(const ForNode* n, const Stmt& s) override {
     loop_scope_.push_back(n->loop_var.name());
-    Stmt r = IRMutator::mutate_for(n, s);
+    loops_.push_back(n);
+    Stmt body = mutate(n->body);
+    loops_.pop_back();
     loop_scope_.pop_back();
-    return r;
+    if (body.same_as(n->body)) return s;
+    if (split_.count(body.get())) {
+      auto* q = body.as<SeqNode>();
+      std::vector<Stmt> copies;
+      for (size_t i = 0; i < q->stmts.size(); ++i) {
+        Var v = i == 0 ? n->loop_var : Var(n->loop_var.name(), n->loop_var.dtype());
+        Stmt b = i == 0 ? q->stmts[i] : substitute(q->stmts[i], VarMap{{n->loop_var.get(), v}});
+        copies.push_back(make_for(v, n->min, n->extent, n->for_kind, b, n->thread_tag, n->annotations));
+      }
+      Stmt r = make_seq(copies);
+      split_.insert(r.get());
+      return r;
+    }
+    return make_for(n->loop_var, n->min, n->extent, n->for_kind, body, n->thread_tag, n->annotations);
   }
   Stmt mutate_block_realize(const BlockRealizeNode* n, const Stmt& s) override {
     auto r = normalize_block(n);
-    return r ? make_seq(*r) : s;
+    if (!r) return s;
+    Stmt q = make_seq(*r);
+    if (r->size() > 1 && q.as<SeqNode>()) split_.insert(q.get());
+    return q;
   }
 
  private:
   bool flatten(const Stmt& s, CtxList& ctx, std::vector<Item>& out, bool* saw_else);
-  void merge_if_else(std::vector<Item>& items);
+  bool merge_if_else(std::vector<Item>& items);
   bool try_merge(std::vector<Item>& items, size_t ia, size_t ib, size_t g);
   bool ctx_stable(const std::vector<Item>& items);
   bool iterations_disjoint(const BlockNode& b, const std::vector<Item>& items);
+  bool instances_distinct(const BlockRealizeNode* br);
   std::optional<LiftPlan> plan_lift(const BlockNode& b, const Item& it, bool has_init);
   bool can_become_init(const BlockNode& b, const Item& st, const LiftPlan& p);
   std::optional<Item> manual_init(const BlockNode& b, const std::vector<Item>& items);
@@ -396,6 +419,8 @@ class Normalizer : public IRMutator {
   VarSet scalars_;
   std::unordered_set<std::string> global_;  // params, outputs, function allocs
   std::vector<std::string> loop_scope_;     // loop vars around the block being rewritten
+  std::vector<const ForNode*> loops_;       // the loops themselves
+  std::unordered_set<const StmtNode*> split_;  // Seqs of pieces of one block (or their loops)
   std::vector<Buffer> new_allocs_;
   int next_if_ = 0;
 };
@@ -459,7 +484,10 @@ bool Normalizer::flatten(const Stmt& s, CtxList& ctx, std::vector<Item>& out, bo
 // written by an item between its original evaluation point and ib (a itself excepted:
 // its store is the one being moved). The arms are evaluated only under their condition,
 // as before, so guarded loads stay guarded.
-void Normalizer::merge_if_else(std::vector<Item>& items) {
+// Repeated until nothing changes: `if a {..} else if b {..} else {..}` merges the inner
+// if/else first, then the outer one.
+bool Normalizer::merge_if_else(std::vector<Item>& items) {
+  bool any = false;
   for (size_t ia = 0; ia < items.size(); ++ia) {
     const Item& a = items[ia];
     if (!a.leaf.as<StoreNode>()) continue;
@@ -482,10 +510,11 @@ void Normalizer::merge_if_else(std::vector<Item>& items) {
       bool lets_only = true;
       for (size_t i = g + 1; i < b.ctx.size(); ++i) lets_only = lets_only && b.ctx[i]->is_let;
       if (!lets_only || !sb->buffer.same_as(sa->buffer) || !same_indices(sa->indices, sb->indices)) continue;
-      try_merge(items, ia, ib, g);
+      any = try_merge(items, ia, ib, g) || any;
       break;
     }
   }
+  return any;
 }
 
 bool Normalizer::try_merge(std::vector<Item>& items, size_t ia, size_t ib, size_t g) {
@@ -650,12 +679,58 @@ bool Normalizer::iterations_disjoint(const BlockNode& b, const std::vector<Item>
   return true;
 }
 
+// Splitting also assumes that each point of the iteration space runs once: a block
+// instance repeated by a loop its bindings ignore (or by a non-injective binding) would run
+// `s1, s2, s1, s2` in the original and `s1, s1, s2, s2` split. Checked: the bindings,
+// affine in the enclosing loop vars, are injective over the loop box (same mixed-radix
+// test as above), every enclosing loop of extent > 1 being used.
+bool Normalizer::instances_distinct(const BlockRealizeNode* br) {
+  std::unordered_map<const VarNode*, const ForNode*> loops;
+  for (auto* f : loops_) loops[f->loop_var.get()] = f;
+  auto unit = [&](const VarNode* v) {
+    int64_t e;
+    return is_const_int(loops.at(v)->extent, &e) && e == 1;
+  };
+  VarSet covered;
+  for (auto& bnd : br->bindings) {
+    auto aff = ad::to_affine(bnd);
+    if (!aff) continue;
+    std::vector<std::pair<int64_t, const VarNode*>> terms;
+    bool ok = true;
+    for (auto& [v, c] : aff->terms) {
+      if (!loops.count(v.get())) continue;  // a scalar param
+      if (unit(v.get())) continue;
+      if (covered.count(v.get())) ok = false;
+      terms.push_back({c < 0 ? -c : c, v.get()});
+    }
+    if (!ok || terms.empty()) continue;
+    if (terms.size() > 1) {
+      std::sort(terms.begin(), terms.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+      int64_t span = 0;
+      for (auto& [c, v] : terms) {
+        int64_t ext;
+        if (!is_const_int(loops.at(v)->extent, &ext) || c <= span) {
+          ok = false;
+          break;
+        }
+        span += c * (ext - 1);
+      }
+    }
+    if (!ok) continue;
+    for (auto& t : terms) covered.insert(t.second);
+  }
+  for (auto& [v, f] : loops)
+    if (!unit(v) && !covered.count(v)) return false;
+  return true;
+}
+
 std::optional<std::vector<Item>> Normalizer::body_items(const Stmt& body) {
   std::vector<Item> items;
   CtxList ctx;
   bool saw_else = false;
   if (!flatten(body, ctx, items, &saw_else)) return std::nullopt;
-  merge_if_else(items);
+  while (merge_if_else(items)) {
+  }
   if (!ctx_stable(items)) return std::nullopt;
   std::vector<Item> live;
   for (auto& it : items)
@@ -867,6 +942,7 @@ std::optional<Item> Normalizer::manual_init(const BlockNode& b, const std::vecto
   for (size_t i = 1; i < items.size(); ++i) {
     auto* st = items[i].leaf.as<StoreNode>();
     if (st && st->buffer.same_as(s0->buffer) && same_indices(st->indices, s0->indices) && split_acc(st)) acc = true;
+    if (items[i].leaf.as<ForNode>()) acc = true;  // a loop to lift: plan_lift checks it
   }
   if (!acc) return std::nullopt;
   Item init = items[0];
@@ -1034,7 +1110,7 @@ std::optional<std::vector<Stmt>> Normalizer::normalize_block(const BlockRealizeN
     pieces.push_back(Piece{items, std::nullopt, std::nullopt});
   } else if (all_spatial && !has_init && (items.size() > 1 || !expanded.empty())) {
     // Rewrite 2: one block per group of independent statements.
-    if (!iterations_disjoint(b, items)) return std::nullopt;
+    if (!iterations_disjoint(b, items) || !instances_distinct(br)) return std::nullopt;
     std::vector<std::optional<LiftPlan>> plans(items.size());
     for (size_t j = 0; j < items.size(); ++j)
       if (items[j].leaf.as<ForNode>()) {
@@ -1072,18 +1148,18 @@ std::optional<std::vector<Stmt>> Normalizer::normalize_block(const BlockRealizeN
   } else {
     Piece p;
     p.items = items;
-    if (items.size() == 1 && items[0].leaf.as<ForNode>()) {
-      if (!iterations_disjoint(b, items)) return std::nullopt;
-      p.lift = plan_lift(b, items[0], has_init);
-      if (!p.lift) return std::nullopt;
-    } else {
-      if (!all_spatial && !has_init) {
-        if (auto init = manual_init(b, items)) {
-          p.init = init;
-          p.items.erase(p.items.begin());
-        }
+    if (!all_spatial && !has_init) {
+      if (auto init = manual_init(b, items)) {
+        p.init = init;
+        p.items.erase(p.items.begin());
       }
-      if (!independent_stores(p.items)) return std::nullopt;
+    }
+    if (p.items.size() == 1 && p.items[0].leaf.as<ForNode>()) {
+      if (!iterations_disjoint(b, p.items)) return std::nullopt;
+      p.lift = plan_lift(b, p.items[0], has_init || p.init.has_value());
+      if (!p.lift) return std::nullopt;
+    } else if (!independent_stores(p.items)) {
+      return std::nullopt;
     }
     pieces.push_back(p);
   }

@@ -10,8 +10,10 @@
 //      `Y = Y op if_then_else(c, e1, e2)`); other stores become `if c {..}` / `if !c {..}`;
 //   2. a block with only spatial iter vars and no init whose body is a sequence is split
 //      into one block per group of independent statements (the first keeps the name, the
-//      others are `<name>_1`, `<name>_2`, ...), each over the same iter vars and bindings;
-//      block-local allocations are expanded by the iter var extents into function allocs;
+//      others are `<name>_1`, `<name>_2`, ...), each over the same iter vars and bindings
+//      (a loop whose whole body is the block is copied per piece: all of piece 1 runs
+//      before piece 2, as gradient() reads blocks); block-local allocations are expanded
+//      by the iter var extents into function allocs;
 //   3. a loop inside a block body becomes a new iter var of that block, bound to a new
 //      loop directly around the block realize: `spatial` when the stores' indices use it
 //      injectively, `reduce` when every store is an accumulation whose indices ignore it;

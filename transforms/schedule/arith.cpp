@@ -537,7 +537,8 @@ std::optional<std::unordered_map<const VarNode*, Expr>> invert_bindings(const st
                                                                         const std::vector<Var>& ivars,
                                                                         const std::vector<Expr>& extents,
                                                                         const std::vector<LoopDom>& loops,
-                                                                        const Expr& predicate) {
+                                                                        const Expr& predicate,
+                                                                        std::vector<std::pair<Expr, Expr>>* sums) {
   if (bindings.size() != ivars.size() || bindings.size() != extents.size()) return std::nullopt;
   if (bijective_bindings_direct(bindings, extents, loops, predicate)) return invert_direct(bindings, ivars, loops);
   auto fv = fused_view(bindings, loops, predicate);
@@ -546,6 +547,7 @@ std::optional<std::unordered_map<const VarNode*, Expr>> invert_bindings(const st
   if (!inv || !inv->count(fv->fv.get())) return std::nullopt;
   Expr F = inv->at(fv->fv.get());
   inv->erase(fv->fv.get());
+  if (sums) sums->emplace_back(from_linear(fv->sum), F);
   for (auto& [a, c] : fv->sum.terms) {
     auto* v = a.as<VarNode>();
     int64_t ext = 0;

@@ -33,10 +33,11 @@ void check_no_pointers(const std::vector<Stmt>& readers, const Buffer& A) {
 
 // A writer of A shares the readers' loop nest (e.g. compute_at moved the producer under the
 // consumer's loop): as TVM's CacheLocDetector, the copy goes into the innermost loop L holding
-// every reader, right before the first body item of L with a reader, and copies the region
-// the readers read in one iteration of L. Legal when no writer of A sits in that item or a
-// later one of L's body: then between the copy and the reads of the same iteration nothing
-// changes A (other writers run before the copy or after the iteration's reads).
+// every reader and a writer, right before the first body item of L with a reader, and copies the region
+// the readers read in one iteration of L. Legal when no writer of A sits in the items of L's
+// body from the first to the last one with a reader: then between the copy and the reads of
+// the same iteration nothing changes A (other writers run before the copy or after the
+// iteration's reads).
 void cache_read_in_loop(ScheduleState& st, const ScheduleInstr& ins, const Buffer& A, const std::string& scope,
                         const std::vector<Stmt>& readers, const std::vector<Stmt>& writers) {
   const std::string why = "buffer " + A->name + " is written after (or in the same loop nest as) one of its readers";
@@ -53,17 +54,27 @@ void cache_read_in_loop(ScheduleState& st, const ScheduleInstr& ins, const Buffe
     common.resize(n);
   }
   if (common.empty()) refuse(why);
+  // The deepest of these loops that also holds a writer (TVM places the copy after the last
+  // writer in the readers' scope): the copy then covers what the writer just produced.
   Stmt L = common.back();
+  for (size_t k = common.size(); k-- > 0;) {
+    bool has_writer = false;
+    for (auto& w : writers) has_writer = has_writer || !find_path(common[k], w.get()).empty();
+    if (has_writer) {
+      L = common[k];
+      break;
+    }
+  }
   auto items = seq_items(L.as<ForNode>()->body);
-  size_t first = items.size();
+  size_t first = items.size(), last = 0;
   for (size_t k = 0; k < items.size(); ++k)
     for (auto& r : readers)
-      if (!find_path(items[k], r.get()).empty()) first = std::min(first, k);
-  for (size_t k = first; k < items.size(); ++k)
+      if (!find_path(items[k], r.get()).empty()) first = std::min(first, k), last = std::max(last, k);
+  for (size_t k = first; k <= last; ++k)
     for (auto& w : writers)
       if (!find_path(items[k], w.get()).empty())
         refuse("block " + block_of(w)->name + " writes buffer " + A->name + " in loop " + loop_name(L) +
-               " after (or in the same loop nest as) one of its readers");
+               " between (or in the same loop nest as) its readers");
   check_no_pointers(readers, A);
   // Region read in one iteration of L (whole dimension when unknown or of varying size).
   std::vector<std::optional<SymRange>> need(A->ndim());

@@ -2,13 +2,15 @@
 // (at the start of its body), regenerating loops so that each iteration of `loop` computes
 // exactly the part of P's output that the consumers under `loop` read in that iteration
 // (their read regions, relaxed over the loops between `loop` and them). Legal when: P is
-// the only writer of an intermediate buffer X (not a parameter/output), all readers of X are
+// the only writer of X outside `loop` (X not an input parameter), all readers of X are
 // under `loop`, P's store indices are distinct iter vars, P covers its domain exactly once
 // (so any element of the domain may be recomputed), P comes before `loop`, and nothing
 // that P reads is written after P's old position up to the consumers (or under `loop`).
 // Recomputation is harmless: P's value depends only on stable inputs; a reduction P has an
 // init, which re-runs with every recomputation. P's `where` is kept (in the new bindings),
-// together with the bound checks of the recomputed region.
+// together with the bound checks of the recomputed region. When X is an output, or blocks
+// under `loop` update it, nothing may be recomputed: the iterations must tile X exactly once
+// (check_exact_tiling). P must not move between the init and the body of its scope block.
 #include "transforms/schedule/inline_common.h"
 #include "transforms/schedule/predicate.h"
 #include "transforms/schedule/prims.h"
@@ -22,6 +24,61 @@ std::optional<SymRange> hull(const std::optional<SymRange>& a, const std::option
   auto dl = to_linear(fold(a->lo - b->lo)), dh = to_linear(fold(a->hi - b->hi));
   if (!dl || !dh || !dl->terms.empty() || !dh->terms.empty()) return std::nullopt;
   return SymRange{dl->c <= 0 ? a->lo : b->lo, dh->c >= 0 ? a->hi : b->hi};
+}
+
+// For `exact` moves (see prim_compute_at): the region of X computed in an iteration of `loop`
+// (need, per store dimension d of iter var ivs[d]) has a constant width w_d and starts at
+// w_d * T_d(loops) where the map T of the loops at and above `loop` onto tile indices is
+// one-to-one and onto (as reverse_compute_at checks its tiles), so every element of P's domain
+// is computed in exactly one iteration; the other writers (under the loop) must read X and
+// write it only inside the region computed in their iteration.
+void check_exact_tiling(const ScheduleState& st, const Stmt& ls, const std::vector<Stmt>& above, const BlockNode& p,
+                        const Buffer& X, const std::vector<int>& ivs, const std::vector<std::optional<SymRange>>& need,
+                        const std::vector<Stmt>& others) {
+  std::string why = st.is_output(X) ? X->name + " is an output" : X->name + " is updated by block " + block_of(others[0])->name;
+  for (auto& w : others) {
+    const BlockNode* wb = block_of(w);
+    if (!body_reads(*wb, X))
+      refuse("block " + wb->name + " overwrites buffer " + X->name + ", which block " + p.name + " writes");
+    for (auto& r : wb->writes) {
+      if (!r.buffer.same_as(X)) continue;
+      auto g = region_under_loop(ls, w, r);
+      for (size_t d = 0; d < g.size(); ++d)
+        if (!g[d] || !need[d] || !prove_le(need[d]->lo, g[d]->lo) || !prove_le(g[d]->hi, need[d]->hi))
+          refuse("block " + wb->name + " writes " + X->name + " outside the region it reads under loop " + loop_name(ls));
+    }
+  }
+  std::vector<Expr> tiles, tile_exts;
+  for (size_t d = 0; d < ivs.size(); ++d) {
+    const IterVar& iv = p.iter_vars[static_cast<size_t>(ivs[d])];
+    DType t = iv.var.dtype();
+    std::string bad = "the parts of " + X->name + " computed in the iterations of loop " + loop_name(ls) +
+                      " do not cover it exactly once (" + why + ")";
+    if (!need[d]) refuse(bad);
+    int64_t wc, ext;
+    if (!is_const_int(fold(need[d]->hi - need[d]->lo + make_int(1, t)), &wc) || wc <= 0) refuse(bad);
+    auto lin = to_linear(need[d]->lo);
+    if (!lin || lin->c != 0) refuse(bad);
+    Linear tl;
+    tl.dtype = t;
+    for (auto& [a, k] : lin->terms) {
+      if (k % wc != 0) refuse(bad);
+      tl.terms.emplace_back(a, k / wc);
+    }
+    tiles.push_back(from_linear(tl));
+    if (is_const_int(fold(iv.extent), &ext)) tile_exts.push_back(make_int((ext + wc - 1) / wc, t));
+    else if (wc == 1) tile_exts.push_back(iv.extent);
+    else refuse(bad);
+  }
+  std::vector<LoopDom> loops;
+  for (auto& l : above) {
+    auto* f = l.as<ForNode>();
+    if (!is_zero(f->min)) refuse("loop " + loop_name(l) + " does not start at 0 (" + why + ")");
+    loops.push_back(LoopDom{f->loop_var, f->extent});
+  }
+  if (!bijective_bindings(tiles, tile_exts, loops, Expr()))
+    refuse("the parts of " + X->name + " computed in the iterations of loop " + loop_name(ls) +
+           " do not cover it exactly once (" + why + ")");
 }
 
 }  // namespace
@@ -39,15 +96,34 @@ void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
   if (st.scope_of(ps.get()).get() != st.scope_of(ls.get()).get())
     refuse("block " + p->name + " and loop " + loop_name(ls) + " are not in the same block scope");
   if (!collect_blocks(p->body).empty()) refuse("block " + p->name + " has nested blocks");
+  {
+    // The init of the scope block runs once per reduction, its body every iteration: moving a
+    // block between them changes how often (and when) it runs.
+    const BlockNode* sb = block_of(st.scope_of(ps.get()));
+    bool b_in = sb->init.defined() && !find_path(sb->init, ps.get()).empty();
+    bool l_in = sb->init.defined() && !find_path(sb->init, ls.get()).empty();
+    if (b_in != l_in)
+      refuse(b_in ? "block " + p->name + " is in the init of block " + sb->name + " and loop " + loop_name(ls) + " is not"
+                  : "loop " + loop_name(ls) + " is in the init of block " + sb->name + " and block " + p->name + " is not");
+  }
   auto wbufs = written_buffers(*p);
   if (wbufs.size() != 1) refuse("block " + p->name + " writes " + std::to_string(wbufs.size()) + " buffers (need exactly 1)");
   Buffer X = wbufs[0];
-  if (st.is_param(X)) refuse("block " + p->name + " writes buffer " + X->name + ", a parameter or output of the function");
+  if (st.is_param(X) && !st.is_output(X))
+    refuse("block " + p->name + " writes buffer " + X->name + ", a parameter of the function");
   if (body_reads(*p, X) && !(p->init.defined() && is_reduction_block(*p)))
     refuse("block " + p->name + " reads buffer " + X->name + ", which it writes, and is not a reduction with init");
   if (!p->allocs.empty()) refuse("block " + p->name + " allocates buffers");
+  // Other writers are allowed only under the loop (accumulating consumers such as a gradient's
+  // `X_grad = X_grad + ...`, checked below with the exact tiling).
   auto others = writers_of(st, X, p);
-  if (!others.empty()) refuse("buffer " + X->name + " is also written by block " + block_of(others[0])->name);
+  for (auto& w : others)
+    if (find_path(ls, w.get()).empty())
+      refuse("buffer " + X->name + " is also written by block " + block_of(w)->name);
+  // An output must be written exactly once per element (no element may be left out, and
+  // recomputing it would be visible), and so must a buffer that consumers update (recomputing
+  // it would reset their updates): then the iterations must tile X exactly.
+  bool exact = st.is_output(X) || !others.empty();
   auto consumers = readers_of(st, X, p);
   if (consumers.empty()) refuse("block " + p->name + " has no consumer");
   for (auto& c : consumers)
@@ -131,6 +207,7 @@ void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
   // Loop vars at and above `loop`: their constant ranges prove the clamps unnecessary.
   auto above = st.loops_above(ls.get());
   above.push_back(ls);
+  if (exact) check_exact_tiling(st, ls, above, *p, X, ivs, need, others);
   RangeMap known = const_ranges(above);
   std::unordered_set<const VarNode*> loop_vars;
   for (auto& l : collect_loops(st.body())) loop_vars.insert(l.as<ForNode>()->loop_var.get());

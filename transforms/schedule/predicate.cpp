@@ -25,6 +25,40 @@ class BindingsToIterVars : public IRMutator {
   const BlockRealizeNode& br_;
 };
 
+// Replaces sub-expressions equal (as linear forms) to a fused sum of loops by its value.
+class SumsToIterVars : public IRMutator {
+ public:
+  explicit SumsToIterVars(const std::vector<std::pair<Expr, Expr>>& sums) : sums_(sums) {}
+  Expr mutate(const Expr& e) override {
+    if (e.defined() && is_int(e.dtype()) && e.kind() != ExprKind::IntImm)
+      for (auto& [sum, value] : sums_)
+        if (sum.dtype() == e.dtype() && prove_eq(e, sum)) return value;
+    return IRMutator::mutate(e);
+  }
+
+ private:
+  const std::vector<std::pair<Expr, Expr>>& sums_;
+};
+
+// True when conjunct c holds at every point of the block's domain (constant extents), e.g.
+// `vi * 3 + vj < 12` for vi < 4, vj < 3.
+bool always_true(const Expr& c, const BlockNode& b) {
+  auto* bn = c.as<BinaryNode>();
+  if (!bn) return false;
+  RangeMap dom;
+  for (auto& iv : b.iter_vars) {
+    int64_t e;
+    if (is_const_int(fold(iv.extent), &e) && e > 0) dom[iv.var.get()] = IntRange{0, e - 1};
+  }
+  switch (bn->op) {
+    case BinOp::LT: return prove_lt(bn->a, bn->b, dom);
+    case BinOp::LE: return prove_le(bn->a, bn->b, dom);
+    case BinOp::GT: return prove_lt(bn->b, bn->a, dom);
+    case BinOp::GE: return prove_le(bn->b, bn->a, dom);
+    default: return false;
+  }
+}
+
 // True when conjunct c only says that an iter var lies in its domain.
 bool domain_fact(const Expr& c, const BlockNode& b) {
   auto* bn = c.as<BinaryNode>();
@@ -73,6 +107,7 @@ std::vector<Expr> predicate_in_iter_vars(const BlockRealizeNode& br, const std::
   auto uses_loop = [&](const Expr& e) { return uses_var(e, [&](const VarNode* v) { return lvars.count(v) > 0; }); };
   BindingsToIterVars rep(br);
   std::optional<std::unordered_map<const VarNode*, Expr>> inv;
+  std::vector<std::pair<Expr, Expr>> sums;
   bool inv_tried = false;
   std::vector<Expr> out;
   for (auto& c0 : cs) {
@@ -85,16 +120,16 @@ std::vector<Expr> predicate_in_iter_vars(const BlockRealizeNode& br, const std::
         std::vector<Var> ivars;
         std::vector<Expr> exts;
         for (auto& iv : b.iter_vars) ivars.push_back(iv.var), exts.push_back(iv.extent);
-        if (zero_min) inv = invert_bindings(br.bindings, ivars, exts, doms, br.predicate);
+        if (zero_min) inv = invert_bindings(br.bindings, ivars, exts, doms, br.predicate, &sums);
       }
       if (!inv) refuse("cannot express the predicate of block " + b.name + " in its iter vars");
-      c = substitute(c, *inv);
+      c = substitute(SumsToIterVars(sums).mutate(c), *inv);
       if (uses_loop(c)) refuse("cannot express the predicate of block " + b.name + " in its iter vars");
     }
     c = fold(c);
     int64_t v;
     if (is_const_int(c, &v) && v) continue;
-    if (domain_fact(c, b)) continue;
+    if (domain_fact(c, b) || always_true(c, b)) continue;
     out.push_back(c);
   }
   return out;

@@ -28,6 +28,16 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
   if (st.scope_of(cs.get()).get() != st.scope_of(ls.get()).get())
     refuse("block " + c->name + " and loop " + loop_name(ls) + " are not in the same block scope");
   if (!collect_blocks(c->body).empty()) refuse("block " + c->name + " has nested blocks");
+  {
+    // The init of the scope block runs once per reduction, its body every iteration: moving a
+    // block between them changes how often (and when) it runs.
+    const BlockNode* sb = block_of(st.scope_of(cs.get()));
+    bool b_in = sb->init.defined() && !find_path(sb->init, cs.get()).empty();
+    bool l_in = sb->init.defined() && !find_path(sb->init, ls.get()).empty();
+    if (b_in != l_in)
+      refuse(b_in ? "block " + c->name + " is in the init of block " + sb->name + " and loop " + loop_name(ls) + " is not"
+                  : "loop " + loop_name(ls) + " is in the init of block " + sb->name + " and block " + c->name + " is not");
+  }
   // Produced buffers: read by C and written under the loop.
   std::vector<Buffer> produced;
   for (auto& buf : read_buffers(*c)) {
