@@ -81,7 +81,7 @@ exprList : expr (',' expr)* ','? ;
 
 // ---------------------------------------------------------------- schedules
 scheduleDef : SCHEDULE name=ID '{' schedInstr* '}' ;
-schedInstr : (anyName (',' anyName)* '=')? prim=anyName '(' (schedArg (',' schedArg)* ','?)? ')' ';'? ;
+schedInstr : (anyName (',' anyName)* ','? '=')? prim=anyName '(' (schedArg (',' schedArg)* ','?)? ')' ';'? ;
 schedArg : key=anyName '=' schedValue | schedValue ;
 schedValue
   : anyName                                             # sIdent

@@ -44,5 +44,12 @@ TEST(AcceptSchedule, CacheReadAfterComputeAt) {
   EXPECT_EQ(r.code, 0) << r.out << r.err;
 }
 
+// STATUS-accept.md S4: verify draws float scalars not given, as run and check-grad do.
+TEST(AcceptSchedule, VerifyDrawsFloatScalars) {
+  CliRun r = run("verify @/verify_float_scalar.tir");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("2 passed, 0 failed"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace tirc::accept

@@ -1,7 +1,6 @@
 #include "transforms/schedule/verify.h"
 
 #include <cmath>
-#include <random>
 #include <sstream>
 
 #include "ir/error.h"
@@ -13,25 +12,14 @@ FunctionRunner interp_runner() {
 }
 
 ArgMap verify_inputs(const FunctionNode& f, const CompareOptions& opts) {
-  ArgMap given = opts.scalars;
-  std::mt19937_64 rng(opts.seed * 7919 + 17);
-  for (auto& p : f.params) {
-    if (p.is_buffer() || given.count(p.name())) continue;
-    if (!p.range)
+  // random_inputs draws every scalar it can (float, bool, ranged); an integer scalar without
+  // a range usually fixes shapes, so say how to give it.
+  for (auto& p : f.params)
+    if (!p.is_buffer() && !opts.scalars.count(p.name()) && !p.range && !is_float(p.var.dtype()) &&
+        p.var.dtype() != DType::Bool)
       throw Error("scalar parameter " + p.name() + " of function " + f.name +
                   " needs a value (--input " + p.name() + "=VALUE) or a declared range");
-    NDArray a(p.var.dtype(), {});
-    if (is_float(p.var.dtype())) {
-      std::uniform_real_distribution<double> d(p.range->lo, p.range->hi);
-      a.set(0, d(rng));
-    } else {
-      std::uniform_int_distribution<int64_t> d(static_cast<int64_t>(std::ceil(p.range->lo)),
-                                               static_cast<int64_t>(std::floor(p.range->hi)));
-      a.set(0, static_cast<double>(d(rng)));
-    }
-    given[p.name()] = a;
-  }
-  return random_inputs(f, opts.seed, given);
+  return random_inputs(f, opts.seed, opts.scalars);
 }
 
 static std::string index_text(const std::vector<int64_t>& shape, int64_t flat) {
