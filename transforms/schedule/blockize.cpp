@@ -107,23 +107,13 @@ void prim_blockize(ScheduleState& st, const ScheduleInstr& ins) {
   if (inner.empty()) refuse("loop " + loop_name(ls) + " holds no block");
   // Everything bound above the loop that the subtree may use: enclosing loops and the iter
   // vars of enclosing blocks (a block body may not use variables bound outside it).
-  struct Outer {
-    Var var;
-    Expr min, extent;
-  };
-  std::vector<Outer> outer;
-  auto path = st.path_to(ls.get());
-  for (size_t i = 0; i + 1 < path.size(); ++i) {
-    if (auto* f = path[i].as<ForNode>()) outer.push_back(Outer{f->loop_var, f->min, f->extent});
-    if (auto* r = path[i].as<BlockRealizeNode>())
-      for (auto& iv : r->block->iter_vars) outer.push_back(Outer{iv.var, make_int(0, iv.extent.dtype()), iv.extent});
-  }
+  std::vector<EnclosingVar> outer = enclosing_vars(st, ls.get());
   std::vector<IterVar> ivs;
   std::vector<Expr> binds;
   std::unordered_map<const VarNode*, Expr> sub;
   std::vector<std::string> used;
   for (auto& o : outer) {
-    const Outer* f = &o;
+    const EnclosingVar* f = &o;
     const VarNode* v = f->var.get();
     bool mentioned = false;
     for_each_expr(ls, [&](const Expr& e) { mentioned = mentioned || e.get() == v; });

@@ -345,17 +345,7 @@ static std::string tensorize_target(ScheduleState& st, Stmt target, bool is_bloc
     for (auto& a : own_allocs) remove_alloc_if_unused(st, a);
   } else {
     // A new block over the enclosing loops / iter vars that the impl now uses.
-    struct Outer {
-      Var var;
-      Expr min, extent;
-    };
-    std::vector<Outer> outer;
-    auto path = st.path_to(target.get());
-    for (size_t i = 0; i + 1 < path.size(); ++i) {
-      if (auto* f = path[i].as<ForNode>()) outer.push_back(Outer{f->loop_var, f->min, f->extent});
-      if (auto* r = path[i].as<BlockRealizeNode>())
-        for (auto& iv : r->block->iter_vars) outer.push_back(Outer{iv.var, make_int(0, iv.extent.dtype()), iv.extent});
-    }
+    std::vector<EnclosingVar> outer = enclosing_vars(st, target.get());
     std::vector<IterVar> ivs;
     std::vector<Expr> binds;
     std::unordered_map<const VarNode*, Expr> sub;

@@ -56,6 +56,17 @@ std::vector<Stmt> readers_of(const ScheduleState& st, const Buffer& buf, const B
   return out;
 }
 
+std::vector<EnclosingVar> enclosing_vars(const ScheduleState& st, const StmtNode* n) {
+  std::vector<EnclosingVar> out;
+  auto path = st.path_to(n);
+  for (size_t i = 0; i + 1 < path.size(); ++i) {
+    if (auto* f = path[i].as<ForNode>()) out.push_back({f->loop_var, f->min, f->extent});
+    if (auto* r = path[i].as<BlockRealizeNode>())
+      for (auto& iv : r->block->iter_vars) out.push_back({iv.var, make_int(0, iv.extent.dtype()), iv.extent});
+  }
+  return out;
+}
+
 Stmt top_item(const ScheduleState& st, const StmtNode* n) {
   auto path = st.path_to(n);
   // path[0] = root realize, path[1] = root body (maybe a Seq), then the item.

@@ -19,6 +19,13 @@ std::vector<Stmt> writers_of(const ScheduleState& st, const Buffer& buf, const B
 std::vector<Stmt> readers_of(const ScheduleState& st, const Buffer& buf, const BlockNode* except = nullptr);
 // The statement of the scope body (an element of the root-level Seq) holding n.
 Stmt top_item(const ScheduleState& st, const StmtNode* n);
+// Everything bound above n that a subtree of n may use, outermost first: enclosing loop vars
+// (with their min and extent) and the iter vars of enclosing blocks (min 0).
+struct EnclosingVar {
+  Var var;
+  Expr min, extent;
+};
+std::vector<EnclosingVar> enclosing_vars(const ScheduleState& st, const StmtNode* n);
 // Drops buf from the allocs of the block holding it when nothing uses it anymore.
 void remove_alloc_if_unused(ScheduleState& st, const Buffer& buf);
 // True when any statement or expression of the body uses buf.
