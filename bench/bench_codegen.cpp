@@ -25,16 +25,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <sstream>
 #include <functional>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "codegen/jit.h"
 #include "interp/stats.h"
 #include "ir/error.h"
-#include "parser/parser.h"
 #include "ir/printer.h"
+#include "parser/parser.h"
 #include "runtime/tirc_runtime.h"
 #include "transforms/autodiff/gradient.h"
 #include "transforms/schedule/schedule.h"
@@ -43,7 +43,9 @@ using namespace tirc;
 
 namespace {
 
-double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 
 double median_time(int repeats, const std::function<void()>& fn) {
   fn();  // warm-up
@@ -82,7 +84,9 @@ Jitted jit(const Module& m, const std::string& name, const ArgMap& inputs, bool 
   return j;
 }
 
-double flops_of(const Module& m, const std::string& name) { return static_counts(*m.find_func(name), {}).total.flops; }
+double flops_of(const Module& m, const std::string& name) {
+  return static_counts(*m.find_func(name), {}).total.flops;
+}
 
 const char* kNaiveC = R"(
 void matmul_c(const float* restrict A, const float* restrict B, float* restrict C) {
@@ -119,7 +123,8 @@ int main(int argc, char** argv) {
 
     void* blas = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
     if (!blas) throw Error(std::string("cannot load OpenBLAS: ") + dlerror());
-    using Sgemm = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int, float, float*, int);
+    using Sgemm = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int, float,
+                           float*, int);
     auto sgemm = reinterpret_cast<Sgemm>(dlsym(blas, "cblas_sgemm"));
     auto set_threads = reinterpret_cast<void (*)(int)>(dlsym(blas, "openblas_set_num_threads"));
     if (!sgemm || !set_threads) throw Error("OpenBLAS lacks cblas_sgemm/openblas_set_num_threads");
@@ -127,7 +132,9 @@ int main(int argc, char** argv) {
     NDArray Cb(DType::F32, {1024, 1024});
     const float* A = in.at("A").ptr<float>();
     const float* B = in.at("B").ptr<float>();
-    auto run_blas = [&] { sgemm(101, 111, 111, 1024, 1024, 1024, 1.0f, A, 1024, B, 1024, 0.0f, Cb.ptr<float>(), 1024); };
+    auto run_blas = [&] {
+      sgemm(101, 111, 111, 1024, 1024, 1024, 1.0f, A, 1024, B, 1024, 0.0f, Cb.ptr<float>(), 1024);
+    };
 
     // Interleaved rounds against drift on a shared machine; the best median of each is kept.
     double t_sched = 1e30, t_tiled = 1e30, t_blas = 1e30, t_fm = 1e30;
@@ -137,12 +144,18 @@ int main(int argc, char** argv) {
       t_blas = std::min(t_blas, median_time(repeats, [&] { run_blas(); }));
       t_tiled = std::min(t_tiled, median_time(repeats, [&] { tiled.run(); }));
     }
-    std::printf("matmul 1024^3 sched (JIT):   %8.2f ms  %7.1f GFLOP/s\n", t_sched * 1e3, mm_flops / t_sched * 1e-9);
-    std::printf("matmul 1024^3 sched fast-math: %6.2f ms  %7.1f GFLOP/s\n", t_fm * 1e3, mm_flops / t_fm * 1e-9);
-    std::printf("matmul 1024^3 tiled (JIT):   %8.2f ms  %7.1f GFLOP/s\n", t_tiled * 1e3, mm_flops / t_tiled * 1e-9);
-    std::printf("matmul 1024^3 OpenBLAS:      %8.2f ms  %7.1f GFLOP/s\n", t_blas * 1e3, mm_flops / t_blas * 1e-9);
-    std::printf("  sched / OpenBLAS throughput: %.1f%%, sched fast-math / OpenBLAS: %.1f%%, tiled / OpenBLAS: %.1f%%\n",
-                100.0 * t_blas / t_sched, 100.0 * t_blas / t_fm, 100.0 * t_blas / t_tiled);
+    std::printf("matmul 1024^3 sched (JIT):   %8.2f ms  %7.1f GFLOP/s\n", t_sched * 1e3,
+                mm_flops / t_sched * 1e-9);
+    std::printf("matmul 1024^3 sched fast-math: %6.2f ms  %7.1f GFLOP/s\n", t_fm * 1e3,
+                mm_flops / t_fm * 1e-9);
+    std::printf("matmul 1024^3 tiled (JIT):   %8.2f ms  %7.1f GFLOP/s\n", t_tiled * 1e3,
+                mm_flops / t_tiled * 1e-9);
+    std::printf("matmul 1024^3 OpenBLAS:      %8.2f ms  %7.1f GFLOP/s\n", t_blas * 1e3,
+                mm_flops / t_blas * 1e-9);
+    std::printf(
+        "  sched / OpenBLAS throughput: %.1f%%, sched fast-math / OpenBLAS: %.1f%%, tiled / OpenBLAS: "
+        "%.1f%%\n",
+        100.0 * t_blas / t_sched, 100.0 * t_blas / t_fm, 100.0 * t_blas / t_tiled);
 
     // naive JIT vs clang -O3
     std::string dir = "/tmp/tirc_bench_" + std::to_string(getpid());
@@ -152,7 +165,8 @@ int main(int argc, char** argv) {
       std::ofstream f(dir + "/naive.c");
       f << kNaiveC;
     }
-    std::string cmd = "clang -O3 -march=native -ffp-contract=off -shared -fPIC -o " + dir + "/naive.so " + dir + "/naive.c";
+    std::string cmd =
+        "clang -O3 -march=native -ffp-contract=off -shared -fPIC -o " + dir + "/naive.so " + dir + "/naive.c";
     if (std::system(cmd.c_str()) != 0) throw Error("clang failed: " + cmd);
     void* so = dlopen((dir + "/naive.so").c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!so) throw Error(std::string("dlopen: ") + dlerror());
@@ -169,13 +183,17 @@ int main(int argc, char** argv) {
       matmul_c(A, B, Cc.ptr<float>());
       t_c = std::min(t_c, now() - a);
     }
-    std::printf("matmul naive (JIT):          %8.2f ms  %7.2f GFLOP/s\n", t_naive * 1e3, mm_flops / t_naive * 1e-9);
+    std::printf("matmul naive (JIT):          %8.2f ms  %7.2f GFLOP/s\n", t_naive * 1e3,
+                mm_flops / t_naive * 1e-9);
     std::printf("matmul naive (clang -O3 C):  %8.2f ms  %7.2f GFLOP/s\n", t_c * 1e3, mm_flops / t_c * 1e-9);
     std::printf("  naive JIT / clang throughput: %.2fx\n", t_c / t_naive);
     const NDArray& Ct = tiled.outputs.at("C");
     const NDArray& Cn = naive.outputs.at("C");
-    std::printf("  max|sched - naive| = %g, max|tiled - naive| = %g, max|tiled - OpenBLAS| = %g, max|naive - C| = %g\n",
-                max_abs_diff(sched.outputs.at("C"), Cn), max_abs_diff(Ct, Cn), max_abs_diff(Ct, Cb), max_abs_diff(Cn, Cc));
+    std::printf(
+        "  max|sched - naive| = %g, max|tiled - naive| = %g, max|tiled - OpenBLAS| = %g, max|naive - C| = "
+        "%g\n",
+        max_abs_diff(sched.outputs.at("C"), Cn), max_abs_diff(Ct, Cn), max_abs_diff(Ct, Cb),
+        max_abs_diff(Cn, Cc));
 
     // ---- conv2d ----
     Module cv_raw = parse_file("bench/conv2d.tir");
@@ -191,11 +209,15 @@ int main(int argc, char** argv) {
     double t_cs = median_time(repeats, [&] { cs.run(); });
     double t_ct = median_time(repeats, [&] { ct.run(); });
     double t_cn = median_time(std::max(1, repeats / 2), [&] { cn.run(); });
-    std::printf("conv2d 8x64x56x56 k3 sched:     %8.2f ms  %7.1f GFLOP/s\n", t_cs * 1e3, cflops / t_cs * 1e-9);
-    std::printf("conv2d 8x64x56x56 k3 tiled:     %8.2f ms  %7.1f GFLOP/s\n", t_ct * 1e3, cflops / t_ct * 1e-9);
-    std::printf("conv2d 8x64x56x56 k3 naive:     %8.2f ms  %7.2f GFLOP/s\n", t_cn * 1e3, cflops / t_cn * 1e-9);
+    std::printf("conv2d 8x64x56x56 k3 sched:     %8.2f ms  %7.1f GFLOP/s\n", t_cs * 1e3,
+                cflops / t_cs * 1e-9);
+    std::printf("conv2d 8x64x56x56 k3 tiled:     %8.2f ms  %7.1f GFLOP/s\n", t_ct * 1e3,
+                cflops / t_ct * 1e-9);
+    std::printf("conv2d 8x64x56x56 k3 naive:     %8.2f ms  %7.2f GFLOP/s\n", t_cn * 1e3,
+                cflops / t_cn * 1e-9);
     std::printf("  sched speedup %.1fx, max|sched - naive| = %g, max|tiled - naive| = %g\n", t_cn / t_cs,
-                max_abs_diff(cs.outputs.at("Y"), cn.outputs.at("Y")), max_abs_diff(ct.outputs.at("Y"), cn.outputs.at("Y")));
+                max_abs_diff(cs.outputs.at("Y"), cn.outputs.at("Y")),
+                max_abs_diff(ct.outputs.at("Y"), cn.outputs.at("Y")));
 
     // ---- conv2d gradient: derived by autodiff, scheduled by block names ----
     Function g = gradient(*cv_raw.find_func("conv2d"), {});
@@ -218,14 +240,18 @@ int main(int argc, char** argv) {
       const NDArray& a = gnv.outputs.at(o);
       for (int64_t i = 0; i < a.numel(); ++i) gscale = std::max(gscale, std::fabs(a.get(i)));
     }
-    std::printf("conv2d_grad sched:              %8.2f ms  %7.2f GFLOP/s\n", t_gs * 1e3, gflops / t_gs * 1e-9);
-    std::printf("conv2d_grad naive:              %8.2f ms  %7.2f GFLOP/s\n", t_gn * 1e3, gflops / t_gn * 1e-9);
-    std::printf("  speedup %.1fx, max|sched - naive| = %g (max|naive| = %g; rfactor reassociates W_grad sums)\n",
-                t_gn / t_gs, gdiff, gscale);
+    std::printf("conv2d_grad sched:              %8.2f ms  %7.2f GFLOP/s\n", t_gs * 1e3,
+                gflops / t_gs * 1e-9);
+    std::printf("conv2d_grad naive:              %8.2f ms  %7.2f GFLOP/s\n", t_gn * 1e3,
+                gflops / t_gn * 1e-9);
+    std::printf(
+        "  speedup %.1fx, max|sched - naive| = %g (max|naive| = %g; rfactor reassociates W_grad sums)\n",
+        t_gn / t_gs, gdiff, gscale);
 
-    std::printf("JIT compile (parse excluded): matmul %.1f ms, matmul_sched %.1f ms (schedule applied before), "
-                "matmul_tiled %.1f ms, conv2d_sched %.1f ms, conv2d_grad sched %.1f ms\n",
-                ct_naive * 1e3, ct_sched * 1e3, ct_tiled * 1e3, ct_conv * 1e3, ct_grad * 1e3);
+    std::printf(
+        "JIT compile (parse excluded): matmul %.1f ms, matmul_sched %.1f ms (schedule applied before), "
+        "matmul_tiled %.1f ms, conv2d_sched %.1f ms, conv2d_grad sched %.1f ms\n",
+        ct_naive * 1e3, ct_sched * 1e3, ct_tiled * 1e3, ct_conv * 1e3, ct_grad * 1e3);
     std::string rm = "rm -rf " + dir;
     (void)std::system(rm.c_str());
   } catch (const std::exception& e) {

@@ -1,10 +1,10 @@
 // Interpreter throughput: block iterations per second on matmul 256^3 and the shared conv2d
 // example, next to the same loops written in plain C++ in this process.
 // Build and run: ninja -C build interp_bench && build/interp_bench [repeats]
-#include <ctime>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <functional>
 #include <string>
 #include <vector>
@@ -49,9 +49,11 @@ double seconds(const std::function<void()>& f, int repeats) {
 volatile float g_sink;
 
 void report(const char* name, double iters, double t_interp, double t_cpp, double max_err) {
-  std::printf("%-8s iterations %10.0f | interp %8.2f ms %8.1f M it/s | C++ -O2 %7.2f ms %8.1f M it/s | ratio %5.1fx | max |diff| %.3g\n",
-              name, iters, t_interp * 1e3, iters / t_interp / 1e6, t_cpp * 1e3, iters / t_cpp / 1e6, t_interp / t_cpp,
-              max_err);
+  std::printf(
+      "%-8s iterations %10.0f | interp %8.2f ms %8.1f M it/s | C++ -O2 %7.2f ms %8.1f M it/s | ratio %5.1fx "
+      "| max |diff| %.3g\n",
+      name, iters, t_interp * 1e3, iters / t_interp / 1e6, t_cpp * 1e3, iters / t_cpp / 1e6, t_interp / t_cpp,
+      max_err);
 }
 
 }  // namespace
@@ -82,7 +84,8 @@ int main(int argc, char** argv) {
           },
           repeats);
       double err = 0;
-      for (int q = 0; q < 256 * 256; ++q) err = std::max(err, double(std::fabs(out["C"].ptr<float>()[q] - C[q])));
+      for (int q = 0; q < 256 * 256; ++q)
+        err = std::max(err, double(std::fabs(out["C"].ptr<float>()[q] - C[q])));
       report("matmul", static_cast<double>(static_counts(f, {}).total.iterations), ti, tc, err);
     }
     // ---- the shared conv2d example ----
@@ -105,8 +108,9 @@ int main(int argc, char** argv) {
               for (int c = 0; c < 8; ++c)
                 for (int h = 0; h < 18; ++h)
                   for (int w = 0; w < 18; ++w)
-                    P[((n * 8 + c) * 18 + h) * 18 + w] =
-                        (h >= 1 && h < 17 && w >= 1 && w < 17) ? X[((n * 8 + c) * 16 + h - 1) * 16 + w - 1] : 0.f;
+                    P[((n * 8 + c) * 18 + h) * 18 + w] = (h >= 1 && h < 17 && w >= 1 && w < 17)
+                                                             ? X[((n * 8 + c) * 16 + h - 1) * 16 + w - 1]
+                                                             : 0.f;
             for (int n = 0; n < 2; ++n)
               for (int fo = 0; fo < 16; ++fo)
                 for (int y = 0; y < 16; ++y)
@@ -116,13 +120,15 @@ int main(int argc, char** argv) {
                         for (int s = 0; s < 3; ++s) {
                           float& o = Y[((n * 16 + fo) * 16 + y) * 16 + x];
                           if (c == 0 && r == 0 && s == 0) o = 0.f;
-                          o = o + P[((n * 8 + c) * 18 + y + r) * 18 + x + s] * W[((fo * 8 + c) * 3 + r) * 3 + s];
+                          o = o +
+                              P[((n * 8 + c) * 18 + y + r) * 18 + x + s] * W[((fo * 8 + c) * 3 + r) * 3 + s];
                         }
             g_sink = Y[5];
           },
           repeats);
       double err = 0;
-      for (size_t q = 0; q < Y.size(); ++q) err = std::max(err, double(std::fabs(out["Y"].ptr<float>()[q] - Y[q])));
+      for (size_t q = 0; q < Y.size(); ++q)
+        err = std::max(err, double(std::fabs(out["Y"].ptr<float>()[q] - Y[q])));
       report("conv2d", static_cast<double>(static_counts(f, {}).total.iterations), ti, tc, err);
     }
   } catch (const Error& e) {

@@ -83,7 +83,8 @@ std::string expr_text(const Expr& e) {
   int64_t v;
   if (is_const_int(e, &v)) return std::to_string(v);
   if (auto* n = e.as<VarNode>()) return n->name;
-  if (auto* n = e.as<BinaryNode>()) return "(" + expr_text(n->a) + " " + binop_symbol(n->op) + " " + expr_text(n->b) + ")";
+  if (auto* n = e.as<BinaryNode>())
+    return "(" + expr_text(n->a) + " " + binop_symbol(n->op) + " " + expr_text(n->b) + ")";
   return "?";
 }
 std::string shape_text(const Buffer& b) {

@@ -29,7 +29,8 @@ std::string compile_to(const std::vector<Function>& funcs, EmitKind kind, const 
   llvm::raw_svector_ostream vs(buf);
   llvm::legacy::PassManager pm;
   auto ft = kind == EmitKind::Asm ? llvm::CodeGenFileType::AssemblyFile : llvm::CodeGenFileType::ObjectFile;
-  if (tm->addPassesToEmitFile(pm, vs, nullptr, ft)) throw Error("codegen: the target cannot emit this file type");
+  if (tm->addPassesToEmitFile(pm, vs, nullptr, ft))
+    throw Error("codegen: the target cannot emit this file type");
   pm.run(mod);
   return std::string(buf.begin(), buf.end());
 }

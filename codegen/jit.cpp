@@ -88,19 +88,22 @@ class JitProgramImpl : public JitProgram {
     if (!jit) throw Error("jit: " + llvm_error(jit.takeError()));
     jit_ = std::move(*jit);
     auto& jd = jit_->getMainJITDylib();
-    auto gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(jit_->getDataLayout().getGlobalPrefix());
+    auto gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+        jit_->getDataLayout().getGlobalPrefix());
     if (!gen) throw Error("jit: " + llvm_error(gen.takeError()));
     jd.addGenerator(std::move(*gen));
     llvm::orc::SymbolMap syms;
     auto add = [&](const char* name, void* p) {
-      syms[jit_->mangleAndIntern(name)] = {llvm::orc::ExecutorAddr::fromPtr(p), llvm::JITSymbolFlags::Exported};
+      syms[jit_->mangleAndIntern(name)] = {llvm::orc::ExecutorAddr::fromPtr(p),
+                                           llvm::JITSymbolFlags::Exported};
     };
     add("tirc_parallel_for", reinterpret_cast<void*>(&tirc_parallel_for));
     add("tirc_alloc", reinterpret_cast<void*>(&tirc_alloc));
     add("tirc_free", reinterpret_cast<void*>(&tirc_free));
     add("tirc_atomic_lock", reinterpret_cast<void*>(&tirc_atomic_lock));
     add("tirc_atomic_unlock", reinterpret_cast<void*>(&tirc_atomic_unlock));
-    if (auto err = jd.define(llvm::orc::absoluteSymbols(std::move(syms)))) throw Error("jit: " + llvm_error(std::move(err)));
+    if (auto err = jd.define(llvm::orc::absoluteSymbols(std::move(syms))))
+      throw Error("jit: " + llvm_error(std::move(err)));
     if (auto err = jit_->addIRModule(llvm::orc::ThreadSafeModule(std::move(mod), std::move(ctx))))
       throw Error("jit: " + llvm_error(std::move(err)));
     auto sym = jit_->lookup("__tirc_packed_" + f.name);
@@ -109,7 +112,8 @@ class JitProgramImpl : public JitProgram {
     compile_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
 
-  std::vector<void*> pack_args(const ArgMap& inputs, ArgMap* out, std::vector<double>* scalar_store) override {
+  std::vector<void*> pack_args(const ArgMap& inputs, ArgMap* out,
+                               std::vector<double>* scalar_store) override {
     const FunctionNode& f = *f_;
     std::vector<void*> args;
     scalar_store->assign(f.params.size() + 1, 0.0);  // 8-byte slots for converted scalars
@@ -121,8 +125,8 @@ class JitProgramImpl : public JitProgram {
       if (p.is_buffer()) {
         auto want = shape_of(p.buffer, inputs);
         if (a.dtype() != p.buffer->dtype || a.shape() != want)
-          throw Error("input " + p.name() + ": expected " + std::string(dtype_name(p.buffer->dtype)) + shape_str(want) +
-                      ", got " + describe(a));
+          throw Error("input " + p.name() + ": expected " + std::string(dtype_name(p.buffer->dtype)) +
+                      shape_str(want) + ", got " + describe(a));
         args.push_back(const_cast<void*>(a.data()));
       } else {
         DType t = p.var.dtype();
@@ -167,7 +171,8 @@ std::unique_ptr<JitProgram> compile_jit(const FunctionNode& f, const CodegenOpti
 }
 
 void register_jit_engine() {
-  register_engine("jit", [](const FunctionNode& f, const ArgMap& inputs) { return compile_jit(f)->run(inputs); });
+  register_engine("jit",
+                  [](const FunctionNode& f, const ArgMap& inputs) { return compile_jit(f)->run(inputs); });
 }
 
 namespace {

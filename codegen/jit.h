@@ -23,7 +23,8 @@ class JitProgram : public InterpProgram {
   // Checks inputs as run() does, allocates the outputs into *outputs and returns the packed
   // argument array for call_packed. `scalar_slots` receives converted scalar values and must
   // outlive the returned pointers (as must `inputs` and *outputs).
-  virtual std::vector<void*> pack_args(const ArgMap& inputs, ArgMap* outputs, std::vector<double>* scalar_slots) = 0;
+  virtual std::vector<void*> pack_args(const ArgMap& inputs, ArgMap* outputs,
+                                       std::vector<double>* scalar_slots) = 0;
   // Seconds spent in LLVM (IR generation, optimisation, machine code).
   virtual double compile_seconds() const = 0;
 };

@@ -14,22 +14,22 @@
 #include <llvm/Analysis/LoopAnalysisManager.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/IRReader/IRReader.h>
 #include <llvm/Linker/Linker.h>
-#include <llvm/Support/SourceMgr.h>
-#include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/SourceMgr.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/TargetParser/Host.h>
 
 #include <functional>
 #include <map>
-#include <optional>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -113,7 +113,11 @@ void for_each_stmt_for(const Stmt& s, const std::function<void(const ForNode*)>&
 class FuncEmitter {
  public:
   FuncEmitter(llvm::Module& m, const CodegenOptions& opts, llvm::TargetMachine& tm)
-      : C(m.getContext()), M(m), B(m.getContext()), opts_(opts), tm_(tm),
+      : C(m.getContext()),
+        M(m),
+        B(m.getContext()),
+        opts_(opts),
+        tm_(tm),
         gpu_(tm.getTargetTriple().isNVPTX()) {
     if (opts.fast_math) {
       llvm::FastMathFlags fmf;
@@ -134,11 +138,16 @@ class FuncEmitter {
   Type* sreg_type(DType t) {
     switch (t) {
       case DType::Bool: return B.getInt1Ty();
-      case DType::I8: case DType::U8: return B.getInt8Ty();
-      case DType::I16: case DType::U16: return B.getInt16Ty();
-      case DType::I32: case DType::U32: return B.getInt32Ty();
+      case DType::I8:
+      case DType::U8: return B.getInt8Ty();
+      case DType::I16:
+      case DType::U16: return B.getInt16Ty();
+      case DType::I32:
+      case DType::U32: return B.getInt32Ty();
       case DType::I64: return B.getInt64Ty();
-      case DType::F16: case DType::BF16: case DType::F32: return B.getFloatTy();
+      case DType::F16:
+      case DType::BF16:
+      case DType::F32: return B.getFloatTy();
       case DType::F64: return B.getDoubleTy();
       case DType::Handle: return B.getPtrTy();
     }
@@ -147,7 +156,8 @@ class FuncEmitter {
   Type* smem_type(DType t) {
     switch (t) {
       case DType::Bool: return B.getInt8Ty();
-      case DType::F16: case DType::BF16: return B.getInt16Ty();
+      case DType::F16:
+      case DType::BF16: return B.getInt16Ty();
       default: return sreg_type(t);
     }
   }
@@ -217,7 +227,8 @@ class FuncEmitter {
     }
     // integer target
     if (is_float(from)) {
-      llvm::Intrinsic::ID id = is_unsigned_int(to) ? llvm::Intrinsic::fptoui_sat : llvm::Intrinsic::fptosi_sat;
+      llvm::Intrinsic::ID id =
+          is_unsigned_int(to) ? llvm::Intrinsic::fptoui_sat : llvm::Intrinsic::fptosi_sat;
       auto* f = llvm::Intrinsic::getDeclaration(&M, id, {rt, v->getType()});
       return B.CreateCall(f, {v});
     }
@@ -241,7 +252,9 @@ class FuncEmitter {
     return B.CreateSelect(cond, B.CreateBitCast(nb, V(B.getFloatTy())), f);
   }
 
-  llvm::Function* decl(llvm::Intrinsic::ID id, Type* t) { return llvm::Intrinsic::getDeclaration(&M, id, {t}); }
+  llvm::Function* decl(llvm::Intrinsic::ID id, Type* t) {
+    return llvm::Intrinsic::getDeclaration(&M, id, {t});
+  }
   // A libm call; in a vectorized body, one scalar call per lane.
   Value* libm_call(const std::string& name, const std::vector<Value*>& args) {
     Type* t = args[0]->getType();
@@ -333,7 +346,8 @@ class FuncEmitter {
   llvm::FunctionCallee rt_alloc() { return rt_fn("tirc_alloc", B.getPtrTy(), {B.getInt64Ty()}); }
   llvm::FunctionCallee rt_free() { return rt_fn("tirc_free", B.getVoidTy(), {B.getPtrTy()}); }
 
-  llvm::Function* new_function(const std::string& name, llvm::FunctionType* fty, llvm::GlobalValue::LinkageTypes l) {
+  llvm::Function* new_function(const std::string& name, llvm::FunctionType* fty,
+                               llvm::GlobalValue::LinkageTypes l) {
     auto* f = llvm::Function::Create(fty, l, name, M);
     f->addFnAttr(llvm::Attribute::NoUnwind);
     f->addFnAttr("target-cpu", tm_.getTargetCPU());
@@ -353,7 +367,7 @@ class FuncEmitter {
   IRBuilder<> B;
   const CodegenOptions& opts_;
   llvm::TargetMachine& tm_;
-  bool gpu_ = false;   // NVPTX kernel: thread-bound loops read the thread/block index registers
+  bool gpu_ = false;  // NVPTX kernel: thread-bound loops read the thread/block index registers
   int thread_depth_ = 0;
   bool kernel_level_ = false;  // allocating the function-level buffers of a kernel
   int tid_depth_ = 0;          // enclosing threadIdx-bound loops
@@ -395,7 +409,8 @@ Value* FuncEmitter::expr(const Expr& e) {
   switch (e.kind()) {
     case ExprKind::IntImm: {
       auto* n = e.as<IntImmNode>();
-      return llvm::ConstantInt::get(reg_type(n->dtype), static_cast<uint64_t>(n->value), is_signed_int(n->dtype));
+      return llvm::ConstantInt::get(reg_type(n->dtype), static_cast<uint64_t>(n->value),
+                                    is_signed_int(n->dtype));
     }
     case ExprKind::FloatImm: {
       auto* n = e.as<FloatImmNode>();
@@ -460,7 +475,10 @@ Value* FuncEmitter::expr(const Expr& e) {
       Value* saved = old == vars_.end() ? nullptr : old->second;
       vars_[n->var.get()] = v;
       Value* r = expr(n->body);
-      if (saved) vars_[n->var.get()] = saved; else vars_.erase(n->var.get());
+      if (saved)
+        vars_[n->var.get()] = saved;
+      else
+        vars_.erase(n->var.get());
       return r;
     }
     case ExprKind::BufferPtr: {
@@ -524,8 +542,10 @@ Value* FuncEmitter::int_div(BinOp op, DType t, Value* a, Value* b, const Expr& b
     if (floor) {
       // floor: adjust when the remainder is nonzero and its sign differs from the divisor's.
       Value* adj = B.CreateAnd(B.CreateICmpNE(m, zero), B.CreateICmpSLT(B.CreateXor(m, bs), zero));
-      if (is_div) q = B.CreateSub(q, B.CreateZExt(adj, ty));
-      else m = B.CreateSelect(adj, B.CreateAdd(m, bs), m);
+      if (is_div)
+        q = B.CreateSub(q, B.CreateZExt(adj, ty));
+      else
+        m = B.CreateSelect(adj, B.CreateAdd(m, bs), m);
     }
     r = is_div ? q : m;
     if (neg1) r = B.CreateSelect(neg1, is_div ? B.CreateNeg(a) : zero, r);
@@ -629,8 +649,12 @@ Value* FuncEmitter::call(const CallNode* n) {
       case Intrinsic::Abs: return sgn ? B.CreateSelect(B.CreateICmpSLT(a, zero), B.CreateNeg(a), a) : a;
       case Intrinsic::Sign:
         if (!sgn) return B.CreateZExt(B.CreateICmpNE(a, zero), ty);
-        return B.CreateSub(B.CreateZExt(B.CreateICmpSGT(a, zero), ty), B.CreateZExt(B.CreateICmpSLT(a, zero), ty));
-      case Intrinsic::Floor: case Intrinsic::Ceil: case Intrinsic::Round: case Intrinsic::Trunc: return a;
+        return B.CreateSub(B.CreateZExt(B.CreateICmpSGT(a, zero), ty),
+                           B.CreateZExt(B.CreateICmpSLT(a, zero), ty));
+      case Intrinsic::Floor:
+      case Intrinsic::Ceil:
+      case Intrinsic::Round:
+      case Intrinsic::Trunc: return a;
       case Intrinsic::TruncDiv: return int_div(BinOp::Max, at, args[0], args[1], n->args[1]);
       case Intrinsic::TruncMod: return int_div(BinOp::Min, at, args[0], args[1], n->args[1]);
       case Intrinsic::Pow:
@@ -708,7 +732,9 @@ Value* FuncEmitter::call(const CallNode* n) {
       break;
     }
     case Intrinsic::Pow: r = gpu_ ? libm_call("pow", args) : I(llvm::Intrinsic::pow); break;
-    case Intrinsic::TruncDiv: r = B.CreateCall(decl(llvm::Intrinsic::trunc, ft), {B.CreateFDiv(args[0], args[1])}); break;
+    case Intrinsic::TruncDiv:
+      r = B.CreateCall(decl(llvm::Intrinsic::trunc, ft), {B.CreateFDiv(args[0], args[1])});
+      break;
     case Intrinsic::TruncMod: r = B.CreateFRem(args[0], args[1]); break;
   }
   if (!r) throw Error(std::string("codegen: intrinsic ") + intrinsic_name(n->op));
@@ -770,7 +796,10 @@ void FuncEmitter::stmt(const Stmt& s) {
       Value* saved = old == vars_.end() ? nullptr : old->second;
       vars_[n->var.get()] = v;
       stmt(n->body);
-      if (saved) vars_[n->var.get()] = saved; else vars_.erase(n->var.get());
+      if (saved)
+        vars_[n->var.get()] = saved;
+      else
+        vars_.erase(n->var.get());
       return;
     }
     case StmtKind::Seq:
@@ -800,8 +829,10 @@ void FuncEmitter::loop_metadata(llvm::BranchInst* br, const ForNode* n) {
       flag("llvm.loop.vectorize.width", i32md(w));
     }
   } else if (n->for_kind == ForKind::Unrolled) {
-    if (cext) flag("llvm.loop.unroll.full", nullptr);
-    else flag("llvm.loop.unroll.enable", nullptr);
+    if (cext)
+      flag("llvm.loop.unroll.full", nullptr);
+    else
+      flag("llvm.loop.unroll.enable", nullptr);
   }
   auto* id = llvm::MDNode::getDistinct(C, mds);
   id->replaceOperandWith(0, id);
@@ -903,13 +934,17 @@ void FuncEmitter::emit_parallel_for(const ForNode* n, Value* minv, Value* ext) {
   size_t nslots = cvars.size() + cbufs.size() + 1;
   Type* i64 = B.getInt64Ty();
   Value* closure = entry_alloca(i64, B.getInt64(nslots), 8);
-  auto slot = [&](IRBuilder<>& b, Value* base, size_t i) { return b.CreateConstInBoundsGEP1_64(i64, base, i); };
+  auto slot = [&](IRBuilder<>& b, Value* base, size_t i) {
+    return b.CreateConstInBoundsGEP1_64(i64, base, i);
+  };
   B.CreateStore(minv, slot(B, closure, 0));
   for (size_t i = 0; i < cvars.size(); ++i) B.CreateStore(cvars[i].second, slot(B, closure, 1 + i));
-  for (size_t i = 0; i < cbufs.size(); ++i) B.CreateStore(cbufs[i].second, slot(B, closure, 1 + cvars.size() + i));
+  for (size_t i = 0; i < cbufs.size(); ++i)
+    B.CreateStore(cbufs[i].second, slot(B, closure, 1 + cvars.size() + i));
 
   auto* fty = llvm::FunctionType::get(B.getVoidTy(), {i64, i64, B.getPtrTy()}, false);
-  auto* of = new_function(base_name_ + ".parallel." + std::to_string(outlined_++), fty, llvm::GlobalValue::InternalLinkage);
+  auto* of = new_function(base_name_ + ".parallel." + std::to_string(outlined_++), fty,
+                          llvm::GlobalValue::InternalLinkage);
   // Save the emitter state, emit the outlined body, restore.
   auto* saved_fn = fn_;
   auto saved_ip = B.saveIP();
@@ -1024,14 +1059,19 @@ struct VecCheck : IRVisitor {
   void visit(const Stmt& s) override {
     if (!s.defined()) return;
     switch (s.kind()) {
-      case StmtKind::Store: case StmtKind::Seq: case StmtKind::IfThenElse: case StmtKind::LetStmt: break;
+      case StmtKind::Store:
+      case StmtKind::Seq:
+      case StmtKind::IfThenElse:
+      case StmtKind::LetStmt: break;
       default: ok = false; return;
     }
     IRVisitor::visit(s);
   }
   void visit_store(const StoreNode* n) override {
-    if (n->indices.size() != 1) ok = false;
-    else store_idx[n->buffer.get()].push_back(n->indices[0]);
+    if (n->indices.size() != 1)
+      ok = false;
+    else
+      store_idx[n->buffer.get()].push_back(n->indices[0]);
     IRVisitor::visit_store(n);
   }
   void visit_load(const LoadNode* n) override {
@@ -1120,11 +1160,13 @@ Value* FuncEmitter::vload(const LoadNode* n) {
   Value* raw;
   if (coeff && *coeff == 1) {
     Value* p = B.CreateInBoundsGEP(et, buffer_ptr(n->buffer), scalar_index(n->indices[0]));
-    raw = mask_ ? static_cast<Value*>(B.CreateMaskedLoad(vt, p, align, mask_, llvm::Constant::getNullValue(vt)))
-                : static_cast<Value*>(B.CreateAlignedLoad(vt, p, align));
+    raw = mask_
+              ? static_cast<Value*>(B.CreateMaskedLoad(vt, p, align, mask_, llvm::Constant::getNullValue(vt)))
+              : static_cast<Value*>(B.CreateAlignedLoad(vt, p, align));
   } else {
     Value* ptrs = B.CreateInBoundsGEP(et, buffer_ptr(n->buffer), vindex(n->indices[0], coeff));
-    raw = B.CreateMaskedGather(vt, ptrs, align, mask_ ? mask_ : all_lanes(), llvm::Constant::getNullValue(vt));
+    raw =
+        B.CreateMaskedGather(vt, ptrs, align, mask_ ? mask_ : all_lanes(), llvm::Constant::getNullValue(vt));
   }
   return from_mem(t, raw);
 }
@@ -1137,8 +1179,10 @@ void FuncEmitter::vstore(const StoreNode* n) {
   auto coeff = linear_coeff(n->indices[0]);
   if (coeff && *coeff == 1) {
     Value* p = B.CreateInBoundsGEP(et, buffer_ptr(n->buffer), scalar_index(n->indices[0]));
-    if (mask_) B.CreateMaskedStore(v, p, align, mask_);
-    else B.CreateAlignedStore(v, p, align);
+    if (mask_)
+      B.CreateMaskedStore(v, p, align, mask_);
+    else
+      B.CreateAlignedStore(v, p, align);
   } else {
     Value* ptrs = B.CreateInBoundsGEP(et, buffer_ptr(n->buffer), vindex(n->indices[0], coeff));
     B.CreateMaskedScatter(v, ptrs, align, mask_ ? mask_ : all_lanes());
@@ -1171,8 +1215,10 @@ void FuncEmitter::emit_store(const StoreNode* n) {
           if (!expr_identical(ld->indices[i], n->indices[i])) return false;
         return true;
       };
-      if (same(add->a)) other = add->b;
-      else if (same(add->b)) other = add->a;
+      if (same(add->a))
+        other = add->b;
+      else if (same(add->b))
+        other = add->a;
     }
     if (other.defined() && (t == DType::F32 || t == DType::F64 || is_int(t))) {
       Value* v = expr(other);
@@ -1181,7 +1227,8 @@ void FuncEmitter::emit_store(const StoreNode* n) {
       B.CreateAtomicRMW(op, p, v, llvm::MaybeAlign(dtype_bytes(t)), llvm::AtomicOrdering::Monotonic);
       return;
     }
-    if (gpu_) throw Error("nvptx: atomic block storing to " + n->buffer->name + " is not an addition of f32/f64/int");
+    if (gpu_)
+      throw Error("nvptx: atomic block storing to " + n->buffer->name + " is not an addition of f32/f64/int");
     auto lock = rt_fn("tirc_atomic_lock", B.getVoidTy(), {});
     auto unlock = rt_fn("tirc_atomic_unlock", B.getVoidTy(), {});
     B.CreateCall(lock);
@@ -1208,8 +1255,9 @@ std::vector<Value*> FuncEmitter::allocate(const std::vector<Buffer>& buffers) {
         throw Error("nvptx: buffer " + b->name + " has a non-constant size");
       Type* at = llvm::ArrayType::get(smem_type(b->dtype), static_cast<uint64_t>(std::max<int64_t>(cn, 1)));
       if (b->scope == "shared") {
-        auto* g = new llvm::GlobalVariable(M, at, false, llvm::GlobalValue::InternalLinkage, llvm::UndefValue::get(at),
-                                           base_name_ + "." + b->name, nullptr, llvm::GlobalValue::NotThreadLocal, 3);
+        auto* g = new llvm::GlobalVariable(M, at, false, llvm::GlobalValue::InternalLinkage,
+                                           llvm::UndefValue::get(at), base_name_ + "." + b->name, nullptr,
+                                           llvm::GlobalValue::NotThreadLocal, 3);
         g->setAlignment(llvm::Align(16));
         bufs_[b.get()] = B.CreateAddrSpaceCast(g, B.getPtrTy());
       } else {
@@ -1256,7 +1304,8 @@ void FuncEmitter::emit_evaluate(const EvaluateNode* n) {
       B.CreateCall(llvm::Intrinsic::getDeclaration(&M, llvm::Intrinsic::nvvm_barrier0));
       return;
     }
-    throw Error("nvptx: call_extern(\"" + n->extern_name + "\") has no device implementation (only __syncthreads)");
+    throw Error("nvptx: call_extern(\"" + n->extern_name +
+                "\") has no device implementation (only __syncthreads)");
   }
   std::vector<Value*> args;
   std::vector<Type*> types;
@@ -1274,7 +1323,8 @@ void FuncEmitter::emit_evaluate(const EvaluateNode* n) {
 void FuncEmitter::emit_function(const FunctionNode& f) {
   base_name_ = f.name;
   std::vector<Type*> ptys;
-  for (auto& p : f.params) ptys.push_back(p.is_buffer() ? static_cast<Type*>(B.getPtrTy()) : abi_type(p.var.dtype()));
+  for (auto& p : f.params)
+    ptys.push_back(p.is_buffer() ? static_cast<Type*>(B.getPtrTy()) : abi_type(p.var.dtype()));
   for (size_t i = 0; i < f.outputs.size(); ++i) ptys.push_back(B.getPtrTy());
   auto* fty = llvm::FunctionType::get(gpu_ ? B.getVoidTy() : B.getInt32Ty(), ptys, false);
   if (M.getFunction(f.name)) throw Error("codegen: function " + f.name + " is defined twice");
@@ -1284,7 +1334,8 @@ void FuncEmitter::emit_function(const FunctionNode& f) {
       if (l->for_kind == ForKind::ThreadBinding && l->thread_tag != "vthread") bound = true;
     });
     if (!bound)
-      throw Error("nvptx: function " + f.name + " has no loop bound to blockIdx/threadIdx (bind loops with bind())");
+      throw Error("nvptx: function " + f.name +
+                  " has no loop bound to blockIdx/threadIdx (bind loops with bind())");
   }
   auto* fn = new_function(f.name, fty, llvm::GlobalValue::ExternalLinkage);
   fn_ = fn;
@@ -1302,8 +1353,10 @@ void FuncEmitter::emit_function(const FunctionNode& f) {
     } else {
       DType t = p.var.dtype();
       Value* v = arg;
-      if (t == DType::Bool) v = B.CreateICmpNE(arg, B.getInt8(0));
-      else v = round_to(t, v);
+      if (t == DType::Bool)
+        v = B.CreateICmpNE(arg, B.getInt8(0));
+      else
+        v = round_to(t, v);
       vars_[p.var.get()] = v;
     }
   }
@@ -1398,13 +1451,16 @@ static void link_libdevice(llvm::Module& mod) {
   if (const char* env = std::getenv("TIRC_LIBDEVICE")) path = env;
   llvm::SMDiagnostic diag;
   auto lib = llvm::parseIRFile(path, diag, mod.getContext());
-  if (!lib) throw Error(std::string("nvptx: cannot read libdevice (") + path + "; set TIRC_LIBDEVICE): " + diag.getMessage().str());
+  if (!lib)
+    throw Error(std::string("nvptx: cannot read libdevice (") + path +
+                "; set TIRC_LIBDEVICE): " + diag.getMessage().str());
   lib->setTargetTriple(mod.getTargetTriple());
   lib->setDataLayout(mod.getDataLayout());
   if (llvm::Linker::linkModules(mod, std::move(lib), llvm::Linker::LinkOnlyNeeded))
     throw Error("nvptx: linking libdevice failed");
   for (auto& f : mod.functions())
-    if (!f.isDeclaration() && f.getName().starts_with("__nv_")) f.setLinkage(llvm::GlobalValue::InternalLinkage);
+    if (!f.isDeclaration() && f.getName().starts_with("__nv_"))
+      f.setLinkage(llvm::GlobalValue::InternalLinkage);
 }
 
 void build_llvm_functions(llvm::Module& mod, const std::vector<Function>& funcs, const CodegenOptions& opts,

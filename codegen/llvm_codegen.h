@@ -2,12 +2,12 @@
 // headers; only codegen/*.cpp include it (public headers stay LLVM-free for compile time).
 #pragma once
 
-#include <memory>
-#include <vector>
-
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Target/TargetMachine.h>
+
+#include <memory>
+#include <vector>
 
 #include "codegen/codegen.h"
 

@@ -24,19 +24,21 @@ std::string idx_text(const std::vector<int64_t>& v) {
 }
 std::string quoted_block(const std::string* b) { return "block \"" + *b + "\": "; }
 
-[[noreturn, gnu::cold, gnu::noinline]] void oob_error(const std::string* blk, const char* what, const BufInfo* b,
-                                                       const std::vector<int64_t>& idx) {
-  throw Error(quoted_block(blk) + "out-of-bounds " + what + " " + b->name + "[" + idx_text(idx) + "]: " +
-              b->name + " has shape [" + idx_text(b->shape) + "]");
+[[noreturn, gnu::cold, gnu::noinline]] void oob_error(const std::string* blk, const char* what,
+                                                      const BufInfo* b, const std::vector<int64_t>& idx) {
+  throw Error(quoted_block(blk) + "out-of-bounds " + what + " " + b->name + "[" + idx_text(idx) +
+              "]: " + b->name + " has shape [" + idx_text(b->shape) + "]");
 }
-[[noreturn, gnu::cold, gnu::noinline]] void uninit_error(const std::string* blk, const BufInfo* b, int64_t off) {
+[[noreturn, gnu::cold, gnu::noinline]] void uninit_error(const std::string* blk, const BufInfo* b,
+                                                         int64_t off) {
   std::vector<int64_t> idx(b->shape.size());
   for (size_t d = 0; d < idx.size(); ++d) idx[d] = b->shape[d] ? (off / b->strides[d]) % b->shape[d] : 0;
   throw Error(quoted_block(blk) + "read of uninitialised element " + b->name + "[" + idx_text(idx) + "] of " +
               b->role + " buffer " + b->name);
 }
 [[noreturn, gnu::cold, gnu::noinline]] void div0_error(const std::string* blk, const char* op, int64_t a) {
-  throw Error(quoted_block(blk) + "integer division by zero: " + std::string(op) + "(" + std::to_string(a) + ", 0)");
+  throw Error(quoted_block(blk) + "integer division by zero: " + std::string(op) + "(" + std::to_string(a) +
+              ", 0)");
 }
 
 // ---------------------------------------------------------------- index forms
@@ -147,9 +149,12 @@ template <DType D, BinOp OP>
 inline typename Tr<D>::C arith(typename Tr<D>::C u, typename Tr<D>::C v, const std::string* blk) {
   using C = typename Tr<D>::C;
   if constexpr (std::is_same_v<C, int64_t>) {
-    if constexpr (OP == BinOp::Add) return Tr<D>::fix(add_wrap(u, v));
-    else if constexpr (OP == BinOp::Sub) return Tr<D>::fix(sub_wrap(u, v));
-    else if constexpr (OP == BinOp::Mul) return Tr<D>::fix(mul_wrap(u, v));
+    if constexpr (OP == BinOp::Add)
+      return Tr<D>::fix(add_wrap(u, v));
+    else if constexpr (OP == BinOp::Sub)
+      return Tr<D>::fix(sub_wrap(u, v));
+    else if constexpr (OP == BinOp::Mul)
+      return Tr<D>::fix(mul_wrap(u, v));
     else if constexpr (OP == BinOp::Div) {
       if (v == 0) div0_error(blk, "truncdiv", u);
       return Tr<D>::fix(truncdiv_int(u, v));
@@ -159,18 +164,28 @@ inline typename Tr<D>::C arith(typename Tr<D>::C u, typename Tr<D>::C v, const s
     } else if constexpr (OP == BinOp::FloorMod) {
       if (v == 0) div0_error(blk, "floormod", u);
       return Tr<D>::fix(floormod_int(u, v));
-    } else if constexpr (OP == BinOp::Min) return u < v ? u : v;
-    else return u > v ? u : v;
+    } else if constexpr (OP == BinOp::Min)
+      return u < v ? u : v;
+    else
+      return u > v ? u : v;
   } else {
     (void)blk;
-    if constexpr (OP == BinOp::Add) return Tr<D>::fix(u + v);
-    else if constexpr (OP == BinOp::Sub) return Tr<D>::fix(u - v);
-    else if constexpr (OP == BinOp::Mul) return Tr<D>::fix(u * v);
-    else if constexpr (OP == BinOp::Div) return Tr<D>::fix(u / v);
-    else if constexpr (OP == BinOp::FloorDiv) return Tr<D>::fix(floordiv_float(u, v));
-    else if constexpr (OP == BinOp::FloorMod) return Tr<D>::fix(floormod_float(u, v));
-    else if constexpr (OP == BinOp::Min) return min_float(u, v);
-    else return max_float(u, v);
+    if constexpr (OP == BinOp::Add)
+      return Tr<D>::fix(u + v);
+    else if constexpr (OP == BinOp::Sub)
+      return Tr<D>::fix(u - v);
+    else if constexpr (OP == BinOp::Mul)
+      return Tr<D>::fix(u * v);
+    else if constexpr (OP == BinOp::Div)
+      return Tr<D>::fix(u / v);
+    else if constexpr (OP == BinOp::FloorDiv)
+      return Tr<D>::fix(floordiv_float(u, v));
+    else if constexpr (OP == BinOp::FloorMod)
+      return Tr<D>::fix(floormod_float(u, v));
+    else if constexpr (OP == BinOp::Min)
+      return min_float(u, v);
+    else
+      return max_float(u, v);
   }
 }
 
@@ -215,12 +230,18 @@ struct Cmp final : E<int64_t> {
   EP<C> a, b;
   int64_t ev(Ctx& x) const override {
     C u = a->ev(x), v = b->ev(x);
-    if constexpr (OP == BinOp::EQ) return u == v;
-    else if constexpr (OP == BinOp::NE) return u != v;
-    else if constexpr (OP == BinOp::LT) return u < v;
-    else if constexpr (OP == BinOp::LE) return u <= v;
-    else if constexpr (OP == BinOp::GT) return u > v;
-    else return u >= v;
+    if constexpr (OP == BinOp::EQ)
+      return u == v;
+    else if constexpr (OP == BinOp::NE)
+      return u != v;
+    else if constexpr (OP == BinOp::LT)
+      return u < v;
+    else if constexpr (OP == BinOp::LE)
+      return u <= v;
+    else if constexpr (OP == BinOp::GT)
+      return u > v;
+    else
+      return u >= v;
   }
 };
 
@@ -230,8 +251,10 @@ struct Logic final : E<int64_t> {
   int64_t ev(Ctx& x) const override {
     // Both sides are evaluated (LANGUAGE.md): no short circuit.
     int64_t u = a->ev(x), v = b->ev(x);
-    if constexpr (OP == BinOp::And) return (u != 0) & (v != 0);
-    else return (u != 0) | (v != 0);
+    if constexpr (OP == BinOp::And)
+      return (u != 0) & (v != 0);
+    else
+      return (u != 0) | (v != 0);
   }
 };
 
@@ -240,8 +263,10 @@ struct Neg final : E<typename Tr<D>::C> {
   using C = typename Tr<D>::C;
   EP<C> a;
   C ev(Ctx& x) const override {
-    if constexpr (std::is_same_v<C, int64_t>) return Tr<D>::fix(neg_wrap(a->ev(x)));
-    else return -a->ev(x);
+    if constexpr (std::is_same_v<C, int64_t>)
+      return Tr<D>::fix(neg_wrap(a->ev(x)));
+    else
+      return -a->ev(x);
   }
 };
 struct Not final : E<int64_t> {
@@ -256,31 +281,54 @@ struct Call1 final : E<typename Tr<D>::C> {
   C ev(Ctx& x) const override {
     C u = a->ev(x);
     if constexpr (std::is_same_v<C, int64_t>) {
-      if constexpr (F == Intrinsic::Abs) return Tr<D>::fix(u < 0 ? neg_wrap(u) : u);
-      else if constexpr (F == Intrinsic::Sign) return u > 0 ? 1 : (u < 0 ? Tr<D>::fix(-1) : 0);
-      else return u;  // floor/ceil/round/trunc of an integer
+      if constexpr (F == Intrinsic::Abs)
+        return Tr<D>::fix(u < 0 ? neg_wrap(u) : u);
+      else if constexpr (F == Intrinsic::Sign)
+        return u > 0 ? 1 : (u < 0 ? Tr<D>::fix(-1) : 0);
+      else
+        return u;  // floor/ceil/round/trunc of an integer
     } else {
       C r;
-      if constexpr (F == Intrinsic::Exp) r = std::exp(u);
-      else if constexpr (F == Intrinsic::Log) r = std::log(u);
-      else if constexpr (F == Intrinsic::Log2) r = std::log2(u);
-      else if constexpr (F == Intrinsic::Log10) r = std::log10(u);
-      else if constexpr (F == Intrinsic::Log1p) r = std::log1p(u);
-      else if constexpr (F == Intrinsic::Expm1) r = std::expm1(u);
-      else if constexpr (F == Intrinsic::Sqrt) r = std::sqrt(u);
-      else if constexpr (F == Intrinsic::Rsqrt) r = C(1) / std::sqrt(u);
-      else if constexpr (F == Intrinsic::Sin) r = std::sin(u);
-      else if constexpr (F == Intrinsic::Cos) r = std::cos(u);
-      else if constexpr (F == Intrinsic::Tan) r = std::tan(u);
-      else if constexpr (F == Intrinsic::Tanh) r = std::tanh(u);
-      else if constexpr (F == Intrinsic::Sigmoid) r = C(1) / (C(1) + std::exp(-u));
-      else if constexpr (F == Intrinsic::Erf) r = std::erf(u);
-      else if constexpr (F == Intrinsic::Abs) r = std::fabs(u);
-      else if constexpr (F == Intrinsic::Floor) r = std::floor(u);
-      else if constexpr (F == Intrinsic::Ceil) r = std::ceil(u);
-      else if constexpr (F == Intrinsic::Round) r = round_even(u);
-      else if constexpr (F == Intrinsic::Trunc) r = std::trunc(u);
-      else r = sign_float(u);
+      if constexpr (F == Intrinsic::Exp)
+        r = std::exp(u);
+      else if constexpr (F == Intrinsic::Log)
+        r = std::log(u);
+      else if constexpr (F == Intrinsic::Log2)
+        r = std::log2(u);
+      else if constexpr (F == Intrinsic::Log10)
+        r = std::log10(u);
+      else if constexpr (F == Intrinsic::Log1p)
+        r = std::log1p(u);
+      else if constexpr (F == Intrinsic::Expm1)
+        r = std::expm1(u);
+      else if constexpr (F == Intrinsic::Sqrt)
+        r = std::sqrt(u);
+      else if constexpr (F == Intrinsic::Rsqrt)
+        r = C(1) / std::sqrt(u);
+      else if constexpr (F == Intrinsic::Sin)
+        r = std::sin(u);
+      else if constexpr (F == Intrinsic::Cos)
+        r = std::cos(u);
+      else if constexpr (F == Intrinsic::Tan)
+        r = std::tan(u);
+      else if constexpr (F == Intrinsic::Tanh)
+        r = std::tanh(u);
+      else if constexpr (F == Intrinsic::Sigmoid)
+        r = C(1) / (C(1) + std::exp(-u));
+      else if constexpr (F == Intrinsic::Erf)
+        r = std::erf(u);
+      else if constexpr (F == Intrinsic::Abs)
+        r = std::fabs(u);
+      else if constexpr (F == Intrinsic::Floor)
+        r = std::floor(u);
+      else if constexpr (F == Intrinsic::Ceil)
+        r = std::ceil(u);
+      else if constexpr (F == Intrinsic::Round)
+        r = round_even(u);
+      else if constexpr (F == Intrinsic::Trunc)
+        r = std::trunc(u);
+      else
+        r = sign_float(u);
       return Tr<D>::fix(r);
     }
   }
@@ -309,8 +357,10 @@ struct Call2 final : E<typename Tr<D>::C> {
     } else {
       if constexpr (F == Intrinsic::Pow) return Tr<D>::fix(std::pow(u, v));
       // Two operations, each rounded to the dtype (as NumPy's np.trunc(a / b)).
-      else if constexpr (F == Intrinsic::TruncDiv) return Tr<D>::fix(std::trunc(Tr<D>::fix(u / v)));
-      else return Tr<D>::fix(std::fmod(u, v));
+      else if constexpr (F == Intrinsic::TruncDiv)
+        return Tr<D>::fix(std::trunc(Tr<D>::fix(u / v)));
+      else
+        return Tr<D>::fix(std::fmod(u, v));
     }
   }
 };
@@ -320,23 +370,38 @@ template <DType To, class C1>
 inline typename Tr<To>::C convert(C1 x) {
   using C2 = typename Tr<To>::C;
   if constexpr (std::is_same_v<C1, int64_t>) {
-    if constexpr (std::is_same_v<C2, int64_t>) return wrap_int(To, x);
-    else if constexpr (To == DType::F32) return static_cast<float>(x);
-    else if constexpr (To == DType::F64) return static_cast<double>(x);
-    else if constexpr (To == DType::F16) return double_to_f16(static_cast<double>(x));
-    else return double_to_bf16(static_cast<double>(x));
+    if constexpr (std::is_same_v<C2, int64_t>)
+      return wrap_int(To, x);
+    else if constexpr (To == DType::F32)
+      return static_cast<float>(x);
+    else if constexpr (To == DType::F64)
+      return static_cast<double>(x);
+    else if constexpr (To == DType::F16)
+      return double_to_f16(static_cast<double>(x));
+    else
+      return double_to_bf16(static_cast<double>(x));
   } else if constexpr (std::is_same_v<C1, float>) {
-    if constexpr (std::is_same_v<C2, int64_t>) return float_to_int(To, x);
-    else if constexpr (To == DType::F32) return x;
-    else if constexpr (To == DType::F64) return static_cast<double>(x);
-    else if constexpr (To == DType::F16) return round_f16(x);
-    else return round_bf16(x);
+    if constexpr (std::is_same_v<C2, int64_t>)
+      return float_to_int(To, x);
+    else if constexpr (To == DType::F32)
+      return x;
+    else if constexpr (To == DType::F64)
+      return static_cast<double>(x);
+    else if constexpr (To == DType::F16)
+      return round_f16(x);
+    else
+      return round_bf16(x);
   } else {
-    if constexpr (std::is_same_v<C2, int64_t>) return float_to_int(To, x);
-    else if constexpr (To == DType::F32) return static_cast<float>(x);
-    else if constexpr (To == DType::F64) return x;
-    else if constexpr (To == DType::F16) return double_to_f16(x);
-    else return double_to_bf16(x);
+    if constexpr (std::is_same_v<C2, int64_t>)
+      return float_to_int(To, x);
+    else if constexpr (To == DType::F32)
+      return static_cast<float>(x);
+    else if constexpr (To == DType::F64)
+      return x;
+    else if constexpr (To == DType::F16)
+      return double_to_f16(x);
+    else
+      return double_to_bf16(x);
   }
 }
 
@@ -476,8 +541,10 @@ struct IfS final : S {
   EP<int64_t> c;
   SP a, b;
   void run(Ctx& x) const override {
-    if (c->ev(x)) a->run(x);
-    else if (b) b->run(x);
+    if (c->ev(x))
+      a->run(x);
+    else if (b)
+      b->run(x);
   }
 };
 struct LetS final : S {
@@ -590,9 +657,12 @@ template <class C>
 AnyE wrap(DType dt, EP<C> p) {
   AnyE r;
   r.dt = dt;
-  if constexpr (std::is_same_v<C, int64_t>) r.i = std::move(p);
-  else if constexpr (std::is_same_v<C, float>) r.f = std::move(p);
-  else r.d = std::move(p);
+  if constexpr (std::is_same_v<C, int64_t>)
+    r.i = std::move(p);
+  else if constexpr (std::is_same_v<C, float>)
+    r.f = std::move(p);
+  else
+    r.d = std::move(p);
   return r;
 }
 template <class C, class Node>
@@ -623,8 +693,10 @@ struct Aff {
     c += s * o.c;
     for (auto& [r, k] : o.t) {
       auto it = std::find_if(t.begin(), t.end(), [&](auto& p) { return p.first == r; });
-      if (it == t.end()) t.push_back({r, s * k});
-      else it->second += s * k;
+      if (it == t.end())
+        t.push_back({r, s * k});
+      else
+        it->second += s * k;
     }
     t.erase(std::remove_if(t.begin(), t.end(), [](auto& p) { return p.second == 0; }), t.end());
   }
@@ -838,7 +910,8 @@ class Compiler {
       }
     }
     if (auto* n = e.as<CastNode>()) {
-      if (is_int(n->dtype) && is_int(n->value.dtype()) && fits(iv(n->value), n->dtype)) return affine(n->value, out);
+      if (is_int(n->dtype) && is_int(n->value.dtype()) && fits(iv(n->value), n->dtype))
+        return affine(n->value, out);
     }
     return false;
   }
@@ -881,12 +954,16 @@ class Compiler {
     return by_cat(t, [&](auto c) -> AnyE {
       using C = decltype(c);
       C v;
-      if constexpr (std::is_same_v<C, int64_t>) v = is_f ? float_to_int(t, dv) : wrap_int(t, iv);
+      if constexpr (std::is_same_v<C, int64_t>)
+        v = is_f ? float_to_int(t, dv) : wrap_int(t, iv);
       else {
         double d = is_f ? dv : static_cast<double>(iv);
-        if (t == DType::F16) v = double_to_f16(d);
-        else if (t == DType::BF16) v = double_to_bf16(d);
-        else v = static_cast<C>(d);
+        if (t == DType::F16)
+          v = double_to_f16(d);
+        else if (t == DType::BF16)
+          v = double_to_bf16(d);
+        else
+          v = static_cast<C>(d);
       }
       return wrapn<C>(t, new ConstE<C>(v));
     });
@@ -956,8 +1033,9 @@ class Compiler {
         bool ite = e.kind() == ExprKind::IfThenElse;
         DType t = eff(n->t.dtype());
         if (eff(n->f.dtype()) != t)
-          throw Error(quoted_block(blk_) + "select arms have different dtypes " + std::string(dtype_name(n->t.dtype())) +
-                      " and " + std::string(dtype_name(n->f.dtype())));
+          throw Error(quoted_block(blk_) + "select arms have different dtypes " +
+                      std::string(dtype_name(n->t.dtype())) + " and " +
+                      std::string(dtype_name(n->f.dtype())));
         return by_cat(t, [&](auto c) -> AnyE {
           using C = decltype(c);
           if (ite) {
@@ -1000,7 +1078,8 @@ class Compiler {
   std::unique_ptr<Setter> set_reg(const Var& v, const Expr& value) {
     DType t = eff(value.dtype());
     if (eff(v.dtype()) != t)
-      throw Error(quoted_block(blk_) + "let " + v.name() + ": value of dtype " + std::string(dtype_name(value.dtype())));
+      throw Error(quoted_block(blk_) + "let " + v.name() + ": value of dtype " +
+                  std::string(dtype_name(value.dtype())));
     int r = bind_reg(v);
     return by_cat(t, [&](auto c) -> std::unique_ptr<Setter> {
       using C = decltype(c);
@@ -1019,8 +1098,9 @@ class Compiler {
     a.info = out_.bufs[a.slot].get();
     a.blk = blk_;
     if (indices.size() != a.info->shape.size())
-      throw Error(quoted_block(blk_) + "buffer " + buf->name + " has " + std::to_string(a.info->shape.size()) +
-                  " dimensions but is indexed with " + std::to_string(indices.size()));
+      throw Error(quoted_block(blk_) + "buffer " + buf->name + " has " +
+                  std::to_string(a.info->shape.size()) + " dimensions but is indexed with " +
+                  std::to_string(indices.size()));
     bool all_proven = true, all_affine = true;
     Aff total;
     for (size_t d = 0; d < indices.size(); ++d) {
@@ -1028,8 +1108,10 @@ class Compiler {
       bool proven = r.lo >= 0 && r.hi < a.info->shape[d];
       all_proven &= proven;
       Aff x;
-      if (affine(indices[d], &x) && fits(r, indices[d].dtype())) total.add(x, a.info->strides[d]);
-      else all_affine = false;
+      if (affine(indices[d], &x) && fits(r, indices[d].dtype()))
+        total.add(x, a.info->strides[d]);
+      else
+        all_affine = false;
       a.check.push_back(!proven);
     }
     *is_flat = all_proven && all_affine && total.t.size() <= Index::kMaxTerms;
@@ -1164,8 +1246,8 @@ class Compiler {
   AnyE call(const CallNode* n) {
     const char* name = intrinsic_name(n->op);
     if (static_cast<int>(n->args.size()) != intrinsic_arity(n->op))
-      throw Error(quoted_block(blk_) + std::string(name) + " takes " + std::to_string(intrinsic_arity(n->op)) +
-                  " arguments");
+      throw Error(quoted_block(blk_) + std::string(name) + " takes " +
+                  std::to_string(intrinsic_arity(n->op)) + " arguments");
     DType t = eff(n->args[0].dtype());
     for (auto& a : n->args)
       if (eff(a.dtype()) != t)
@@ -1190,12 +1272,26 @@ class Compiler {
         return wrapn<C>(D, p);
       };
       switch (n->op) {
-#define TIRC_C1(F) \
-  case Intrinsic::F: return mk1(new Call1<D, Intrinsic::F>);
-        TIRC_C1(Exp) TIRC_C1(Log) TIRC_C1(Log2) TIRC_C1(Log10) TIRC_C1(Log1p) TIRC_C1(Expm1) TIRC_C1(Sqrt)
-        TIRC_C1(Rsqrt) TIRC_C1(Sin) TIRC_C1(Cos) TIRC_C1(Tan) TIRC_C1(Tanh) TIRC_C1(Sigmoid) TIRC_C1(Erf)
-        TIRC_C1(Abs) TIRC_C1(Floor) TIRC_C1(Ceil) TIRC_C1(Round) TIRC_C1(Trunc) TIRC_C1(Sign)
-#undef TIRC_C1
+        case Intrinsic::Exp: return mk1(new Call1<D, Intrinsic::Exp>);
+        case Intrinsic::Log: return mk1(new Call1<D, Intrinsic::Log>);
+        case Intrinsic::Log2: return mk1(new Call1<D, Intrinsic::Log2>);
+        case Intrinsic::Log10: return mk1(new Call1<D, Intrinsic::Log10>);
+        case Intrinsic::Log1p: return mk1(new Call1<D, Intrinsic::Log1p>);
+        case Intrinsic::Expm1: return mk1(new Call1<D, Intrinsic::Expm1>);
+        case Intrinsic::Sqrt: return mk1(new Call1<D, Intrinsic::Sqrt>);
+        case Intrinsic::Rsqrt: return mk1(new Call1<D, Intrinsic::Rsqrt>);
+        case Intrinsic::Sin: return mk1(new Call1<D, Intrinsic::Sin>);
+        case Intrinsic::Cos: return mk1(new Call1<D, Intrinsic::Cos>);
+        case Intrinsic::Tan: return mk1(new Call1<D, Intrinsic::Tan>);
+        case Intrinsic::Tanh: return mk1(new Call1<D, Intrinsic::Tanh>);
+        case Intrinsic::Sigmoid: return mk1(new Call1<D, Intrinsic::Sigmoid>);
+        case Intrinsic::Erf: return mk1(new Call1<D, Intrinsic::Erf>);
+        case Intrinsic::Abs: return mk1(new Call1<D, Intrinsic::Abs>);
+        case Intrinsic::Floor: return mk1(new Call1<D, Intrinsic::Floor>);
+        case Intrinsic::Ceil: return mk1(new Call1<D, Intrinsic::Ceil>);
+        case Intrinsic::Round: return mk1(new Call1<D, Intrinsic::Round>);
+        case Intrinsic::Trunc: return mk1(new Call1<D, Intrinsic::Trunc>);
+        case Intrinsic::Sign: return mk1(new Call1<D, Intrinsic::Sign>);
         case Intrinsic::Pow: return mk2(new Call2<D, Intrinsic::Pow>);
         case Intrinsic::TruncDiv: return mk2(new Call2<D, Intrinsic::TruncDiv>);
         case Intrinsic::TruncMod: return mk2(new Call2<D, Intrinsic::TruncMod>);
@@ -1321,7 +1417,8 @@ class Compiler {
     const std::string* outer = blk_;
     blk_ = p->blk;
     int64_t pv;
-    if (n->predicate.defined() && !(is_const_int(n->predicate, &pv) && pv != 0)) p->pred = cx<int64_t>(n->predicate);
+    if (n->predicate.defined() && !(is_const_int(n->predicate, &pv) && pv != 0))
+      p->pred = cx<int64_t>(n->predicate);
     std::vector<std::pair<const VarNode*, Iv>> saved;
     std::vector<Iv> new_ivs;
     for (size_t i = 0; i < b.iter_vars.size(); ++i) {
@@ -1418,8 +1515,9 @@ class Compiler {
     Access a = access(n->buffer, n->indices, &flat, &is_flat);
     DType t = a.info->dtype;
     if (eff(n->value.dtype()) != t)
-      throw Error(quoted_block(blk_) + "store of a " + std::string(dtype_name(n->value.dtype())) + " value into " +
-                  n->buffer->name + " of dtype " + std::string(dtype_name(n->buffer->dtype)));
+      throw Error(quoted_block(blk_) + "store of a " + std::string(dtype_name(n->value.dtype())) +
+                  " value into " + n->buffer->name + " of dtype " +
+                  std::string(dtype_name(n->buffer->dtype)));
     return with_dtype(t, [&](auto dt) -> SP {
       constexpr DType D = decltype(dt)::value;
       using C = typename Tr<D>::C;
@@ -1476,7 +1574,9 @@ int64_t eval_int_expr(const Expr& e, const ScalarEnv& env) {
       case BinOp::FloorDiv:
       case BinOp::FloorMod:
         if (b == 0) throw Error("integer division by zero in a shape expression");
-        r = n->op == BinOp::FloorMod ? floormod_int(a, b) : n->op == BinOp::FloorDiv ? floordiv_int(a, b) : truncdiv_int(a, b);
+        r = n->op == BinOp::FloorMod   ? floormod_int(a, b)
+            : n->op == BinOp::FloorDiv ? floordiv_int(a, b)
+                                       : truncdiv_int(a, b);
         break;
       case BinOp::Min: r = std::min(a, b); break;
       case BinOp::Max: r = std::max(a, b); break;
@@ -1492,7 +1592,8 @@ int64_t eval_int_expr(const Expr& e, const ScalarEnv& env) {
     }
     return wrap_int(n->dtype, r);
   }
-  if (auto* n = as_select_like(e)) return eval_int_expr(n->cond, env) ? eval_int_expr(n->t, env) : eval_int_expr(n->f, env);
+  if (auto* n = as_select_like(e))
+    return eval_int_expr(n->cond, env) ? eval_int_expr(n->t, env) : eval_int_expr(n->f, env);
   throw Error("expression is not an integer of literals and scalar parameters");
 }
 

@@ -118,10 +118,11 @@ class Program final : public InterpProgram {
         const NDArray& a = it->second;
         DType declared = p.buffer->dtype;
         if (!a.defined()) throw Error("input for parameter " + p.name() + " is empty");
-        bool ok = a.dtype() == declared || (opts_.promote_f64 && is_float(declared) && a.dtype() == DType::F64);
+        bool ok =
+            a.dtype() == declared || (opts_.promote_f64 && is_float(declared) && a.dtype() == DType::F64);
         if (!ok)
-          throw Error("parameter " + p.name() + ": expected dtype " + std::string(dtype_name(declared)) + ", got " +
-                      std::string(dtype_name(a.dtype())));
+          throw Error("parameter " + p.name() + ": expected dtype " + std::string(dtype_name(declared)) +
+                      ", got " + std::string(dtype_name(a.dtype())));
         if (a.shape() != b.shape)
           throw Error("parameter " + p.name() + ": expected shape " + shape_text(b.shape) + ", got " +
                       shape_text(a.shape()));
@@ -155,7 +156,8 @@ class Program final : public InterpProgram {
     cf.root->run(ctx);
     if (stats) {
       stats->block_executions.clear();
-      for (size_t i = 0; i < cf.block_names.size(); ++i) stats->block_executions[*cf.block_names[i]] += counts[i];
+      for (size_t i = 0; i < cf.block_names.size(); ++i)
+        stats->block_executions[*cf.block_names[i]] += counts[i];
     }
     return outputs;
   }
@@ -188,23 +190,31 @@ std::vector<int64_t> eval_shape(const Buffer& b, const ArgMap& scalars) {
     std::vector<const VarNode*> vars;
     std::function<void(const Expr&)> walk = [&](const Expr& x) {
       if (!x.defined()) return;
-      if (auto* v = x.as<VarNode>()) vars.push_back(v);
-      else if (auto* n = x.as<BinaryNode>()) walk(n->a), walk(n->b);
-      else if (auto* n = x.as<UnaryNode>()) walk(n->a);
-      else if (auto* n = x.as<CastNode>()) walk(n->value);
+      if (auto* v = x.as<VarNode>())
+        vars.push_back(v);
+      else if (auto* n = x.as<BinaryNode>())
+        walk(n->a), walk(n->b);
+      else if (auto* n = x.as<UnaryNode>())
+        walk(n->a);
+      else if (auto* n = x.as<CastNode>())
+        walk(n->value);
       else if (auto* n = x.as<CallNode>()) {
         for (auto& a : n->args) walk(a);
-      } else if (auto* n = as_select_like(x)) walk(n->cond), walk(n->t), walk(n->f);
+      } else if (auto* n = as_select_like(x))
+        walk(n->cond), walk(n->t), walk(n->f);
     };
     walk(e);
     for (auto* v : vars) {
       auto it = scalars.find(v->name);
       if (it == scalars.end())
-        throw Error("shape of buffer " + b->name + " uses scalar parameter " + v->name + ", which is not given");
+        throw Error("shape of buffer " + b->name + " uses scalar parameter " + v->name +
+                    ", which is not given");
       ScalarVal sv;
-      if (is_float(v->dtype)) sv.d = it->second.get(0);
-      else sv.i = it->second.dtype() == DType::I64 ? it->second.ptr<int64_t>()[0]
-                                                   : static_cast<int64_t>(it->second.get(0));
+      if (is_float(v->dtype))
+        sv.d = it->second.get(0);
+      else
+        sv.i = it->second.dtype() == DType::I64 ? it->second.ptr<int64_t>()[0]
+                                                : static_cast<int64_t>(it->second.get(0));
       env[v] = sv;
     }
     int64_t d = interp::eval_int_expr(e, env);
@@ -238,8 +248,10 @@ void fill_random(NDArray& a, const Param& p, uint64_t seed) {
   for (int64_t i = 0; i < a.numel(); ++i) {
     uint64_t r = span == 0 ? rng() : rng() % span;
     int64_t v = static_cast<int64_t>(static_cast<uint64_t>(lo) + r);
-    if (a.dtype() == DType::I64) a.ptr<int64_t>()[i] = v;
-    else a.set(i, static_cast<double>(v));
+    if (a.dtype() == DType::I64)
+      a.ptr<int64_t>()[i] = v;
+    else
+      a.set(i, static_cast<double>(v));
   }
 }
 }  // namespace
@@ -260,7 +272,8 @@ ArgMap random_inputs(const FunctionNode& f, uint64_t seed, const ArgMap& given) 
       DType t = p.var.dtype();
       if (!p.range && !is_float(t) && t != DType::Bool)
         throw Error("scalar parameter " + p.name() + " must be given: use --input " + p.name() +
-                    "=VALUE (or declare a range, " + p.name() + ": " + std::string(dtype_name(t)) + " in [LO, HI])");
+                    "=VALUE (or declare a range, " + p.name() + ": " + std::string(dtype_name(t)) +
+                    " in [LO, HI])");
       NDArray a(t, {});
       fill_random(a, p, seed);
       scalars[p.name()] = out[p.name()] = a;

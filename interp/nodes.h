@@ -26,11 +26,17 @@ union Val {
 template <class C>
 inline C& reg(Val& v);
 template <>
-inline int64_t& reg<int64_t>(Val& v) { return v.i; }
+inline int64_t& reg<int64_t>(Val& v) {
+  return v.i;
+}
 template <>
-inline float& reg<float>(Val& v) { return v.f; }
+inline float& reg<float>(Val& v) {
+  return v.f;
+}
 template <>
-inline double& reg<double>(Val& v) { return v.d; }
+inline double& reg<double>(Val& v) {
+  return v.d;
+}
 
 // Run-time state of one buffer slot.
 struct BufState {
@@ -60,14 +66,14 @@ struct BufInfo {
 // ---- dtype traits: storage type St, compute type C, load/store/rounding ----
 template <DType D>
 struct Tr;
-#define TIRC_INT_TRAIT(DT, ST)                                      \
-  template <>                                                       \
-  struct Tr<DType::DT> {                                            \
-    using St = ST;                                                  \
-    using C = int64_t;                                              \
-    static C ld(St s) { return static_cast<C>(s); }                 \
-    static St st(C c) { return static_cast<St>(c); }                \
-    static C fix(C c) { return wrap_int(DType::DT, c); }            \
+#define TIRC_INT_TRAIT(DT, ST)                           \
+  template <>                                            \
+  struct Tr<DType::DT> {                                 \
+    using St = ST;                                       \
+    using C = int64_t;                                   \
+    static C ld(St s) { return static_cast<C>(s); }      \
+    static St st(C c) { return static_cast<St>(c); }     \
+    static C fix(C c) { return wrap_int(DType::DT, c); } \
   };
 TIRC_INT_TRAIT(I8, int8_t)
 TIRC_INT_TRAIT(I16, int16_t)

@@ -2,8 +2,8 @@
 
 #include <cerrno>
 #include <cmath>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -35,8 +35,10 @@ bool ends_with(const std::string& s, const std::string& suf) {
 std::string fmt_value(double v, DType t) {
   char buf[64];
   if (std::isnan(v)) return "nan";  // as NumPy prints it, whatever the sign bit
-  if (!is_float(t)) snprintf(buf, sizeof buf, "%.0f", v);
-  else snprintf(buf, sizeof buf, "%.6g", v);
+  if (!is_float(t))
+    snprintf(buf, sizeof buf, "%.0f", v);
+  else
+    snprintf(buf, sizeof buf, "%.6g", v);
   return buf;
 }
 
@@ -52,7 +54,8 @@ Engine find_engine(const std::string& name) {
   auto it = engines().find(name);
   if (it != engines().end()) return it->second;
   if (name == "jit")
-    throw Error("engine 'jit' is not available: the LLVM JIT is not built into this tirc (use --engine interp)");
+    throw Error(
+        "engine 'jit' is not available: the LLVM JIT is not built into this tirc (use --engine interp)");
   throw Error("unknown engine '" + name + "' (expected interp or jit)");
 }
 
@@ -60,29 +63,36 @@ NDArray parse_scalar_value(const std::string& text, DType t, const std::string& 
   NDArray a(t, {});
   std::string s = text;
   if (t == DType::Bool) {
-    if (s == "true" || s == "True" || s == "1") a.set(0, 1);
-    else if (s == "false" || s == "False" || s == "0") a.set(0, 0);
-    else throw Error(what + ": '" + text + "' is not a bool (true/false)");
+    if (s == "true" || s == "True" || s == "1")
+      a.set(0, 1);
+    else if (s == "false" || s == "False" || s == "0")
+      a.set(0, 0);
+    else
+      throw Error(what + ": '" + text + "' is not a bool (true/false)");
     return a;
   }
   if (is_float(t)) {
     char* end = nullptr;
     double v = std::strtod(s.c_str(), &end);
     if (s.empty() || *end != '\0') throw Error(what + ": '" + text + "' is not a number");
-    if (t == DType::F16) a.ptr<uint16_t>()[0] = float_to_half(interp::double_to_float_odd(v));
-    else if (t == DType::BF16) a.ptr<uint16_t>()[0] = float_to_bf16(interp::double_to_float_odd(v));
-    else a.set(0, v);
+    if (t == DType::F16)
+      a.ptr<uint16_t>()[0] = float_to_half(interp::double_to_float_odd(v));
+    else if (t == DType::BF16)
+      a.ptr<uint16_t>()[0] = float_to_bf16(interp::double_to_float_odd(v));
+    else
+      a.set(0, v);
     return a;
   }
   char* end = nullptr;
   errno = 0;
   long long v = std::strtoll(s.c_str(), &end, 10);
-  if (s.empty() || *end != '\0' || errno == ERANGE)
-    throw Error(what + ": '" + text + "' is not an integer");
+  if (s.empty() || *end != '\0' || errno == ERANGE) throw Error(what + ": '" + text + "' is not an integer");
   if (v < interp::int_min_of(t) || v > interp::int_max_of(t))
     throw Error(what + ": " + text + " is out of range for " + std::string(dtype_name(t)));
-  if (t == DType::I64) a.ptr<int64_t>()[0] = v;
-  else a.set(0, static_cast<double>(v));
+  if (t == DType::I64)
+    a.ptr<int64_t>()[0] = v;
+  else
+    a.set(0, static_cast<double>(v));
   return a;
 }
 
@@ -109,7 +119,8 @@ ArgMap parse_input_specs(const FunctionNode& f, const std::vector<std::string>& 
         throw Error("parameter " + name + ": " + e.what());
       }
       if (!p->is_buffer()) {
-        if (a.numel() != 1) throw Error("parameter " + name + " (" + val + "): a scalar needs a single value");
+        if (a.numel() != 1)
+          throw Error("parameter " + name + " (" + val + "): a scalar needs a single value");
         NDArray s(t, {});
         std::memcpy(s.data(), a.data(), dtype_bytes(t));
         a = s;
@@ -162,8 +173,8 @@ std::vector<std::pair<std::string, std::string>> parse_output_specs(const Functi
 std::string summarize_output(const std::string& name, const NDArray& a, int first) {
   double sum = 0;
   for (int64_t i = 0; i < a.numel(); ++i) sum += a.get(i);
-  std::string s = name + ": " + describe(a) + " sum=" + fmt_value(sum, is_float(a.dtype()) ? DType::F64 : DType::I64) +
-                  " first=[";
+  std::string s = name + ": " + describe(a) +
+                  " sum=" + fmt_value(sum, is_float(a.dtype()) ? DType::F64 : DType::I64) + " first=[";
   int64_t n = std::min<int64_t>(first, a.numel());
   for (int64_t i = 0; i < n; ++i) s += (i ? ", " : "") + fmt_value(a.get(i), a.dtype());
   if (a.numel() > n) s += ", ...";

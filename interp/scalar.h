@@ -94,9 +94,15 @@ inline int64_t float_to_int(DType t, double x) {
 }
 
 // Wrapping integer arithmetic on int64 (never signed-overflow UB); caller wraps to dtype.
-inline int64_t add_wrap(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); }
-inline int64_t sub_wrap(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b)); }
-inline int64_t mul_wrap(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b)); }
+inline int64_t add_wrap(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+inline int64_t sub_wrap(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+}
+inline int64_t mul_wrap(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
 inline int64_t neg_wrap(int64_t a) { return static_cast<int64_t>(0 - static_cast<uint64_t>(a)); }
 
 // Integer divisions; b != 0 is checked by the caller. INT64_MIN / -1 wraps to INT64_MIN.
@@ -149,13 +155,19 @@ inline F floormod_float(F a, F b) {
 // operand gives NaN; otherwise min(a, b) = a <= b ? a : b, so min(0.0, -0.0) is 0.0 and
 // min(-0.0, 0.0) is -0.0 (the first operand wins ties).
 template <typename F>
-inline F min_float(F a, F b) { return (a <= b || std::isnan(a)) ? a : b; }
+inline F min_float(F a, F b) {
+  return (a <= b || std::isnan(a)) ? a : b;
+}
 template <typename F>
-inline F max_float(F a, F b) { return (a >= b || std::isnan(a)) ? a : b; }
+inline F max_float(F a, F b) {
+  return (a >= b || std::isnan(a)) ? a : b;
+}
 
 // NumPy's sign: 1, -1, 0 for +-0, NaN for NaN.
 template <typename F>
-inline F sign_float(F x) { return x > 0 ? F(1) : (x < 0 ? F(-1) : (x == 0 ? F(0) : x)); }
+inline F sign_float(F x) {
+  return x > 0 ? F(1) : (x < 0 ? F(-1) : (x == 0 ? F(0) : x));
+}
 
 // Integer power with wraparound by repeated squaring; the caller rejects negative exponents
 // (NumPy: "Integers to negative integer powers are not allowed").
@@ -171,6 +183,8 @@ inline int64_t pow_int(int64_t a, int64_t e) {
 
 // Rounds half to even (np.round / torch.round): rint in the default rounding mode.
 template <typename F>
-inline F round_even(F x) { return std::nearbyint(x); }
+inline F round_even(F x) {
+  return std::nearbyint(x);
+}
 
 }  // namespace tirc::interp

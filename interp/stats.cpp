@@ -46,8 +46,11 @@ class Counter {
         throw Error("scalar parameter " + p.name() + " must be given (--input " + p.name() + "=VALUE)");
       }
       interp::ScalarVal v;
-      if (is_float(p.var.dtype())) v.d = it->second.get(0);
-      else v.i = it->second.dtype() == DType::I64 ? it->second.ptr<int64_t>()[0] : static_cast<int64_t>(it->second.get(0));
+      if (is_float(p.var.dtype()))
+        v.d = it->second.get(0);
+      else
+        v.i = it->second.dtype() == DType::I64 ? it->second.ptr<int64_t>()[0]
+                                               : static_cast<int64_t>(it->second.get(0));
       env_[p.var.get()] = v;
     }
   }

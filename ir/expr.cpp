@@ -10,10 +10,10 @@ struct IntrinsicInfo {
   int arity;
 };
 constexpr IntrinsicInfo kIntrinsics[] = {
-    {"exp", 1},   {"log", 1},   {"log2", 1},  {"log10", 1}, {"log1p", 1}, {"expm1", 1},
-    {"sqrt", 1},  {"rsqrt", 1}, {"sin", 1},   {"cos", 1},   {"tan", 1},   {"tanh", 1},
-    {"sigmoid", 1}, {"erf", 1}, {"abs", 1},   {"floor", 1}, {"ceil", 1},  {"round", 1},
-    {"trunc", 1}, {"sign", 1},  {"pow", 2},   {"truncdiv", 2}, {"truncmod", 2},
+    {"exp", 1},     {"log", 1},   {"log2", 1}, {"log10", 1},    {"log1p", 1},    {"expm1", 1},
+    {"sqrt", 1},    {"rsqrt", 1}, {"sin", 1},  {"cos", 1},      {"tan", 1},      {"tanh", 1},
+    {"sigmoid", 1}, {"erf", 1},   {"abs", 1},  {"floor", 1},    {"ceil", 1},     {"round", 1},
+    {"trunc", 1},   {"sign", 1},  {"pow", 2},  {"truncdiv", 2}, {"truncmod", 2},
 };
 }  // namespace
 
@@ -61,7 +61,8 @@ const VarNode* Var::get() const { return static_cast<const VarNode*>(Expr::get()
 const std::string& Var::name() const { return get()->name; }
 
 Buffer::Buffer(std::string name, DType t, std::vector<Expr> shape, std::string scope)
-    : node_(std::make_shared<BufferNode>(BufferNode{std::move(name), t, std::move(shape), std::move(scope)})) {}
+    : node_(
+          std::make_shared<BufferNode>(BufferNode{std::move(name), t, std::move(shape), std::move(scope)})) {}
 
 LoadNode::LoadNode(Buffer b, std::vector<Expr> idx)
     : ExprNode(kKind, b->dtype), buffer(std::move(b)), indices(std::move(idx)) {}
@@ -72,7 +73,8 @@ BinaryNode::BinaryNode(BinOp o, Expr x, Expr y)
       a(std::move(x)),
       b(std::move(y)) {}
 
-CallNode::CallNode(Intrinsic f, std::vector<Expr> a) : ExprNode(kKind, a.at(0).dtype()), op(f), args(std::move(a)) {}
+CallNode::CallNode(Intrinsic f, std::vector<Expr> a)
+    : ExprNode(kKind, a.at(0).dtype()), op(f), args(std::move(a)) {}
 
 Expr make_int(int64_t v, DType t) { return Expr(std::make_shared<IntImmNode>(t, v)); }
 Expr make_float(double v, DType t) { return Expr(std::make_shared<FloatImmNode>(t, v)); }
@@ -81,11 +83,17 @@ Expr make_const(DType t, double v) {
   if (is_float(t)) return make_float(v, t);
   return make_int(static_cast<int64_t>(v), t);
 }
-Expr make_load(Buffer b, std::vector<Expr> idx) { return Expr(std::make_shared<LoadNode>(std::move(b), std::move(idx))); }
-Expr make_binary(BinOp op, Expr a, Expr b) { return Expr(std::make_shared<BinaryNode>(op, std::move(a), std::move(b))); }
+Expr make_load(Buffer b, std::vector<Expr> idx) {
+  return Expr(std::make_shared<LoadNode>(std::move(b), std::move(idx)));
+}
+Expr make_binary(BinOp op, Expr a, Expr b) {
+  return Expr(std::make_shared<BinaryNode>(op, std::move(a), std::move(b)));
+}
 Expr make_unary(UnOp op, Expr a) { return Expr(std::make_shared<UnaryNode>(op, std::move(a))); }
 Expr make_cast(DType t, Expr v) { return Expr(std::make_shared<CastNode>(t, std::move(v))); }
-Expr make_call(Intrinsic f, std::vector<Expr> args) { return Expr(std::make_shared<CallNode>(f, std::move(args))); }
+Expr make_call(Intrinsic f, std::vector<Expr> args) {
+  return Expr(std::make_shared<CallNode>(f, std::move(args)));
+}
 Expr make_select(Expr c, Expr a, Expr b) {
   return Expr(std::make_shared<SelectNode>(ExprKind::Select, std::move(c), std::move(a), std::move(b)));
 }

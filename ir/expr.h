@@ -31,17 +31,51 @@ enum class ExprKind : uint8_t {
 };
 
 enum class BinOp : uint8_t {
-  Add, Sub, Mul, Div, FloorDiv, FloorMod, Min, Max,  // value-typed
-  EQ, NE, LT, LE, GT, GE,                            // result bool
-  And, Or,                                           // bool operands and result
+  Add,
+  Sub,
+  Mul,
+  Div,
+  FloorDiv,
+  FloorMod,
+  Min,
+  Max,  // value-typed
+  EQ,
+  NE,
+  LT,
+  LE,
+  GT,
+  GE,  // result bool
+  And,
+  Or,  // bool operands and result
 };
 enum class UnOp : uint8_t { Neg, Not };
 
 // Pure intrinsics of LANGUAGE.md, "Calls". min/max are BinOp, casts are Cast,
 // select/if_then_else have their own nodes, min_value/max_value fold to immediates.
 enum class Intrinsic : uint8_t {
-  Exp, Log, Log2, Log10, Log1p, Expm1, Sqrt, Rsqrt, Sin, Cos, Tan, Tanh, Sigmoid, Erf, Abs,
-  Floor, Ceil, Round, Trunc, Sign, Pow, TruncDiv, TruncMod,
+  Exp,
+  Log,
+  Log2,
+  Log10,
+  Log1p,
+  Expm1,
+  Sqrt,
+  Rsqrt,
+  Sin,
+  Cos,
+  Tan,
+  Tanh,
+  Sigmoid,
+  Erf,
+  Abs,
+  Floor,
+  Ceil,
+  Round,
+  Trunc,
+  Sign,
+  Pow,
+  TruncDiv,
+  TruncMod,
 };
 
 const char* binop_symbol(BinOp op);  // "+", "//", "min", "==", "&&", ...
@@ -170,7 +204,8 @@ struct UnaryNode : ExprNode {
   static constexpr ExprKind kKind = ExprKind::Unary;
   UnOp op;
   Expr a;
-  UnaryNode(UnOp o, Expr x) : ExprNode(kKind, o == UnOp::Not ? DType::Bool : x.dtype()), op(o), a(std::move(x)) {}
+  UnaryNode(UnOp o, Expr x)
+      : ExprNode(kKind, o == UnOp::Not ? DType::Bool : x.dtype()), op(o), a(std::move(x)) {}
 };
 struct CastNode : ExprNode {
   static constexpr ExprKind kKind = ExprKind::Cast;
@@ -187,19 +222,22 @@ struct CallNode : ExprNode {
 struct SelectNode : ExprNode {
   static constexpr ExprKind kKind = ExprKind::Select;  // as<SelectNode>() matches Select only
   Expr cond, t, f;
-  SelectNode(ExprKind k, Expr c, Expr a, Expr b) : ExprNode(k, a.dtype()), cond(std::move(c)), t(std::move(a)), f(std::move(b)) {}
+  SelectNode(ExprKind k, Expr c, Expr a, Expr b)
+      : ExprNode(k, a.dtype()), cond(std::move(c)), t(std::move(a)), f(std::move(b)) {}
 };
 struct LetNode : ExprNode {
   static constexpr ExprKind kKind = ExprKind::Let;
   Var var;
   Expr value, body;
-  LetNode(Var v, Expr val, Expr b) : ExprNode(kKind, b.dtype()), var(std::move(v)), value(std::move(val)), body(std::move(b)) {}
+  LetNode(Var v, Expr val, Expr b)
+      : ExprNode(kKind, b.dtype()), var(std::move(v)), value(std::move(val)), body(std::move(b)) {}
 };
 struct BufferPtrNode : ExprNode {
   static constexpr ExprKind kKind = ExprKind::BufferPtr;
   Buffer buffer;
   std::vector<Expr> indices;  // empty for A.data
-  BufferPtrNode(Buffer b, std::vector<Expr> idx) : ExprNode(kKind, DType::Handle), buffer(std::move(b)), indices(std::move(idx)) {}
+  BufferPtrNode(Buffer b, std::vector<Expr> idx)
+      : ExprNode(kKind, DType::Handle), buffer(std::move(b)), indices(std::move(idx)) {}
 };
 
 // Both Select and IfThenElse nodes (as<SelectNode>() alone only matches Select).

@@ -175,8 +175,12 @@ class VarSubstituter : public IRMutator {
 };
 }  // namespace
 
-Expr substitute(const Expr& e, const std::function<Expr(const Var&)>& f) { return VarSubstituter(f).mutate(e); }
-Stmt substitute(const Stmt& s, const std::function<Expr(const Var&)>& f) { return VarSubstituter(f).mutate(s); }
+Expr substitute(const Expr& e, const std::function<Expr(const Var&)>& f) {
+  return VarSubstituter(f).mutate(e);
+}
+Stmt substitute(const Stmt& s, const std::function<Expr(const Var&)>& f) {
+  return VarSubstituter(f).mutate(s);
+}
 Expr substitute(const Expr& e, const std::unordered_map<const VarNode*, Expr>& map) {
   if (map.empty()) return e;
   return substitute(e, std::function<Expr(const Var&)>([&](const Var& v) {

@@ -14,13 +14,13 @@
 // (first free), so the text reparses to the same binding structure.
 #include "ir/printer.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
-#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -57,9 +57,9 @@ bool is_arith(BinOp op) { return op <= BinOp::Max; }  // + - * / // % min max
 
 const std::unordered_set<std::string>& reserved_words() {
   static const std::unordered_set<std::string> words = {
-      "func", "schedule", "intrin", "desc", "impl", "for", "in", "block", "init", "where", "reads",
-      "writes", "alloc", "scope", "if", "else", "let", "bool", "i8", "i16", "i32", "i64", "u8", "u16",
-      "u32", "f16", "bf16", "f32", "f64", "handle",
+      "func", "schedule", "intrin", "desc", "impl", "for", "in", "block", "init", "where", "reads", "writes",
+      "alloc", "scope", "if", "else", "let", "bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "f16",
+      "bf16", "f32", "f64", "handle",
       // literals and statement keywords of the extensions
       "inf", "nan", "true", "false", "annotate", "call_extern"};
   return words;
@@ -227,7 +227,8 @@ class Printer {
     auto f = free_.find(key);
     if (f != free_.end()) return f->second;
     std::string base = sanitize(want), cand = base;
-    for (int k = 1; reserved_words().count(cand) || free_used_.count(cand); ++k) cand = base + "_" + std::to_string(k);
+    for (int k = 1; reserved_words().count(cand) || free_used_.count(cand); ++k)
+      cand = base + "_" + std::to_string(k);
     free_used_.insert(cand);
     free_[key] = cand;
     return cand;
@@ -321,7 +322,8 @@ class Printer {
           auto [ca, cb] = weak ? std::pair{c, c} : sibling_ctx(n->args[0], n->args[1], Ctx::none());
           s += print(n->args[0], ca).s + ", " + print(n->args[1], cb).s;
         } else {
-          for (size_t i = 0; i < n->args.size(); ++i) s += (i ? ", " : "") + print(n->args[i], weak ? c : Ctx::none()).s;
+          for (size_t i = 0; i < n->args.size(); ++i)
+            s += (i ? ", " : "") + print(n->args[i], weak ? c : Ctx::none()).s;
         }
         return {s + ")", kPrimary};
       }
@@ -419,7 +421,8 @@ class Printer {
           range = expr(n->min) + ", " + expr(make_end(n->min, n->extent));
         if (n->for_kind == ForKind::ThreadBinding) range += ", " + quote(n->thread_tag);
         size_t m = mark();
-        std::string h = "for " + bind_var(n->loop_var) + " in " + for_kind_name(n->for_kind) + "(" + range + ")";
+        std::string h =
+            "for " + bind_var(n->loop_var) + " in " + for_kind_name(n->for_kind) + "(" + range + ")";
         for (auto& [k, v] : n->annotations) h += " " + annotation(k, v);
         line(indent, h + " {");
         stmts(n->body, indent + 1);
@@ -430,8 +433,8 @@ class Printer {
       case StmtKind::BlockRealize: block(s.as<BlockRealizeNode>(), indent); return;
       case StmtKind::Store: {
         auto* n = s.as<StoreNode>();
-        line(indent, buf_name(n->buffer) + "[" + expr_list(n->indices) + "] = " +
-                         print(n->value, Ctx::of(n->buffer->dtype)).s);
+        line(indent, buf_name(n->buffer) + "[" + expr_list(n->indices) +
+                         "] = " + print(n->value, Ctx::of(n->buffer->dtype)).s);
         return;
       }
       case StmtKind::IfThenElse: {
@@ -497,7 +500,8 @@ class Printer {
 
   void block_contents(const BlockRealizeNode* r, const BlockNode& b, int indent) {
     int64_t pv;
-    if (r->predicate.defined() && !(is_const_int(r->predicate, &pv) && pv == 1 && r->predicate.dtype() == DType::Bool))
+    if (r->predicate.defined() &&
+        !(is_const_int(r->predicate, &pv) && pv == 1 && r->predicate.dtype() == DType::Bool))
       line(indent, "where " + expr(r->predicate));
     size_t m = mark();
     // Allocs are bound first so that names stay unique over the whole block; they print
@@ -614,7 +618,8 @@ class Printer {
         for (size_t i = 0; i < a.list.size(); ++i) s += (i ? ", " : "") + sched_arg(a.list[i]);
         return s + "]";
       }
-      case ScheduleArg::Keyword: return a.text + "=" + (a.list.empty() ? std::string("_") : sched_arg(a.list[0]));
+      case ScheduleArg::Keyword:
+        return a.text + "=" + (a.list.empty() ? std::string("_") : sched_arg(a.list[0]));
     }
     return "?";
   }

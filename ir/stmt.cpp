@@ -23,7 +23,8 @@ const char* iter_kind_name(IterKind k) {
   return "?";
 }
 
-Stmt make_for(Var v, Expr min, Expr extent, ForKind kind, Stmt body, std::string thread_tag, Annotations ann) {
+Stmt make_for(Var v, Expr min, Expr extent, ForKind kind, Stmt body, std::string thread_tag,
+              Annotations ann) {
   auto n = std::make_shared<ForNode>();
   n->loop_var = std::move(v);
   n->min = std::move(min);
@@ -95,7 +96,8 @@ Expr make_extent(const Expr& lo, const Expr& hi) {
   int64_t a, b;
   if (is_const_int(lo, &a) && is_const_int(hi, &b)) return make_int(b - a, hi.dtype());
   if (is_const_int(lo, &a) && a == 0) return hi;
-  if (auto* add = hi.as<BinaryNode>(); add && add->op == BinOp::Add && expr_identical(add->a, lo)) return add->b;
+  if (auto* add = hi.as<BinaryNode>(); add && add->op == BinOp::Add && expr_identical(add->a, lo))
+    return add->b;
   return hi - lo;
 }
 

@@ -51,7 +51,7 @@ const char* for_kind_name(ForKind k);  // "serial", "parallel", "vectorized", "u
 struct ForNode : StmtNode {
   static constexpr StmtKind kKind = StmtKind::For;
   Var loop_var;
-  Expr min, extent;        // loop_var in [min, min + extent)
+  Expr min, extent;  // loop_var in [min, min + extent)
   ForKind for_kind;
   std::string thread_tag;  // for ThreadBinding: "threadIdx.x", "blockIdx.y", "vthread", ...
   Stmt body;

@@ -115,7 +115,8 @@ class Equal {
   // ---- expressions ----
   bool exprs(const std::vector<Expr>& a, const std::vector<Expr>& b, const char* what) {
     if (a.size() != b.size())
-      return fail(std::string(what) + ": " + std::to_string(a.size()) + " vs " + std::to_string(b.size()) + " entries");
+      return fail(std::string(what) + ": " + std::to_string(a.size()) + " vs " + std::to_string(b.size()) +
+                  " entries");
     for (size_t i = 0; i < a.size(); ++i) {
       Scope s(this, std::string(what) + "[" + std::to_string(i) + "]");
       if (!expr(a[i], b[i])) return false;
@@ -124,7 +125,9 @@ class Equal {
   }
   // Indices of buffer accesses: path "A[1]".
   bool indices(const Buffer& buf, const std::vector<Expr>& a, const std::vector<Expr>& b) {
-    if (a.size() != b.size()) return fail(buf->name + ": " + std::to_string(a.size()) + " vs " + std::to_string(b.size()) + " indices");
+    if (a.size() != b.size())
+      return fail(buf->name + ": " + std::to_string(a.size()) + " vs " + std::to_string(b.size()) +
+                  " indices");
     for (size_t i = 0; i < a.size(); ++i) {
       Scope s(this, buf->name + "[" + std::to_string(i) + "]");
       if (!expr(a[i], b[i])) return false;
@@ -148,8 +151,7 @@ class Equal {
     }
     if (a.kind() != b.kind() || a.dtype() != b.dtype()) return fail_expr(a, b);
     switch (a.kind()) {
-      case ExprKind::IntImm:
-        return a.as<IntImmNode>()->value == b.as<IntImmNode>()->value || fail_expr(a, b);
+      case ExprKind::IntImm: return a.as<IntImmNode>()->value == b.as<IntImmNode>()->value || fail_expr(a, b);
       case ExprKind::FloatImm:
         return float_eq(a.as<FloatImmNode>()->value, b.as<FloatImmNode>()->value) || fail_expr(a, b);
       case ExprKind::Var: return use(a.get(), b.get()) || fail_expr(a, b);
@@ -203,7 +205,8 @@ class Equal {
   // ---- binders ----
   bool def_var(const Var& a, const Var& b) {
     if (a.dtype() != b.dtype())
-      return fail(a.name() + ": dtype " + std::string(dtype_name(a.dtype())) + " vs " + std::string(dtype_name(b.dtype())));
+      return fail(a.name() + ": dtype " + std::string(dtype_name(a.dtype())) + " vs " +
+                  std::string(dtype_name(b.dtype())));
     define(a.get(), b.get());
     return true;
   }
@@ -249,8 +252,10 @@ class Equal {
       case StmtKind::For: {
         auto *x = a.as<ForNode>(), *y = b.as<ForNode>();
         if (x->for_kind != y->for_kind)
-          return fail(std::string("loop kind ") + for_kind_name(x->for_kind) + " vs " + for_kind_name(y->for_kind));
-        if (x->thread_tag != y->thread_tag) return fail("thread tag " + x->thread_tag + " vs " + y->thread_tag);
+          return fail(std::string("loop kind ") + for_kind_name(x->for_kind) + " vs " +
+                      for_kind_name(y->for_kind));
+        if (x->thread_tag != y->thread_tag)
+          return fail("thread tag " + x->thread_tag + " vs " + y->thread_tag);
         {
           Scope s(this, "min");
           if (!expr(x->min, y->min)) return false;
@@ -302,7 +307,8 @@ class Equal {
       }
       case StmtKind::Evaluate: {
         auto *x = a.as<EvaluateNode>(), *y = b.as<EvaluateNode>();
-        if (x->extern_name != y->extern_name) return fail("extern " + x->extern_name + " vs " + y->extern_name);
+        if (x->extern_name != y->extern_name)
+          return fail("extern " + x->extern_name + " vs " + y->extern_name);
         return exprs(x->args, y->args, "args");
       }
     }
@@ -311,12 +317,14 @@ class Equal {
 
   bool regions(const std::vector<BufferRegion>& a, const std::vector<BufferRegion>& b, const char* what) {
     if (a.size() != b.size())
-      return fail(std::string(what) + ": " + std::to_string(a.size()) + " vs " + std::to_string(b.size()) + " regions");
+      return fail(std::string(what) + ": " + std::to_string(a.size()) + " vs " + std::to_string(b.size()) +
+                  " regions");
     for (size_t i = 0; i < a.size(); ++i) {
       Scope s(this, std::string(what) + "[" + std::to_string(i) + "]");
       if (!buffer_use(a[i].buffer, b[i].buffer)) return false;
       auto &ra = a[i].ranges, &rb = b[i].ranges;
-      if (ra.size() != rb.size()) return fail(std::to_string(ra.size()) + " vs " + std::to_string(rb.size()) + " dims");
+      if (ra.size() != rb.size())
+        return fail(std::to_string(ra.size()) + " vs " + std::to_string(rb.size()) + " dims");
       for (size_t d = 0; d < ra.size(); ++d) {
         Scope s2(this, a[i].buffer->name + "[" + std::to_string(d) + "]");
         if (ra[d].is_point() != rb[d].is_point()) return fail("point vs slice");
@@ -342,11 +350,13 @@ class Equal {
 
   bool block(const BlockNode& a, const BlockNode& b) {
     if (a.iter_vars.size() != b.iter_vars.size())
-      return fail(std::to_string(a.iter_vars.size()) + " vs " + std::to_string(b.iter_vars.size()) + " iter vars");
+      return fail(std::to_string(a.iter_vars.size()) + " vs " + std::to_string(b.iter_vars.size()) +
+                  " iter vars");
     for (size_t i = 0; i < a.iter_vars.size(); ++i) {
       auto &u = a.iter_vars[i], &v = b.iter_vars[i];
       Scope s(this, "iter " + u.var.name());
-      if (u.kind != v.kind) return fail(std::string(iter_kind_name(u.kind)) + " vs " + iter_kind_name(v.kind));
+      if (u.kind != v.kind)
+        return fail(std::string(iter_kind_name(u.kind)) + " vs " + iter_kind_name(v.kind));
       if (!expr(u.extent, v.extent)) return false;
       if (!def_var(u.var, v.var)) return false;
     }
@@ -368,10 +378,11 @@ class Equal {
 
   // ---- functions and modules ----
   bool range(const std::optional<ValueRange>& a, const std::optional<ValueRange>& b) {
-    if (a.has_value() != b.has_value()) return fail(std::string("range ") + (a ? "present" : "absent") + " vs " + (b ? "present" : "absent"));
+    if (a.has_value() != b.has_value())
+      return fail(std::string("range ") + (a ? "present" : "absent") + " vs " + (b ? "present" : "absent"));
     if (a && (!float_eq(a->lo, b->lo) || !float_eq(a->hi, b->hi)))
-      return fail("range [" + std::to_string(a->lo) + ", " + std::to_string(a->hi) + "] vs [" + std::to_string(b->lo) + ", " +
-                  std::to_string(b->hi) + "]");
+      return fail("range [" + std::to_string(a->lo) + ", " + std::to_string(a->hi) + "] vs [" +
+                  std::to_string(b->lo) + ", " + std::to_string(b->hi) + "]");
     return true;
   }
 
@@ -390,7 +401,9 @@ class Equal {
     for (size_t i = 0; i < a.params.size(); ++i) {
       auto &p = a.params[i], &q = b.params[i];
       Scope s(this, "params[" + std::to_string(i) + "]");
-      if (p.is_buffer() != q.is_buffer()) return fail(std::string(p.is_buffer() ? "buffer" : "scalar") + " vs " + (q.is_buffer() ? "buffer" : "scalar"));
+      if (p.is_buffer() != q.is_buffer())
+        return fail(std::string(p.is_buffer() ? "buffer" : "scalar") + " vs " +
+                    (q.is_buffer() ? "buffer" : "scalar"));
       if (p.is_buffer() ? !def_buf(p.buffer, q.buffer) : !def_var(p.var, q.var)) return false;
       if (!range(p.range, q.range)) return false;
     }
@@ -415,7 +428,8 @@ class Equal {
   bool sched_arg(const ScheduleArg& a, const ScheduleArg& b) {
     // `text` is meaningful for Ident, String and Keyword only (a parser may keep the
     // spelling of numbers there too).
-    bool texty = a.kind == ScheduleArg::Ident || a.kind == ScheduleArg::String || a.kind == ScheduleArg::Keyword;
+    bool texty =
+        a.kind == ScheduleArg::Ident || a.kind == ScheduleArg::String || a.kind == ScheduleArg::Keyword;
     bool same = a.kind == b.kind && a.list.size() == b.list.size() && (!texty || a.text == b.text) &&
                 (a.kind != ScheduleArg::Int || a.int_value == b.int_value) &&
                 (a.kind != ScheduleArg::Float || float_eq(a.float_value, b.float_value));
@@ -429,7 +443,8 @@ class Equal {
     Scope s(this, "schedule " + a.func);
     if (a.func != b.func) return fail("func " + a.func + " vs " + b.func);
     if (a.instrs.size() != b.instrs.size())
-      return fail(std::to_string(a.instrs.size()) + " vs " + std::to_string(b.instrs.size()) + " instructions");
+      return fail(std::to_string(a.instrs.size()) + " vs " + std::to_string(b.instrs.size()) +
+                  " instructions");
     for (size_t i = 0; i < a.instrs.size(); ++i) {
       auto &x = a.instrs[i], &y = b.instrs[i];
       Scope s2(this, "[" + std::to_string(i) + "] " + x.primitive);
@@ -467,7 +482,8 @@ class Equal {
     for (size_t i = 0; i < a.funcs.size(); ++i)
       if (!function(*a.funcs[i], *b.funcs[i])) return false;
     if (a.schedules.size() != b.schedules.size())
-      return fail(std::to_string(a.schedules.size()) + " vs " + std::to_string(b.schedules.size()) + " schedules");
+      return fail(std::to_string(a.schedules.size()) + " vs " + std::to_string(b.schedules.size()) +
+                  " schedules");
     for (size_t i = 0; i < a.schedules.size(); ++i)
       if (!schedule(a.schedules[i], b.schedules[i])) return false;
     if (a.intrins.size() != b.intrins.size())
@@ -554,7 +570,9 @@ class Hasher {
         expr(n->a);
         return expr(n->b);
       }
-      case ExprKind::Unary: mix(static_cast<uint64_t>(e.as<UnaryNode>()->op)); return expr(e.as<UnaryNode>()->a);
+      case ExprKind::Unary:
+        mix(static_cast<uint64_t>(e.as<UnaryNode>()->op));
+        return expr(e.as<UnaryNode>()->a);
       case ExprKind::Cast: return expr(e.as<CastNode>()->value);
       case ExprKind::Call: {
         auto* n = e.as<CallNode>();

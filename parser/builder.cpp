@@ -168,10 +168,15 @@ class Builder {
 
   // ------------------------------------------------------------------ errors
   [[noreturn]] void fail(const Token* t, const std::string& msg) const {
-    throw SourceError(file_, static_cast<int>(t->getLine()), static_cast<int>(t->getCharPositionInLine()) + 1, msg);
+    throw SourceError(file_, static_cast<int>(t->getLine()), static_cast<int>(t->getCharPositionInLine()) + 1,
+                      msg);
   }
-  [[noreturn]] void fail(antlr4::ParserRuleContext* c, const std::string& msg) const { fail(c->getStart(), msg); }
-  [[noreturn]] void fail(antlr4::tree::TerminalNode* n, const std::string& msg) const { fail(n->getSymbol(), msg); }
+  [[noreturn]] void fail(antlr4::ParserRuleContext* c, const std::string& msg) const {
+    fail(c->getStart(), msg);
+  }
+  [[noreturn]] void fail(antlr4::tree::TerminalNode* n, const std::string& msg) const {
+    fail(n->getSymbol(), msg);
+  }
 
   SourceLoc loc(const Token* t) const {
     return SourceLoc{file_, static_cast<int>(t->getLine()), static_cast<int>(t->getCharPositionInLine()) + 1};
@@ -202,10 +207,12 @@ class Builder {
     if (!s) {
       for (auto& iv : pending_iter_vars_)
         if (iv == name)
-          fail(tok, "iter var '" + name + "' is not visible here: bindings and where use the enclosing loop variables");
+          fail(tok, "iter var '" + name +
+                        "' is not visible here: bindings and where use the enclosing loop variables");
       fail(tok, "undeclared name '" + name + "'");
     }
-    if (s->kind == Sym::Buf) fail(tok, "buffer '" + name + "' used as a value; index it as " + name + "[...]");
+    if (s->kind == Sym::Buf)
+      fail(tok, "buffer '" + name + "' used as a value; index it as " + name + "[...]");
     bool global = s->kind == Sym::ScalarParam || (s->kind == Sym::LetVar && s->invariant);
     if (s->level < level_ && !global) {
       const std::string& blk = block_stack_.back();
@@ -309,10 +316,10 @@ class Builder {
   Expr shape_expr(P::ExprContext* c, const char* what) {
     Expr e = expr(c, DType::I32);
     if (!is_int(e.dtype())) fail(c, std::string(what) + " must be an integer, got " + tname(e.dtype()));
-    if (depends_on_variant(e))
-      fail(c, std::string(what) + " must use only constants and scalar parameters");
+    if (depends_on_variant(e)) fail(c, std::string(what) + " must use only constants and scalar parameters");
     int64_t v;
-    if (is_const_int(e, &v) && v <= 0) fail(c, std::string(what) + " must be positive, got " + std::to_string(v));
+    if (is_const_int(e, &v) && v <= 0)
+      fail(c, std::string(what) + " must be positive, got " + std::to_string(v));
     return e;
   }
 
@@ -422,7 +429,8 @@ class Builder {
       static const char* kScopes[] = {"global", "shared", "shared.dyn", "local", "warp"};
       bool ok = false;
       for (auto* k : kScopes) ok = ok || scope == k;
-      if (!ok) fail(a->STRING(), "unknown storage scope \"" + scope + "\" (expected global, shared or local)");
+      if (!ok)
+        fail(a->STRING(), "unknown storage scope \"" + scope + "\" (expected global, shared or local)");
     }
     Buffer b(name, t, shape, scope);
     alloc_target_->push_back(b);
@@ -453,19 +461,25 @@ class Builder {
     std::vector<LoopSpec> loops;
     if (kind == "grid") {
       if (args.size() != names.size())
-        fail(f->kind, "grid has " + std::to_string(args.size()) + (args.size() == 1 ? " extent" : " extents") +
-                          " for " + std::to_string(names.size()) + " loop variables");
+        fail(f->kind, "grid has " + std::to_string(args.size()) +
+                          (args.size() == 1 ? " extent" : " extents") + " for " +
+                          std::to_string(names.size()) + " loop variables");
       for (auto* a : args) {
         Expr e = loop_bound(a, std::nullopt, "loop extent");
         loops.push_back(LoopSpec{make_int(0, e.dtype()), e, ForKind::Serial, ""});
       }
     } else {
       ForKind fk;
-      if (kind == "serial") fk = ForKind::Serial;
-      else if (kind == "parallel") fk = ForKind::Parallel;
-      else if (kind == "vectorized") fk = ForKind::Vectorized;
-      else if (kind == "unroll") fk = ForKind::Unrolled;
-      else if (kind == "thread_binding") fk = ForKind::ThreadBinding;
+      if (kind == "serial")
+        fk = ForKind::Serial;
+      else if (kind == "parallel")
+        fk = ForKind::Parallel;
+      else if (kind == "vectorized")
+        fk = ForKind::Vectorized;
+      else if (kind == "unroll")
+        fk = ForKind::Unrolled;
+      else if (kind == "thread_binding")
+        fk = ForKind::ThreadBinding;
       else
         fail(f->kind, "unknown loop kind '" + kind +
                           "' (expected serial, parallel, vectorized, unroll, thread_binding or grid)");
@@ -480,14 +494,15 @@ class Builder {
         auto* sl = pe ? dynamic_cast<P::StringLitContext*>(pe->primary()) : nullptr;
         if (!sl) fail(last, "thread_binding expects a thread tag string as its last argument");
         tag = unquote(sl->STRING()->getText());
-        static const char* kTags[] = {"blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y",
-                                      "threadIdx.z", "vthread", "vthread.x", "vthread.y", "vthread.z"};
+        static const char* kTags[] = {"blockIdx.x",  "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y",
+                                      "threadIdx.z", "vthread",    "vthread.x",  "vthread.y",   "vthread.z"};
         bool ok = false;
         for (auto* k : kTags) ok = ok || tag == k;
         if (!ok) fail(last, "unknown thread tag \"" + tag + "\"");
         args.pop_back();
       } else if (args.size() != 1 && args.size() != 2) {
-        fail(f->kind, kind + " expects (extent) or (lo, hi), got " + std::to_string(args.size()) + " arguments");
+        fail(f->kind,
+             kind + " expects (extent) or (lo, hi), got " + std::to_string(args.size()) + " arguments");
       }
       if (args.size() == 1) {
         Expr e = loop_bound(args[0], std::nullopt, "loop extent");
@@ -532,7 +547,8 @@ class Builder {
     Expr e = expr(c, want ? want : std::optional<DType>(DType::I32));
     if (!is_int(e.dtype())) fail(c, std::string(what) + " must be an integer, got " + tname(e.dtype()));
     int64_t v;
-    if (is_const_int(e, &v) && v < 0) fail(c, std::string(what) + " must not be negative, got " + std::to_string(v));
+    if (is_const_int(e, &v) && v < 0)
+      fail(c, std::string(what) + " must not be negative, got " + std::to_string(v));
     return e;
   }
 
@@ -565,12 +581,18 @@ class Builder {
     }
     BinOp bop;
     std::string sym;
-    if (ops == "+=") bop = BinOp::Add, sym = "+=";
-    else if (ops == "-=") bop = BinOp::Sub, sym = "-=";
-    else if (ops == "*=") bop = BinOp::Mul, sym = "*=";
-    else if (ops == "max") bop = BinOp::Max, sym = "max=";
-    else if (ops == "min") bop = BinOp::Min, sym = "min=";
-    else fail(op, "unknown assignment operator '" + ops + "=' (expected = += -= *= max= min=)");
+    if (ops == "+=")
+      bop = BinOp::Add, sym = "+=";
+    else if (ops == "-=")
+      bop = BinOp::Sub, sym = "-=";
+    else if (ops == "*=")
+      bop = BinOp::Mul, sym = "*=";
+    else if (ops == "max")
+      bop = BinOp::Max, sym = "max=";
+    else if (ops == "min")
+      bop = BinOp::Min, sym = "min=";
+    else
+      fail(op, "unknown assignment operator '" + ops + "=' (expected = += -= *= max= min=)");
     if (value.dtype() != b->dtype)
       fail(c->expr(), "type mismatch: " + tname(b->dtype) + " " + sym + " " + tname(value.dtype()));
     if (!is_numeric(b->dtype)) fail(op, "operator " + sym + " is not defined on " + tname(b->dtype));
@@ -591,8 +613,9 @@ class Builder {
   }
 
   static std::string index_count_msg(const Buffer& b, size_t n) {
-    return "buffer " + b->name + " has " + std::to_string(b->ndim()) + " dimension" + (b->ndim() == 1 ? "" : "s") +
-           " but " + std::to_string(n) + " ind" + (n == 1 ? "ex was" : "ices were") + " given";
+    return "buffer " + b->name + " has " + std::to_string(b->ndim()) + " dimension" +
+           (b->ndim() == 1 ? "" : "s") + " but " + std::to_string(n) + " ind" +
+           (n == 1 ? "ex was" : "ices were") + " given";
   }
 
   Expr index_expr(P::ExprContext* c) {
@@ -687,23 +710,30 @@ class Builder {
         if (prev.var.name() == vname) fail(iv->name, "duplicate iter var '" + vname + "'");
       std::string k = iv->kind->getText();
       IterKind kind;
-      if (k == "spatial") kind = IterKind::Spatial;
-      else if (k == "reduce") kind = IterKind::Reduce;
-      else if (k == "scan") kind = IterKind::Scan;
-      else if (k == "opaque") kind = IterKind::Opaque;
-      else fail(iv->kind, "unknown iter var kind '" + k + "' (expected spatial, reduce, scan or opaque)");
+      if (k == "spatial")
+        kind = IterKind::Spatial;
+      else if (k == "reduce")
+        kind = IterKind::Reduce;
+      else if (k == "scan")
+        kind = IterKind::Scan;
+      else if (k == "opaque")
+        kind = IterKind::Opaque;
+      else
+        fail(iv->kind, "unknown iter var kind '" + k + "' (expected spatial, reduce, scan or opaque)");
       Expr ext = expr(iv->extent, DType::I32);
-      if (!is_int(ext.dtype())) fail(iv->extent, "iter var extent must be an integer, got " + tname(ext.dtype()));
+      if (!is_int(ext.dtype()))
+        fail(iv->extent, "iter var extent must be an integer, got " + tname(ext.dtype()));
       if (depends_on_variant(ext))
         fail(iv->extent, "iter var extent must use only constants and scalar parameters");
       int64_t n;
-      if (is_const_int(ext, &n) && n <= 0) fail(iv->extent, "iter var extent must be positive, got " + std::to_string(n));
+      if (is_const_int(ext, &n) && n <= 0)
+        fail(iv->extent, "iter var extent must be positive, got " + std::to_string(n));
       Expr bind = expr(iv->binding, ext.dtype());
       if (!is_int(bind.dtype()))
         fail(iv->binding, "binding of iter var " + vname + " must be an integer, got " + tname(bind.dtype()));
       if (bind.dtype() != ext.dtype())
-        fail(iv->binding, "type mismatch: iter var " + vname + " is " + tname(ext.dtype()) + " but its binding is " +
-                              tname(bind.dtype()));
+        fail(iv->binding, "type mismatch: iter var " + vname + " is " + tname(ext.dtype()) +
+                              " but its binding is " + tname(bind.dtype()));
       node.iter_vars.push_back(IterVar{Var(vname, ext.dtype()), kind, ext});
       bindings.push_back(bind);
       binding_ctx.push_back(iv->binding);
@@ -731,8 +761,10 @@ class Builder {
         writes = w2;
       } else if (auto* s = dynamic_cast<P::StmtItemContext*>(item)) {
         auto* call = dynamic_cast<P::CallStmtContext*>(s->stmt());
-        if (call && call->ID()->getText() == "annotate") annots.push_back(call);
-        else stmts.push_back(s->stmt());
+        if (call && call->ID()->getText() == "annotate")
+          annots.push_back(call);
+        else
+          stmts.push_back(s->stmt());
       }
     }
     Expr pred = make_bool(true);
@@ -800,8 +832,10 @@ class Builder {
         }
         if (is_const_int(rg.begin, &b) && b < 0) rg.begin = make_int(0, rg.begin.dtype());
         if (is_const_int(rg.end, &e) && e > n) rg.end = make_int(n, rg.end.dtype());
-        if (is_const_int(rg.begin, &b) && (b >= n || (is_const_int(rg.end, &e) && e <= b))) rg = whole;
-        else if (is_const_int(rg.end, &e) && e <= 0) rg = whole;
+        if (is_const_int(rg.begin, &b) && (b >= n || (is_const_int(rg.end, &e) && e <= b)))
+          rg = whole;
+        else if (is_const_int(rg.end, &e) && e <= 0)
+          rg = whole;
       }
     return regions;
   }
@@ -809,8 +843,7 @@ class Builder {
   std::string annotation_key(P::CallStmtContext* a) {
     std::vector<P::ExprContext*> args;
     if (a->args) args = a->args->expr();
-    if (args.size() != 2 || !string_lit(args[0]))
-      fail(a->ID(), "annotate expects (\"key\", value)");
+    if (args.size() != 2 || !string_lit(args[0])) fail(a->ID(), "annotate expects (\"key\", value)");
     return unquote(string_lit(args[0])->STRING()->getText());
   }
 
@@ -824,7 +857,8 @@ class Builder {
       sign = "-";
     }
     auto* pe = dynamic_cast<P::PrimaryExprContext*>(inner);
-    if (pe && (dynamic_cast<P::IntLitContext*>(pe->primary()) || dynamic_cast<P::FloatLitContext*>(pe->primary())))
+    if (pe &&
+        (dynamic_cast<P::IntLitContext*>(pe->primary()) || dynamic_cast<P::FloatLitContext*>(pe->primary())))
       return sign + pe->getText();
     fail(v, "annotation value must be an integer, float or string literal");
   }
@@ -841,8 +875,8 @@ class Builder {
       return out;
     }
     if (dims.size() != s.buf->ndim())
-      fail(r->ID(), "buffer " + name + " has " + std::to_string(s.buf->ndim()) + " dimensions but the region has " +
-                        std::to_string(dims.size()));
+      fail(r->ID(), "buffer " + name + " has " + std::to_string(s.buf->ndim()) +
+                        " dimensions but the region has " + std::to_string(dims.size()));
     for (size_t d = 0; d < dims.size(); ++d) {
       Range rg;
       rg.begin = index_expr(dims[d]->lo);
@@ -870,8 +904,8 @@ class Builder {
       if (!interval(bindings[i], &iv)) continue;
       if (iv.lo < 0 || iv.hi >= n)
         fail(ctxs[i], "binding of iter var " + node.iter_vars[i].var.name() + " takes values in [" +
-                          std::to_string(iv.lo) + ", " + std::to_string(iv.hi) + "], outside its domain [0, " +
-                          std::to_string(n) + ")");
+                          std::to_string(iv.lo) + ", " + std::to_string(iv.hi) +
+                          "], outside its domain [0, " + std::to_string(n) + ")");
     }
   }
 
@@ -905,7 +939,8 @@ class Builder {
       case BinOp::Sub: return sub(x.lo, y.hi, &out->lo) && sub(x.hi, y.lo, &out->hi);
       case BinOp::Mul: {
         int64_t c[4];
-        if (!mul(x.lo, y.lo, &c[0]) || !mul(x.lo, y.hi, &c[1]) || !mul(x.hi, y.lo, &c[2]) || !mul(x.hi, y.hi, &c[3]))
+        if (!mul(x.lo, y.lo, &c[0]) || !mul(x.lo, y.hi, &c[1]) || !mul(x.hi, y.lo, &c[2]) ||
+            !mul(x.hi, y.hi, &c[3]))
           return false;
         *out = Interval{std::min(std::min(c[0], c[1]), std::min(c[2], c[3])),
                         std::max(std::max(c[0], c[1]), std::max(c[2], c[3]))};
@@ -919,8 +954,10 @@ class Builder {
       }
       case BinOp::FloorMod: {
         if (y.lo != y.hi || y.lo <= 0) return false;
-        if (x.lo >= 0 && x.hi < y.lo) *out = x;
-        else *out = Interval{0, y.lo - 1};
+        if (x.lo >= 0 && x.hi < y.lo)
+          *out = x;
+        else
+          *out = Interval{0, y.lo - 1};
         return true;
       }
       case BinOp::Min: *out = Interval{std::min(x.lo, y.lo), std::min(x.hi, y.hi)}; return true;
@@ -932,9 +969,10 @@ class Builder {
   // ------------------------------------------------------------------ expressions
   static std::optional<BinOp> binop_of(const std::string& s) {
     static const std::pair<const char*, BinOp> kOps[] = {
-        {"+", BinOp::Add}, {"-", BinOp::Sub}, {"*", BinOp::Mul}, {"/", BinOp::Div}, {"//", BinOp::FloorDiv},
-        {"%", BinOp::FloorMod}, {"==", BinOp::EQ}, {"!=", BinOp::NE}, {"<", BinOp::LT}, {"<=", BinOp::LE},
-        {">", BinOp::GT}, {">=", BinOp::GE}, {"&&", BinOp::And}, {"||", BinOp::Or}};
+        {"+", BinOp::Add},       {"-", BinOp::Sub},      {"*", BinOp::Mul}, {"/", BinOp::Div},
+        {"//", BinOp::FloorDiv}, {"%", BinOp::FloorMod}, {"==", BinOp::EQ}, {"!=", BinOp::NE},
+        {"<", BinOp::LT},        {"<=", BinOp::LE},      {">", BinOp::GT},  {">=", BinOp::GE},
+        {"&&", BinOp::And},      {"||", BinOp::Or}};
     for (auto& [k, v] : kOps)
       if (s == k) return v;
     return std::nullopt;
@@ -948,8 +986,10 @@ class Builder {
     bool r = false;
     if (auto* p = dynamic_cast<P::PrimaryExprContext*>(c)) {
       auto* pr = p->primary();
-      if (dynamic_cast<P::IntLitContext*>(pr) || dynamic_cast<P::FloatLitContext*>(pr)) r = true;
-      else if (auto* par = dynamic_cast<P::ParenExprContext*>(pr)) r = lit_only(par->expr());
+      if (dynamic_cast<P::IntLitContext*>(pr) || dynamic_cast<P::FloatLitContext*>(pr))
+        r = true;
+      else if (auto* par = dynamic_cast<P::ParenExprContext*>(pr))
+        r = lit_only(par->expr());
       else if (auto* call = dynamic_cast<P::CallExprContext*>(pr)) {
         std::string n = call->ID()->getText();
         Intrinsic f;
@@ -989,8 +1029,8 @@ class Builder {
     uint64_t v = 0;
     const uint64_t limit = negate ? (uint64_t{1} << 63) : static_cast<uint64_t>(INT64_MAX);
     for (char ch : s) {
-      if (__builtin_mul_overflow(v, uint64_t{10}, &v) || __builtin_add_overflow(v, static_cast<uint64_t>(ch - '0'), &v) ||
-          v > limit)
+      if (__builtin_mul_overflow(v, uint64_t{10}, &v) ||
+          __builtin_add_overflow(v, static_cast<uint64_t>(ch - '0'), &v) || v > limit)
         fail(t, "integer literal " + std::string(negate ? "-" : "") + s + " is too large");
     }
     // Two's complement negation in unsigned arithmetic: no overflow for 2^63.
@@ -1006,7 +1046,8 @@ class Builder {
   Expr int_literal(int64_t v, DType t, const Token* tok, bool neg) {
     if (is_float(t)) return make_float(round_to(static_cast<double>(v), t), t);
     if (!int_fits(v, t))
-      fail(tok, "integer literal " + std::string(neg ? "-" : "") + tok->getText() + " does not fit in " + tname(t));
+      fail(tok, "integer literal " + std::string(neg ? "-" : "") + tok->getText() + " does not fit in " +
+                    tname(t));
     return make_int(v, t);
   }
 
@@ -1014,7 +1055,8 @@ class Builder {
   Expr lit(P::ExprContext* c, DType t) {
     if (auto* p = dynamic_cast<P::PrimaryExprContext*>(c)) {
       auto* pr = p->primary();
-      if (auto* i = dynamic_cast<P::IntLitContext*>(pr)) return int_literal(parse_int(i->INT()->getSymbol()), t, i->INT()->getSymbol(), false);
+      if (auto* i = dynamic_cast<P::IntLitContext*>(pr))
+        return int_literal(parse_int(i->INT()->getSymbol()), t, i->INT()->getSymbol(), false);
       if (auto* f = dynamic_cast<P::FloatLitContext*>(pr)) {
         double v = parse_float(f->FLOAT()->getText());
         return make_float(round_to(v, t), t);
@@ -1055,7 +1097,8 @@ class Builder {
     if (auto* u = dynamic_cast<P::UnaryExprContext*>(c)) {
       if (u->op->getText() == "!") {
         Expr a = expr(u->expr(), DType::Bool);
-        if (a.dtype() != DType::Bool) fail(u->op, "operator ! expects a bool operand, got " + tname(a.dtype()));
+        if (a.dtype() != DType::Bool)
+          fail(u->op, "operator ! expects a bool operand, got " + tname(a.dtype()));
         return make_unary(UnOp::Not, a);
       }
       Expr a = expr(u->expr(), want);
@@ -1064,7 +1107,8 @@ class Builder {
     }
     auto* b = static_cast<P::BinaryExprContext*>(c);
     BinOp op = *binop_of(b->op->getText());
-    std::optional<DType> w = is_arith(op) ? want : (binop_is_logic(op) ? std::optional<DType>(DType::Bool) : std::nullopt);
+    std::optional<DType> w =
+        is_arith(op) ? want : (binop_is_logic(op) ? std::optional<DType>(DType::Bool) : std::nullopt);
     Expr x, y;
     unify_pair(b->expr(0), b->expr(1), w, &x, &y);
     check_binop(op, x, y, b->op);
@@ -1141,7 +1185,8 @@ class Builder {
       return make_let(var, v, body);
     }
     if (auto* p = dynamic_cast<P::PtrExprContext*>(pr))
-      fail(p, p->ID(0)->getText() + "." + p->field->getText() + " is only allowed as an argument of call_extern");
+      fail(p, p->ID(0)->getText() + "." + p->field->getText() +
+                  " is only allowed as an argument of call_extern");
     if (auto* d = dynamic_cast<P::DtypeExprContext*>(pr))
       fail(d, "dtype '" + d->getText() + "' is not a value (did you mean " + d->getText() + "(x)?)");
     if (dynamic_cast<P::StringLitContext*>(pr)) fail(pr, "a string is not allowed here");
@@ -1202,7 +1247,8 @@ class Builder {
         fail(c->ID(), "type mismatch: " + name + " arms are " + tname(arms[0].dtype()) + " and " +
                           tname(arms[1].dtype()));
       if (arms[0].dtype() == DType::Handle) fail(c->ID(), name + " cannot select buffer pointers");
-      return name == "select" ? make_select(cond, arms[0], arms[1]) : make_if_then_else(cond, arms[0], arms[1]);
+      return name == "select" ? make_select(cond, arms[0], arms[1])
+                              : make_if_then_else(cond, arms[0], arms[1]);
     }
     Intrinsic f;
     if (name == "min" || name == "max") {
@@ -1211,7 +1257,8 @@ class Builder {
       arity(static_cast<size_t>(intrinsic_arity(f)));
     } else {
       const Sym* s = lookup(name);
-      if (s && s->kind == Sym::Buf) fail(c->ID(), "'" + name + "' is a buffer; index it with " + name + "[...]");
+      if (s && s->kind == Sym::Buf)
+        fail(c->ID(), "'" + name + "' is a buffer; index it with " + name + "[...]");
       fail(c->ID(), "unknown function '" + name + "'");
     }
     return finish_call(c, unify(args, want));
@@ -1223,7 +1270,8 @@ class Builder {
     if (name == "min" || name == "max") {
       if (args.size() != 2) fail(c->ID(), name + " expects 2 arguments, got " + std::to_string(args.size()));
       if (args[0].dtype() != args[1].dtype())
-        fail(c->ID(), "type mismatch: " + name + "(" + tname(args[0].dtype()) + ", " + tname(args[1].dtype()) + ")");
+        fail(c->ID(),
+             "type mismatch: " + name + "(" + tname(args[0].dtype()) + ", " + tname(args[1].dtype()) + ")");
       if (!is_numeric(args[0].dtype())) fail(c->ID(), name + " is not defined on " + tname(args[0].dtype()));
       return make_binary(name == "min" ? BinOp::Min : BinOp::Max, args[0], args[1]);
     }
@@ -1233,7 +1281,8 @@ class Builder {
       fail(c->ID(), name + " expects " + std::to_string(intrinsic_arity(f)) + " argument" +
                         (intrinsic_arity(f) == 1 ? "" : "s") + ", got " + std::to_string(args.size()));
     if (args.size() == 2 && args[0].dtype() != args[1].dtype())
-      fail(c->ID(), "type mismatch: " + name + "(" + tname(args[0].dtype()) + ", " + tname(args[1].dtype()) + ")");
+      fail(c->ID(),
+           "type mismatch: " + name + "(" + tname(args[0].dtype()) + ", " + tname(args[1].dtype()) + ")");
     DType t = args[0].dtype();
     switch (f) {
       case Intrinsic::Abs:
@@ -1246,8 +1295,8 @@ class Builder {
         break;
       default:
         if (!is_float(t))
-          fail(c->ID(), name + " expects a float argument" + std::string(args.size() == 2 ? "s" : "") + ", got " +
-                            tname(t));
+          fail(c->ID(), name + " expects a float argument" + std::string(args.size() == 2 ? "s" : "") +
+                            ", got " + tname(t));
         break;
     }
     return make_call(f, args);
@@ -1277,7 +1326,8 @@ class Builder {
   }
 
   // Arguments of one instruction; nested calls are appended to `out` first.
-  std::vector<ScheduleArg> sched_args(const std::vector<P::SchedArgContext*>& args, std::vector<ScheduleInstr>& out) {
+  std::vector<ScheduleArg> sched_args(const std::vector<P::SchedArgContext*>& args,
+                                      std::vector<ScheduleInstr>& out) {
     std::vector<ScheduleArg> r;
     for (auto* a : args) {
       if (a->key) {
@@ -1341,9 +1391,11 @@ class Builder {
     for (auto* part : in->intrinPart()) {
       bool desc = part->which->getText() == "desc";
       Function& slot = desc ? item.desc : item.impl;
-      if (slot) fail(part->which, std::string("duplicate ") + (desc ? "desc" : "impl") + " in intrin '" + item.name + "'");
-      slot = build_func(item.name + (desc ? ".desc" : ".impl"), part->which, part->paramList(), nullptr, part->body(),
-                        true);
+      if (slot)
+        fail(part->which,
+             std::string("duplicate ") + (desc ? "desc" : "impl") + " in intrin '" + item.name + "'");
+      slot = build_func(item.name + (desc ? ".desc" : ".impl"), part->which, part->paramList(), nullptr,
+                        part->body(), true);
     }
     if (!item.desc) fail(in->name, "intrin '" + item.name + "' has no desc");
     if (!item.impl) fail(in->name, "intrin '" + item.name + "' has no impl");

@@ -58,7 +58,8 @@ class ThrowingListener : public antlr4::BaseErrorListener {
       if (auto* parser = dynamic_cast<antlr4::Parser*>(rec)) {
         try {
           auto expected = parser->getExpectedTokens();
-          if (tok->getType() == P::ID && expected.contains(static_cast<size_t>(P::DTYPE)) && !expected.contains(static_cast<size_t>(P::ID)))
+          if (tok->getType() == P::ID && expected.contains(static_cast<size_t>(P::DTYPE)) &&
+              !expected.contains(static_cast<size_t>(P::ID)))
             throw SourceError(file_, static_cast<int>(line), static_cast<int>(col) + 1,
                               "unknown dtype '" + tok->getText() + "'");
           std::vector<std::string> names;
@@ -114,7 +115,8 @@ void validate_utf8(const std::string& text, const std::string& file) {
 }
 
 [[noreturn]] void fail_at(const std::string& file, const antlr4::Token* t, const std::string& msg) {
-  throw SourceError(file, static_cast<int>(t->getLine()), static_cast<int>(t->getCharPositionInLine()) + 1, msg);
+  throw SourceError(file, static_cast<int>(t->getLine()), static_cast<int>(t->getCharPositionInLine()) + 1,
+                    msg);
 }
 
 // Lexical errors and nesting limits, before the recursive-descent parser runs.
@@ -146,7 +148,8 @@ void prescan(const std::vector<antlr4::Token*>& toks, const std::string& file) {
     }
     if (type != P::STRING && (s == "-" || s == "!")) {
       if (++unary_run > kMaxNesting)
-        fail_at(file, t, "too many consecutive unary operators (more than " + std::to_string(kMaxNesting) + ")");
+        fail_at(file, t,
+                "too many consecutive unary operators (more than " + std::to_string(kMaxNesting) + ")");
     } else {
       unary_run = 0;
     }
@@ -154,7 +157,8 @@ void prescan(const std::vector<antlr4::Token*>& toks, const std::string& file) {
       int& chain = elif_chain[depth];
       if (prev && prev->getType() == P::ELSE) {
         if (++chain > kMaxNesting)
-          fail_at(file, t, "too many chained else-if branches (more than " + std::to_string(kMaxNesting) + ")");
+          fail_at(file, t,
+                  "too many chained else-if branches (more than " + std::to_string(kMaxNesting) + ")");
       } else {
         chain = 0;
       }
@@ -221,7 +225,8 @@ Module parse_file(const std::string& path) {
   }
   std::error_code ec;
   // A directory opens as an empty stream on Linux: say what it is.
-  if (std::filesystem::is_directory(path, ec)) throw SourceError(path, 1, 1, "cannot read file: it is a directory");
+  if (std::filesystem::is_directory(path, ec))
+    throw SourceError(path, 1, 1, "cannot read file: it is a directory");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw SourceError(path, 1, 1, "cannot open file");
   std::ostringstream ss;

@@ -1,11 +1,11 @@
 #include "runtime/ndarray.h"
 
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <string>
-
-#include <unistd.h>
 
 #include "ir/error.h"
 
@@ -23,7 +23,8 @@ NDArray::NDArray(DType dtype, std::vector<int64_t> shape) : dtype_(dtype), shape
   }
   long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   if (pages > 0 && page > 0 && bytes > static_cast<uint64_t>(pages) * static_cast<uint64_t>(page))
-    throw Error("cannot allocate " + describe(*this) + ": " + std::to_string(bytes) + " bytes exceed the memory");
+    throw Error("cannot allocate " + describe(*this) + ": " + std::to_string(bytes) +
+                " bytes exceed the memory");
   size_t n = std::max<size_t>(bytes, 1);
   size_t padded = (n + 63) / 64 * 64;
   auto* p = static_cast<uint8_t*>(std::aligned_alloc(64, padded));

@@ -76,7 +76,8 @@ std::string npy_descr(DType t) {
 }
 
 NDArray parse_npy(const std::string& bytes, const std::string& what, std::optional<DType> expect) {
-  if (bytes.size() < 10 || bytes.compare(0, 6, kMagic, 6) != 0) throw Error(what + ": not a .npy file (bad magic)");
+  if (bytes.size() < 10 || bytes.compare(0, 6, kMagic, 6) != 0)
+    throw Error(what + ": not a .npy file (bad magic)");
   int major = static_cast<uint8_t>(bytes[6]);
   size_t hlen, hstart;
   if (major == 1) {
@@ -110,8 +111,10 @@ NDArray parse_npy(const std::string& bytes, const std::string& what, std::option
     throw Error(what + ": unsupported .npy dtype '" + descr + "'");
   std::optional<DType> dt;
   bool void2 = kind == 'V' && size == 2;
-  if (void2) dt = DType::BF16;
-  else dt = dtype_of(kind, size);
+  if (void2)
+    dt = DType::BF16;
+  else
+    dt = dtype_of(kind, size);
   if (!dt) throw Error(what + ": unsupported .npy dtype '" + descr + "'");
   if (expect) {
     bool ok = *dt == *expect || (*expect == DType::BF16 && *dt == DType::U16);
@@ -125,7 +128,8 @@ NDArray parse_npy(const std::string& bytes, const std::string& what, std::option
 
   // fortran_order
   p = find_key(h, "fortran_order", what);
-  if (h.compare(p, 4, "True") == 0) throw Error(what + ": Fortran-order .npy arrays are not supported; save in C order");
+  if (h.compare(p, 4, "True") == 0)
+    throw Error(what + ": Fortran-order .npy arrays are not supported; save in C order");
   if (h.compare(p, 5, "False") != 0) throw Error(what + ": malformed .npy header (fortran_order)");
 
   // shape
@@ -152,8 +156,8 @@ NDArray parse_npy(const std::string& bytes, const std::string& what, std::option
   size_t need = arr.nbytes();
   size_t dstart = hstart + hlen;
   if (bytes.size() < dstart + need)
-    throw Error(what + ": truncated .npy data (" + std::to_string(bytes.size() - dstart) + " bytes, expected " +
-                std::to_string(need) + ")");
+    throw Error(what + ": truncated .npy data (" + std::to_string(bytes.size() - dstart) +
+                " bytes, expected " + std::to_string(need) + ")");
   if (need) std::memcpy(arr.data(), bytes.data() + dstart, need);
   if (*dt == DType::Bool) {
     auto* b = static_cast<uint8_t*>(arr.data());
@@ -173,10 +177,13 @@ NDArray read_npy(const std::string& path, std::optional<DType> expect) {
 std::string serialize_npy(const NDArray& a) {
   std::string shape = "(";
   for (size_t i = 0; i < a.shape().size(); ++i) shape += std::to_string(a.shape()[i]) + ", ";
-  if (a.shape().size() > 1) shape.resize(shape.size() - 2);
-  else if (a.shape().size() == 1) shape.resize(shape.size() - 1);  // "(3,)"
+  if (a.shape().size() > 1)
+    shape.resize(shape.size() - 2);
+  else if (a.shape().size() == 1)
+    shape.resize(shape.size() - 1);  // "(3,)"
   shape += ")";
-  std::string h = "{'descr': '" + npy_descr(a.dtype()) + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  std::string h =
+      "{'descr': '" + npy_descr(a.dtype()) + "', 'fortran_order': False, 'shape': " + shape + ", }";
   // Pad with spaces so that the data starts at a multiple of 64; the header ends with '\n'.
   size_t pre = 10;
   size_t total = (pre + h.size() + 1 + 63) / 64 * 64;

@@ -20,7 +20,8 @@ namespace tirc {
 // Parses .npy bytes. `expect`: when given, the file's dtype must be it (bf16: see above),
 // else Error "WHAT: expected dtype X, file has Y". `what` names the source in messages
 // (a path or "parameter A (a.npy)").
-NDArray parse_npy(const std::string& bytes, const std::string& what, std::optional<DType> expect = std::nullopt);
+NDArray parse_npy(const std::string& bytes, const std::string& what,
+                  std::optional<DType> expect = std::nullopt);
 // Reads a .npy file; Error naming the path if unreadable or malformed.
 NDArray read_npy(const std::string& path, std::optional<DType> expect = std::nullopt);
 

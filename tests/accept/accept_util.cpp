@@ -52,8 +52,8 @@ CliRun run(const std::string& args, const std::string& stdin_text) {
   std::string in = g_tmp + ".stdin", out = g_tmp + ".stdout", err = g_tmp + ".stderr";
   write_file(in, stdin_text);
   // `timeout` turns a hang into a failure instead of a stuck suite.
-  std::string cmd = "cd " + g_tmp + " && timeout 60 " + std::string(TIRC_BINARY) + " " + expand(args) + " <" + in +
-                    " >" + out + " 2>" + err;
+  std::string cmd = "cd " + g_tmp + " && timeout 60 " + std::string(TIRC_BINARY) + " " + expand(args) + " <" +
+                    in + " >" + out + " 2>" + err;
   int st = std::system(cmd.c_str());
   CliRun r;
   r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;

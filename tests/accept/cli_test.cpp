@@ -1,7 +1,6 @@
 // The command-line contract (CLI.md): --help everywhere, exit codes, stats/check-grad JSON,
 // build/bench/verify, and no crash on bad files or arguments.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <filesystem>
@@ -16,7 +15,8 @@ namespace {
 TEST(AcceptCli, HelpForEverySubcommand) {
   CliRun top = run("--help");
   EXPECT_EQ(top.code, 0);
-  for (const char* sub : {"parse", "run", "grad", "check-grad", "schedule", "verify", "build", "bench", "stats"}) {
+  for (const char* sub :
+       {"parse", "run", "grad", "check-grad", "schedule", "verify", "build", "bench", "stats"}) {
     SCOPED_TRACE(sub);
     EXPECT_NE(top.out.find(std::string("  ") + sub + " "), std::string::npos) << top.out;
     CliRun h = run(std::string(sub) + " --help");
@@ -72,8 +72,10 @@ TEST(AcceptCli, UsageErrorsExitTwo) {
 
 // Bad inputs to `run`: exit 2 with a message naming the parameter, never a crash.
 TEST(AcceptCli, BadInputsAreErrors) {
+  TIRC_ACCEPT_REQUIRE_LLVM();
   namespace fs = std::filesystem;
-  std::string bad = (fs::temp_directory_path() / ("tirc_accept_bad_" + std::to_string(::getpid()))).string() + "/";
+  std::string bad =
+      (fs::temp_directory_path() / ("tirc_accept_bad_" + std::to_string(::getpid()))).string() + "/";
   fs::create_directories(bad);
   std::string good = slurp(cases() + "data/padded_A.npy");
   write_file(bad + "garbage.npy", "hello, this is not an npy file");
@@ -121,7 +123,8 @@ TEST(AcceptCli, BadInputsAreErrors) {
   EXPECT_EQ(r.err, "tirc: error: --output Z=" + tmp() + "z.npy: function padded has no output named Z\n");
   r = run("run @/structure.tir --func padded");
   EXPECT_EQ(r.code, 2);
-  EXPECT_EQ(r.err, "tirc: error: missing input for parameter A (give --input A=FILE.npy|VALUE or --random SEED)\n");
+  EXPECT_EQ(r.err,
+            "tirc: error: missing input for parameter A (give --input A=FILE.npy|VALUE or --random SEED)\n");
   for (const char* sub : {"stats", "grad", "check-grad", "bench"}) {
     r = run(std::string(sub) + " @/structure.tir --func nope");
     EXPECT_EQ(r.code, 2) << sub;
@@ -146,7 +149,9 @@ TEST(AcceptCli, ScalarShapeInputs) {
   // An integer scalar that fixes shapes must be given; a float scalar is drawn at random.
   r = run("run @/symbolic.tir --func scale --random 1");
   EXPECT_EQ(r.code, 2);
-  EXPECT_EQ(r.err, "tirc: error: scalar parameter n must be given: use --input n=VALUE (or declare a range, n: i32 in [LO, HI])\n");
+  EXPECT_EQ(r.err,
+            "tirc: error: scalar parameter n must be given: use --input n=VALUE (or declare a range, n: i32 "
+            "in [LO, HI])\n");
   r = run("run @/symbolic.tir --func scale --input n=2 --random 1");
   EXPECT_EQ(r.code, 0) << r.err;
   r = run("check-grad @/grads.tir --func scaled");
@@ -161,7 +166,8 @@ TEST(AcceptCli, ScalarShapeInputs) {
 TEST(AcceptCli, StatsJson) {
   CliRun r = run("stats @/structure.tir --func conv1d --json");
   ASSERT_EQ(r.code, 0) << r.err;
-  for (const char* k : {"\"flops\": 72", "\"loads\": 108", "\"stores\": 48", "\"iterations\": 36", "\"blocks\": {"})
+  for (const char* k :
+       {"\"flops\": 72", "\"loads\": 108", "\"stores\": 48", "\"iterations\": 36", "\"blocks\": {"})
     EXPECT_NE(r.out.find(k), std::string::npos) << k << "\n" << r.out;
   EXPECT_EQ(r.out.front(), '{');
   CliRun t = run("stats @/structure.tir --func conv1d");
@@ -191,19 +197,26 @@ TEST(AcceptCli, CheckGradJson) {
 }
 
 TEST(AcceptCli, BuildEveryEmit) {
+  TIRC_ACCEPT_REQUIRE_LLVM();
   struct {
     const char* target;
     const char* emit;
     const char* file;
     const char* needle;
   } cases_[] = {
-      {"cpu", "llvm", "structure.tir", "define"},     {"cpu", "asm", "structure.tir", ".text"},
-      {"cpu", "obj", "structure.tir", "\x7f" "ELF"}, {"nvptx", "ptx", "gpu.tir", ".entry rowsum"},
-      {"nvptx", "llvm", "gpu.tir", "define"},         {"cpu", "llvm", "symbolic.tir", "define"},
+      {"cpu", "llvm", "structure.tir", "define"},
+      {"cpu", "asm", "structure.tir", ".text"},
+      {"cpu", "obj", "structure.tir",
+       "\x7f"
+       "ELF"},
+      {"nvptx", "ptx", "gpu.tir", ".entry rowsum"},
+      {"nvptx", "llvm", "gpu.tir", "define"},
+      {"cpu", "llvm", "symbolic.tir", "define"},
   };
   for (auto& c : cases_) {
     SCOPED_TRACE(std::string(c.target) + " " + c.emit + " " + c.file);
-    CliRun r = run(std::string("build @/") + c.file + " --target " + c.target + " --emit " + c.emit + " -o %/out");
+    CliRun r =
+        run(std::string("build @/") + c.file + " --target " + c.target + " --emit " + c.emit + " -o %/out");
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_NE(slurp(tmp() + "out").find(c.needle), std::string::npos);
   }
@@ -216,6 +229,7 @@ TEST(AcceptCli, BuildEveryEmit) {
 }
 
 TEST(AcceptCli, BenchAndVerify) {
+  TIRC_ACCEPT_REQUIRE_LLVM();
   CliRun r = run("bench @/structure.tir --func conv1d --repeat 3");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("median"), std::string::npos) << r.out;

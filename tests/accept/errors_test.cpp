@@ -13,21 +13,26 @@ struct ErrCase {
 };
 
 TEST(AcceptErrors, ParseErrorsHavePositions) {
+  TIRC_ACCEPT_REQUIRE_LLVM();
   const ErrCase cases_[] = {
       {"type_mismatch.tir", "4:21: error: type mismatch: f32 + i32"},
-      {"int_div.tir", "4:21: error: '/' is float division and is not defined on i32; use // for integer division"},
+      {"int_div.tir",
+       "4:21: error: '/' is float division and is not defined on i32; use // for integer division"},
       {"unknown_name.tir", "4:23: error: undeclared name 'scale'"},
       {"unknown_buffer.tir", "4:15: error: undeclared buffer 'Q'"},
-      {"oob_binding.tir", "3:30: error: binding of iter var vi takes values in [1, 8], outside its domain [0, 8)"},
+      {"oob_binding.tir",
+       "3:30: error: binding of iter var vi takes values in [1, 8], outside its domain [0, 8)"},
       {"dup_block.tir", "6:11: error: duplicate block name 'b'"},
       {"arity.tir", "3:43: error: pow expects 2 arguments, got 1"},
       {"index_arity.tir", "3:43: error: buffer A has 2 dimensions but 1 index was given"},
       {"write_input.tir", "4:7: error: cannot write to input buffer A"},
-      {"loopvar_in_block.tir", "3:45: error: loop variable 'i' cannot be used inside block 'b'; bind it to an iter var"},
+      {"loopvar_in_block.tir",
+       "3:45: error: loop variable 'i' cannot be used inside block 'b'; bind it to an iter var"},
       {"syntax.tir", "3:51: error: unexpected '}'"},
       {"store_mismatch.tir", "3:43: error: type mismatch: cannot store f32 into i32 buffer B"},
       {"float_mod.tir", "3:49: error: '%' is integer-only and is not defined on f32"},
-      {"bad_kind.tir", "3:17: error: unknown iter var kind 'sideways' (expected spatial, reduce, scan or opaque)"},
+      {"bad_kind.tir",
+       "3:17: error: unknown iter var kind 'sideways' (expected spatial, reduce, scan or opaque)"},
       {"bad_dtype.tir", "1:11: error: unknown dtype 'f33'"},
       {"init_no_reduce.tir", "4:7: error: init in block 'b' which has no reduce iter var"},
   };
@@ -35,7 +40,7 @@ TEST(AcceptErrors, ParseErrorsHavePositions) {
     SCOPED_TRACE(c.file);
     std::string path = cases() + "errors/" + c.file;
     for (const char* sub : {"parse", "run", "stats", "grad", "build"}) {
-      std::string extra = std::string(sub) == "run" ? " --func f --random 1"
+      std::string extra = std::string(sub) == "run"     ? " --func f --random 1"
                           : std::string(sub) == "parse" ? ""
                           : std::string(sub) == "build" ? " --target cpu -o %/f.o"
                                                         : " --func f";
@@ -56,8 +61,10 @@ TEST(AcceptErrors, RunTimeErrors) {
     const char* file;
     const char* msg;
   } cases_[] = {
-      {"read_before_write.tir", "tirc: error: block \"b\": read of uninitialised element B[0] of output buffer B\n"},
-      {"alloc_read_before_write.tir", "tirc: error: block \"b\": read of uninitialised element T[0] of alloc buffer T\n"},
+      {"read_before_write.tir",
+       "tirc: error: block \"b\": read of uninitialised element B[0] of output buffer B\n"},
+      {"alloc_read_before_write.tir",
+       "tirc: error: block \"b\": read of uninitialised element T[0] of alloc buffer T\n"},
       {"oob_dynamic.tir", "tirc: error: block \"b\": out-of-bounds load A[9]: A has shape [4]\n"},
   };
   for (auto& c : cases_) {

@@ -8,6 +8,7 @@ namespace tirc::accept {
 namespace {
 
 TEST(AcceptSchedule, TvmHabits) {
+  TIRC_ACCEPT_REQUIRE_LLVM();
   CliRun r = run("verify @/schedules_tvm.tir");
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("4 passed, 0 failed"), std::string::npos) << r.out;
@@ -18,7 +19,8 @@ TEST(AcceptSchedule, TvmHabits) {
   // Printed schedules keep the hoisted instruction.
   CliRun p = run("parse @/schedules_tvm.tir");
   ASSERT_EQ(p.code, 0) << p.err;
-  EXPECT_NE(p.out.find("  _0 = get_block(\"B\")\n  compute_inline(_0)\n  _1 = get_block(\"C\")\n  ci, cj = get_loops(_1)\n  parallel(ci)\n"),
+  EXPECT_NE(p.out.find("  _0 = get_block(\"B\")\n  compute_inline(_0)\n  _1 = get_block(\"C\")\n  ci, cj = "
+                       "get_loops(_1)\n  parallel(ci)\n"),
             std::string::npos)
       << p.out;
 }
@@ -48,7 +50,8 @@ TEST(AcceptSchedule, CacheReadAfterComputeAt) {
 TEST(AcceptSchedule, VerifyDrawsFloatScalars) {
   CliRun r = run("verify @/verify_float_scalar.tir");
   EXPECT_EQ(r.code, 0) << r.out << r.err;
-  EXPECT_NE(r.out.find("2 passed, 0 failed"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("f [interp]: ok"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" passed, 0 failed"), std::string::npos) << r.out;
 }
 
 }  // namespace

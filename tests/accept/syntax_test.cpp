@@ -12,9 +12,21 @@
 namespace tirc::accept {
 namespace {
 
-const char* kCases[] = {"syntax_kitchen.tir", "intrinsics.tir", "dtypes.tir",   "symbolic.tir", "structure.tir",
-                        "module_order.tir",   "grads.tir",      "grads2.tir",   "schedules.tir", "gpu.tir",
-                        "corners.tir",        "schedules_tvm.tir", "schedules_discard.tir", "schedules_cache_read.tir", "semantics.tir"};
+const char* kCases[] = {"syntax_kitchen.tir",
+                        "intrinsics.tir",
+                        "dtypes.tir",
+                        "symbolic.tir",
+                        "structure.tir",
+                        "module_order.tir",
+                        "grads.tir",
+                        "grads2.tir",
+                        "schedules.tir",
+                        "gpu.tir",
+                        "corners.tir",
+                        "schedules_tvm.tir",
+                        "schedules_discard.tir",
+                        "schedules_cache_read.tir",
+                        "semantics.tir"};
 
 TEST(AcceptSyntax, PrintIsAFixpoint) {
   for (const char* name : kCases) {
@@ -50,7 +62,9 @@ TEST(AcceptSyntax, DerivedModulesReparse) {
 // Statements may end with `;`, comments run to the end of line (also on the last line
 // without a newline), schedules come before or after their function.
 TEST(AcceptSyntax, SeparatorsAndComments) {
-  std::string a = "func f(A: f32[4]) -> (B: f32[4]) { for i in serial(4) { block b(vi: spatial(4) = i) { B[vi] = A[vi] } } }";
+  std::string a =
+      "func f(A: f32[4]) -> (B: f32[4]) { for i in serial(4) { block b(vi: spatial(4) = i) { B[vi] = A[vi] } "
+      "} }";
   std::string b =
       "# header\nfunc f(A: f32[4]) -> (B: f32[4]) {  # c1\n  for i in serial(4) {\n"
       "    block b(vi: spatial(4) = i) {\n      B[vi] = A[vi];  # c2\n    };\n  };\n}  # end";

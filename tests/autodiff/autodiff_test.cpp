@@ -530,7 +530,8 @@ TEST(AutodiffGrowth, ProductChainIsLinear) {
 
 // ---- refusals: exact messages ----
 
-std::string refusal(const std::string& src, const std::string& func, const std::vector<std::string>& wrt = {}) {
+std::string refusal(const std::string& src, const std::string& func,
+                    const std::vector<std::string>& wrt = {}) {
   try {
     gradient(*parse_func(src, func), wrt);
   } catch (const Error& e) {
@@ -542,7 +543,8 @@ std::string refusal(const std::string& src, const std::string& func, const std::
 // Symbolic shapes; a buffer written by two blocks at disjoint places (no copy of the
 // uninitialised part); an output read by a later block.
 TEST(AutodiffSymbolic, ScalarShapesAndPartialWrites) {
-  Function f = parse_func(R"TIR(func sym(n: i32, m: i32, A: f32[n, m], B: f32[m]) -> (C: f32[n], D: f32[n, m]) {
+  Function f =
+      parse_func(R"TIR(func sym(n: i32, m: i32, A: f32[n, m], B: f32[m]) -> (C: f32[n], D: f32[n, m]) {
   for i, j in grid(n, m) {
     block c(vi: spatial(n) = i, vj: reduce(m) = j) {
       init { C[vi] = 0.0 }
@@ -559,7 +561,8 @@ TEST(AutodiffSymbolic, ScalarShapesAndPartialWrites) {
       D[vi, m - 1] = exp(C[vi])
     }
   }
-})TIR", "sym");
+})TIR",
+                 "sym");
   for (auto [n, m] : {std::pair<int, int>{5, 4}, {3, 7}}) {
     CheckGradOptions o;
     o.given["n"] = NDArray(DType::I32, {});
@@ -673,7 +676,8 @@ TEST(AutodiffRefusals, WrtMustBeAFloatInput) {
   }
 })";
   EXPECT_EQ(refusal(src, "w", {"I"}), "gradient of w: --wrt I is not a float input buffer of w");
-  EXPECT_EQ(refusal(src, "w", {"Y"}), "gradient of w: --wrt Y is not a float input buffer of w (it is an output)");
+  EXPECT_EQ(refusal(src, "w", {"Y"}),
+            "gradient of w: --wrt Y is not a float input buffer of w (it is an output)");
   EXPECT_EQ(refusal(src, "w", {"Q"}), "gradient of w: --wrt Q is not a float input buffer of w");
 }
 
@@ -696,15 +700,16 @@ TEST(AutodiffCli, CheckGradSharedExamples) {
     EXPECT_EQ(run(std::string(TIRC_BINARY) + " check-grad " + dir + f + ".tir --func " + f, &out), 0) << out;
     EXPECT_NE(out.find(" passed, 0 failed"), std::string::npos) << out;
   }
-  EXPECT_EQ(run(std::string(TIRC_BINARY) + " check-grad " + dir + "conv2d.tir --func conv2d --json", &out), 0);
+  EXPECT_EQ(run(std::string(TIRC_BINARY) + " check-grad " + dir + "conv2d.tir --func conv2d --json", &out),
+            0);
   EXPECT_NE(out.find("\"failed\": 0"), std::string::npos) << out;
 }
 
 TEST(AutodiffCli, GradPrintsAParsableModule) {
   std::string out;
   std::string path = testing::TempDir() + "/softmax_grad.tir";
-  ASSERT_EQ(run(std::string(TIRC_BINARY) + " grad " + TIRC_SOURCE_DIR + "/examples/softmax.tir --func softmax -o " +
-                    path,
+  ASSERT_EQ(run(std::string(TIRC_BINARY) + " grad " + TIRC_SOURCE_DIR +
+                    "/examples/softmax.tir --func softmax -o " + path,
                 &out),
             0)
       << out;
@@ -716,23 +721,25 @@ TEST(AutodiffCli, GradPrintsAParsableModule) {
 
 TEST(AutodiffCli, RefusalExitsWith2) {
   std::string path = testing::TempDir() + "/scan.tir";
-  std::ofstream(path) << "func cs(X: f32[8]) -> (Y: f32[8]) {\n  for i in serial(8) {\n    block B(vi: scan(8) = i) "
-                         "{\n      Y[vi] = X[vi]\n    }\n  }\n}\n";
+  std::ofstream(path)
+      << "func cs(X: f32[8]) -> (Y: f32[8]) {\n  for i in serial(8) {\n    block B(vi: scan(8) = i) "
+         "{\n      Y[vi] = X[vi]\n    }\n  }\n}\n";
   std::string out;
   EXPECT_EQ(run(std::string(TIRC_BINARY) + " grad " + path + " --func cs", &out), 2);
-  EXPECT_NE(out.find("block B: scan iter vars (recurrences) are not supported yet"), std::string::npos) << out;
+  EXPECT_NE(out.find("block B: scan iter vars (recurrences) are not supported yet"), std::string::npos)
+      << out;
 }
 
 TEST(AutodiffCli, WrongGradientFails) {
   // A check must be able to fail: sqrt of negative inputs gives nan, which never passes.
   std::string path = testing::TempDir() + "/lg.tir";
-  std::ofstream(path) << "func lg(X: f32[4] in [-2.0, -1.0]) -> (Y: f32[4]) {\n  for i in serial(4) {\n    block B(vi: "
-                         "spatial(4) = i) {\n      Y[vi] = sqrt(X[vi])\n    }\n  }\n}\n";
+  std::ofstream(path)
+      << "func lg(X: f32[4] in [-2.0, -1.0]) -> (Y: f32[4]) {\n  for i in serial(4) {\n    block B(vi: "
+         "spatial(4) = i) {\n      Y[vi] = sqrt(X[vi])\n    }\n  }\n}\n";
   std::string out;
   EXPECT_EQ(run(std::string(TIRC_BINARY) + " check-grad " + path + " --func lg", &out), 1) << out;
   EXPECT_NE(out.find("0 passed, 1 failed"), std::string::npos) << out;
 }
-
 
 // ---- cost of F_grad: sharing, hoisting, zero-safe products ----
 
@@ -797,7 +804,8 @@ TEST(AutodiffCost, LayerNormHoistsPerRowValues) {
   for (auto& [name, arr] : a) {
     ASSERT_TRUE(b.count(name)) << name;
     for (int64_t i = 0; i < arr.numel(); ++i)
-      EXPECT_NEAR(arr.get(i), b.at(name).get(i), 1e-9 * (1 + std::abs(arr.get(i)))) << name << "[" << i << "]";
+      EXPECT_NEAR(arr.get(i), b.at(name).get(i), 1e-9 * (1 + std::abs(arr.get(i))))
+          << name << "[" << i << "]";
   }
   CheckGradOptions full;
   full.full = true;
@@ -815,7 +823,8 @@ TEST(AutodiffCost, GuardedValuesAreNotHoisted) {
       Y[vi, vj] = if_then_else(vi >= 1, exp(X[vi - 1]) * S[0], 0.0) + sqrt(S[1]) * S[0]
     }
   }
-})TIR", "pad");
+})TIR",
+                          "pad");
   Function g = gradient(*f, {});
   std::string text = print_function(*g);
   EXPECT_EQ(text.find("exp(X[h"), std::string::npos) << text;
@@ -834,7 +843,8 @@ TEST(AutodiffCost, CommonSubexpressionsShareTemps) {
       Y[vi, vj] = select(X[vi, vj] > 0.0, X[vi, vj], A[vj] * X[vi, vj])
     }
   }
-})TIR", "prelu");
+})TIR",
+                          "prelu");
   Function g = gradient(*f, {});
   double ff = static_counts(*f, {}).total.flops, fg = static_counts(*g, {}).total.flops;
   EXPECT_LE(fg, 3 * ff) << fg << " vs " << ff;
@@ -852,7 +862,8 @@ TEST(AutodiffCost, ProductWithZerosIsExact) {
       P[vi] *= X[vi, vk]
     }
   }
-})TIR", "prod");
+})TIR",
+                          "prod");
   Function g = gradient(*f, {});
   // 3 per factor, plus the init's cotangent * 2.0 once per row.
   EXPECT_LE(static_counts(*g, {}).total.flops, 3 * static_counts(*f, {}).total.flops + 3);

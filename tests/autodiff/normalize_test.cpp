@@ -3,6 +3,8 @@
 // the result (printed, re-parsed), and by check_grad on the gradient of the original (via
 // gradient()'s hook) and of the normalised function. Constructs the pass must leave alone
 // keep gradient()'s refusal message.
+#include "transforms/autodiff/normalize.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -16,7 +18,6 @@
 #include "parser/parser.h"
 #include "transforms/autodiff/check_grad.h"
 #include "transforms/autodiff/gradient.h"
-#include "transforms/autodiff/normalize.h"
 #include "transforms/schedule/verify.h"
 
 namespace tirc {
@@ -158,7 +159,9 @@ TEST(Normalize, IfElseAccumulationsInAReduction) {
 })",
                                 "acc");
   // += and -= arms: one sum reduction of a signed select.
-  EXPECT_TRUE(contains(t, "S[vi] = S[vi] + if_then_else(vk % 2 == 0, X[vi, vk] * X[vi, vk], -sin(X[vi, vk]))")) << t;
+  EXPECT_TRUE(
+      contains(t, "S[vi] = S[vi] + if_then_else(vk % 2 == 0, X[vi, vk] * X[vi, vk], -sin(X[vi, vk]))"))
+      << t;
 }
 
 TEST(Normalize, ElseIfChainAndIfElseInALoop) {
@@ -191,8 +194,10 @@ TEST(Normalize, ElseIfChainAndIfElseInALoop) {
   }
 })",
                                 "ei");
-  EXPECT_TRUE(contains(t, "Y[vi, vj] = if_then_else(x > 0.5, x * x, if_then_else(x < -0.5, -x, sin(x)))")) << t;
-  EXPECT_TRUE(contains(t, "S[vi] = S[vi] + if_then_else(X[vi, vk] > 0.0, X[vi, vk] * Y[vi, vk], -X[vi, vk])")) << t;
+  EXPECT_TRUE(contains(t, "Y[vi, vj] = if_then_else(x > 0.5, x * x, if_then_else(x < -0.5, -x, sin(x)))"))
+      << t;
+  EXPECT_TRUE(contains(t, "S[vi] = S[vi] + if_then_else(X[vi, vk] > 0.0, X[vi, vk] * Y[vi, vk], -X[vi, vk])"))
+      << t;
 }
 
 // ---- rewrite 2: splitting a spatial block ----
@@ -260,7 +265,9 @@ TEST(Normalize, LocalAccumulator) {
   }
 })",
                                 "la");
-  EXPECT_TRUE(contains(t, "alloc acc: f32[3, 1]") && contains(t, "acc[vi, 0] = acc[vi, 0] + X[vi, vk] * X[vi, vk]")) << t;
+  EXPECT_TRUE(contains(t, "alloc acc: f32[3, 1]") &&
+              contains(t, "acc[vi, 0] = acc[vi, 0] + X[vi, vk] * X[vi, vk]"))
+      << t;
 }
 
 TEST(Normalize, IfElseWithDataDependentIndexStaysOneBlock) {

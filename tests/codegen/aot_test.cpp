@@ -37,12 +37,13 @@ TEST(AotExample, CompilesLinksAndRuns) {
   fs::path dir = fs::temp_directory_path() / ("tirc_aot_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   std::string src = TIRC_SOURCE_DIR;
-  Result b = sh(q(TIRC_BINARY) + " build " + q(src + "/examples/aot/ops.tir") + " --target cpu -o " + q((dir / "ops.o").string()));
+  Result b = sh(q(TIRC_BINARY) + " build " + q(src + "/examples/aot/ops.tir") + " --target cpu -o " +
+                q((dir / "ops.o").string()));
   ASSERT_EQ(b.code, 0) << b.out;
   ASSERT_TRUE(fs::exists(dir / "ops.h"));
-  Result c = sh("cc -O2 -I" + q(dir.string()) + " " + q(src + "/examples/aot/main.c") + " " + q((dir / "ops.o").string()) +
-                " " + q(src + "/runtime/tirc_runtime.c") + " -I" + q(src + "/runtime") + " -lpthread -lm -o " +
-                q((dir / "demo").string()));
+  Result c = sh("cc -O2 -I" + q(dir.string()) + " " + q(src + "/examples/aot/main.c") + " " +
+                q((dir / "ops.o").string()) + " " + q(src + "/runtime/tirc_runtime.c") + " -I" +
+                q(src + "/runtime") + " -lpthread -lm -o " + q((dir / "demo").string()));
   ASSERT_EQ(c.code, 0) << c.out;
   for (const char* threads : {"1", "2", "3"}) {
     Result r = sh(std::string("TIRC_NUM_THREADS=") + threads + " " + q((dir / "demo").string()));
@@ -56,7 +57,10 @@ TEST(AotBuild, EmitsLlvmAndAsm) {
   std::string src = TIRC_SOURCE_DIR;
   Result ll = sh(q(TIRC_BINARY) + " build " + q(src + "/examples/matmul.tir") + " --emit llvm");
   ASSERT_EQ(ll.code, 0) << ll.out;
-  EXPECT_NE(ll.out.find("i32 @matmul(ptr noalias nocapture readonly %A, ptr noalias nocapture readonly %B, ptr noalias nocapture %C)"), std::string::npos) << ll.out;
+  EXPECT_NE(ll.out.find("i32 @matmul(ptr noalias nocapture readonly %A, ptr noalias nocapture readonly %B, "
+                        "ptr noalias nocapture %C)"),
+            std::string::npos)
+      << ll.out;
   EXPECT_NE(ll.out.find("tirc_parallel_for"), std::string::npos);
   Result as = sh(q(TIRC_BINARY) + " build " + q(src + "/examples/matmul.tir") + " --emit asm");
   ASSERT_EQ(as.code, 0) << as.out;
@@ -77,7 +81,8 @@ TEST(CliJit, RunEngineJitPrintsTheSameAsTheInterpreter) {
 
 TEST(CliJit, BenchPrintsMedianAndGflops) {
   std::string src = TIRC_SOURCE_DIR;
-  Result r = sh(q(TIRC_BINARY) + " bench " + q(src + "/examples/matmul.tir") + " --func matmul --repeat 3 --json");
+  Result r =
+      sh(q(TIRC_BINARY) + " bench " + q(src + "/examples/matmul.tir") + " --func matmul --repeat 3 --json");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("\"func\": \"matmul\""), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\"flops\": 524288,"), std::string::npos) << r.out;  // 2 * 128 * 32 * 64

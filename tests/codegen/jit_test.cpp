@@ -1,11 +1,12 @@
 // The LLVM JIT against the interpreter: examples, every intrinsic, every dtype, loop kinds,
 // symbolic shapes, allocations, atomic blocks in parallel loops, defined integer division.
+#include "codegen/jit.h"
+
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <sstream>
 
-#include "codegen/jit.h"
 #include "ir/error.h"
 #include "tests/codegen/compare.h"
 
@@ -22,17 +23,24 @@ std::string read_file(const std::string& path) {
 std::string example(const std::string& name) { return std::string(TIRC_SOURCE_DIR) + "/examples/" + name; }
 }  // namespace
 
-TEST(JitExamples, Matmul) { expect_jit_matches_interp(read_file(example("matmul.tir")), "matmul", 1, 1e-5, 1e-5); }
-TEST(JitExamples, Conv2d) { expect_jit_matches_interp(read_file(example("conv2d.tir")), "conv2d", 2, 1e-5, 1e-5); }
-TEST(JitExamples, Softmax) { expect_jit_matches_interp(read_file(example("softmax.tir")), "softmax", 3, 1e-6, 1e-7); }
+TEST(JitExamples, Matmul) {
+  expect_jit_matches_interp(read_file(example("matmul.tir")), "matmul", 1, 1e-5, 1e-5);
+}
+TEST(JitExamples, Conv2d) {
+  expect_jit_matches_interp(read_file(example("conv2d.tir")), "conv2d", 2, 1e-5, 1e-5);
+}
+TEST(JitExamples, Softmax) {
+  expect_jit_matches_interp(read_file(example("softmax.tir")), "softmax", 3, 1e-6, 1e-7);
+}
 
 TEST(JitExpr, FloatIntrinsicsF32) {
-  const char* ops[] = {"exp", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan",
-                       "tanh", "sigmoid", "erf", "abs", "floor", "ceil", "round", "trunc", "sign"};
+  const char* ops[] = {"exp", "log",  "log2",    "log10", "log1p", "expm1", "sqrt", "rsqrt", "sin",   "cos",
+                       "tan", "tanh", "sigmoid", "erf",   "abs",   "floor", "ceil", "round", "trunc", "sign"};
   for (const char* op : ops) {
-    std::string text = "func f(X: f32[257] in [0.05, 3.0]) -> (Y: f32[257]) {\n"
-                       "  for i in serial(257) { block b(vi: spatial(257) = i) { Y[vi] = " +
-                       std::string(op) + "(X[vi] * 2.0 - 1.5) } }\n}\n";
+    std::string text =
+        "func f(X: f32[257] in [0.05, 3.0]) -> (Y: f32[257]) {\n"
+        "  for i in serial(257) { block b(vi: spatial(257) = i) { Y[vi] = " +
+        std::string(op) + "(X[vi] * 2.0 - 1.5) } }\n}\n";
     SCOPED_TRACE(op);
     expect_jit_matches_interp(text, "f", 11, 2e-7, 1e-30);
   }
@@ -55,7 +63,8 @@ func f(X: f64[100] in [0.1, 3.0], Z: f64[100] in [-2.0, 2.0]) -> (Y: f64[100]) {
 TEST(JitDtype, HalfAndBfloatRoundAfterEveryOp) {
   for (const char* t : {"f16", "bf16"}) {
     std::string T = t;
-    std::string text = "func f(A: " + T + "[300] in [-4.0, 4.0], B: " + T + "[300]) -> (C: " + T + "[300], D: f32[300]) {\n"
+    std::string text = "func f(A: " + T + "[300] in [-4.0, 4.0], B: " + T + "[300]) -> (C: " + T +
+                       "[300], D: f32[300]) {\n"
                        "  for i in serial(300) { block b(vi: spatial(300) = i) {\n"
                        "    C[vi] = A[vi] * B[vi] + A[vi] / (B[vi] + 3.0) - exp(B[vi])\n"
                        "    D[vi] = f32(A[vi] * A[vi] * A[vi]) } }\n}\n";
@@ -113,7 +122,8 @@ func f(A: i32[4], B: i32[4]) -> (Q: i32[4], R: i32[4]) {
     }
   }
 }
-)", "f");
+)",
+                          "f");
   ASSERT_TRUE(f);
   NDArray a(DType::I32, {4}), b(DType::I32, {4});
   int av[] = {7, -7, -2147483647 - 1, 5}, bv[] = {0, 2, -1, -3};
@@ -185,8 +195,9 @@ func f(n: i32, m: i32, A: f32[n, m], s: f32) -> (B: f32[n, m]) {
   }
 }
 )";
-  expect_jit_matches_interp(text, "f", 5, 0, 0, {{"n", scalar(DType::I32, 13)}, {"m", scalar(DType::I32, 7)},
-                                                  {"s", scalar(DType::F32, 1.5)}});
+  expect_jit_matches_interp(
+      text, "f", 5, 0, 0,
+      {{"n", scalar(DType::I32, 13)}, {"m", scalar(DType::I32, 7)}, {"s", scalar(DType::F32, 1.5)}});
 }
 
 TEST(JitLoops, AtomicScatterAddInParallelLoop) {
@@ -263,7 +274,8 @@ func f(A: f32[64], B: f32[64]) -> (C: f32[64]) {
     block c(vj: spatial(64) = j) { C[vj] = A[vj] * B[vj] + 1.0 }
   }
 }
-)", "f");
+)",
+                          "f");
   ASSERT_TRUE(f);
   CodegenOptions o;
   o.opt_level = 0;

@@ -87,10 +87,14 @@ func rowsum(A: f32[64, 128]) -> (S: f32[64]) {
 
 TEST(Nvptx, RefusesFunctionsWithoutThreadBindings) {
   try {
-    ptx_of("func f(A: f32[4]) -> (B: f32[4]) {\n for i in serial(4) { block b(vi: spatial(4) = i) { B[vi] = A[vi] } }\n}\n", "f");
+    ptx_of(
+        "func f(A: f32[4]) -> (B: f32[4]) {\n for i in serial(4) { block b(vi: spatial(4) = i) { B[vi] = "
+        "A[vi] } }\n}\n",
+        "f");
     FAIL() << "no error";
   } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()), "nvptx: function f has no loop bound to blockIdx/threadIdx (bind loops with bind())");
+    EXPECT_EQ(std::string(e.what()),
+              "nvptx: function f has no loop bound to blockIdx/threadIdx (bind loops with bind())");
   }
 }
 
@@ -98,7 +102,8 @@ TEST(Nvptx, RefusesFunctionsWithoutThreadBindings) {
 
 namespace tirc {
 TEST(Nvptx, CliRefusesCpuOnlyFunctionWithExitCode2) {
-  std::string cmd = std::string("'") + TIRC_BINARY + "' build '" + TIRC_SOURCE_DIR + "/examples/softmax.tir' --target nvptx 2>&1";
+  std::string cmd = std::string("'") + TIRC_BINARY + "' build '" + TIRC_SOURCE_DIR +
+                    "/examples/softmax.tir' --target nvptx 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   std::string out;
   char buf[4096];
@@ -106,6 +111,8 @@ TEST(Nvptx, CliRefusesCpuOnlyFunctionWithExitCode2) {
   while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
   int st = pclose(p);
   EXPECT_EQ(WEXITSTATUS(st), 2);
-  EXPECT_EQ(out, "tirc: error: nvptx: function softmax has no loop bound to blockIdx/threadIdx (bind loops with bind())\n");
+  EXPECT_EQ(out,
+            "tirc: error: nvptx: function softmax has no loop bound to blockIdx/threadIdx (bind loops with "
+            "bind())\n");
 }
 }  // namespace tirc

@@ -23,7 +23,8 @@ void count_body(int64_t b, int64_t e, void* c) {
 void expect_each_once(int64_t n) {
   Counter c(n);
   tirc_parallel_for(n, count_body, &c);
-  for (int64_t i = 0; i < n; ++i) ASSERT_EQ(c.hits[static_cast<size_t>(i)].load(), 1) << "n=" << n << " i=" << i;
+  for (int64_t i = 0; i < n; ++i)
+    ASSERT_EQ(c.hits[static_cast<size_t>(i)].load(), 1) << "n=" << n << " i=" << i;
 }
 
 void nested_body(int64_t b, int64_t e, void* c) {

@@ -3,8 +3,8 @@
 // bench/matmul.tir and bench/conv2d.tir at small sizes: lowering moves the caches into their
 // loops and compacts them (plan_alloc, compact_buffers); the JIT must compute exactly what
 // the interpreter computes on the unscheduled function (same float operations, same order).
-#include "tests/codegen/compare.h"
 #include "ir/printer.h"
+#include "tests/codegen/compare.h"
 #include "transforms/autodiff/gradient.h"
 #include "transforms/schedule/schedule.h"
 
@@ -60,7 +60,8 @@ schedule mm {
   _, pk, pj = get_loops(cr)
   vectorize(pj)
 }
-)", "mm");
+)",
+                             "mm");
 }
 
 TEST(SchedCache, ConvRegisterTileBitIdentical) {
@@ -99,7 +100,8 @@ schedule conv {
   unroll(xo)
   vectorize(xi)
 }
-)", "conv");
+)",
+                             "conv");
 }
 
 // The derived conv2d gradient scheduled by block names as in bench/conv2d_grad_schedule.tir
@@ -123,7 +125,8 @@ func conv2d(X: f32[2, 8, 14, 14], W: f32[8, 8, 3, 3]) -> (Y: f32[2, 8, 14, 14]) 
     }
   }
 }
-)", "c.tir");
+)",
+                            "c.tir");
   Function g = gradient(*fwd.find_func("conv2d"), {});
   std::string text = print_function(*g) + R"(
 schedule conv2d_grad {

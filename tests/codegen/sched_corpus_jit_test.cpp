@@ -60,7 +60,9 @@ TEST_P(SchedCorpusJit, JitMatchesInterpreter) {
     ASSERT_TRUE(f) << g;
     m.funcs.push_back(gradient(*f, {}));
   }
-  FunctionRunner jit = [](const FunctionNode& f, const ArgMap& inputs) { return compile_jit(f)->run(inputs); };
+  FunctionRunner jit = [](const FunctionNode& f, const ArgMap& inputs) {
+    return compile_jit(f)->run(inputs);
+  };
   int checked = 0;
   for (auto& item : m.schedules) {
     Function f = m.find_func(item.func);

@@ -65,7 +65,9 @@ inline Param sparam(Var v) {
   return p;
 }
 inline Expr ld(const Buffer& b, std::vector<Expr> idx) { return make_load(b, std::move(idx)); }
-inline Stmt st(const Buffer& b, std::vector<Expr> idx, Expr v) { return make_store(b, std::move(idx), std::move(v)); }
+inline Stmt st(const Buffer& b, std::vector<Expr> idx, Expr v) {
+  return make_store(b, std::move(idx), std::move(v));
+}
 inline Expr f32(double v) { return make_float(v, DType::F32); }
 inline Expr i32(int64_t v) { return make_int(v, DType::I32); }
 
@@ -74,8 +76,10 @@ inline Function matmul(int64_t M, int64_t N, int64_t K, DType t = DType::F32) {
   Buffer A("A", t, {i32(M), i32(K)}), B("B", t, {i32(K), i32(N)}), C("C", t, {i32(M), i32(N)});
   Var i("i"), j("j"), k("k"), vi("vi"), vj("vj"), vk("vk");
   Stmt body = grid({{i, i32(M)}, {j, i32(N)}, {k, i32(K)}},
-                   block("C", {{vi, IterKind::Spatial, i32(M), i}, {vj, IterKind::Spatial, i32(N), j},
-                               {vk, IterKind::Reduce, i32(K), k}},
+                   block("C",
+                         {{vi, IterKind::Spatial, i32(M), i},
+                          {vj, IterKind::Spatial, i32(N), j},
+                          {vk, IterKind::Reduce, i32(K), k}},
                          st(C, {vi, vj}, ld(C, {vi, vj}) + ld(A, {vi, vk}) * ld(B, {vk, vj})),
                          st(C, {vi, vj}, make_const(t, 0.0))));
   return func("matmul", {bparam(A), bparam(B)}, {C}, {}, {body});
@@ -86,10 +90,10 @@ inline Function softmax(int64_t R = 32, int64_t L = 100) {
   Buffer X("X", DType::F32, {i32(R), i32(L)}), Y("Y", DType::F32, {i32(R), i32(L)});
   Buffer M("M", DType::F32, {i32(R)}), E("E", DType::F32, {i32(R), i32(L)}), S("S", DType::F32, {i32(R)});
   Var i1("i"), k1("k"), vi1("vi"), vk1("vk");
-  Stmt s1 = grid({{i1, i32(R)}, {k1, i32(L)}},
-                 block("row_max", {{vi1, IterKind::Spatial, i32(R), i1}, {vk1, IterKind::Reduce, i32(L), k1}},
-                       st(M, {vi1}, max(ld(M, {vi1}), ld(X, {vi1, vk1}))),
-                       st(M, {vi1}, f32(-3.4028234663852886e38))));
+  Stmt s1 = grid(
+      {{i1, i32(R)}, {k1, i32(L)}},
+      block("row_max", {{vi1, IterKind::Spatial, i32(R), i1}, {vk1, IterKind::Reduce, i32(L), k1}},
+            st(M, {vi1}, max(ld(M, {vi1}), ld(X, {vi1, vk1}))), st(M, {vi1}, f32(-3.4028234663852886e38))));
   Var i2("i"), j2("j"), vi2("vi"), vj2("vj");
   Stmt s2 = grid({{i2, i32(R)}, {j2, i32(L)}},
                  block("exp", {{vi2, IterKind::Spatial, i32(R), i2}, {vj2, IterKind::Spatial, i32(L), j2}},
@@ -112,25 +116,31 @@ inline Function conv2d(int64_t N = 2, int64_t Cin = 8, int64_t H = 16, int64_t W
   Buffer Y("Y", DType::F32, {i32(N), i32(F), i32(H), i32(Wd)});
   Buffer P("P", DType::F32, {i32(N), i32(Cin), i32(H + 2), i32(Wd + 2)});
   Var n("n"), c("c"), h("h"), w("w"), vn("vn"), vc("vc"), vh("vh"), vw("vw");
-  Expr cond = make_binary(
-      BinOp::And,
-      make_binary(BinOp::And,
-                  make_binary(BinOp::And, make_binary(BinOp::GE, vh, i32(1)), make_binary(BinOp::LT, vh, i32(H + 1))),
-                  make_binary(BinOp::GE, vw, i32(1))),
-      make_binary(BinOp::LT, vw, i32(Wd + 1)));
-  Stmt pad = grid({{n, i32(N)}, {c, i32(Cin)}, {h, i32(H + 2)}, {w, i32(Wd + 2)}},
-                  block("pad",
-                        {{vn, IterKind::Spatial, i32(N), n}, {vc, IterKind::Spatial, i32(Cin), c},
-                         {vh, IterKind::Spatial, i32(H + 2), h}, {vw, IterKind::Spatial, i32(Wd + 2), w}},
-                        st(P, {vn, vc, vh, vw}, make_if_then_else(cond, ld(X, {vn, vc, vh - 1, vw - 1}), f32(0)))));
+  Expr cond = make_binary(BinOp::And,
+                          make_binary(BinOp::And,
+                                      make_binary(BinOp::And, make_binary(BinOp::GE, vh, i32(1)),
+                                                  make_binary(BinOp::LT, vh, i32(H + 1))),
+                                      make_binary(BinOp::GE, vw, i32(1))),
+                          make_binary(BinOp::LT, vw, i32(Wd + 1)));
+  Stmt pad =
+      grid({{n, i32(N)}, {c, i32(Cin)}, {h, i32(H + 2)}, {w, i32(Wd + 2)}},
+           block("pad",
+                 {{vn, IterKind::Spatial, i32(N), n},
+                  {vc, IterKind::Spatial, i32(Cin), c},
+                  {vh, IterKind::Spatial, i32(H + 2), h},
+                  {vw, IterKind::Spatial, i32(Wd + 2), w}},
+                 st(P, {vn, vc, vh, vw}, make_if_then_else(cond, ld(X, {vn, vc, vh - 1, vw - 1}), f32(0)))));
   Var n2("n"), f("f"), y("y"), x("x"), c2("c"), r("r"), s("s");
   Var vn2("vn"), vf("vf"), vy("vy"), vx("vx"), vc2("vc"), vr("vr"), vs("vs");
   Stmt conv = grid(
       {{n2, i32(N)}, {f, i32(F)}, {y, i32(H)}, {x, i32(Wd)}, {c2, i32(Cin)}, {r, i32(3)}, {s, i32(3)}},
       block("conv",
-            {{vn2, IterKind::Spatial, i32(N), n2}, {vf, IterKind::Spatial, i32(F), f},
-             {vy, IterKind::Spatial, i32(H), y}, {vx, IterKind::Spatial, i32(Wd), x},
-             {vc2, IterKind::Reduce, i32(Cin), c2}, {vr, IterKind::Reduce, i32(3), r},
+            {{vn2, IterKind::Spatial, i32(N), n2},
+             {vf, IterKind::Spatial, i32(F), f},
+             {vy, IterKind::Spatial, i32(H), y},
+             {vx, IterKind::Spatial, i32(Wd), x},
+             {vc2, IterKind::Reduce, i32(Cin), c2},
+             {vr, IterKind::Reduce, i32(3), r},
              {vs, IterKind::Reduce, i32(3), s}},
             st(Y, {vn2, vf, vy, vx},
                ld(Y, {vn2, vf, vy, vx}) + ld(P, {vn2, vc2, vy + vr, vx + vs}) * ld(W, {vf, vc2, vr, vs})),

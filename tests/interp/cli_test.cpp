@@ -35,7 +35,8 @@ struct Cmd {
   std::string out, err;
 };
 Cmd sh(const std::string& args, const TmpDir& d) {
-  std::string cmd = std::string(TIRC_BINARY) + " " + args + " > " + (d / "out.txt") + " 2> " + (d / "err.txt");
+  std::string cmd =
+      std::string(TIRC_BINARY) + " " + args + " > " + (d / "out.txt") + " 2> " + (d / "err.txt");
   int rc = std::system(cmd.c_str());
   auto slurp = [](const std::string& p) {
     std::ifstream in(p);
@@ -49,7 +50,9 @@ int python(const std::string& code, const TmpDir& d) {
   return std::system(("/usr/bin/python3 " + (d / "check.py") + " > " + (d / "py.txt") + " 2>&1").c_str());
 }
 
-std::string example(const std::string& name) { return std::string(TIRC_SOURCE_DIR) + "/examples/" + name + ".tir"; }
+std::string example(const std::string& name) {
+  return std::string(TIRC_SOURCE_DIR) + "/examples/" + name + ".tir";
+}
 
 }  // namespace
 
@@ -81,22 +84,24 @@ print('ok')
 TEST(TircRun, NpyInputsAndOutputsMatchNumPy) {
   TmpDir d;
   ASSERT_EQ(python("import numpy as np\nd='" + d.path +
-                       "'\nr=np.random.default_rng(0)\nnp.save(f'{d}/a.npy', r.standard_normal((128, 64)).astype(np.float32))\n"
+                       "'\nr=np.random.default_rng(0)\nnp.save(f'{d}/a.npy', r.standard_normal((128, "
+                       "64)).astype(np.float32))\n"
                        "np.save(f'{d}/b.npy', r.standard_normal((64, 32)).astype(np.float32))\n",
                    d),
             0);
-  Cmd c = sh("run " + example("matmul") + " --func matmul --input A=" + (d / "a.npy") + " --input B=" + (d / "b.npy") +
-                 " --output C=" + (d / "c.npy"),
+  Cmd c = sh("run " + example("matmul") + " --func matmul --input A=" + (d / "a.npy") +
+                 " --input B=" + (d / "b.npy") + " --output C=" + (d / "c.npy"),
              d);
   ASSERT_EQ(c.code, 0) << c.err;
   EXPECT_EQ(c.out.rfind("C: f32[128, 32] sum=", 0), 0u) << c.out;
   EXPECT_NE(c.out.find("first=["), std::string::npos);
-  EXPECT_EQ(python("import numpy as np\nd='" + d.path +
-                       "'\nc=np.load(f'{d}/c.npy')\nassert c.dtype==np.float32 and c.shape==(128,32)\n"
-                       "ref=np.load(f'{d}/a.npy').astype(np.float64)@np.load(f'{d}/b.npy').astype(np.float64)\n"
-                       "assert np.allclose(c, ref, rtol=1e-5, atol=1e-4)\n",
-                   d),
-            0);
+  EXPECT_EQ(
+      python("import numpy as np\nd='" + d.path +
+                 "'\nc=np.load(f'{d}/c.npy')\nassert c.dtype==np.float32 and c.shape==(128,32)\n"
+                 "ref=np.load(f'{d}/a.npy').astype(np.float64)@np.load(f'{d}/b.npy').astype(np.float64)\n"
+                 "assert np.allclose(c, ref, rtol=1e-5, atol=1e-4)\n",
+             d),
+      0);
 }
 
 TEST(TircRun, RandomSeedIsDeterministic) {
@@ -114,7 +119,8 @@ TEST(TircRun, Errors) {
   TmpDir d;
   Cmd c = sh("run " + example("matmul") + " --func matmul", d);
   EXPECT_EQ(c.code, 2);
-  EXPECT_EQ(c.err, "tirc: error: missing input for parameter A (give --input A=FILE.npy|VALUE or --random SEED)\n");
+  EXPECT_EQ(c.err,
+            "tirc: error: missing input for parameter A (give --input A=FILE.npy|VALUE or --random SEED)\n");
   c = sh("run " + example("matmul") + " --func matmul --random 1 --engine jit", d);
 #ifdef TIRC_WITH_LLVM
   EXPECT_EQ(c.code, 0) << c.err;  // the LLVM build registers the jit engine
@@ -130,7 +136,8 @@ TEST(TircRun, Errors) {
             0);
   c = sh("run " + example("matmul") + " --func matmul --random 1 --input A=" + (d / "a64.npy"), d);
   EXPECT_EQ(c.code, 2);
-  EXPECT_EQ(c.err, "tirc: error: parameter A: " + (d / "a64.npy") + ": expected dtype f32 ('<f4'), file has '<f8'\n");
+  EXPECT_EQ(c.err, "tirc: error: parameter A: " + (d / "a64.npy") +
+                       ": expected dtype f32 ('<f4'), file has '<f8'\n");
   c = sh("run " + example("matmul") + " --func matmul --random 1 --input A=" + (d / "a_bad.npy"), d);
   EXPECT_EQ(c.code, 2);
   EXPECT_EQ(c.err, "tirc: error: parameter A: expected shape [128, 64], got [64, 64]\n");

@@ -199,7 +199,8 @@ intrin add4 {
   NDArray c0 = in["C"].copy();
   ArgMap out = run_interp(desc, in);
   ASSERT_TRUE(out.count("C"));
-  for (int k = 0; k < 4; ++k) EXPECT_EQ(out["C"].ptr<float>()[k], in["A"].ptr<float>()[k] + in["B"].ptr<float>()[k]);
+  for (int k = 0; k < 4; ++k)
+    EXPECT_EQ(out["C"].ptr<float>()[k], in["A"].ptr<float>()[k] + in["B"].ptr<float>()[k]);
   for (int k = 0; k < 4; ++k) EXPECT_EQ(in["C"].get(k), c0.get(k));  // caller's array untouched
 }
 }  // namespace tirc

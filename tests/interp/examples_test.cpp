@@ -60,7 +60,8 @@ TEST(InterpExamples, Conv2dMatchesReference) {
             for (int r = 0; r < 3; ++r)
               for (int s = 0; s < 3; ++s) {
                 int yy = y + r - 1, xx = x + s - 1;
-                float p = (yy >= 0 && yy < 16 && xx >= 0 && xx < 16) ? X[((n * 8 + c) * 16 + yy) * 16 + xx] : 0.f;
+                float p =
+                    (yy >= 0 && yy < 16 && xx >= 0 && xx < 16) ? X[((n * 8 + c) * 16 + yy) * 16 + xx] : 0.f;
                 acc = acc + p * W[((fo * 8 + c) * 3 + r) * 3 + s];
               }
           ASSERT_EQ(Y[((n * 16 + fo) * 16 + y) * 16 + x], acc);
@@ -77,7 +78,8 @@ TEST(InterpExamples, PromoteF64) {
   for (int i = 0; i < 4; ++i)
     for (int j = 0; j < 3; ++j) {
       double acc = 0;
-      for (int k = 0; k < 5; ++k) acc += double(in["A"].ptr<float>()[i * 5 + k]) * double(in["B"].ptr<float>()[k * 3 + j]);
+      for (int k = 0; k < 5; ++k)
+        acc += double(in["A"].ptr<float>()[i * 5 + k]) * double(in["B"].ptr<float>()[k * 3 + j]);
       EXPECT_EQ(out["C"].ptr<double>()[i * 3 + j], acc);
     }
   // f64 inputs are accepted too.
@@ -156,10 +158,10 @@ TEST(InterpSemantics, ScanReadsEarlierIterations) {
   // Prefix sum: B[0] = A[0]; B[i] = B[i-1] + A[i] for i > 0.
   Buffer A("A", DType::I32, {i32(6)}), B("B", DType::I32, {i32(6)});
   Var i("i"), vi("vi");
-  Stmt body = grid({{i, i32(6)}},
-                   block("scan", {{vi, IterKind::Scan, i32(6), i}},
-                         st(B, {vi}, make_if_then_else(make_binary(BinOp::EQ, vi, i32(0)), ld(A, {vi}),
-                                                       ld(B, {vi - 1}) + ld(A, {vi})))));
+  Stmt body = grid({{i, i32(6)}}, block("scan", {{vi, IterKind::Scan, i32(6), i}},
+                                        st(B, {vi},
+                                           make_if_then_else(make_binary(BinOp::EQ, vi, i32(0)), ld(A, {vi}),
+                                                             ld(B, {vi - 1}) + ld(A, {vi})))));
   auto f = func("cumsum", {bparam(A)}, {B}, {}, {body});
   ArgMap in = random_inputs(*f, 4);
   ArgMap out = run_interp(*f, in);
@@ -172,8 +174,9 @@ TEST(InterpSemantics, BlockLocalAllocIsFreshPerExecution) {
   // (the value written by the previous instance is not visible).
   Buffer A("A", DType::F32, {i32(4)}), B("B", DType::F32, {i32(4)}), T("T", DType::F32, {i32(1)});
   Var i("i"), vi("vi");
-  Stmt inner = make_seq({make_if(make_binary(BinOp::EQ, floormod(vi, i32(2)), i32(0)), st(T, {i32(0)}, ld(A, {vi}))),
-                         st(B, {vi}, ld(T, {i32(0)}))});
+  Stmt inner =
+      make_seq({make_if(make_binary(BinOp::EQ, floormod(vi, i32(2)), i32(0)), st(T, {i32(0)}, ld(A, {vi}))),
+                st(B, {vi}, ld(T, {i32(0)}))});
   Stmt body = grid({{i, i32(4)}}, block("b", {{vi, IterKind::Spatial, i32(4), i}}, inner, Stmt(), {T}));
   auto f = func("fresh", {bparam(A)}, {B}, {}, {body});
   try {

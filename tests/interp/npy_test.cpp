@@ -1,5 +1,7 @@
 // .npy I/O: round trip of every dtype, files written by NumPy read back (v1/v2/v3), files we
 // write read by NumPy, and every rejected format with its message.
+#include "runtime/npy.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,7 +10,6 @@
 #include <fstream>
 
 #include "ir/error.h"
-#include "runtime/npy.h"
 
 namespace tirc {
 namespace {
@@ -27,7 +28,8 @@ struct TmpDir {
 };
 
 int python(const std::string& code) {
-  std::string file = std::filesystem::temp_directory_path() / ("tirc_npy_py_" + std::to_string(::getpid()) + ".py");
+  std::string file =
+      std::filesystem::temp_directory_path() / ("tirc_npy_py_" + std::to_string(::getpid()) + ".py");
   std::ofstream(file) << code;
   int rc = std::system(("/usr/bin/python3 " + file + " > /dev/null 2>&1").c_str());
   std::filesystem::remove(file);
@@ -43,7 +45,7 @@ std::string error_of(const std::function<void()>& f) {
   return "(no error)";
 }
 
-const DType kAll[] = {DType::Bool, DType::I8,  DType::I16,  DType::I32, DType::I64, DType::U8,
+const DType kAll[] = {DType::Bool, DType::I8,  DType::I16, DType::I32,  DType::I64, DType::U8,
                       DType::U16,  DType::U32, DType::F16, DType::BF16, DType::F32, DType::F64};
 
 }  // namespace
@@ -53,7 +55,8 @@ TEST(Npy, RoundTripEveryDtype) {
   for (DType t : kAll) {
     for (std::vector<int64_t> shape : {std::vector<int64_t>{}, {5}, {2, 3}, {2, 0, 4}}) {
       NDArray a(t, shape);
-      for (int64_t i = 0; i < a.numel(); ++i) a.set(i, is_float(t) ? i * 0.5 - 1 : i % 2 + (t == DType::Bool ? 0 : i));
+      for (int64_t i = 0; i < a.numel(); ++i)
+        a.set(i, is_float(t) ? i * 0.5 - 1 : i % 2 + (t == DType::Bool ? 0 : i));
       std::string p = d / "x.npy";
       write_npy(p, a);
       NDArray b = read_npy(p, t);
@@ -88,9 +91,13 @@ np.save(f'{d}/bf16.npy', bf)
 )";
   ASSERT_EQ(python(code), 0);
   double vals[] = {0, 1, -2, 3, 100, -7};
-  for (auto [name, t] : std::vector<std::pair<std::string, DType>>{
-           {"i1", DType::I8}, {"i2", DType::I16}, {"i4", DType::I32}, {"i8", DType::I64}, {"f2", DType::F16},
-           {"f4", DType::F32}, {"f8", DType::F64}}) {
+  for (auto [name, t] : std::vector<std::pair<std::string, DType>>{{"i1", DType::I8},
+                                                                   {"i2", DType::I16},
+                                                                   {"i4", DType::I32},
+                                                                   {"i8", DType::I64},
+                                                                   {"f2", DType::F16},
+                                                                   {"f4", DType::F32},
+                                                                   {"f8", DType::F64}}) {
     NDArray a = read_npy(d / (name + ".npy"));
     ASSERT_EQ(a.dtype(), t) << name;
     ASSERT_EQ(a.shape(), (std::vector<int64_t>{2, 3}));
@@ -124,7 +131,8 @@ np.save(f'{d}/bf16.npy', bf)
   EXPECT_EQ(error_of([&] { read_npy(d / "bigend.npy"); }),
             d / "bigend.npy" + ": big-endian .npy data ('>f4') is not supported; use little-endian");
   EXPECT_EQ(error_of([&] { read_npy(d / "u8.npy"); }), d / "u8.npy" + ": unsupported .npy dtype '<u8'");
-  EXPECT_EQ(error_of([&] { read_npy(d / "struct.npy"); }), d / "struct.npy" + ": structured .npy dtypes are not supported");
+  EXPECT_EQ(error_of([&] { read_npy(d / "struct.npy"); }),
+            d / "struct.npy" + ": structured .npy dtypes are not supported");
   EXPECT_EQ(error_of([&] { read_npy(d / "f8.npy", DType::F32); }),
             d / "f8.npy" + ": expected dtype f32 ('<f4'), file has '<f8'");
   EXPECT_EQ(error_of([&] { read_npy(d / "missing.npy"); }), "cannot read " + d / "missing.npy");

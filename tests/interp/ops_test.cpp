@@ -28,8 +28,10 @@ const std::string& fixture_dir() {
   static std::string dir = [] {
     char tmpl[] = "/tmp/tirc_interp_ops_XXXXXX";
     std::string d = mkdtemp(tmpl);
-    std::string cmd = "/usr/bin/python3 " TIRC_SOURCE_DIR "/tests/interp/gen_ops.py " + d + " > " + d + "/log.txt 2>&1";
-    if (std::system(cmd.c_str()) != 0) throw std::runtime_error("fixture generation failed: see " + d + "/log.txt");
+    std::string cmd =
+        "/usr/bin/python3 " TIRC_SOURCE_DIR "/tests/interp/gen_ops.py " + d + " > " + d + "/log.txt 2>&1";
+    if (std::system(cmd.c_str()) != 0)
+      throw std::runtime_error("fixture generation failed: see " + d + "/log.txt");
     holder.path = d;
     return d;
   }();
@@ -45,7 +47,8 @@ NDArray fx(const std::string& name, std::optional<DType> t = std::nullopt) {
 Function elementwise(DType t, DType rt, int64_t n, const std::function<Expr(Expr, Expr)>& op) {
   Buffer a("a", t, {i32(n)}), b("b", t, {i32(n)}), z("z", rt, {i32(n)});
   Var i("i"), vi("vi");
-  Stmt body = grid({{i, i32(n)}}, block("op", {{vi, IterKind::Spatial, i32(n), i}}, st(z, {vi}, op(ld(a, {vi}), ld(b, {vi})))));
+  Stmt body = grid({{i, i32(n)}}, block("op", {{vi, IterKind::Spatial, i32(n), i}},
+                                        st(z, {vi}, op(ld(a, {vi}), ld(b, {vi})))));
   return func("f", {bparam(a), bparam(b)}, {z}, {}, {body});
 }
 
@@ -54,7 +57,7 @@ struct OpSpec {
   std::function<Expr(Expr, Expr)> build;
   bool compare;  // result is bool
   bool exact;
-  bool uses_e;   // second operand is the exponent array
+  bool uses_e;  // second operand is the exponent array
 };
 
 std::vector<OpSpec> op_specs() {
@@ -62,25 +65,43 @@ std::vector<OpSpec> op_specs() {
   auto un = [](Intrinsic f) { return [f](Expr a, Expr) { return make_call(f, {a}); }; };
   auto bi = [](Intrinsic f) { return [f](Expr a, Expr b) { return make_call(f, {a, b}); }; };
   return {
-      {"add", bin(BinOp::Add), false, true, false},      {"sub", bin(BinOp::Sub), false, true, false},
-      {"mul", bin(BinOp::Mul), false, true, false},      {"div", bin(BinOp::Div), false, true, false},
-      {"floordiv", bin(BinOp::FloorDiv), false, true, false}, {"mod", bin(BinOp::FloorMod), false, true, false},
-      {"min", bin(BinOp::Min), false, true, false},      {"max", bin(BinOp::Max), false, true, false},
-      {"eq", bin(BinOp::EQ), true, true, false},         {"ne", bin(BinOp::NE), true, true, false},
-      {"lt", bin(BinOp::LT), true, true, false},         {"le", bin(BinOp::LE), true, true, false},
-      {"gt", bin(BinOp::GT), true, true, false},         {"ge", bin(BinOp::GE), true, true, false},
+      {"add", bin(BinOp::Add), false, true, false},
+      {"sub", bin(BinOp::Sub), false, true, false},
+      {"mul", bin(BinOp::Mul), false, true, false},
+      {"div", bin(BinOp::Div), false, true, false},
+      {"floordiv", bin(BinOp::FloorDiv), false, true, false},
+      {"mod", bin(BinOp::FloorMod), false, true, false},
+      {"min", bin(BinOp::Min), false, true, false},
+      {"max", bin(BinOp::Max), false, true, false},
+      {"eq", bin(BinOp::EQ), true, true, false},
+      {"ne", bin(BinOp::NE), true, true, false},
+      {"lt", bin(BinOp::LT), true, true, false},
+      {"le", bin(BinOp::LE), true, true, false},
+      {"gt", bin(BinOp::GT), true, true, false},
+      {"ge", bin(BinOp::GE), true, true, false},
       {"neg", [](Expr a, Expr) { return -a; }, false, true, false},
-      {"exp", un(Intrinsic::Exp), false, false, false},  {"log", un(Intrinsic::Log), false, false, false},
-      {"log2", un(Intrinsic::Log2), false, false, false}, {"log10", un(Intrinsic::Log10), false, false, false},
-      {"log1p", un(Intrinsic::Log1p), false, false, false}, {"expm1", un(Intrinsic::Expm1), false, false, false},
-      {"sqrt", un(Intrinsic::Sqrt), false, true, false}, {"rsqrt", un(Intrinsic::Rsqrt), false, false, false},
-      {"sin", un(Intrinsic::Sin), false, false, false},  {"cos", un(Intrinsic::Cos), false, false, false},
-      {"tan", un(Intrinsic::Tan), false, false, false},  {"tanh", un(Intrinsic::Tanh), false, false, false},
-      {"sigmoid", un(Intrinsic::Sigmoid), false, false, false}, {"erf", un(Intrinsic::Erf), false, false, false},
-      {"abs", un(Intrinsic::Abs), false, true, false},   {"floor", un(Intrinsic::Floor), false, true, false},
-      {"ceil", un(Intrinsic::Ceil), false, true, false}, {"round", un(Intrinsic::Round), false, true, false},
-      {"trunc", un(Intrinsic::Trunc), false, true, false}, {"sign", un(Intrinsic::Sign), false, true, false},
-      {"pow", bi(Intrinsic::Pow), false, false, true},   {"truncdiv", bi(Intrinsic::TruncDiv), false, true, false},
+      {"exp", un(Intrinsic::Exp), false, false, false},
+      {"log", un(Intrinsic::Log), false, false, false},
+      {"log2", un(Intrinsic::Log2), false, false, false},
+      {"log10", un(Intrinsic::Log10), false, false, false},
+      {"log1p", un(Intrinsic::Log1p), false, false, false},
+      {"expm1", un(Intrinsic::Expm1), false, false, false},
+      {"sqrt", un(Intrinsic::Sqrt), false, true, false},
+      {"rsqrt", un(Intrinsic::Rsqrt), false, false, false},
+      {"sin", un(Intrinsic::Sin), false, false, false},
+      {"cos", un(Intrinsic::Cos), false, false, false},
+      {"tan", un(Intrinsic::Tan), false, false, false},
+      {"tanh", un(Intrinsic::Tanh), false, false, false},
+      {"sigmoid", un(Intrinsic::Sigmoid), false, false, false},
+      {"erf", un(Intrinsic::Erf), false, false, false},
+      {"abs", un(Intrinsic::Abs), false, true, false},
+      {"floor", un(Intrinsic::Floor), false, true, false},
+      {"ceil", un(Intrinsic::Ceil), false, true, false},
+      {"round", un(Intrinsic::Round), false, true, false},
+      {"trunc", un(Intrinsic::Trunc), false, true, false},
+      {"sign", un(Intrinsic::Sign), false, true, false},
+      {"pow", bi(Intrinsic::Pow), false, false, true},
+      {"truncdiv", bi(Intrinsic::TruncDiv), false, true, false},
       {"truncmod", bi(Intrinsic::TruncMod), false, true, false},
   };
 }
@@ -120,7 +141,8 @@ TEST(InterpOps, EveryOperatorAgainstNumPy) {
   int checked = 0;
   for (const char* dn : kDtypes) {
     DType t = *parse_dtype(dn);
-    NDArray a = fx(std::string("a_") + dn, t), b = fx(std::string("b_") + dn, t), e = fx(std::string("e_") + dn, t);
+    NDArray a = fx(std::string("a_") + dn, t), b = fx(std::string("b_") + dn, t),
+            e = fx(std::string("e_") + dn, t);
     for (auto& spec : op_specs()) {
       std::string ref = std::string(dn) + "_" + spec.name;
       if (!have(ref)) continue;
@@ -131,7 +153,8 @@ TEST(InterpOps, EveryOperatorAgainstNumPy) {
       const NDArray& got = out["z"];
       for (int64_t i = 0; i < a.numel(); ++i) {
         std::string m = mismatch(got, want, i, spec.exact, t != DType::BF16);
-        EXPECT_EQ(m, "") << dn << " " << spec.name << "(" << a.get(i) << ", " << (spec.uses_e ? e : b).get(i) << ")";
+        EXPECT_EQ(m, "") << dn << " " << spec.name << "(" << a.get(i) << ", " << (spec.uses_e ? e : b).get(i)
+                         << ")";
       }
       ++checked;
     }
@@ -152,7 +175,8 @@ TEST(InterpOps, EveryCastAgainstNumPy) {
       for (int64_t i = 0; i < a.numel(); ++i) {
         // Compare integers exactly through int64 (double would lose i64 bits).
         if (td == DType::I64) {
-          EXPECT_EQ(out["z"].ptr<int64_t>()[i], want.ptr<int64_t>()[i]) << src << "->" << dst << " of " << a.get(i);
+          EXPECT_EQ(out["z"].ptr<int64_t>()[i], want.ptr<int64_t>()[i])
+              << src << "->" << dst << " of " << a.get(i);
         } else {
           EXPECT_EQ(mismatch(out["z"], want, i, true, true), "") << src << "->" << dst << " of " << a.get(i);
         }
@@ -188,7 +212,9 @@ TEST(InterpOps, EdgeValuesDocumented) {
   auto add = [](Expr a, Expr b) { return a + b; };
   EXPECT_EQ(run1(DType::I32, add, 2147483647, 1), -2147483648.0);
   EXPECT_EQ(run1(DType::U8, add, 255, 1), 0);
-  EXPECT_EQ(run1(DType::U32, [](Expr a, Expr b) { return a - b; }, 0, 1), 4294967295.0);
+  EXPECT_EQ(run1(
+                DType::U32, [](Expr a, Expr b) { return a - b; }, 0, 1),
+            4294967295.0);
   // Float -> int casts saturate, NaN -> 0.
   auto cast_i32 = [](double v) {
     auto f = elementwise(DType::F32, DType::I32, 1, [](Expr x, Expr) { return make_cast(DType::I32, x); });
@@ -208,7 +234,9 @@ TEST(InterpOps, EdgeValuesDocumented) {
 }
 
 TEST(InterpOps, IntegerPowNegativeExponentIsAnError) {
-  auto f = elementwise(DType::I32, DType::I32, 1, [](Expr a, Expr b) { return make_call(Intrinsic::Pow, {a, b}); });
+  auto f = elementwise(DType::I32, DType::I32, 1, [](Expr a, Expr b) {
+    return make_call(Intrinsic::Pow, {a, b});
+  });
   NDArray a(DType::I32, {1}), b(DType::I32, {1});
   a.set(0, 2);
   b.set(0, -1);

@@ -21,7 +21,7 @@ Function shifted_copy(int64_t n_loop, int64_t ext, int64_t off, int64_t nA = 8, 
   Buffer A("A", DType::F32, {i32(nA)}), B("B", DType::F32, {i32(nB)});
   Var i("i"), vi("vi");
   Stmt body = grid({{i, i32(n_loop)}}, block("copy", {{vi, IterKind::Spatial, i32(ext), i}},
-                                              st(B, {vi}, ld(A, {vi + i32(off)}))));
+                                             st(B, {vi}, ld(A, {vi + i32(off)}))));
   return func("f", {bparam(A)}, {B}, {}, {body});
 }
 }  // namespace
@@ -41,7 +41,7 @@ TEST(InterpStrict, OutOfBoundsWithDynamicIndex) {
   Buffer I("I", DType::I32, {i32(2)}), A("A", DType::F32, {i32(3), i32(4)}), B("B", DType::F32, {i32(2)});
   Var i("i"), vi("vi");
   Stmt body = grid({{i, i32(2)}}, block("gather", {{vi, IterKind::Spatial, i32(2), i}},
-                                         st(B, {vi}, ld(A, {i32(1), ld(I, {vi})}))));
+                                        st(B, {vi}, ld(A, {i32(1), ld(I, {vi})}))));
   auto f = func("g", {bparam(I), bparam(A)}, {B}, {}, {body});
   ArgMap in = random_inputs(*f, 1);
   in["I"] = NDArray(DType::I32, {2});
@@ -66,15 +66,17 @@ TEST(InterpStrict, UninitialisedAllocRead) {
   Buffer A("A", DType::F32, {i32(4)}), B("B", DType::F32, {i32(4)}), T("T", DType::F32, {i32(2), i32(4)});
   Var i("i"), vi("vi");
   Stmt body = grid({{i, i32(4)}}, block("use", {{vi, IterKind::Spatial, i32(4), i}},
-                                         st(B, {vi}, ld(T, {i32(1), vi}) + ld(A, {vi}))));
+                                        st(B, {vi}, ld(T, {i32(1), vi}) + ld(A, {vi}))));
   auto f = func("f", {bparam(A)}, {B}, {T}, {body});
-  EXPECT_EQ(error_of(f, random_inputs(*f, 1)), "block \"use\": read of uninitialised element T[1, 0] of alloc buffer T");
+  EXPECT_EQ(error_of(f, random_inputs(*f, 1)),
+            "block \"use\": read of uninitialised element T[1, 0] of alloc buffer T");
   // Same through the fused product of two loads (both operand orders).
   for (bool t_first : {true, false}) {
     Expr prod = t_first ? ld(T, {i32(1), vi}) * ld(A, {vi}) : ld(A, {vi}) * ld(T, {i32(1), vi});
     Stmt b2 = grid({{i, i32(4)}}, block("mul", {{vi, IterKind::Spatial, i32(4), i}}, st(B, {vi}, prod)));
     auto g = func("g", {bparam(A)}, {B}, {T}, {b2});
-    EXPECT_EQ(error_of(g, random_inputs(*g, 1)), "block \"mul\": read of uninitialised element T[1, 0] of alloc buffer T");
+    EXPECT_EQ(error_of(g, random_inputs(*g, 1)),
+              "block \"mul\": read of uninitialised element T[1, 0] of alloc buffer T");
   }
 }
 
@@ -89,12 +91,14 @@ TEST(InterpStrict, IntegerDivisionByZero) {
   Var i("i"), vi("vi");
   for (auto [op, name] : {std::pair{BinOp::FloorDiv, "floordiv"}, std::pair{BinOp::FloorMod, "floormod"}}) {
     Stmt body = grid({{i, i32(3)}}, block("div", {{vi, IterKind::Spatial, i32(3), i}},
-                                           st(B, {vi}, make_binary(op, i32(7), ld(A, {vi}) - ld(A, {vi})))));
+                                          st(B, {vi}, make_binary(op, i32(7), ld(A, {vi}) - ld(A, {vi})))));
     auto f = func("f", {bparam(A)}, {B}, {}, {body});
-    EXPECT_EQ(error_of(f, random_inputs(*f, 1)), std::string("block \"div\": integer division by zero: ") + name + "(7, 0)");
+    EXPECT_EQ(error_of(f, random_inputs(*f, 1)),
+              std::string("block \"div\": integer division by zero: ") + name + "(7, 0)");
   }
-  Stmt body = grid({{i, i32(3)}}, block("div", {{vi, IterKind::Spatial, i32(3), i}},
-                                         st(B, {vi}, make_call(Intrinsic::TruncMod, {i32(-5), ld(A, {vi}) * i32(0)}))));
+  Stmt body = grid({{i, i32(3)}},
+                   block("div", {{vi, IterKind::Spatial, i32(3), i}},
+                         st(B, {vi}, make_call(Intrinsic::TruncMod, {i32(-5), ld(A, {vi}) * i32(0)}))));
   auto f = func("f", {bparam(A)}, {B}, {}, {body});
   EXPECT_EQ(error_of(f, random_inputs(*f, 1)), "block \"div\": integer division by zero: truncmod(-5, 0)");
 }
@@ -142,14 +146,17 @@ TEST(InterpStrict, InputChecks) {
     random_inputs(*g, 1);
     FAIL();
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "scalar parameter n must be given: use --input n=VALUE (or declare a range, n: i32 in [LO, HI])");
+    EXPECT_STREQ(
+        e.what(),
+        "scalar parameter n must be given: use --input n=VALUE (or declare a range, n: i32 in [LO, HI])");
   }
   // A float scalar (or one with a declared range) is drawn like a buffer element.
   Var alpha("alpha", DType::F32);
   Buffer C("C", DType::F32, {4}), D("D", DType::F32, {4});
   Var j("j"), vj("vj");
-  auto h = func("h", {sparam(alpha), bparam(C)}, {D}, {},
-                {grid({{j, 4}}, block("d", {{vj, IterKind::Spatial, 4, j}}, st(D, {vj}, ld(C, {vj}) * alpha)))});
+  auto h =
+      func("h", {sparam(alpha), bparam(C)}, {D}, {},
+           {grid({{j, 4}}, block("d", {{vj, IterKind::Spatial, 4, j}}, st(D, {vj}, ld(C, {vj}) * alpha)))});
   ArgMap hin = random_inputs(*h, 1);
   ASSERT_EQ(hin.count("alpha"), 1u);
   EXPECT_EQ(hin.at("alpha").dtype(), DType::F32);

@@ -1,6 +1,7 @@
+#include "ir/expr.h"
+
 #include <gtest/gtest.h>
 
-#include "ir/expr.h"
 #include "ir/stmt.h"
 
 namespace tirc {

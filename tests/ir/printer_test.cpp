@@ -1,10 +1,10 @@
 // Exact-text tests of the canonical printer (ir/printer.h) on IR built by hand.
+#include "ir/printer.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
-
-#include "ir/printer.h"
 
 namespace tirc {
 namespace {
@@ -48,7 +48,8 @@ TEST(Printer, Matmul) {
   blk.reads = {{A, {{vi, {}}, {vk, {}}}}, {B, {{vk, {}}, {vj, {}}}}};
   blk.writes = {{C, {{vi, {}}, {vj, {}}}}};
   blk.init = make_store(C, {vi, vj}, make_float(0.0));
-  blk.body = make_store(C, {vi, vj}, make_load(C, {vi, vj}) + make_load(A, {vi, vk}) * make_load(B, {vk, vj}));
+  blk.body =
+      make_store(C, {vi, vj}, make_load(C, {vi, vj}) + make_load(A, {vi, vk}) * make_load(B, {vk, vj}));
   Stmt br = make_block_realize({i, j, k}, Expr(), make_block(std::move(blk)));
   Stmt loops = make_for(i, 0, 128, ForKind::Serial,
                         make_for(j, 0, 32, ForKind::Serial, make_for(k, 0, 64, ForKind::Serial, br)));
@@ -86,8 +87,10 @@ TEST(Printer, Precedence) {
   EXPECT_EQ(print_expr(-(-a)), "-(-a)");
   EXPECT_EQ(print_expr(min(a, b + 1)), "min(a, b + 1)");
   Expr lt = make_binary(BinOp::LT, a, b), lt2 = make_binary(BinOp::LT, b, c);
-  EXPECT_EQ(print_expr(make_binary(BinOp::Or, make_binary(BinOp::And, lt, lt2), lt)), "a < b && b < c || a < b");
-  EXPECT_EQ(print_expr(make_binary(BinOp::And, lt, make_binary(BinOp::Or, lt2, lt))), "a < b && (b < c || a < b)");
+  EXPECT_EQ(print_expr(make_binary(BinOp::Or, make_binary(BinOp::And, lt, lt2), lt)),
+            "a < b && b < c || a < b");
+  EXPECT_EQ(print_expr(make_binary(BinOp::And, lt, make_binary(BinOp::Or, lt2, lt))),
+            "a < b && (b < c || a < b)");
   EXPECT_EQ(print_expr(make_binary(BinOp::EQ, lt, lt2)), "(a < b) == (b < c)");
   EXPECT_EQ(print_expr(make_unary(UnOp::Not, lt)), "!(a < b)");
   EXPECT_EQ(print_expr(a - make_int(-3)), "a - -3");
@@ -126,7 +129,8 @@ TEST(Printer, LiteralTyping) {
   EXPECT_EQ(print_expr(make_int(5, DType::I64)), "i64(5)");
   EXPECT_EQ(print_expr(make_float(0.5, DType::F64)), "f64(0.5)");
   EXPECT_EQ(print_expr(make_int(5)), "5");
-  EXPECT_EQ(print_expr(make_binary(BinOp::LT, make_int(1, DType::I64), make_int(2, DType::I64))), "i64(1) < i64(2)");
+  EXPECT_EQ(print_expr(make_binary(BinOp::LT, make_int(1, DType::I64), make_int(2, DType::I64))),
+            "i64(1) < i64(2)");
   EXPECT_EQ(print_expr(make_bool(true)), "true");
   EXPECT_EQ(print_expr(make_bool(false)), "false");
   EXPECT_EQ(print_expr(make_int(-7, DType::I64)), "i64(-7)");
@@ -136,16 +140,19 @@ TEST(Printer, LiteralTyping) {
   EXPECT_EQ(print_expr(make_cast(DType::F32, make_int(1) + make_int(2))), "f32(i32(1) + i32(2))");
   // Literal-only calls are typed by their context as a whole.
   EXPECT_EQ(print_expr(x * make_call(Intrinsic::Exp, {make_float(1.0, DType::F64)})), "x * exp(1.0)");
-  EXPECT_EQ(print_expr(x * max(make_float(1.0, DType::F64), make_float(2.0, DType::F64))), "x * max(1.0, 2.0)");
+  EXPECT_EQ(print_expr(x * max(make_float(1.0, DType::F64), make_float(2.0, DType::F64))),
+            "x * max(1.0, 2.0)");
   // Store context types the whole literal-only value.
   Buffer D("D", DType::F64, {4});
   EXPECT_EQ(print_stmt(make_store(D, {0}, make_float(1.0, DType::F64) + make_float(2.0, DType::F64))),
             "D[0] = 1.0 + 2.0\n");
-  EXPECT_EQ(print_stmt(make_store(D, {make_int(0, DType::I64)}, make_float(1.0, DType::F64))), "D[i64(0)] = 1.0\n");
+  EXPECT_EQ(print_stmt(make_store(D, {make_int(0, DType::I64)}, make_float(1.0, DType::F64))),
+            "D[i64(0)] = 1.0\n");
   // Unary operands and call arguments have no context.
   EXPECT_EQ(print_expr(make_call(Intrinsic::Exp, {make_float(1.0, DType::F64)})), "exp(f64(1.0))");
   EXPECT_EQ(print_expr(make_select(make_bool(true), x, make_float(0.0, DType::F64))), "select(true, x, 0.0)");
-  EXPECT_EQ(print_expr(min(make_float(1.0, DType::F64), make_float(2.0, DType::F64))), "min(f64(1.0), f64(2.0))");
+  EXPECT_EQ(print_expr(min(make_float(1.0, DType::F64), make_float(2.0, DType::F64))),
+            "min(f64(1.0), f64(2.0))");
 }
 
 TEST(Printer, NamesAreMadeUnique) {
@@ -171,7 +178,8 @@ TEST(Printer, NamesAreMadeUnique) {
   Var x("x"), x2("x");
   Stmt lets = make_let_stmt(x, 1, make_let_stmt(x2, x + 1, make_store(A, {x, x2}, make_float(0.5))));
   EXPECT_EQ(print_stmt(lets), "let x = 1\nlet x_1 = x + 1\nA[x, x_1] = 0.5\n");
-  EXPECT_EQ(print_expr(make_let(x, 2, x * make_let(x2, 3, x2 + x))), "(let x = 2 in x * (let x_1 = 3 in x_1 + x))");
+  EXPECT_EQ(print_expr(make_let(x, 2, x * make_let(x2, 3, x2 + x))),
+            "(let x = 2 in x * (let x_1 = 3 in x_1 + x))");
 }
 
 TEST(Printer, LoopsAllocsAndSchedules) {
@@ -180,9 +188,10 @@ TEST(Printer, LoopsAllocsAndSchedules) {
   Annotations ann{{"pragma", "1"}};
   Stmt body = make_seq({
       make_for(i, 2, n - 2, ForKind::Serial, make_store(A, {i}, make_float(0.0))),
-      make_for(i, 0, 8, ForKind::ThreadBinding, make_store(T, {i}, make_float(1.0, DType::F16)), "threadIdx.x"),
-      make_for(i, 0, 4, ForKind::Unrolled, make_evaluate("f", {make_buffer_ptr(A, {}), make_buffer_ptr(T, {i})}), "",
-               ann),
+      make_for(i, 0, 8, ForKind::ThreadBinding, make_store(T, {i}, make_float(1.0, DType::F16)),
+               "threadIdx.x"),
+      make_for(i, 0, 4, ForKind::Unrolled,
+               make_evaluate("f", {make_buffer_ptr(A, {}), make_buffer_ptr(T, {i})}), "", ann),
   });
   Param pn;
   pn.var = n;
@@ -196,7 +205,8 @@ TEST(Printer, LoopsAllocsAndSchedules) {
   ScheduleInstr in;
   in.results = {"a", "b"};
   in.primitive = "split";
-  ScheduleArg id = sarg(ScheduleArg::Ident, "i"), w = sarg(ScheduleArg::Wildcard), four = sarg(ScheduleArg::Int);
+  ScheduleArg id = sarg(ScheduleArg::Ident, "i"), w = sarg(ScheduleArg::Wildcard),
+              four = sarg(ScheduleArg::Int);
   four.int_value = 4;
   ScheduleArg lst = sarg(ScheduleArg::List);
   lst.list = {w, four};

@@ -1,10 +1,11 @@
 // Structural equality / diff / hash up to renaming (ir/structural_equal.h).
+#include "ir/structural_equal.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "ir/printer.h"
-#include "ir/structural_equal.h"
 
 namespace tirc {
 namespace {
@@ -28,14 +29,16 @@ Param bparam(Buffer b) {
 FunctionNode matmul(const std::string& suffix, int variant = 0) {
   Buffer A("A" + suffix, DType::F32, {128, 64}), B("B" + suffix, DType::F32, {64, 32}),
       C("C" + suffix, DType::F32, {128, 32});
-  Var i("i" + suffix), j("j" + suffix), k("k" + suffix), vi("vi" + suffix), vj("vj" + suffix), vk("vk" + suffix);
+  Var i("i" + suffix), j("j" + suffix), k("k" + suffix), vi("vi" + suffix), vj("vj" + suffix),
+      vk("vk" + suffix);
   BlockNode blk;
   blk.name = "C";
   blk.iter_vars = {{vi, IterKind::Spatial, 128}, {vj, IterKind::Spatial, 32}, {vk, IterKind::Reduce, 64}};
   blk.reads = {{A, {{vi, {}}, {variant == 1 ? vj : vk, {}}}}, {B, {{vk, {}}, {vj, {}}}}};
   blk.writes = {{C, {{vi, {}}, {vj, {}}}}};
   blk.init = make_store(C, {vi, vj}, make_float(variant == 2 ? -0.0 : 0.0));
-  blk.body = make_store(C, {vi, vj}, make_load(C, {vi, vj}) + make_load(A, {vi, vk}) * make_load(B, {vk, vj}));
+  blk.body =
+      make_store(C, {vi, vj}, make_load(C, {vi, vj}) + make_load(A, {vi, vk}) * make_load(B, {vk, vj}));
   Stmt br = make_block_realize({i, j, variant == 3 ? i : k}, Expr(), make_block(std::move(blk)));
   Stmt loops = make_for(i, 0, 128, ForKind::Serial,
                         make_for(j, 0, 32, ForKind::Serial, make_for(k, 0, 64, ForKind::Serial, br)));
@@ -56,9 +59,12 @@ TEST(StructuralEqual, EqualUnderRenaming) {
 
 TEST(StructuralEqual, DiffPaths) {
   FunctionNode a = matmul("");
-  EXPECT_EQ(structural_diff(a, matmul("", 1)).value_or(""), "func matmul/body/for i/for j/for k/block C/reads[0]/A[1]: vk vs vj");
-  EXPECT_EQ(structural_diff(a, matmul("", 2)).value_or(""), "func matmul/body/for i/for j/for k/block C/init/store C/value: 0.0 vs -0.0");
-  EXPECT_EQ(structural_diff(a, matmul("", 3)).value_or(""), "func matmul/body/for i/for j/for k/block C/bindings[2]: k vs i");
+  EXPECT_EQ(structural_diff(a, matmul("", 1)).value_or(""),
+            "func matmul/body/for i/for j/for k/block C/reads[0]/A[1]: vk vs vj");
+  EXPECT_EQ(structural_diff(a, matmul("", 2)).value_or(""),
+            "func matmul/body/for i/for j/for k/block C/init/store C/value: 0.0 vs -0.0");
+  EXPECT_EQ(structural_diff(a, matmul("", 3)).value_or(""),
+            "func matmul/body/for i/for j/for k/block C/bindings[2]: k vs i");
   EXPECT_FALSE(structural_equal(a, matmul("", 1)));
 }
 
@@ -76,7 +82,8 @@ TEST(StructuralEqual, BoundVariablesSwapped) {
   Var x("x"), y("y"), a("a"), b("b");
   Buffer A("A", DType::F32, {4, 4});
   auto nest = [&](Var o, Var in, Expr i0, Expr i1) {
-    return make_for(o, 0, 4, ForKind::Serial, make_for(in, 0, 4, ForKind::Serial, make_store(A, {i0, i1}, make_float(1))));
+    return make_for(o, 0, 4, ForKind::Serial,
+                    make_for(in, 0, 4, ForKind::Serial, make_store(A, {i0, i1}, make_float(1))));
   };
   EXPECT_TRUE(structural_equal(nest(x, y, x, y), nest(a, b, a, b)));
   EXPECT_FALSE(structural_equal(nest(x, y, x, y), nest(a, b, b, a)));
@@ -121,7 +128,8 @@ TEST(StructuralEqual, EveryExprKind) {
 
 TEST(StructuralEqual, SeqNestingIgnored) {
   Buffer A("A", DType::F32, {8});
-  Stmt s1 = make_store(A, {0}, make_float(1)), s2 = make_store(A, {1}, make_float(2)), s3 = make_store(A, {2}, make_float(3));
+  Stmt s1 = make_store(A, {0}, make_float(1)), s2 = make_store(A, {1}, make_float(2)),
+       s3 = make_store(A, {2}, make_float(3));
   auto seq = [](std::vector<Stmt> v) {
     auto n = std::make_shared<SeqNode>();
     n->stmts = std::move(v);
@@ -134,7 +142,8 @@ TEST(StructuralEqual, SeqNestingIgnored) {
 // A function with every statement kind; `variant` v != 0 changes exactly one detail.
 FunctionNode all_stmts(int v) {
   Var n("n"), i("i"), j("j"), vi("vi"), vk("vk"), t("t", DType::F32);
-  Buffer A("A", DType::F32, {n}), B("B", DType::F32, {n}), T("T", DType::F32, {make_int(v == 1 ? 8 : 4)}, v == 2 ? "shared" : "local");
+  Buffer A("A", DType::F32, {n}), B("B", DType::F32, {n}),
+      T("T", DType::F32, {make_int(v == 1 ? 8 : 4)}, v == 2 ? "shared" : "local");
   BlockNode blk;
   blk.name = v == 3 ? "D" : "C";
   blk.iter_vars = {{vi, IterKind::Spatial, n}, {vk, v == 4 ? IterKind::Scan : IterKind::Reduce, 4}};
@@ -144,10 +153,11 @@ FunctionNode all_stmts(int v) {
   if (v == 6) blk.annotations["k"] = "1";
   if (v != 7) blk.init = make_store(B, {vi}, make_float(0.0));
   Stmt store = make_store(B, {vi}, make_load(B, {vi}) + t);
-  Stmt body = make_seq({make_store(T, {0}, make_load(A, {vi})),
-                        make_if(make_binary(BinOp::LT, vk, 2), make_evaluate(v == 8 ? "g" : "f", {make_buffer_ptr(T, {})}),
-                                v == 9 ? Stmt() : store),
-                        make_let_stmt(t, v == 10 ? make_float(2.0) : make_float(1.0), store)});
+  Stmt body =
+      make_seq({make_store(T, {0}, make_load(A, {vi})),
+                make_if(make_binary(BinOp::LT, vk, 2),
+                        make_evaluate(v == 8 ? "g" : "f", {make_buffer_ptr(T, {})}), v == 9 ? Stmt() : store),
+                make_let_stmt(t, v == 10 ? make_float(2.0) : make_float(1.0), store)});
   blk.body = body;
   Expr pred = v == 11 ? make_binary(BinOp::LT, i, n) : Expr();
   Stmt br = make_block_realize({i, v == 12 ? i : j}, pred, make_block(std::move(blk)));
@@ -174,9 +184,12 @@ TEST(StructuralEqual, EveryStmtKind) {
     EXPECT_TRUE(d.has_value()) << "variant " << v;
     EXPECT_FALSE(structural_equal(all_stmts(v), base)) << "variant " << v;
   }
-  EXPECT_EQ(structural_diff(base, all_stmts(2)).value_or(""), "func g/body/for i/for j/block C/T: scope local vs shared");
-  EXPECT_EQ(structural_diff(base, all_stmts(9)).value_or(""), "func g/body/for i/for j/block C/if: else present vs absent");
-  EXPECT_EQ(structural_diff(base, all_stmts(10)).value_or(""), "func g/body/for i/for j/block C/let t/value: 1.0 vs 2.0");
+  EXPECT_EQ(structural_diff(base, all_stmts(2)).value_or(""),
+            "func g/body/for i/for j/block C/T: scope local vs shared");
+  EXPECT_EQ(structural_diff(base, all_stmts(9)).value_or(""),
+            "func g/body/for i/for j/block C/if: else present vs absent");
+  EXPECT_EQ(structural_diff(base, all_stmts(10)).value_or(""),
+            "func g/body/for i/for j/block C/let t/value: 1.0 vs 2.0");
 }
 
 TEST(StructuralEqual, Modules) {

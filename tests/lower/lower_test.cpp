@@ -1,5 +1,7 @@
 // Lowering passes against the interpreter: every stage of the pipeline is still a function
 // the interpreter runs, and computes the same outputs as the original.
+#include "transforms/lower/lower.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,7 +14,6 @@
 #include "ir/printer.h"
 #include "ir/visitor.h"
 #include "parser/parser.h"
-#include "transforms/lower/lower.h"
 #include "transforms/schedule/schedule.h"
 
 namespace tirc {
@@ -119,7 +120,8 @@ func f(A: f32[4, 6, 5]) -> (B: f32[4]) {
     }
   }
 }
-)", "f");
+)",
+                         "f");
   ASSERT_TRUE(f);
   check_pipeline(*f);
   std::string text = print_function(*lower_init(*f));
@@ -140,7 +142,8 @@ func f(n: i32, A: f32[n, 3]) -> (B: f32[n]) {
     }
   }
 }
-)", "f");
+)",
+                         "f");
   ASSERT_TRUE(f);
   NDArray n(DType::I32, {});
   n.set(0, 10);
@@ -163,13 +166,15 @@ func f(A: f32[8, 16]) -> (B: f32[8, 16]) {
     }
   }
 }
-)", "f");
+)",
+                         "f");
   ASSERT_TRUE(f);
   check_pipeline(*f);
   Function g = plan_alloc(*convert_blocks(*lower_init(*f)));
   EXPECT_TRUE(root_block(*g).allocs.empty()) << print_function(*g);
   std::string text = print_function(*g);
-  EXPECT_NE(text.find("for i in parallel(8) {\n    block alloc_i_0() {\n      alloc T: f32[16]"), std::string::npos)
+  EXPECT_NE(text.find("for i in parallel(8) {\n    block alloc_i_0() {\n      alloc T: f32[16]"),
+            std::string::npos)
       << text;
 }
 
@@ -180,7 +185,8 @@ func f(A: f32[3, 4, 5]) -> (B: f32[3, 4, 5]) {
     block b(vi: spatial(3) = i, vj: spatial(4) = j, vk: spatial(5) = k) { B[vi, vj, vk] = A[vi, vj, vk] }
   }
 }
-)", "f");
+)",
+                         "f");
   ASSERT_TRUE(f);
   check_pipeline(*f);
   std::string text = print_function(*flatten_buffers(*convert_blocks(*f)));
@@ -203,7 +209,9 @@ TEST(Lower, SimplifyFoldsIndexConstants) {
 
 namespace {
 
-std::string placed(const FunctionNode& f) { return print_function(*compact_buffers(*plan_alloc(*convert_blocks(*lower_init(f))))); }
+std::string placed(const FunctionNode& f) {
+  return print_function(*compact_buffers(*plan_alloc(*convert_blocks(*lower_init(f)))));
+}
 
 }  // namespace
 
@@ -235,7 +243,8 @@ schedule mm {
   vectorize(ji)
   unroll(ii)
 }
-)", "t.tir"));
+)",
+                                                 "t.tir"));
   Function f = m.find_func("mm");
   ASSERT_TRUE(f);
   check_pipeline(*f);
@@ -244,11 +253,13 @@ schedule mm {
   EXPECT_NE(text.find("alloc B_global: f32[24, 16]"), std::string::npos) << text;
   EXPECT_NE(text.find("alloc C_local: f32[4, 16] scope \"local\""), std::string::npos) << text;
   // C_local lives in the row-tile loop io (inside the parallel jo), B_global in jo.
-  EXPECT_LT(text.find("for io in serial(8)"), text.find("alloc C_local"))<< text;
+  EXPECT_LT(text.find("for io in serial(8)"), text.find("alloc C_local")) << text;
   EXPECT_LT(text.find("alloc B_global"), text.find("for io in serial(8)")) << text;
   std::string low = print_function(*lower_function(*f));
-  EXPECT_NE(low.find("C_local[ii * 16 + ji] = C_local[ii * 16 + ji] + A[io * 96 + ii * 24 + k] * B_global[k * 16 + ji]"),
-            std::string::npos)
+  EXPECT_NE(
+      low.find(
+          "C_local[ii * 16 + ji] = C_local[ii * 16 + ji] + A[io * 96 + ii * 24 + k] * B_global[k * 16 + ji]"),
+      std::string::npos)
       << low;
 }
 
@@ -268,7 +279,8 @@ func f(A: f32[4]) -> (B: f32[4]) {
     }
   }
 }
-)", "f");
+)",
+                         "f");
   ASSERT_TRUE(f);
   check_pipeline(*f);
   Function g = compact_buffers(*plan_alloc(*convert_blocks(*lower_init(*f))));
@@ -291,7 +303,8 @@ func f(A: f32[9]) -> (B: f32[4]) {
     block b(vi: spatial(4) = i) { B[vi] = T[vi * 2] }
   }
 }
-)", "f");
+)",
+                         "f");
   ASSERT_TRUE(f);
   check_pipeline(*f);
   Function g = compact_buffers(*plan_alloc(*convert_blocks(*lower_init(*f))));
@@ -317,11 +330,13 @@ func f(A: f32[16]) -> (B: f32[12]) {
     }
   }
 }
-)", "f");
+)",
+                         "f");
   ASSERT_TRUE(f);
   check_pipeline(*f);
   std::string text = placed(*f);
-  EXPECT_NE(text.find("for i in serial(1, 4) {\n    block alloc_i_0() {\n      alloc T: f32[4]"), std::string::npos)
+  EXPECT_NE(text.find("for i in serial(1, 4) {\n    block alloc_i_0() {\n      alloc T: f32[4]"),
+            std::string::npos)
       << text;
 }
 
@@ -351,14 +366,18 @@ func f(A: f32[4, 8]) -> (B: f32[4, 8], D: f32[4, 8]) {
     }
   }
 }
-)", "f");
+)",
+                         "f");
   ASSERT_TRUE(f);
   check_pipeline(*f);
   std::string text = placed(*f);
-  EXPECT_NE(text.find("for bx in thread_binding(4, \"blockIdx.x\") {\n    block alloc_bx_1() {\n      alloc S: f32[1, 8] scope \"shared\""),
+  EXPECT_NE(text.find("for bx in thread_binding(4, \"blockIdx.x\") {\n    block alloc_bx_1() {\n      alloc "
+                      "S: f32[1, 8] scope \"shared\""),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("for tx in thread_binding(8, \"threadIdx.x\") {\n        block alloc_tx_"), std::string::npos) << text;
+  EXPECT_NE(text.find("for tx in thread_binding(8, \"threadIdx.x\") {\n        block alloc_tx_"),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("alloc L: f32[1, 1] scope \"local\""), std::string::npos) << text;
   EXPECT_NE(text.find("for i in serial(4) {\n    block alloc_i_"), std::string::npos) << text;
   EXPECT_NE(text.find("alloc V: f32[1, 8]"), std::string::npos) << text;
@@ -376,7 +395,8 @@ func f(A: f32[8], I: i32[4] in [0, 7]) -> (B: f32[4]) {
     block b(vi: spatial(4) = i) { B[vi] = T[I[vi], 1] }
   }
 }
-)", "f");
+)",
+                         "f");
   ASSERT_TRUE(f);
   check_pipeline(*f);
   Function g = compact_buffers(*plan_alloc(*convert_blocks(*lower_init(*f))));
@@ -394,7 +414,8 @@ namespace tirc {
 // caches and compute_at'ed producers these schedules create, computes bit-identical
 // outputs in the interpreter. Functions whose schedule is refused (files written to test
 // refusals) or whose inputs cannot be drawn are skipped.
-TEST(Lower, ScheduledCorporaStayIdentical) {
+// One test per file of the schedule corpora (so that ctest runs them in parallel).
+std::vector<std::string> scheduled_corpora() {
   std::vector<std::string> files;
   for (const char* dir : {"/tests/schedule/cases", "/tests/schedule/tvm_style", "/examples/schedules"}) {
     std::string d = std::string(TIRC_SOURCE_DIR) + dir;
@@ -403,26 +424,42 @@ TEST(Lower, ScheduledCorporaStayIdentical) {
       if (e.path().extension() == ".tir") files.push_back(e.path().string());
   }
   std::sort(files.begin(), files.end());
-  int checked = 0;
-  for (auto& file : files) {
-    Module m;
-    try {
-      m = apply_module_schedules(parse_file(file));
-    } catch (const std::exception&) {
-      continue;  // a refusal case, or a file for another stage
-    }
-    for (auto& f : m.funcs) {
-      SCOPED_TRACE(file + ": " + f->name);
-      try {
-        (void)random_inputs(*f, 1);
-      } catch (const std::exception&) {
-        continue;
-      }
-      check_pipeline(*f);
-      ++checked;
-    }
-  }
-  EXPECT_GT(checked, 20);
+  return files;
 }
+
+class LowerCorpus : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(LowerCorpus, ScheduledStaysIdentical) {
+  const std::string& file = GetParam();
+  Module m;
+  try {
+    m = apply_module_schedules(parse_file(file));
+  } catch (const std::exception&) {
+    GTEST_SKIP() << "a refusal case, or a file for another stage";
+  }
+  int checked = 0;
+  for (auto& f : m.funcs) {
+    SCOPED_TRACE(file + ": " + f->name);
+    try {
+      (void)random_inputs(*f, 1);
+    } catch (const std::exception&) {
+      continue;
+    }
+    check_pipeline(*f);
+    ++checked;
+  }
+  if (checked == 0) GTEST_SKIP() << "no function runs on random inputs";
+}
+
+INSTANTIATE_TEST_SUITE_P(Corpora, LowerCorpus, ::testing::ValuesIn(scheduled_corpora()),
+                         [](const ::testing::TestParamInfo<std::string>& i) {
+                           std::filesystem::path p(i.param);
+                           std::string s = p.parent_path().filename().string() + "_" + p.stem().string();
+                           for (auto& c : s)
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return s;
+                         });
+
+TEST(Lower, ScheduledCorporaAreThere) { EXPECT_GT(scheduled_corpora().size(), 20u); }
 
 }  // namespace tirc

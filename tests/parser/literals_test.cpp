@@ -15,7 +15,9 @@ const char* kHeader =
     "func f(A: f32[4], I: i32[4], L: i64[4], D: f64[4]) -> (B: f32[4], J: i32[4], K: i64[4], Q: bool[4], "
     "E: f64[4]) {\n";
 
-Module parse_body(const std::string& body) { return parse_module(std::string(kHeader) + body + "\n}\n", "t.tir"); }
+Module parse_body(const std::string& body) {
+  return parse_module(std::string(kHeader) + body + "\n}\n", "t.tir");
+}
 
 Expr stored(const std::string& store) {
   Module m = parse_body("  for i in serial(4) {\n    " + store + "\n  }");
@@ -99,7 +101,9 @@ TEST(ParserLiterals, TrueFalseAreBoolLiterals) {
 }
 
 TEST(ParserLiterals, FalsePredicatePrintsAsFalse) {
-  Module m = parse_body("  for i in serial(4) {\n    block b(vi: spatial(4) = i) {\n      where false\n      Q[vi] = true\n    }\n  }");
+  Module m = parse_body(
+      "  for i in serial(4) {\n    block b(vi: spatial(4) = i) {\n      where false\n      Q[vi] = true\n    "
+      "}\n  }");
   std::string t = print_module(m);
   EXPECT_NE(t.find("where false\n"), std::string::npos) << t;
   EXPECT_NE(t.find("Q[vi] = true\n"), std::string::npos) << t;
@@ -126,7 +130,8 @@ TEST(ParserLiterals, Int64MinReadsBack) {
 }
 
 TEST(ParserLiterals, Int64MinPrintsAndReadsBack) {
-  Module m = parse_body("  for i in serial(4) {\n    K[i] = max(L[i], min_value(i64)) + i64(-9223372036854775808)\n  }");
+  Module m = parse_body(
+      "  for i in serial(4) {\n    K[i] = max(L[i], min_value(i64)) + i64(-9223372036854775808)\n  }");
   std::string t1 = print_module(m);
   EXPECT_NE(t1.find("9223372036854775808"), std::string::npos) << t1;
   EXPECT_EQ(print_module(parse_module(t1, "t2.tir")), t1);

@@ -4,9 +4,9 @@
 
 #include <functional>
 
-#include "parser/parser.h"
 #include "ir/error.h"
 #include "ir/printer.h"
+#include "parser/parser.h"
 #include "transforms/simplify/region.h"
 
 namespace tirc {
@@ -69,7 +69,8 @@ const BlockNode& block_of(const std::string& src, const std::string& name) {
 TEST(ParserRegions, PointRegionsInTermsOfIterVars) {
   const BlockNode& b = block_of(
       "func f(A: f32[8, 8]) -> (B: f32[8, 8]) {\n"
-      "  for i, j in grid(8, 8) { block b(vi: spatial(8) = i, vj: spatial(8) = j) { B[vi, vj] = A[vj, vi] * 2.0 } }\n"
+      "  for i, j in grid(8, 8) { block b(vi: spatial(8) = i, vj: spatial(8) = j) { B[vi, vj] = A[vj, vi] * "
+      "2.0 } }\n"
       "}\n",
       "b");
   EXPECT_EQ(regions(b.reads), "A[vj, vi]");
@@ -291,9 +292,11 @@ TEST(ParserRegions, LetChainsStayFast) {
       "func f(A: f32[64]) -> (B: f32[8]) {\n  for i in serial(8) {\n    block b(vi: spatial(8) = i) {\n"
       "      for k in serial(4) {\n";
   std::string tail = "      }\n    }\n  }\n}\n";
-  const BlockNode& b1 = block_of(head + "        let t0 = k + vi\n" + stmt_lets + "        B[vi] = A[t39]\n" + tail, "b");
+  const BlockNode& b1 =
+      block_of(head + "        let t0 = k + vi\n" + stmt_lets + "        B[vi] = A[t39]\n" + tail, "b");
   EXPECT_EQ(regions(b1.reads), "A[0:64]");
-  const BlockNode& b2 = block_of(head + "        B[vi] = A[(let t0 = k + vi in " + expr_lets + ")]\n" + tail, "b");
+  const BlockNode& b2 =
+      block_of(head + "        B[vi] = A[(let t0 = k + vi in " + expr_lets + ")]\n" + tail, "b");
   EXPECT_EQ(regions(b2.reads), "A[0:64]");
 }
 

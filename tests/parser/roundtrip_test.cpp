@@ -18,7 +18,9 @@ void check_roundtrip(const std::string& path) {
   EXPECT_EQ(print_module(m2), t1) << path;
 }
 
-TEST(ParserRoundTrip, KitchenSink) { check_roundtrip(std::string(TIRC_SOURCE_DIR) + "/tests/parser/data/kitchen_sink.tir"); }
+TEST(ParserRoundTrip, KitchenSink) {
+  check_roundtrip(std::string(TIRC_SOURCE_DIR) + "/tests/parser/data/kitchen_sink.tir");
+}
 
 TEST(ParserRoundTrip, SharedExamples) {
   for (const char* f : {"matmul.tir", "conv2d.tir", "softmax.tir"})

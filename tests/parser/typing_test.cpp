@@ -15,7 +15,9 @@ const char* kHeader =
     "func f(A: f32[4], D: f64[4], H: f16[4], I: i32[4], L: i64[4], U: u8[4], n: i32, m: i64) -> "
     "(B: f32[4], E: f64[4], G: f16[4], J: i32[4], K: i64[4], V: u8[4], Q: bool[4]) {\n";
 
-Module parse_body(const std::string& body) { return parse_module(std::string(kHeader) + body + "\n}\n", "t.tir"); }
+Module parse_body(const std::string& body) {
+  return parse_module(std::string(kHeader) + body + "\n}\n", "t.tir");
+}
 
 Stmt first_store_stmt(const Stmt& s) {
   if (s.as<StoreNode>()) return s;
@@ -163,8 +165,9 @@ TEST(ParserTyping, MinMaxSelectIntrinsics) {
   EXPECT_EQ(e.as<CallNode>()->op, Intrinsic::TruncMod);
   e = stored("J[i] = abs(I[i])");
   EXPECT_EQ(e.as<CallNode>()->op, Intrinsic::Abs);
-  for (const char* f : {"exp", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan",
-                        "tanh", "sigmoid", "erf", "abs", "floor", "ceil", "round", "trunc", "sign"}) {
+  for (const char* f :
+       {"exp", "log",  "log2",    "log10", "log1p", "expm1", "sqrt", "rsqrt", "sin",   "cos",
+        "tan", "tanh", "sigmoid", "erf",   "abs",   "floor", "ceil", "round", "trunc", "sign"}) {
     e = stored(std::string("B[i] = ") + f + "(A[i])");
     ASSERT_NE(e.as<CallNode>(), nullptr) << f;
     EXPECT_STREQ(intrinsic_name(e.as<CallNode>()->op), f);
@@ -219,8 +222,11 @@ TEST(ParserTyping, CompoundAssignSugar) {
   struct C {
     const char* src;
     BinOp op;
-  } cases[] = {{"B[i] += A[i]", BinOp::Add}, {"B[i] -= A[i]", BinOp::Sub}, {"B[i] *= 2", BinOp::Mul},
-               {"B[i] max= A[i]", BinOp::Max}, {"B[i] min= 0", BinOp::Min}};
+  } cases[] = {{"B[i] += A[i]", BinOp::Add},
+               {"B[i] -= A[i]", BinOp::Sub},
+               {"B[i] *= 2", BinOp::Mul},
+               {"B[i] max= A[i]", BinOp::Max},
+               {"B[i] min= 0", BinOp::Min}};
   for (auto& c : cases) {
     Expr e = stored(c.src);
     auto* b = e.as<BinaryNode>();
@@ -364,11 +370,11 @@ TEST(ParserSyntax, LetStatementsScopeTheRest) {
 
 TEST(ParserSyntax, InvariantLetVisibleInBlocks) {
   // A let of scalar params only may be used inside a block; one of a loop var may not.
-  EXPECT_NO_THROW(parse_body(
-      "  let h = n // 2\n  for i in serial(4) { block b(vi: spatial(4) = i) { J[vi] = h } }"));
-  EXPECT_THROW(parse_body(
-                   "  for i in serial(4) { let h = i + 1\n block b(vi: spatial(4) = i) { J[vi] = h } }"),
-               SourceError);
+  EXPECT_NO_THROW(
+      parse_body("  let h = n // 2\n  for i in serial(4) { block b(vi: spatial(4) = i) { J[vi] = h } }"));
+  EXPECT_THROW(
+      parse_body("  for i in serial(4) { let h = i + 1\n block b(vi: spatial(4) = i) { J[vi] = h } }"),
+      SourceError);
 }
 
 TEST(ParserSyntax, CallExtern) {
@@ -389,7 +395,8 @@ TEST(ParserSyntax, CallExtern) {
 
 TEST(ParserSyntax, ParamsRangesAndSymbolicShapes) {
   Module m = parse_module(
-      "func f(n: i32 in [1, 8], X: f32[n, 4] in [0.1, 4.0], I: i32[6] in [0, 9]) -> (Y: f32[n]) {}\n", "t.tir");
+      "func f(n: i32 in [1, 8], X: f32[n, 4] in [0.1, 4.0], I: i32[6] in [0, 9]) -> (Y: f32[n]) {}\n",
+      "t.tir");
   const FunctionNode& f = *m.funcs[0];
   ASSERT_EQ(f.params.size(), 3u);
   EXPECT_FALSE(f.params[0].is_buffer());
@@ -409,7 +416,8 @@ TEST(ParserSyntax, IntrinAndScheduleItems) {
       "  }\n"
       "  impl(A: f32[4], B: f32[4], C: f32[1]) { call_extern(\"dot4\", A.data, B.data, C.data) }\n"
       "}\n"
-      "schedule f { init = decompose_reduction(b, k); bind(i, \"threadIdx.x\"); annotate(b, key=\"x\", v=-2.5) }\n"
+      "schedule f { init = decompose_reduction(b, k); bind(i, \"threadIdx.x\"); annotate(b, key=\"x\", "
+      "v=-2.5) }\n"
       "func f(A: f32[4]) -> (B: f32[4]) { }\n",
       "t.tir");
   ASSERT_EQ(m.intrins.size(), 1u);
@@ -433,19 +441,20 @@ TEST(ParserSyntax, IntrinAndScheduleItems) {
 }
 
 TEST(ParserSyntax, CommentsAndSemicolons) {
-  EXPECT_NO_THROW(parse_module(
-      "# leading comment\nfunc f(A: f32[4]) -> (B: f32[4]) { # trailing\n"
-      "  for i in serial(4) { B[i] = A[i]; }; ;\n}\n",
-      "t.tir"));
+  EXPECT_NO_THROW(
+      parse_module("# leading comment\nfunc f(A: f32[4]) -> (B: f32[4]) { # trailing\n"
+                   "  for i in serial(4) { B[i] = A[i]; }; ;\n}\n",
+                   "t.tir"));
 }
 
 TEST(ParserSyntax, NonReservedNames) {
   // Loop kinds, iter-var kinds and intrinsic names are not reserved.
-  EXPECT_NO_THROW(parse_module(
-      "func f(A: f32[4]) -> (B: f32[4]) {\n"
-      "  for serial in serial(4) { block exp(spatial: spatial(4) = serial) { B[spatial] = exp(A[spatial]) } }\n"
-      "}\n",
-      "t.tir"));
+  EXPECT_NO_THROW(
+      parse_module("func f(A: f32[4]) -> (B: f32[4]) {\n"
+                   "  for serial in serial(4) { block exp(spatial: spatial(4) = serial) { B[spatial] = "
+                   "exp(A[spatial]) } }\n"
+                   "}\n",
+                   "t.tir"));
 }
 
 TEST(ParserSyntax, EmptyModule) {

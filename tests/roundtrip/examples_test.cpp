@@ -2,6 +2,7 @@
 // added later are covered): parse, print, parse again. The two modules must be
 // structurally equal and the second print byte-identical to the first (CLI.md, `tirc parse`).
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,7 +10,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <sys/wait.h>
 
 #include "ir/error.h"
 #include "ir/printer.h"

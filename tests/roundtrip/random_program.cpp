@@ -14,9 +14,9 @@
 namespace tirc::testing {
 namespace {
 
-constexpr DType kValueTypes[] = {DType::Bool, DType::I8,  DType::I16,  DType::I32, DType::I64, DType::U8,
+constexpr DType kValueTypes[] = {DType::Bool, DType::I8,  DType::I16, DType::I32,  DType::I64, DType::U8,
                                  DType::U16,  DType::U32, DType::F16, DType::BF16, DType::F32, DType::F64};
-constexpr DType kNumericTypes[] = {DType::I8,  DType::I16, DType::I32,  DType::I64, DType::U8,  DType::U16,
+constexpr DType kNumericTypes[] = {DType::I8,  DType::I16, DType::I32,  DType::I64, DType::U8, DType::U16,
                                    DType::U32, DType::F16, DType::BF16, DType::F32, DType::F64};
 
 double f16_value(uint16_t bits) {
@@ -106,10 +106,14 @@ class Gen {
     if (opt_.colliding_names && coin(20)) return pick(colliding);
     return pick(plain);
   }
-  std::string loop_name() { return name({"i", "j", "k", "ax0", "x"}, {"i", "for", "in", "f32", "inf", "i_1", "exp"}); }
+  std::string loop_name() {
+    return name({"i", "j", "k", "ax0", "x"}, {"i", "for", "in", "f32", "inf", "i_1", "exp"});
+  }
   std::string iter_name() { return name({"vi", "vj", "vk", "v0", "v1"}, {"i", "vi", "where", "nan", "A"}); }
   std::string let_name() { return name({"t", "x", "s0", "tmp"}, {"t", "let", "i", "true", "vi"}); }
-  std::string buf_name() { return name({"A", "B", "C", "X", "Y", "T", "buf"}, {"i", "vi", "exp", "block", "max", "A"}); }
+  std::string buf_name() {
+    return name({"A", "B", "C", "X", "Y", "T", "buf"}, {"i", "vi", "exp", "block", "max", "A"});
+  }
   std::string block_name() {
     static const std::vector<std::string> pool = {"b", "C", "exp", "max", "compute", "update"};
     std::string base = pick(pool), n = base;
@@ -134,7 +138,9 @@ class Gen {
     switch (rand(6)) {
       case 0: v = hi; break;
       case 1: v = (lo == INT64_MIN && !opt_.extreme_ints) ? lo + 1 : lo; break;
-      case 2: v = static_cast<int64_t>(rng_() % static_cast<uint64_t>(std::min<int64_t>(hi, INT32_MAX))); break;
+      case 2:
+        v = static_cast<int64_t>(rng_() % static_cast<uint64_t>(std::min<int64_t>(hi, INT32_MAX)));
+        break;
       default: v = range(0, 10); break;
     }
     if (lo < 0 && coin(30) && v > 0) v = -v;
@@ -143,12 +149,14 @@ class Gen {
 
   double float_value(DType t) {
     const double inf = std::numeric_limits<double>::infinity();
-    double special[] = {0.0, -0.0, inf, -inf, std::numeric_limits<double>::quiet_NaN(), 1.0, -1.5, 0.5, 3.0, 100.0};
+    double special[] = {0.0, -0.0, inf, -inf, std::numeric_limits<double>::quiet_NaN(),
+                        1.0, -1.5, 0.5, 3.0,  100.0};
     if (coin(30)) return pick(special);
     if (coin(30)) return range(-20, 20) * 0.25;
     switch (t) {
       case DType::F16: {
-        static const double ex[] = {65504.0, -65504.0, 6.103515625e-05, 5.960464477539063e-08, 0.0999755859375};
+        static const double ex[] = {65504.0, -65504.0, 6.103515625e-05, 5.960464477539063e-08,
+                                    0.0999755859375};
         return coin(30) ? pick(ex) : f16_value(static_cast<uint16_t>(rng_()));
       }
       case DType::BF16: {
@@ -156,8 +164,12 @@ class Gen {
         return coin(30) ? pick(ex) : bf16_value(static_cast<uint16_t>(rng_()));
       }
       case DType::F32: {
-        const double ex[] = {std::numeric_limits<float>::max(), -static_cast<double>(std::numeric_limits<float>::max()),
-                             std::numeric_limits<float>::min(), std::numeric_limits<float>::denorm_min(), 0.1f, 1e-7f,
+        const double ex[] = {std::numeric_limits<float>::max(),
+                             -static_cast<double>(std::numeric_limits<float>::max()),
+                             std::numeric_limits<float>::min(),
+                             std::numeric_limits<float>::denorm_min(),
+                             0.1f,
+                             1e-7f,
                              16777217.0f};
         if (coin(30)) return pick(ex);
         uint32_t b = static_cast<uint32_t>(rng_());
@@ -166,9 +178,13 @@ class Gen {
         return f;
       }
       default: {
-        const double ex[] = {std::numeric_limits<double>::max(), -std::numeric_limits<double>::max(),
-                             std::numeric_limits<double>::min(), std::numeric_limits<double>::denorm_min(), 0.1,
-                             1e-300, 9007199254740993.0};
+        const double ex[] = {std::numeric_limits<double>::max(),
+                             -std::numeric_limits<double>::max(),
+                             std::numeric_limits<double>::min(),
+                             std::numeric_limits<double>::denorm_min(),
+                             0.1,
+                             1e-300,
+                             9007199254740993.0};
         if (coin(30)) return pick(ex);
         uint64_t b = rng_();
         double d;
@@ -265,7 +281,8 @@ class Gen {
           BinOp op = static_cast<BinOp>(static_cast<int>(BinOp::EQ) + rand(6));
           return make_binary(op, expr(ot, depth - 1, s), expr(ot, depth - 1, s));
         }
-        case 1: return make_binary(coin(50) ? BinOp::And : BinOp::Or, expr(t, depth - 1, s), expr(t, depth - 1, s));
+        case 1:
+          return make_binary(coin(50) ? BinOp::And : BinOp::Or, expr(t, depth - 1, s), expr(t, depth - 1, s));
         case 2: return make_unary(UnOp::Not, expr(t, depth - 1, s));
         default:
           return make_binary(coin(50) ? BinOp::EQ : BinOp::NE, expr(t, depth - 1, s), expr(t, depth - 1, s));
@@ -279,7 +296,8 @@ class Gen {
         for (int i = 0; i < intrinsic_arity(f); ++i) args.push_back(expr(t, depth - 1, s));
         return make_call(f, args);
       }
-      static const Intrinsic int_fns[] = {Intrinsic::Abs, Intrinsic::Sign, Intrinsic::TruncDiv, Intrinsic::TruncMod};
+      static const Intrinsic int_fns[] = {Intrinsic::Abs, Intrinsic::Sign, Intrinsic::TruncDiv,
+                                          Intrinsic::TruncMod};
       Intrinsic f = pick(int_fns);
       std::vector<Expr> args;
       for (int i = 0; i < intrinsic_arity(f); ++i) args.push_back(expr(t, depth - 1, s));
@@ -299,7 +317,8 @@ class Gen {
   // Regions touched by a block body: a point region when every access of a buffer uses the
   // same indices written in the block's own iter vars / scalar params, the whole buffer
   // otherwise. Buffers allocated inside are left out.
-  void block_regions(const BlockNode& b, std::vector<BufferRegion>* reads, std::vector<BufferRegion>* writes) {
+  void block_regions(const BlockNode& b, std::vector<BufferRegion>* reads,
+                     std::vector<BufferRegion>* writes) {
     std::unordered_set<const VarNode*> ok_vars;
     for (auto& iv : b.iter_vars) ok_vars.insert(iv.var.get());
     for (auto& v : scalar_params_) ok_vars.insert(v.get());
@@ -361,7 +380,8 @@ class Gen {
           for (size_t d = 0; d < idx.size() && point; ++d) {
             if (!expr_identical(idx[d], a.idx[0][d])) point = false;
             for_each_expr(idx[d], [&](const Expr& e) {
-              if (e.kind() == ExprKind::Var && !ok_vars.count(static_cast<const VarNode*>(e.get()))) point = false;
+              if (e.kind() == ExprKind::Var && !ok_vars.count(static_cast<const VarNode*>(e.get())))
+                point = false;
               if (e.kind() == ExprKind::Let) point = false;
             });
           }
@@ -394,7 +414,8 @@ class Gen {
       ForKind k = static_cast<ForKind>(rand(5));
       std::string tag;
       if (k == ForKind::ThreadBinding) {
-        static const std::vector<std::string> tags = {"threadIdx.x", "threadIdx.y", "blockIdx.x", "blockIdx.z", "vthread"};
+        static const std::vector<std::string> tags = {"threadIdx.x", "threadIdx.y", "blockIdx.x",
+                                                      "blockIdx.z", "vthread"};
         tag = pick(tags);
       }
       Annotations ann;
@@ -427,7 +448,8 @@ class Gen {
       if (outer && kind == IterKind::Spatial) {
         // Nested block: bind to an enclosing iter var with the same extent, if any.
         for (auto& [v, e] : outer->extents)
-          if (v.dtype() == ext.dtype() && ((c && is_const_int(e) && e.as<IntImmNode>()->value == n) || e.same_as(ext)))
+          if (v.dtype() == ext.dtype() &&
+              ((c && is_const_int(e) && e.as<IntImmNode>()->value == n) || e.same_as(ext)))
             return v;
       }
       int r = rand(10);
@@ -589,7 +611,8 @@ class Gen {
     }
     std::vector<Stmt> body = {make_store(out, idx, expr(out->dtype, 2, s))};
     if (coin(40)) body.push_back(make_evaluate("trace", {make_buffer_ptr(out, idx), expr(DType::I32, 1, s)}));
-    if (coin(40)) body.push_back(make_if(expr(DType::Bool, 1, s), make_store(out, idx, expr(out->dtype, 1, s))));
+    if (coin(40))
+      body.push_back(make_if(expr(DType::Bool, 1, s), make_store(out, idx, expr(out->dtype, 1, s))));
     return wrap_loops(loops, make_seq(body));
   }
 
@@ -671,7 +694,8 @@ class Gen {
       inputs_.push_back(p.buffer);
       f->params.push_back(p);
     }
-    if (coin(20) && !f->params.empty()) std::swap(f->params.front(), f->params.back());  // order of kinds varies
+    if (coin(20) && !f->params.empty())
+      std::swap(f->params.front(), f->params.back());  // order of kinds varies
     std::vector<Buffer> allocs;
     for (int i = 0, n = range(0, 2); i < n; ++i) {
       static const std::vector<std::string> scopes = {"global", "global", "shared", "local"};
@@ -683,7 +707,8 @@ class Gen {
     writable_.insert(writable_.end(), f->outputs.begin(), f->outputs.end());
     // Shapes may only use scalar params declared before: keep `n` first when it is used.
     if (size_param_.defined()) {
-      auto it = std::find_if(f->params.begin(), f->params.end(), [&](const Param& p) { return p.var.same_as(size_param_); });
+      auto it = std::find_if(f->params.begin(), f->params.end(),
+                             [&](const Param& p) { return p.var.same_as(size_param_); });
       Param p = *it;
       f->params.erase(it);
       f->params.insert(f->params.begin(), p);
@@ -722,7 +747,9 @@ class Gen {
       handles.push_back(n);
       return n;
     };
-    auto handle = [&]() { return handles.empty() ? arg(ScheduleArg::Ident, "b") : arg(ScheduleArg::Ident, pick(handles)); };
+    auto handle = [&]() {
+      return handles.empty() ? arg(ScheduleArg::Ident, "b") : arg(ScheduleArg::Ident, pick(handles));
+    };
     ScheduleInstr gb;
     gb.primitive = "get_block";
     gb.args = {arg(ScheduleArg::String, "C \"quoted\" \\ name")};
@@ -795,7 +822,8 @@ class Gen {
       size_param_ = Var();
       auto f = std::make_shared<FunctionNode>();
       f->name = nm + (k ? ".impl" : ".desc");
-      Buffer a("A", DType::F32, {make_int(4)}), b("B", DType::F32, {make_int(4)}), c("C", DType::F32, {make_int(1)});
+      Buffer a("A", DType::F32, {make_int(4)}), b("B", DType::F32, {make_int(4)}),
+          c("C", DType::F32, {make_int(1)});
       for (auto& x : {a, b, c}) {
         Param p;
         p.buffer = x;
@@ -808,7 +836,8 @@ class Gen {
       } else {
         BlockNode root;
         root.name = "root";
-        root.body = make_evaluate("mma_impl", {make_buffer_ptr(a, {}), make_buffer_ptr(b, {make_int(0)}), make_buffer_ptr(c, {})});
+        root.body = make_evaluate(
+            "mma_impl", {make_buffer_ptr(a, {}), make_buffer_ptr(b, {make_int(0)}), make_buffer_ptr(c, {})});
         f->body = make_block_realize({}, Expr(), make_block(std::move(root)));
       }
       (k ? it.impl : it.desc) = f;

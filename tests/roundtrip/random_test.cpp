@@ -24,13 +24,12 @@ void run_seeds(uint64_t first, int count, const testing::RandomProgramOptions& o
     std::string why;
     try {
       Module m2 = parse_module(t1, "random_" + std::to_string(seed) + ".tir");
-      if (auto d = structural_diff(m, m2))
-        why = "not structurally equal after print -> parse: " + *d;
+      if (auto d = structural_diff(m, m2)) why = "not structurally equal after print -> parse: " + *d;
       for (size_t i = 0; why.empty() && i < m.funcs.size(); ++i)
         if (structural_hash(*m.funcs[i]) != structural_hash(*m2.funcs[i]))
           why = "structural_hash differs for equal function " + m.funcs[i]->name;
-      else if (std::string t2 = print_module(m2); t2 != t1)
-        why = "printing is not a fixpoint; second print:\n" + t2;
+        else if (std::string t2 = print_module(m2); t2 != t1)
+          why = "printing is not a fixpoint; second print:\n" + t2;
     } catch (const Error& e) {
       why = std::string("printed text does not parse: ") + e.what();
     }
@@ -63,14 +62,17 @@ TEST(RandomProgram, CoversEveryNodeKind) {
       if (auto* b = e.as<BinaryNode>()) binop.insert(static_cast<int>(b->op));
       if (auto* u = e.as<UnaryNode>()) unop.insert(static_cast<int>(u->op));
       if (auto* c = e.as<CallNode>()) intrin.insert(static_cast<int>(c->op));
-      if (e.kind() == ExprKind::IntImm || e.kind() == ExprKind::FloatImm) lit_dtype.insert(static_cast<int>(e.dtype()));
+      if (e.kind() == ExprKind::IntImm || e.kind() == ExprKind::FloatImm)
+        lit_dtype.insert(static_cast<int>(e.dtype()));
       if (auto* f = e.as<FloatImmNode>()) {
         double v = f->value;
         if (std::isnan(v)) special.insert("nan");
         if (std::isinf(v)) special.insert(v > 0 ? "inf" : "-inf");
         if (v == 0 && std::signbit(v)) special.insert("-0");
-        if (e.dtype() == DType::F32 && v != 0 && std::fabs(v) < 1.1754943508222875e-38) special.insert("f32 denormal");
-        if (e.dtype() == DType::F64 && v != 0 && std::fabs(v) < 2.2250738585072014e-308) special.insert("f64 denormal");
+        if (e.dtype() == DType::F32 && v != 0 && std::fabs(v) < 1.1754943508222875e-38)
+          special.insert("f32 denormal");
+        if (e.dtype() == DType::F64 && v != 0 && std::fabs(v) < 2.2250738585072014e-308)
+          special.insert("f64 denormal");
       }
       IRVisitor::visit(e);
     }
@@ -99,7 +101,8 @@ TEST(RandomProgram, CoversEveryNodeKind) {
   EXPECT_EQ(seen.loop.size(), 5u);
   EXPECT_EQ(seen.iter.size(), 4u);
   EXPECT_EQ(seen.lit_dtype.size(), 12u);
-  EXPECT_EQ(seen.special, (std::set<std::string>{"nan", "inf", "-inf", "-0", "f32 denormal", "f64 denormal"}));
+  EXPECT_EQ(seen.special,
+            (std::set<std::string>{"nan", "inf", "-inf", "-0", "f32 denormal", "f64 denormal"}));
   EXPECT_GT(schedules, 100);
   EXPECT_GT(intrins, 30);
 }

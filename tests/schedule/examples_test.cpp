@@ -3,7 +3,6 @@
 // backwards), and their printed result re-parses to the same IR. Also the comparison
 // helper itself (it must be able to fail) and the tirc schedule / verify commands.
 #include <gtest/gtest.h>
-
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -93,12 +92,15 @@ func c(X: f32[4]) -> (Y: f32[4]) {
     block Y(vi: spatial(4) = i) { Y[vi] = X[vi] * 2.000001 }
   }
 }
-)", "cmp.tir");
-  CompareResult r = compare_functions(*m.funcs[0], *m.funcs[1], CompareOptions{}, interp_runner(), interp_runner());
+)",
+                          "cmp.tir");
+  CompareResult r =
+      compare_functions(*m.funcs[0], *m.funcs[1], CompareOptions{}, interp_runner(), interp_runner());
   EXPECT_FALSE(r.ok);
   EXPECT_EQ(r.detail.rfind("Y[2]: expected ", 0), 0u) << r.detail;
   // Within the default tolerance.
-  EXPECT_TRUE(compare_functions(*m.funcs[0], *m.funcs[2], CompareOptions{}, interp_runner(), interp_runner()).ok);
+  EXPECT_TRUE(
+      compare_functions(*m.funcs[0], *m.funcs[2], CompareOptions{}, interp_runner(), interp_runner()).ok);
   CompareOptions strict;
   strict.rtol = 0;
   strict.atol = 0;
@@ -165,7 +167,8 @@ schedule mm {
   for (const char* sub : {"schedule", "verify"}) {
     CmdResult r = run(std::string(sub) + " " + f);
     EXPECT_EQ(r.code, 2) << r.out;
-    EXPECT_NE(r.out.find(f + ":11:3: error: compute_inline: block C is a reduction"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(f + ":11:3: error: compute_inline: block C is a reduction"), std::string::npos)
+        << r.out;
   }
   fs::remove(f);
 }

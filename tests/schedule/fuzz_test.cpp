@@ -3,8 +3,8 @@
 // step is fine; a wrong result (interpreter differential check against the unscheduled
 // function), an output that does not re-parse to the same IR, or any other exception is a
 // failure. With LLVM, every TIRC_SCHED_FUZZ_JIT_EVERY-th (default 8) changed function also
-// runs through the JIT against the interpreter. Iterations: TIRC_SCHED_FUZZ_ITERS (default 4000), seed: TIRC_SCHED_FUZZ_SEED
-// (default 1). Long run: `test_schedule --gtest_also_run_disabled_tests
+// runs through the JIT against the interpreter. Iterations: TIRC_SCHED_FUZZ_ITERS (default 4000), seed:
+// TIRC_SCHED_FUZZ_SEED (default 1). Long run: `test_schedule --gtest_also_run_disabled_tests
 // --gtest_filter=ScheduleFuzz.DISABLED_Long` (100000 schedules by default).
 #include <gtest/gtest.h>
 
@@ -45,7 +45,8 @@ struct Base {
 
 std::vector<Base> load_bases() {
   std::vector<fs::path> files;
-  for (auto dir : {fs::path(TIRC_SOURCE_DIR) / "tests/schedule/fuzz", fs::path(TIRC_SOURCE_DIR) / "examples/ops"}) {
+  for (auto dir :
+       {fs::path(TIRC_SOURCE_DIR) / "tests/schedule/fuzz", fs::path(TIRC_SOURCE_DIR) / "examples/ops"}) {
     if (!fs::exists(dir)) continue;
     for (auto& e : fs::directory_iterator(dir))
       if (e.path().extension() == ".tir") files.push_back(e.path());
@@ -84,7 +85,8 @@ std::vector<Base> load_bases() {
     for (auto& f : funcs) {
       Base b{p.filename().string(), f, {}};
       for (auto& prm : f->params)
-        if (!prm.is_buffer() && scalars.count(prm.name())) b.scalars[prm.name()] = scalars[prm.name()].astype(prm.var.dtype());
+        if (!prm.is_buffer() && scalars.count(prm.name()))
+          b.scalars[prm.name()] = scalars[prm.name()].astype(prm.var.dtype());
       // Keep only small functions (deterministic: static count of block iterations), and
       // only those the interpreter runs (others are another component's problem).
       int64_t work = 0;
@@ -124,11 +126,26 @@ class Gen {
 
   // A random instruction; handles are registered in the state, text is for reproduction.
   ScheduleInstr next(std::string* text) {
-    static const char* prims[] = {"split",      "split",          "fuse",      "reorder",
-                                  "reorder",    "parallel",       "vectorize", "unroll",
-                                  "bind",       "compute_at",     "compute_at", "reverse_compute_at",
-                                  "compute_inline", "reverse_compute_inline", "cache_read", "cache_write",
-                                  "decompose_reduction", "rfactor", "blockize", "annotate"};
+    static const char* prims[] = {"split",
+                                  "split",
+                                  "fuse",
+                                  "reorder",
+                                  "reorder",
+                                  "parallel",
+                                  "vectorize",
+                                  "unroll",
+                                  "bind",
+                                  "compute_at",
+                                  "compute_at",
+                                  "reverse_compute_at",
+                                  "compute_inline",
+                                  "reverse_compute_inline",
+                                  "cache_read",
+                                  "cache_write",
+                                  "decompose_reduction",
+                                  "rfactor",
+                                  "blockize",
+                                  "annotate"};
     ScheduleInstr ins;
     ins.primitive = prims[pick(sizeof(prims) / sizeof(prims[0]))];
     ins.loc = SourceLoc{"fuzz", 1, 1};
@@ -141,8 +158,10 @@ class Gen {
       int n = 2 + (pick(4) == 0);
       int wild = static_cast<int>(pick(n + 1));  // n means none
       for (int k = 0; k < n; ++k) {
-        if (k == wild) list.list.push_back(ScheduleArg{ScheduleArg::Wildcard, "_", 0, 0, {}, {}});
-        else list.list.push_back(int_arg(fs_[pick(6)]));
+        if (k == wild)
+          list.list.push_back(ScheduleArg{ScheduleArg::Wildcard, "_", 0, 0, {}, {}});
+        else
+          list.list.push_back(int_arg(fs_[pick(6)]));
       }
       ins.args = {loop_arg(l), list};
       for (int k = 0; k < n; ++k) ins.results.push_back(fresh("s"));
@@ -213,8 +232,10 @@ class Gen {
       ins.args = {loop_arg(rand_loop()), int_arg(static_cast<int64_t>(pick(3)))};
       ins.results.push_back(fresh("rf"));
     } else {  // annotate
-      if (pick(2)) ins.args = {loop_arg(rand_loop()), str_arg("pragma_x"), int_arg(1)};
-      else ins.args = {block_arg(rand_block()), str_arg("meta"), str_arg("v")};
+      if (pick(2))
+        ins.args = {loop_arg(rand_loop()), str_arg("pragma_x"), int_arg(1)};
+      else
+        ins.args = {block_arg(rand_block()), str_arg("meta"), str_arg("v")};
     }
     // Text.
     os << "  ";
@@ -355,7 +376,9 @@ void run_fuzz(long iters, uint64_t seed) {
         // The JIT on a sample of the scheduled functions (a compile costs ~20-50 ms): lowering
         // and codegen of what the primitives produce must agree with the interpreter.
         if (r.ok && failure.empty() && schedules_with_change % jit_every == 0) {
-          FunctionRunner jit = [](const FunctionNode& fn, const ArgMap& in) { return compile_jit(fn)->run(in); };
+          FunctionRunner jit = [](const FunctionNode& fn, const ArgMap& in) {
+            return compile_jit(fn)->run(in);
+          };
           CompareResult r3 = compare_functions(*g, *g, o, interp_runner(), jit);
           ++jit_checked;
           if (!r3.ok) failure = "JIT differs from the interpreter: " + r3.detail;
@@ -369,7 +392,8 @@ void run_fuzz(long iters, uint64_t seed) {
           std::string text = print_function(*g);
           Module m2 = parse_module(text, "roundtrip.tir");
           if (m2.funcs.size() != 1 || !structural_equal(*g, *m2.funcs[0])) {
-            auto d = m2.funcs.empty() ? std::optional<std::string>("no function") : structural_diff(*g, *m2.funcs[0]);
+            auto d = m2.funcs.empty() ? std::optional<std::string>("no function")
+                                      : structural_diff(*g, *m2.funcs[0]);
             failure = "printed result does not re-parse to the same IR: " + d.value_or("?") + "\n" + text;
           }
         } catch (const std::exception& e) {
@@ -387,19 +411,22 @@ void run_fuzz(long iters, uint64_t seed) {
   std::cout << "[fuzz] " << iters << " schedules (" << schedules_with_change << " changed the function) over "
             << bases.size() << " functions in " << secs << " s (" << jit_checked
             << " also through the JIT); failures: " << failures << "\n";
-  for (auto& [p, c] : stats) std::cout << "[fuzz]   " << p << ": " << c.first << " applied, " << c.second << " refused\n";
+  for (auto& [p, c] : stats)
+    std::cout << "[fuzz]   " << p << ": " << c.first << " applied, " << c.second << " refused\n";
   EXPECT_EQ(failures, 0);
 }
 
 // The CI run: fast (a few seconds here; well under a minute on a slow machine).
 TEST(ScheduleFuzz, RandomSchedules) {
-  run_fuzz(env_long("TIRC_SCHED_FUZZ_ITERS", 4000), static_cast<uint64_t>(env_long("TIRC_SCHED_FUZZ_SEED", 1)));
+  run_fuzz(env_long("TIRC_SCHED_FUZZ_ITERS", 4000),
+           static_cast<uint64_t>(env_long("TIRC_SCHED_FUZZ_SEED", 1)));
 }
 
 // The long run (not in CI): test_schedule --gtest_also_run_disabled_tests
 //   --gtest_filter=ScheduleFuzz.DISABLED_Long   (TIRC_SCHED_FUZZ_ITERS / _SEED apply too).
 TEST(ScheduleFuzz, DISABLED_Long) {
-  run_fuzz(env_long("TIRC_SCHED_FUZZ_ITERS", 100000), static_cast<uint64_t>(env_long("TIRC_SCHED_FUZZ_SEED", 1000)));
+  run_fuzz(env_long("TIRC_SCHED_FUZZ_ITERS", 100000),
+           static_cast<uint64_t>(env_long("TIRC_SCHED_FUZZ_SEED", 1000)));
 }
 
 }  // namespace

@@ -109,14 +109,16 @@ TEST(Refusal, Handles) {
             "get_loops: block C has 3 loops, but 2 names are bound");
   EXPECT_EQ(refusal(kMM, "  parallel(q)\n"), "parallel: unknown handle 'q'");
   EXPECT_EQ(refusal(kMM, kGetC + "  parallel(b)\n"), "parallel: 'b' is a block handle, expected a loop");
-  EXPECT_EQ(refusal(kMM, kGetC + "  compute_inline(i)\n"), "compute_inline: 'i' is a loop handle, expected a block");
+  EXPECT_EQ(refusal(kMM, kGetC + "  compute_inline(i)\n"),
+            "compute_inline: 'i' is a loop handle, expected a block");
   EXPECT_EQ(refusal(kMM, kGetC + "  i0, i1 = split(i, [4, 4])\n  parallel(i)\n"),
             "parallel: loop 'i' no longer exists (replaced by an earlier primitive)");
   EXPECT_EQ(refusal(kEW, "  b = get_block(\"B\")\n  compute_inline(b)\n  compute_inline(b)\n"),
             "compute_inline: block B no longer exists (removed by an earlier primitive)");
   EXPECT_EQ(refusal(kMM, kGetC + "  parallel(i, j)\n"), "parallel: expected 1 argument, got 2");
   EXPECT_EQ(refusal(kMM, kGetC + "  x = parallel(i)\n"), "parallel: returns 0 handles, but 1 name is bound");
-  EXPECT_EQ(refusal(kMM, kGetC + "  i0 = split(i, [4, 4])\n"), "split: returns 2 handles, but 1 name is bound");
+  EXPECT_EQ(refusal(kMM, kGetC + "  i0 = split(i, [4, 4])\n"),
+            "split: returns 2 handles, but 1 name is bound");
   EXPECT_EQ(refusal(kMM, kGetC + "  x = get_child_blocks(i)\n  y, z = get_child_blocks(i)\n"),
             "get_child_blocks: 'i' has 1 child block, but 2 names are bound");
 }
@@ -137,8 +139,10 @@ TEST(Refusal, Split) {
   EXPECT_EQ(refusal(kMM, kGetC + "  a, b2 = split(i, [_, _])\n"), "split: at most one factor may be _");
   EXPECT_EQ(refusal(kMM, kGetC + "  a, b2 = split(i, [0, _])\n"), "split: factor 0 is not positive");
   EXPECT_EQ(refusal(kMM, kGetC + "  a = split(i, [16])\n"), "split: needs at least 2 factors, got 1");
-  EXPECT_EQ(refusal(kMM, kGetC + "  a, b2 = split(i, 4)\n"), "split: the factors must be a list, e.g. [_, 8]");
-  EXPECT_EQ(refusal(kMM, kGetC + "  a, b2 = split(i, [x, 4])\n"), "split: a factor must be a positive integer or _");
+  EXPECT_EQ(refusal(kMM, kGetC + "  a, b2 = split(i, 4)\n"),
+            "split: the factors must be a list, e.g. [_, 8]");
+  EXPECT_EQ(refusal(kMM, kGetC + "  a, b2 = split(i, [x, 4])\n"),
+            "split: a factor must be a positive integer or _");
   EXPECT_EQ(refusal(kMM, kGetC + "  bind(i, \"blockIdx.x\")\n  a, b2 = split(i, [_, 4])\n"),
             "split: loop i is bound to blockIdx.x; split it before binding it");
   EXPECT_EQ(refusal(kSym, "  b = get_block(\"B\")\n  i = get_loops(b)\n  a, c = split(i, [4, 4])\n"),
@@ -158,19 +162,22 @@ TEST(Refusal, Fuse) {
 }
 
 TEST(Refusal, Reorder) {
-  EXPECT_EQ(refusal(kEW, "  b = get_block(\"B\")\n  c = get_block(\"C\")\n  i, j = get_loops(b)\n"
-                         "  i2, j2 = get_loops(c)\n  reorder(j, i2)\n"),
+  EXPECT_EQ(refusal(kEW,
+                    "  b = get_block(\"B\")\n  c = get_block(\"C\")\n  i, j = get_loops(b)\n"
+                    "  i2, j2 = get_loops(c)\n  reorder(j, i2)\n"),
             "reorder: loop j is not inside loop i; the loops must be nested");
-  EXPECT_EQ(refusal(kConv, "  p = get_block(\"pad\")\n  c = get_block(\"conv\")\n  x, r = get_loops(c)\n"
-                           "  compute_at(p, x)\n  x2, h = get_loops(p)\n  reorder(h, x)\n"),
+  EXPECT_EQ(refusal(kConv,
+                    "  p = get_block(\"pad\")\n  c = get_block(\"conv\")\n  x, r = get_loops(c)\n"
+                    "  compute_at(p, x)\n  x2, h = get_loops(p)\n  reorder(h, x)\n"),
             "reorder: the loops do not form a perfect nest: the body of loop x is not a single loop");
   EXPECT_EQ(refusal(kTri, "  b = get_block(\"B\")\n  i, j = get_loops(b)\n  reorder(j, i)\n"),
             "reorder: the range of loop j depends on loop i");
   EXPECT_EQ(refusal(kScan, "  b = get_block(\"scan\")\n  i, j = get_loops(b)\n  reorder(j, i)\n"),
             "reorder: loop j is bound to the scan iter var vj of block scan");
-  EXPECT_EQ(refusal(kMM, kGetC + "  f = fuse(j, k)\n  reorder(f, i)\n"),
-            "reorder: loop f feeds both spatial and reduce iter vars of block C, so reordering could move the "
-            "first iteration of the reduction");
+  EXPECT_EQ(
+      refusal(kMM, kGetC + "  f = fuse(j, k)\n  reorder(f, i)\n"),
+      "reorder: loop f feeds both spatial and reduce iter vars of block C, so reordering could move the "
+      "first iteration of the reduction");
   // Two blocks sharing a buffer under the nest, not partitioned by its loops (a temporary
   // reused by every iteration). With B computed at j instead, every iteration has its own
   // elements and the reorder is accepted (tests/schedule/tvm_style).
@@ -190,9 +197,12 @@ TEST(Refusal, Reorder) {
 }
 
 TEST(Refusal, LoopKinds) {
-  EXPECT_EQ(refusal(kMM, kGetC + "  parallel(k)\n"), "parallel: loop k is bound to the reduce iter var vk of block C");
-  EXPECT_EQ(refusal(kMM, kGetC + "  vectorize(j)\n"), "vectorize: loop j is not innermost (loop k is inside it)");
-  EXPECT_EQ(refusal(kMM, kGetC + "  vectorize(k)\n"), "vectorize: loop k is bound to the reduce iter var vk of block C");
+  EXPECT_EQ(refusal(kMM, kGetC + "  parallel(k)\n"),
+            "parallel: loop k is bound to the reduce iter var vk of block C");
+  EXPECT_EQ(refusal(kMM, kGetC + "  vectorize(j)\n"),
+            "vectorize: loop j is not innermost (loop k is inside it)");
+  EXPECT_EQ(refusal(kMM, kGetC + "  vectorize(k)\n"),
+            "vectorize: loop k is bound to the reduce iter var vk of block C");
   EXPECT_EQ(refusal(kSym, "  b = get_block(\"B\")\n  i = get_loops(b)\n  vectorize(i)\n"),
             "vectorize: loop i has a non-constant extent");
   EXPECT_EQ(refusal(kMM, kGetC + "  parallel(i)\n  unroll(i)\n"), "unroll: loop i is already parallel");
@@ -200,7 +210,8 @@ TEST(Refusal, LoopKinds) {
             "bind: unknown thread axis \"warp.x\" (expected blockIdx.x/y/z, threadIdx.x/y/z or vthread)");
   EXPECT_EQ(refusal(kMM, kGetC + "  bind(i, \"threadIdx.x\")\n  bind(j, \"threadIdx.x\")\n"),
             "bind: thread axis threadIdx.x is already bound by the enclosing loop i");
-  EXPECT_EQ(refusal(kMM, kGetC + "  bind(k, \"threadIdx.x\")\n"), "bind: loop k is bound to the reduce iter var vk of block C");
+  EXPECT_EQ(refusal(kMM, kGetC + "  bind(k, \"threadIdx.x\")\n"),
+            "bind: loop k is bound to the reduce iter var vk of block C");
   EXPECT_EQ(refusal(kScan, "  b = get_block(\"scan\")\n  i, j = get_loops(b)\n  parallel(j)\n"),
             "parallel: loop j is bound to the scan iter var vj of block scan");
   // A temporary reused by every iteration: a real race.
@@ -234,13 +245,17 @@ TEST(Refusal, SelfDependentBlock) {
   EXPECT_EQ(refusal(src, "  b = get_block(\"acc\")\n  i = get_loops(b)\n  parallel(i)\n"),
             "parallel: loop i: block acc reads buffer Y at other elements than it writes, so its iterations "
             "depend on each other");
-  EXPECT_EQ(refusal(src, "  b = get_block(\"acc\")\n  i = get_loops(b)\n  i0, i1 = split(i, [_, 2])\n  reorder(i1, i0)\n"),
-            "reorder: the loop nest: block acc reads buffer Y at other elements than it writes, so its iterations "
-            "depend on each other");
+  EXPECT_EQ(
+      refusal(
+          src,
+          "  b = get_block(\"acc\")\n  i = get_loops(b)\n  i0, i1 = split(i, [_, 2])\n  reorder(i1, i0)\n"),
+      "reorder: the loop nest: block acc reads buffer Y at other elements than it writes, so its iterations "
+      "depend on each other");
 }
 
 TEST(Refusal, Inline) {
-  EXPECT_EQ(refusal(kMM, "  b = get_block(\"C\")\n  compute_inline(b)\n"), "compute_inline: block C is a reduction");
+  EXPECT_EQ(refusal(kMM, "  b = get_block(\"C\")\n  compute_inline(b)\n"),
+            "compute_inline: block C is a reduction");
   EXPECT_EQ(refusal(kEW, "  c = get_block(\"C\")\n  compute_inline(c)\n"),
             "compute_inline: block C writes buffer C, a parameter or output of the function");
   EXPECT_EQ(refusal(kScan, "  b = get_block(\"scan\")\n  compute_inline(b)\n"),
@@ -252,8 +267,10 @@ TEST(Refusal, Inline) {
 }
 
 TEST(Refusal, ComputeAt) {
-  EXPECT_EQ(refusal(kEW, "  b = get_block(\"B\")\n  i, j = get_loops(b)\n  c = get_block(\"C\")\n  compute_at(c, i)\n"),
-            "compute_at: block C has no consumer");
+  EXPECT_EQ(
+      refusal(kEW,
+              "  b = get_block(\"B\")\n  i, j = get_loops(b)\n  c = get_block(\"C\")\n  compute_at(c, i)\n"),
+      "compute_at: block C has no consumer");
   EXPECT_EQ(refusal(kEW, "  b = get_block(\"B\")\n  i, j = get_loops(b)\n  compute_at(b, j)\n"),
             "compute_at: block B is already inside loop j");
   EXPECT_EQ(refusal(kMM, kGetC + "  compute_at(b, i)\n"), "compute_at: block C is already inside loop i");
@@ -263,13 +280,18 @@ TEST(Refusal, ComputeAt) {
 )"),
             "compute_at: block C is already inside loop k");
   // The consumer of P reads it; P's consumer is not under the pad loop.
-  EXPECT_EQ(refusal(kConv, "  c = get_block(\"conv\")\n  p = get_block(\"pad\")\n  h = get_loops(p)\n  compute_at(c, h)\n"),
-            "compute_at: block conv has no consumer");
-  EXPECT_EQ(refusal(kEW, "  b = get_block(\"B\")\n  c = get_block(\"C\")\n  i, j = get_loops(c)\n"
-                         "  reverse_compute_at(b, i)\n"),
+  EXPECT_EQ(
+      refusal(
+          kConv,
+          "  c = get_block(\"conv\")\n  p = get_block(\"pad\")\n  h = get_loops(p)\n  compute_at(c, h)\n"),
+      "compute_at: block conv has no consumer");
+  EXPECT_EQ(refusal(kEW,
+                    "  b = get_block(\"B\")\n  c = get_block(\"C\")\n  i, j = get_loops(c)\n"
+                    "  reverse_compute_at(b, i)\n"),
             "reverse_compute_at: block B reads nothing produced under loop i");
-  EXPECT_EQ(refusal(kConv, "  p = get_block(\"pad\")\n  c = get_block(\"conv\")\n  h = get_loops(p)\n"
-                           "  reverse_compute_at(c, h)\n"),
+  EXPECT_EQ(refusal(kConv,
+                    "  p = get_block(\"pad\")\n  c = get_block(\"conv\")\n  h = get_loops(p)\n"
+                    "  reverse_compute_at(c, h)\n"),
             "reverse_compute_at: the indices of the load of P in block conv are not distinct iter vars");
 }
 
@@ -288,7 +310,9 @@ TEST(Refusal, ReverseComputeAtReduction) {
     }
   }
 })";
-  EXPECT_EQ(refusal(src, "  s = get_block(\"S\")\n  i, k = get_loops(s)\n  d = get_block(\"D\")\n  reverse_compute_at(d, k)\n"),
+  EXPECT_EQ(refusal(src,
+                    "  s = get_block(\"S\")\n  i, k = get_loops(s)\n  d = get_block(\"D\")\n  "
+                    "reverse_compute_at(d, k)\n"),
             "reverse_compute_at: loop k feeds the reduce iter var of producer S, so S is not final after an "
             "iteration of loop k");
 }
@@ -318,8 +342,10 @@ TEST(Refusal, DecomposeReduction) {
 }
 
 TEST(Refusal, Rfactor) {
-  EXPECT_EQ(refusal(kMM, kGetC + "  r = rfactor(i, 0)\n"), "rfactor: loop i feeds a spatial iter var of block C");
-  EXPECT_EQ(refusal(kMM, kGetC + "  r = rfactor(k, 5)\n"), "rfactor: factor_axis 5 is out of range for buffer C");
+  EXPECT_EQ(refusal(kMM, kGetC + "  r = rfactor(i, 0)\n"),
+            "rfactor: loop i feeds a spatial iter var of block C");
+  EXPECT_EQ(refusal(kMM, kGetC + "  r = rfactor(k, 5)\n"),
+            "rfactor: factor_axis 5 is out of range for buffer C");
   const char* bad_init = R"(func s1(A: f32[8]) -> (S: f32[1]) {
   for k in serial(8) {
     block S(v: spatial(1) = 0, vk: reduce(8) = k) {
@@ -335,10 +361,12 @@ TEST(Refusal, Rfactor) {
 }
 
 TEST(Refusal, Others) {
-  EXPECT_EQ(refusal(kMM, kGetC + "  tensorize(i, \"mma\")\n"), "tensorize: unknown intrinsic \"mma\" (the module defines no intrin)");
+  EXPECT_EQ(refusal(kMM, kGetC + "  tensorize(i, \"mma\")\n"),
+            "tensorize: unknown intrinsic \"mma\" (the module defines no intrin)");
   EXPECT_EQ(refusal(kMM, kGetC + "  annotate(i, \"k\", j)\n"),
             "annotate: the annotation value must be an int, float or string literal");
-  EXPECT_EQ(refusal(kMM, "  b = get_block(\"root\")\n  compute_inline(b)\n"), "compute_inline: the root block cannot be scheduled");
+  EXPECT_EQ(refusal(kMM, "  b = get_block(\"root\")\n  compute_inline(b)\n"),
+            "compute_inline: the root block cannot be scheduled");
 }
 
 }  // namespace
@@ -362,9 +390,12 @@ TEST(Keywords, SameAsPositional) {
   };
   same(kMM, kGetC + "  k0, k1 = split(k, factors=[_, 2])\n  r = rfactor(k1, factor_axis=1)\n",
        kGetC + "  k0, k1 = split(k, [_, 2])\n  r = rfactor(k1, 1)\n");
-  same(kMM, "  b = get_block(\"C\", func_name=\"mm\")\n  x = cache_read(b, \"A\", storage_scope=\"shared\")\n",
+  same(kMM,
+       "  b = get_block(\"C\", func_name=\"mm\")\n  x = cache_read(b, \"A\", storage_scope=\"shared\")\n",
        "  b = get_block(\"C\")\n  x = cache_read(b, 0, \"shared\")\n");
-  same(kEW, "  b = get_block(\"B\")\n  c = get_block(\"C\")\n  i, j = get_loops(c)\n  compute_at(b, i, preserve_unit_loops=1)\n",
+  same(kEW,
+       "  b = get_block(\"B\")\n  c = get_block(\"C\")\n  i, j = get_loops(c)\n  compute_at(b, i, "
+       "preserve_unit_loops=1)\n",
        "  b = get_block(\"B\")\n  c = get_block(\"C\")\n  i, j = get_loops(c)\n  compute_at(b, i)\n");
 }
 

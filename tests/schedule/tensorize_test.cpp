@@ -68,7 +68,8 @@ intrin mm4x12 {
 )";
 
 const std::string kTile =
-    "  b = get_block(\"C\")\n  i, j, k = get_loops(b)\n  i0, i1 = split(i, [_, 4])\n  j0, j1 = split(j, [_, 4])\n"
+    "  b = get_block(\"C\")\n  i, j, k = get_loops(b)\n  i0, i1 = split(i, [_, 4])\n  j0, j1 = split(j, [_, "
+    "4])\n"
     "  k0, k1 = split(k, [_, 4])\n  reorder(i0, j0, k0, i1, j1, k1)\n";
 
 Module parse_with(const std::string& func, const std::string& intrins, const std::string& lines) {
@@ -111,12 +112,15 @@ std::string refusal(const std::string& func, const std::string& intrins, const s
 }
 
 TEST(Tensorize, UpdateAfterDecomposeReduction) {
-  std::string out = apply_ok(kMM, kMma4, kTile + "  init = decompose_reduction(b, k0)\n  t = tensorize(i1, \"mma4\")\n");
+  std::string out =
+      apply_ok(kMM, kMma4, kTile + "  init = decompose_reduction(b, k0)\n  t = tensorize(i1, \"mma4\")\n");
   EXPECT_NE(out.find("block C_o("), std::string::npos) << out;
   EXPECT_NE(out.find("block upd("), std::string::npos) << out;
   EXPECT_EQ(out.find("block C("), std::string::npos) << out;  // the tile is gone
   // The new block is over the outer loops: spatial i0, j0 and reduce k0.
-  EXPECT_NE(out.find("vi0_o: spatial(4) = i0, vj0_o: spatial(2) = j0, vk0_o: reduce(3) = k0"), std::string::npos) << out;
+  EXPECT_NE(out.find("vi0_o: spatial(4) = i0, vj0_o: spatial(2) = j0, vk0_o: reduce(3) = k0"),
+            std::string::npos)
+      << out;
 }
 
 TEST(Tensorize, KeywordArgumentsAndSymbolicStride) {
@@ -145,8 +149,9 @@ intrin dbl4x {
   }
 }
 )";
-  std::string out = apply_ok(f, in, "  y = get_block(\"Y\")\n  r, c = get_loops(y)\n  c0, c1 = split(c, [_, 4])\n"
-                                    "  t = tensorize(block_or_loop=c1, tensor_intrin=\"dbl4\")\n");
+  std::string out = apply_ok(f, in,
+                             "  y = get_block(\"Y\")\n  r, c = get_loops(y)\n  c0, c1 = split(c, [_, 4])\n"
+                             "  t = tensorize(block_or_loop=c1, tensor_intrin=\"dbl4\")\n");
   EXPECT_NE(out.find("block Y_o("), std::string::npos) << out;
   // The stride of X in its first dimension is its row length (12 elements), not the desc's 4.
   const char* g = R"(func t(X: f32[4, 12]) -> (Y: f32[4, 12]) {
@@ -155,10 +160,13 @@ intrin dbl4x {
   }
 }
 )";
-  Module m = parse_with(g, in, "  y = get_block(\"Y\")\n  r, c = get_loops(y)\n  r0, r1 = split(r, [_, 2])\n"
-                               "  c0, c1 = split(c, [_, 4])\n  reorder(r0, c0, r1, c1)\n  tensorize(r1, \"dbl4x\")\n");
+  Module m =
+      parse_with(g, in,
+                 "  y = get_block(\"Y\")\n  r, c = get_loops(y)\n  r0, r1 = split(r, [_, 2])\n"
+                 "  c0, c1 = split(c, [_, 4])\n  reorder(r0, c0, r1, c1)\n  tensorize(r1, \"dbl4x\")\n");
   std::string text = print_module(apply_module_schedules(m));
-  EXPECT_NE(text.find("call_extern(\"dbl\", Y.ptr(vr0_o * 2, vc0_o * 4), X.ptr(vr0_o * 2, vc0_o * 4), 12)"), std::string::npos)
+  EXPECT_NE(text.find("call_extern(\"dbl\", Y.ptr(vr0_o * 2, vc0_o * 4), X.ptr(vr0_o * 2, vc0_o * 4), 12)"),
+            std::string::npos)
       << text;
 }
 
@@ -174,8 +182,9 @@ TEST(Tensorize, ReductionWithInitLikeTvm) {
 }
 
 TEST(Tensorize, DescWithInit) {
-  std::string lines = "  b = get_block(\"C\")\n  i, j, k = get_loops(b)\n  i0, i1 = split(i, [_, 4])\n"
-                      "  j0, j1 = split(j, [_, 4])\n  reorder(i0, j0, i1, j1, k)\n  tensorize(i1, \"mm4x12\")\n";
+  std::string lines =
+      "  b = get_block(\"C\")\n  i, j, k = get_loops(b)\n  i0, i1 = split(i, [_, 4])\n"
+      "  j0, j1 = split(j, [_, 4])\n  reorder(i0, j0, i1, j1, k)\n  tensorize(i1, \"mm4x12\")\n";
   std::string out = apply_ok(kMM, kMmInit, lines);
   EXPECT_EQ(out.find("init {"), std::string::npos) << out;  // the impl does the init itself
 }
@@ -183,7 +192,8 @@ TEST(Tensorize, DescWithInit) {
 TEST(Tensorize, BlockizedBlock) {
   // tensorize of the block made by blockize: its body is the tile; the block stays.
   std::string out =
-      apply_ok(kMM, kMma4, kTile + "  init = decompose_reduction(b, k0)\n  o = blockize(i1)\n  tensorize(o, \"mma4\")\n");
+      apply_ok(kMM, kMma4,
+               kTile + "  init = decompose_reduction(b, k0)\n  o = blockize(i1)\n  tensorize(o, \"mma4\")\n");
   EXPECT_NE(out.find("block C_o("), std::string::npos) << out;
   EXPECT_NE(out.find("block upd("), std::string::npos) << out;
 }
@@ -210,9 +220,11 @@ intrin zero4 {
   }
 }
 )";
-  std::string out = apply_ok(kMM, std::string(kMma4) + zero,
-                             kTile + "  ob = blockize(i1)\n  init = decompose_reduction(ob, k0)\n  tensorize(ob, \"mma4\")\n"
-                                     "  tensorize(init, \"zero4\")\n  parallel(i0)\n");
+  std::string out =
+      apply_ok(kMM, std::string(kMma4) + zero,
+               kTile +
+                   "  ob = blockize(i1)\n  init = decompose_reduction(ob, k0)\n  tensorize(ob, \"mma4\")\n"
+                   "  tensorize(init, \"zero4\")\n  parallel(i0)\n");
   EXPECT_NE(out.find("block C_o("), std::string::npos) << out;
   EXPECT_NE(out.find("block C_o_init("), std::string::npos) << out;
   EXPECT_NE(out.find("block upd("), std::string::npos) << out;
@@ -245,8 +257,9 @@ intrin axpb4 {
   }
 }
 )";
-  std::string out = apply_ok(f, in, "  y = get_block(\"Y\")\n  a, b, c = get_loops(y)\n  c0, c1 = split(c, [_, 4])\n"
-                                    "  tensorize(c1, \"axpb4\")\n");
+  std::string out = apply_ok(f, in,
+                             "  y = get_block(\"Y\")\n  a, b, c = get_loops(y)\n  c0, c1 = split(c, [_, 4])\n"
+                             "  tensorize(c1, \"axpb4\")\n");
   EXPECT_NE(out.find("* 3.0 + 1.0"), std::string::npos) << out;
 }
 
@@ -290,10 +303,11 @@ intrin dbl4 {
   }
 }
 )";
-  std::string out = apply_ok(f, in,
-                             "  y = get_block(\"Y\")\n  z = get_block(\"Z\")\n  i = get_loops(y)\n  i2 = get_loops(z)\n"
-                             "  a, b = split(i, [_, 4])\n  c, d = split(i2, [_, 4])\n  tensorize(b, \"dbl4\")\n"
-                             "  tensorize(d, \"dbl4\")\n");
+  std::string out =
+      apply_ok(f, in,
+               "  y = get_block(\"Y\")\n  z = get_block(\"Z\")\n  i = get_loops(y)\n  i2 = get_loops(z)\n"
+               "  a, b = split(i, [_, 4])\n  c, d = split(i2, [_, 4])\n  tensorize(b, \"dbl4\")\n"
+               "  tensorize(d, \"dbl4\")\n");
   EXPECT_NE(out.find("block d("), std::string::npos) << out;
   EXPECT_NE(out.find("block d_1("), std::string::npos) << out;
 }
@@ -331,57 +345,73 @@ intrin mma4x {
 
 TEST(Tensorize, Refusals) {
   std::string dec = kTile + "  init = decompose_reduction(b, k0)\n";
-  EXPECT_EQ(refusal(kMM, kMma4, kTile + "  tensorize(i1, \"nope\")\n"), "tensorize: unknown intrinsic \"nope\" (known: mma4)");
-  EXPECT_EQ(refusal(kMM, kMma4, kTile + "  tensorize(i1, mma4)\n"), "tensorize: the intrinsic name must be a string literal");
+  EXPECT_EQ(refusal(kMM, kMma4, kTile + "  tensorize(i1, \"nope\")\n"),
+            "tensorize: unknown intrinsic \"nope\" (known: mma4)");
+  EXPECT_EQ(refusal(kMM, kMma4, kTile + "  tensorize(i1, mma4)\n"),
+            "tensorize: the intrinsic name must be a string literal");
   // Extents differ.
-  EXPECT_EQ(refusal(kMM, kMma4,
-                    "  b = get_block(\"C\")\n  i, j, k = get_loops(b)\n  i0, i1 = split(i, [_, 8])\n"
-                    "  j0, j1 = split(j, [_, 4])\n  k0, k1 = split(k, [_, 4])\n  reorder(i0, j0, k0, i1, j1, k1)\n"
-                    "  init = decompose_reduction(b, k0)\n  tensorize(i1, \"mma4\")\n"),
-            "tensorize: loop i1 has extent 8, but the matching loop i of the desc of mma4 has extent 4");
+  EXPECT_EQ(
+      refusal(kMM, kMma4,
+              "  b = get_block(\"C\")\n  i, j, k = get_loops(b)\n  i0, i1 = split(i, [_, 8])\n"
+              "  j0, j1 = split(j, [_, 4])\n  k0, k1 = split(k, [_, 4])\n  reorder(i0, j0, k0, i1, j1, k1)\n"
+              "  init = decompose_reduction(b, k0)\n  tensorize(i1, \"mma4\")\n"),
+      "tensorize: loop i1 has extent 8, but the matching loop i of the desc of mma4 has extent 4");
   // Init in the block, none in the desc, and the whole reduction in the tile (blockize keeps
   // the init inside).
   std::string upd12 = kMmInit;
   upd12.replace(upd12.find("init { C[vi, vj] = 0.0 }"), 24, "");
-  EXPECT_EQ(refusal(kMM, upd12,
-                    "  b = get_block(\"C\")\n  i, j, k = get_loops(b)\n  i0, i1 = split(i, [_, 4])\n"
-                    "  j0, j1 = split(j, [_, 4])\n  reorder(i0, j0, i1, j1, k)\n  tensorize(i1, \"mm4x12\")\n"),
-            "tensorize: block C has an init, but the desc's block c of mm4x12 has none: apply decompose_reduction "
-            "first and tensorize the update");
+  EXPECT_EQ(
+      refusal(kMM, upd12,
+              "  b = get_block(\"C\")\n  i, j, k = get_loops(b)\n  i0, i1 = split(i, [_, 4])\n"
+              "  j0, j1 = split(j, [_, 4])\n  reorder(i0, j0, i1, j1, k)\n  tensorize(i1, \"mm4x12\")\n"),
+      "tensorize: block C has an init, but the desc's block c of mm4x12 has none: apply decompose_reduction "
+      "first and tensorize the update");
   // The same through the block made by blockize (the init stayed in the inner block).
-  EXPECT_EQ(refusal(kMM, upd12,
-                    "  b = get_block(\"C\")\n  i, j, k = get_loops(b)\n  i0, i1 = split(i, [_, 4])\n"
-                    "  j0, j1 = split(j, [_, 4])\n  reorder(i0, j0, i1, j1, k)\n  ob = blockize(i1)\n"
-                    "  tensorize(ob, \"mm4x12\")\n"),
-            "tensorize: block C has an init, but the desc's block c of mm4x12 has none: apply decompose_reduction "
-            "first and tensorize the update");
+  EXPECT_EQ(
+      refusal(kMM, upd12,
+              "  b = get_block(\"C\")\n  i, j, k = get_loops(b)\n  i0, i1 = split(i, [_, 4])\n"
+              "  j0, j1 = split(j, [_, 4])\n  reorder(i0, j0, i1, j1, k)\n  ob = blockize(i1)\n"
+              "  tensorize(ob, \"mm4x12\")\n"),
+      "tensorize: block C has an init, but the desc's block c of mm4x12 has none: apply decompose_reduction "
+      "first and tensorize the update");
   // Init in the desc, reduction split outside the tile.
-  EXPECT_EQ(refusal(kMM, kMmInit,
-                    "  b = get_block(\"C\")\n  i, j, k = get_loops(b)\n  i0, i1 = split(i, [_, 4])\n"
-                    "  j0, j1 = split(j, [_, 4])\n  k0, k1 = split(k, [_, 12])\n  reorder(i0, j0, k0, i1, j1, k1)\n"
-                    "  tensorize(i1, \"mm4x12\")\n"),
-            "tensorize: block C has an init and its reduce iter var vk is split outside the tile (offset k0 * 12): the "
-            "desc's init would run once per tile; apply decompose_reduction first and use an intrinsic without init");
+  EXPECT_EQ(
+      refusal(kMM, kMmInit,
+              "  b = get_block(\"C\")\n  i, j, k = get_loops(b)\n  i0, i1 = split(i, [_, 4])\n"
+              "  j0, j1 = split(j, [_, 4])\n  k0, k1 = split(k, [_, 12])\n  reorder(i0, j0, k0, i1, j1, k1)\n"
+              "  tensorize(i1, \"mm4x12\")\n"),
+      "tensorize: block C has an init and its reduce iter var vk is split outside the tile (offset k0 * 12): "
+      "the "
+      "desc's init would run once per tile; apply decompose_reduction first and use an intrinsic without "
+      "init");
   // Init in the desc, none in the block.
-  EXPECT_EQ(refusal(kMM, kMmInit,
-                    "  b = get_block(\"C\")\n  i, j, k = get_loops(b)\n  i0, i1 = split(i, [_, 4])\n"
-                    "  j0, j1 = split(j, [_, 4])\n  reorder(i0, j0, i1, j1, k)\n  init = decompose_reduction(b, i1)\n"
-                    "  tensorize(i1, \"mm4x12\")\n"),
-            "tensorize: the desc's block c of mm4x12 has an init, but block C has none");
+  EXPECT_EQ(
+      refusal(
+          kMM, kMmInit,
+          "  b = get_block(\"C\")\n  i, j, k = get_loops(b)\n  i0, i1 = split(i, [_, 4])\n"
+          "  j0, j1 = split(j, [_, 4])\n  reorder(i0, j0, i1, j1, k)\n  init = decompose_reduction(b, i1)\n"
+          "  tensorize(i1, \"mm4x12\")\n"),
+      "tensorize: the desc's block c of mm4x12 has an init, but block C has none");
   // Loop order differs: the binding is no longer offset + desc binding.
-  EXPECT_EQ(refusal(kMM, kMma4, kTile + "  reorder(j1, i1)\n  init = decompose_reduction(b, k0)\n  tensorize(j1, \"mma4\")\n"),
-            "tensorize: the binding i0 * 4 + i1 of iter var vi of block C is not an offset plus the desc's binding i "
-            "(the offset must not depend on the loops of the tile)");
+  EXPECT_EQ(
+      refusal(kMM, kMma4,
+              kTile + "  reorder(j1, i1)\n  init = decompose_reduction(b, k0)\n  tensorize(j1, \"mma4\")\n"),
+      "tensorize: the binding i0 * 4 + i1 of iter var vi of block C is not an offset plus the desc's binding "
+      "i "
+      "(the offset must not depend on the loops of the tile)");
   // Structure: a block where the desc has a loop.
   EXPECT_EQ(refusal(kMM, kMma4, dec + "  tensorize(b, \"mma4\")\n"),
-            "tensorize: block C is not a tile (its body is not a loop nest) and the desc of mma4 is not a single block; "
+            "tensorize: block C is not a tile (its body is not a loop nest) and the desc of mma4 is not a "
+            "single block; "
             "give the outermost loop of the tile, or the block made by blockize of it");
   // Body differs (operand order).
   std::string swapped = kMma4;
   swapped.replace(swapped.find("A[vi, vk] * B[vk, vj]"), 21, "B[vk, vj] * A[vi, vk]");
   EXPECT_EQ(refusal(kMM, swapped, dec + "  tensorize(i1, \"mma4\")\n"),
-            "tensorize: the value stored to C, C[vi, vj] + A[vi, vk] * B[vk, vj], differs from the desc's C[vi, vj] + "
-            "B[vk, vj] * A[vi, vk] (intrinsic mma4): index vi + i0 * 4 of buffer A is not an offset plus the desc's "
+            "tensorize: the value stored to C, C[vi, vj] + A[vi, vk] * B[vk, vj], differs from the desc's "
+            "C[vi, vj] + "
+            "B[vk, vj] * A[vi, vk] (intrinsic mma4): index vi + i0 * 4 of buffer A is not an offset plus the "
+            "desc's "
             "index vk of B (the offset must not depend on the loops of the tile)");
   // dtype differs.
   std::string f64 = kMma4;
@@ -392,23 +422,28 @@ TEST(Tensorize, Refusals) {
   std::string tr = kMma4;
   tr.replace(tr.find("A[vi, vk] * B[vk, vj]"), 21, "A[vi, vk] * B[vj, vk]");
   EXPECT_EQ(refusal(kMM, tr, dec + "  tensorize(i1, \"mma4\")\n"),
-            "tensorize: the value stored to C, C[vi, vj] + A[vi, vk] * B[vk, vj], differs from the desc's C[vi, vj] + "
-            "A[vi, vk] * B[vj, vk] (intrinsic mma4): index vk + k0 * 4 of buffer B is not an offset plus the desc's "
+            "tensorize: the value stored to C, C[vi, vj] + A[vi, vk] * B[vk, vj], differs from the desc's "
+            "C[vi, vj] + "
+            "A[vi, vk] * B[vj, vk] (intrinsic mma4): index vk + k0 * 4 of buffer B is not an offset plus the "
+            "desc's "
             "index vj of B (the offset must not depend on the loops of the tile)");
   // Iter var kinds differ.
   std::string kinds = kMma4;
   kinds.replace(kinds.find("vk: reduce(4)"), 13, "vk: spatial(4)");
   EXPECT_EQ(refusal(kMM, kinds, dec + "  tensorize(i1, \"mma4\")\n"),
-            "tensorize: iter var vk of block C is reduce, but iter var vk of the desc's block update of mma4 is spatial");
+            "tensorize: iter var vk of block C is reduce, but iter var vk of the desc's block update of mma4 "
+            "is spatial");
   // impl parameters do not match the desc's.
   std::string badimpl = kMma4;
   badimpl.replace(badimpl.find("impl(A: f32[4, 4]"), 17, "impl(A: f32[4, 8]");
-  EXPECT_EQ(refusal(kMM, badimpl, dec + "  tensorize(i1, \"mma4\")\n"),
-            "tensorize: parameter 1 of the impl of mma4 (A: f32[4, 8]) does not match the desc's (A: f32[4, 4])");
+  EXPECT_EQ(
+      refusal(kMM, badimpl, dec + "  tensorize(i1, \"mma4\")\n"),
+      "tensorize: parameter 1 of the impl of mma4 (A: f32[4, 8]) does not match the desc's (A: f32[4, 4])");
   std::string extra = kMma4;
   extra.replace(extra.find("C: f32[4, 4]) {\n    for k"), 13, "C: f32[4, 4], n: i32)");
   EXPECT_EQ(refusal(kMM, extra, dec + "  tensorize(i1, \"mma4\")\n"),
-            "tensorize: parameter n of the impl of mma4 has no counterpart in the desc; extra impl parameters must be "
+            "tensorize: parameter n of the impl of mma4 has no counterpart in the desc; extra impl "
+            "parameters must be "
             "integer strides named <buffer>_stride<d>");
   // One desc buffer matching two buffers.
   const char* two = R"(func two(X: f32[8], Z: f32[8]) -> (Y: f32[8]) {
@@ -429,7 +464,8 @@ intrin dbl4 {
 )";
   std::string sp = "  y = get_block(\"Y\")\n  i = get_loops(y)\n  a, c = split(i, [_, 4])\n";
   EXPECT_EQ(refusal(two, dbl, sp + "  tensorize(c, \"dbl4\")\n"),
-            "tensorize: the value stored to Y, X[vi] + Z[vi], differs from the desc's X[v] + X[v] (intrinsic dbl4): the "
+            "tensorize: the value stored to Y, X[vi] + Z[vi], differs from the desc's X[v] + X[v] (intrinsic "
+            "dbl4): the "
             "desc's parameter X of dbl4 matches both buffer X and buffer Z");
   // Inconsistent offsets of one buffer.
   const char* shift = R"(func sh(X: f32[9]) -> (Y: f32[8]) {
@@ -438,10 +474,12 @@ intrin dbl4 {
   }
 }
 )";
-  EXPECT_EQ(refusal(shift, dbl, sp + "  tensorize(c, \"dbl4\")\n"),
-            "tensorize: the value stored to Y, X[vi] + X[vi + 1], differs from the desc's X[v] + X[v] (intrinsic dbl4): "
-            "buffer X is accessed at offset a * 4 and at offset a * 4 + 1 in dimension 0 relative to the desc's "
-            "parameter X");
+  EXPECT_EQ(
+      refusal(shift, dbl, sp + "  tensorize(c, \"dbl4\")\n"),
+      "tensorize: the value stored to Y, X[vi] + X[vi + 1], differs from the desc's X[v] + X[v] (intrinsic "
+      "dbl4): "
+      "buffer X is accessed at offset a * 4 and at offset a * 4 + 1 in dimension 0 relative to the desc's "
+      "parameter X");
   // Predicate from a non-dividing split.
   const char* odd = R"(func od(X: f32[6]) -> (Y: f32[6]) {
   for i in serial(6) {
@@ -460,31 +498,50 @@ TEST(Tensorize, MoreRefusals) {
   }
 }
 )";
-  auto intrin = [](const std::string& desc_params, const std::string& desc_body, const std::string& impl_params,
+  auto intrin = [](const std::string& desc_params, const std::string& desc_body,
+                   const std::string& impl_params,
                    const std::string& impl_body = "for i in serial(4) { Y[i] = X[i] * 2.0 }") {
     return "\nintrin t4 {\n  desc(" + desc_params + ") {\n" + desc_body + "\n  }\n  impl(" + impl_params +
            ") {\n    " + impl_body + "\n  }\n}\n";
   };
   const std::string dp = "X: f32[4], Y: f32[4]";
   const std::string loop = "    for i in serial(4) { block d(v: spatial(4) = i) { Y[v] = X[v] + X[v] } }";
-  std::string sp = "  y = get_block(\"Y\")\n  i = get_loops(y)\n  a, c = split(i, [_, 4])\n  tensorize(c, \"t4\")\n";
+  std::string sp =
+      "  y = get_block(\"Y\")\n  i = get_loops(y)\n  a, c = split(i, [_, 4])\n  tensorize(c, \"t4\")\n";
   EXPECT_EQ(refusal(f, intrin(dp, "    alloc T: f32[4]\n" + loop, dp), sp),
             "tensorize: the desc of t4 allocates buffer T (not supported)");
-  EXPECT_EQ(refusal(f, intrin(dp + ", Z: f32[4]", loop, dp), sp), "tensorize: the impl of t4 has 2 parameters, the desc 3");
+  EXPECT_EQ(refusal(f, intrin(dp + ", Z: f32[4]", loop, dp), sp),
+            "tensorize: the impl of t4 has 2 parameters, the desc 3");
   EXPECT_EQ(refusal(f, intrin(dp, loop, dp + ", Y_stride1: i32"), sp),
             "tensorize: parameter Y_stride1 of the impl of t4: buffer Y has 1 dimensions");
   EXPECT_EQ(refusal(f, intrin(dp + ", Z: f32[4]", loop, dp + ", Z: f32[4]"), sp),
             "tensorize: parameter Z of the desc of t4 is not used by the desc");
   EXPECT_EQ(refusal(f, intrin(dp, loop + "\n    call_extern(\"g\", X.data)", dp), sp),
             "tensorize: the desc of t4 calls an extern function; a desc must be ordinary blocks");
-  EXPECT_EQ(refusal(f, intrin(dp, loop + "\n" + "    for i in serial(4) { block d2(v: spatial(4) = i) { Y[v] = X[v] } }", dp), sp),
-            "tensorize: loop c is where the desc of t4 has 2 statements in sequence");
-  EXPECT_EQ(refusal(f, intrin(dp, "    for i in serial(4) { block d(v: spatial(4) = i, w: spatial(4) = i) { Y[v] = X[w] + X[v] } }", dp), sp),
-            "tensorize: block Y has 1 iter vars that vary in the tile, but the desc's block d of t4 has 2 iter vars");
-  EXPECT_EQ(refusal(f, intrin("X: f32[2, 4], Y: f32[4]", "    for i in serial(4) { block d(v: spatial(4) = i) { Y[v] = X[0, v] + X[0, v] } }",
-                              "X: f32[2, 4], Y: f32[4]", "Y[0] = X[0, 0]"), sp),
-            "tensorize: the value stored to Y, X[vi] + X[vi], differs from the desc's X[0, v] + X[0, v] (intrinsic t4): "
-            "buffer X has 1 dimension, fewer than the 2 dimensions of the desc's parameter X");
+  EXPECT_EQ(
+      refusal(
+          f,
+          intrin(dp, loop + "\n" + "    for i in serial(4) { block d2(v: spatial(4) = i) { Y[v] = X[v] } }",
+                 dp),
+          sp),
+      "tensorize: loop c is where the desc of t4 has 2 statements in sequence");
+  EXPECT_EQ(refusal(f,
+                    intrin(dp,
+                           "    for i in serial(4) { block d(v: spatial(4) = i, w: spatial(4) = i) { Y[v] = "
+                           "X[w] + X[v] } }",
+                           dp),
+                    sp),
+            "tensorize: block Y has 1 iter vars that vary in the tile, but the desc's block d of t4 has 2 "
+            "iter vars");
+  EXPECT_EQ(
+      refusal(f,
+              intrin("X: f32[2, 4], Y: f32[4]",
+                     "    for i in serial(4) { block d(v: spatial(4) = i) { Y[v] = X[0, v] + X[0, v] } }",
+                     "X: f32[2, 4], Y: f32[4]", "Y[0] = X[0, 0]"),
+              sp),
+      "tensorize: the value stored to Y, X[vi] + X[vi], differs from the desc's X[0, v] + X[0, v] (intrinsic "
+      "t4): "
+      "buffer X has 1 dimension, fewer than the 2 dimensions of the desc's parameter X");
   // Aliasing: one written desc parameter and one read parameter on the same buffer.
   const char* inplace = R"(func ip(X: f32[8]) -> (Y: f32[8]) {
   for i in serial(8) {
@@ -505,8 +562,10 @@ TEST(Tensorize, MoreRefusals) {
 }
 )";
   EXPECT_EQ(refusal(lead, intrin(dp, loop, dp), sp),
-            "tensorize: the value stored to Y, W[vi, vi] + W[vi, vi], differs from the desc's X[v] + X[v] (intrinsic "
-            "t4): index v + a * 4 of buffer W (dimension 0, which the desc's parameter X does not have) depends on the "
+            "tensorize: the value stored to Y, W[vi, vi] + W[vi, vi], differs from the desc's X[v] + X[v] "
+            "(intrinsic "
+            "t4): index v + a * 4 of buffer W (dimension 0, which the desc's parameter X does not have) "
+            "depends on the "
             "loops of the tile");
   // A tile loop whose start depends on another tile loop.
   const char* shifted = R"(func sh2(X: f32[4, 8]) -> (Y: f32[4, 8]) {
@@ -527,8 +586,9 @@ intrin t44 {
   }
 }
 )";
-  EXPECT_EQ(refusal(shifted, grid44, "  y = get_block(\"Y\")\n  i, j = get_loops(y)\n  tensorize(i, \"t44\")\n"),
-            "tensorize: the start of loop j depends on the loops of the tile");
+  EXPECT_EQ(
+      refusal(shifted, grid44, "  y = get_block(\"Y\")\n  i, j = get_loops(y)\n  tensorize(i, \"t44\")\n"),
+      "tensorize: the start of loop j depends on the loops of the tile");
   // An outer loop used by the offsets whose extent depends on another outer loop.
   const char* tri = R"(func tr(X: f32[2, 2, 4]) -> (Y: f32[2, 2, 4]) {
   for a in serial(2) {
@@ -540,7 +600,8 @@ intrin t44 {
   }
 }
 )";
-  EXPECT_EQ(refusal(tri, intrin(dp, loop, dp), "  y = get_block(\"Y\")\n  a, b, c = get_loops(y)\n  tensorize(c, \"t4\")\n"),
+  EXPECT_EQ(refusal(tri, intrin(dp, loop, dp),
+                    "  y = get_block(\"Y\")\n  a, b, c = get_loops(y)\n  tensorize(c, \"t4\")\n"),
             "tensorize: the extent of b depends on a, which the tile's offsets also use");
   // Allocations inside the tile or in the desc's block.
   const char* talloc = R"(func ta(X: f32[8]) -> (Y: f32[8]) {
@@ -552,8 +613,14 @@ intrin t44 {
   }
 }
 )";
-  EXPECT_EQ(refusal(talloc, intrin(dp, loop, dp), sp), "tensorize: block Y allocates buffer T; the tile may not allocate");
-  EXPECT_EQ(refusal(f, intrin(dp, "    for i in serial(4) { block d(v: spatial(4) = i) {\n alloc T: f32[1]\n Y[v] = X[v] + X[v] } }", dp), sp),
+  EXPECT_EQ(refusal(talloc, intrin(dp, loop, dp), sp),
+            "tensorize: block Y allocates buffer T; the tile may not allocate");
+  EXPECT_EQ(refusal(f,
+                    intrin(dp,
+                           "    for i in serial(4) { block d(v: spatial(4) = i) {\n alloc T: f32[1]\n Y[v] = "
+                           "X[v] + X[v] } }",
+                           dp),
+                    sp),
             "tensorize: the desc's block d of t4 allocates buffer T (not supported)");
   // Sequences of different lengths.
   const char* two_st = R"(func ts(X: f32[8]) -> (Y: f32[8], Z: f32[8]) {
@@ -565,7 +632,12 @@ intrin t44 {
   }
 }
 )";
-  EXPECT_EQ(refusal(two_st, intrin(dp, "    for i in serial(4) { block d(v: spatial(4) = i) {\n Y[v] = X[v] + X[v]\n Y[v] = X[v] + X[v]\n Y[v] = X[v] } }", dp), sp),
+  EXPECT_EQ(refusal(two_st,
+                    intrin(dp,
+                           "    for i in serial(4) { block d(v: spatial(4) = i) {\n Y[v] = X[v] + X[v]\n "
+                           "Y[v] = X[v] + X[v]\n Y[v] = X[v] } }",
+                           dp),
+                    sp),
             "tensorize: the subtree has 2 statements in sequence where the desc of t4 has 3");
   // A tile with a call_extern.
   const char* ext = R"(func ex(X: f32[8]) -> (Y: f32[8]) {
@@ -580,7 +652,8 @@ intrin t44 {
 
 TEST(Tensorize, RefusalLeavesFunctionUnchanged) {
   // Refusals at several stages (before and after matching started): the state is untouched.
-  for (const char* last : {"  tensorize(i0, \"mma4\")\n", "  tensorize(k1, \"mma4\")\n", "  tensorize(j0, \"mma4\")\n"}) {
+  for (const char* last :
+       {"  tensorize(i0, \"mma4\")\n", "  tensorize(k1, \"mma4\")\n", "  tensorize(j0, \"mma4\")\n"}) {
     Module m = parse_with(kMM, kMma4, kTile + last);
     sched::ScheduleState st(*m.funcs[0]);
     st.intrins = std::make_shared<const std::vector<IntrinItem>>(m.intrins);

@@ -149,7 +149,8 @@ INSTANTIATE_TEST_SUITE_P(Files, TvmStyle, ::testing::ValuesIn(files()),
 
 // Known bugs of primitives owned elsewhere (tests/schedule/tvm_style/todo, each file says
 // why): they fail today; run with --gtest_also_run_disabled_tests, move a file up when fixed.
-INSTANTIATE_TEST_SUITE_P(DISABLED_KnownBugs, TvmStyle, ::testing::ValuesIn(files("tests/schedule/tvm_style/todo")),
+INSTANTIATE_TEST_SUITE_P(DISABLED_KnownBugs, TvmStyle,
+                         ::testing::ValuesIn(files("tests/schedule/tvm_style/todo")),
                          [](const ::testing::TestParamInfo<std::string>& i) {
                            return fs::path(i.param).stem().string();
                          });

@@ -1,11 +1,12 @@
 // Bounds soundness: random points always lie inside the computed intervals.
+#include "transforms/simplify/bounds.h"
+
 #include <gtest/gtest.h>
 
 #include <random>
 
-#include "tests/simplify/random_expr.h"
 #include "ir/visitor.h"
-#include "transforms/simplify/bounds.h"
+#include "tests/simplify/random_expr.h"
 #include "transforms/simplify/simplify.h"
 
 namespace tirc {
@@ -29,7 +30,8 @@ TEST(Bounds, ConstBoundSoundRandom) {
       auto v = testing::eval(e, env);
       if (v.err) continue;
       ASSERT_TRUE(b.contains(v.i)) << str(e) << " = " << v.i << " outside [" << b.lo << ", " << b.hi << "]";
-      ASSERT_TRUE(b2.contains(v.i)) << str(e) << " = " << v.i << " outside analyzer bound [" << b2.lo << ", " << b2.hi << "]";
+      ASSERT_TRUE(b2.contains(v.i)) << str(e) << " = " << v.i << " outside analyzer bound [" << b2.lo << ", "
+                                    << b2.hi << "]";
     }
   }
   EXPECT_GT(tight, 500);
@@ -48,7 +50,8 @@ TEST(Bounds, ExactCases) {
   EXPECT_EQ(const_int_bound(n, r), (Interval{INT32_MIN, INT32_MAX}));
   // n + 1 may wrap: the whole i32 range.
   EXPECT_EQ(const_int_bound(n + 1, r), (Interval{INT32_MIN, INT32_MAX}));
-  EXPECT_EQ(const_int_bound(make_cast(DType::I64, n) + make_int(1, DType::I64), r), (Interval{int64_t(INT32_MIN) + 1, int64_t(INT32_MAX) + 1}));
+  EXPECT_EQ(const_int_bound(make_cast(DType::I64, n) + make_int(1, DType::I64), r),
+            (Interval{int64_t(INT32_MIN) + 1, int64_t(INT32_MAX) + 1}));
   Var u("u", DType::U8);
   EXPECT_EQ(const_int_bound(u - make_int(1, DType::U8), {}), (Interval{0, 255}));
 }
@@ -113,7 +116,6 @@ TEST(Bounds, SymbolicSoundRandom) {
   }
   EXPECT_GT(bounded, 1000);
 }
-
 
 // Reported by the schedule helper: `f0 % ((n+3)//4) * 4 + f0 // ((n+3)//4)` (symbolic
 // divisor) gave the inverted slice A[5:-8]: near-dtype-limit constant ends were added and

@@ -29,7 +29,8 @@ void run_differential(DType t, uint64_t seed, int count, int depth, int* simplif
   int failures = 0;
   for (int n = 0; n < count && failures < 5; ++n) {
     g.make_vars();
-    Expr e = t == DType::Bool ? g.gen_bool(depth) : (is_float(t) ? g.gen_float(t, depth) : g.gen_int(t, depth));
+    Expr e =
+        t == DType::Bool ? g.gen_bool(depth) : (is_float(t) ? g.gen_float(t, depth) : g.gen_int(t, depth));
     Expr s = simplify(e, g.ranges);
     if (!expr_identical(s, e)) ++*simplified_count;
     for (int k = 0; k < 24; ++k) {
@@ -40,9 +41,12 @@ void run_differential(DType t, uint64_t seed, int count, int depth, int* simplif
       Val b = testing::eval(s, env2);
       if (!(a == b)) {
         ++failures;
-        ADD_FAILURE() << "value changed\n  expr:       " << str(e) << "\n  simplified: " << str(s) << "\n  at "
-                      << env_str(g, env) << "\n  before: " << (a.is_f ? std::to_string(a.f) : std::to_string(a.i))
-                      << " after: " << (b.err ? std::string("error") : b.is_f ? std::to_string(b.f) : std::to_string(b.i));
+        ADD_FAILURE() << "value changed\n  expr:       " << str(e) << "\n  simplified: " << str(s)
+                      << "\n  at " << env_str(g, env)
+                      << "\n  before: " << (a.is_f ? std::to_string(a.f) : std::to_string(a.i)) << " after: "
+                      << (b.err    ? std::string("error")
+                          : b.is_f ? std::to_string(b.f)
+                                   : std::to_string(b.i));
         break;
       }
     }
@@ -60,7 +64,8 @@ TEST(SimplifyDifferential, I32Deep) {
 }
 TEST(SimplifyDifferential, NarrowAndWideInts) {
   int changed = 0;
-  for (DType t : {DType::I8, DType::U8, DType::I16, DType::U32, DType::I64}) run_differential(t, 3 + static_cast<int>(t), 800, 4, &changed);
+  for (DType t : {DType::I8, DType::U8, DType::I16, DType::U32, DType::I64})
+    run_differential(t, 3 + static_cast<int>(t), 800, 4, &changed);
 }
 TEST(SimplifyDifferential, Bool) {
   int changed = 0;
@@ -69,7 +74,8 @@ TEST(SimplifyDifferential, Bool) {
 }
 TEST(SimplifyDifferential, Floats) {
   int changed = 0;
-  for (DType t : {DType::F32, DType::F64, DType::F16, DType::BF16}) run_differential(t, 5 + static_cast<int>(t), 1500, 4, &changed);
+  for (DType t : {DType::F32, DType::F64, DType::F16, DType::BF16})
+    run_differential(t, 5 + static_cast<int>(t), 1500, 4, &changed);
   EXPECT_GT(changed, 500);
 }
 
@@ -110,7 +116,9 @@ TEST(SimplifyDifferential, BranchAssumptions) {
       Expr c = make_int(rnd(-5, 5));
       return rnd(0, 1) ? make_binary(ops[rnd(0, 5)], x, c) : make_binary(ops[rnd(0, 5)], c, x);
     };
-    auto lin = [&](int64_t c) { return v * static_cast<int>(rnd(-2, 2)) + w * static_cast<int>(rnd(-2, 2)) + static_cast<int>(c); };
+    auto lin = [&](int64_t c) {
+      return v * static_cast<int>(rnd(-2, 2)) + w * static_cast<int>(rnd(-2, 2)) + static_cast<int>(c);
+    };
     Expr cond = cmp(v);
     if (rnd(0, 1)) cond = make_binary(ops[rnd(0, 5)], lin(rnd(-3, 3)), make_int(rnd(-5, 5)));
     if (rnd(0, 2) == 0) cond = make_binary(rnd(0, 1) ? BinOp::And : BinOp::Or, cond, cmp(w));
@@ -119,7 +127,8 @@ TEST(SimplifyDifferential, BranchAssumptions) {
       Expr x = rnd(0, 1) ? Expr(v) : Expr(w);
       Expr c = make_int(rnd(-5, 5));
       if (rnd(0, 2) == 0) {
-        Expr l = v * static_cast<int>(rnd(-2, 2)) + w * static_cast<int>(rnd(-2, 2)) + static_cast<int>(rnd(-3, 3));
+        Expr l = v * static_cast<int>(rnd(-2, 2)) + w * static_cast<int>(rnd(-2, 2)) +
+                 static_cast<int>(rnd(-3, 3));
         switch (rnd(0, 2)) {
           case 0: return min(l, c);
           case 1: return max(l, c);

@@ -1,4 +1,6 @@
 // Iterator-map detection: fuse, split, refusals, predicates, inverse.
+#include "transforms/simplify/iter_map.h"
+
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -6,7 +8,6 @@
 #include <set>
 
 #include "tests/simplify/test_util.h"
-#include "transforms/simplify/iter_map.h"
 #include "transforms/simplify/simplify.h"
 
 namespace tirc {
@@ -18,8 +19,8 @@ IterDom dom(const Var& v, int64_t extent, int64_t min = 0) { return {v, make_int
 
 // Checks that the structured form evaluates like the bindings on every loop point, and (when
 // bijective) that the inverse gives the loop point back.
-void check_semantics(const std::vector<Expr>& bindings, const std::vector<IterDom>& iters, const IterMapResult& r,
-                     bool check_inverse) {
+void check_semantics(const std::vector<Expr>& bindings, const std::vector<IterDom>& iters,
+                     const IterMapResult& r, bool check_inverse) {
   ASSERT_TRUE(r.ok()) << r.error;
   std::vector<Var> outs;
   VarRanges out_ranges;
@@ -58,13 +59,15 @@ void check_semantics(const std::vector<Expr>& bindings, const std::vector<IterDo
       testing::Env e1 = env, e2 = env;
       auto want = testing::eval(bindings[k], e1);
       auto got = testing::eval(iter_sum_to_expr(r.indices[k]), e2);
-      ASSERT_EQ(want.i, got.i) << "binding " << str(bindings[k]) << " vs " << str(iter_sum_to_expr(r.indices[k]));
+      ASSERT_EQ(want.i, got.i) << "binding " << str(bindings[k]) << " vs "
+                               << str(iter_sum_to_expr(r.indices[k]));
       out_env[outs[k].get()] = want;
     }
     if (check_inverse) {
       for (size_t k = 0; k < iters.size(); ++k) {
         testing::Env e = out_env;
-        ASSERT_EQ(testing::eval((*inv)[k], e).i, pt[k]) << "inverse of " << iters[k].var.name() << " = " << str((*inv)[k]);
+        ASSERT_EQ(testing::eval((*inv)[k], e).i, pt[k])
+            << "inverse of " << iters[k].var.name() << " = " << str((*inv)[k]);
       }
     }
   }

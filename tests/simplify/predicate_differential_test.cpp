@@ -13,8 +13,8 @@
 #include "ir/error.h"
 #include "ir/printer.h"
 #include "parser/parser.h"
-#include "transforms/simplify/simplify.h"
 #include "transforms/lower/lower.h"
+#include "transforms/simplify/simplify.h"
 
 namespace tirc {
 namespace {
@@ -69,14 +69,15 @@ struct PredGen {
     }
     int64_t c = rnd(lo - 2, hi + 2);
     const char* op = ops[rnd(0, 5)];
-    std::string s = coin(50) ? lhs + " " + op + " " + std::to_string(c)
-                             : std::to_string(c) + " " + op + " " + lhs;
+    std::string s =
+        coin(50) ? lhs + " " + op + " " + std::to_string(c) : std::to_string(c) + " " + op + " " + lhs;
     if (coin(8)) s = "!(" + s + ")";
     return s;
   }
 
   std::string conj(const std::vector<Loop>& loops, int n, std::vector<std::string> extra = {}) {
-    for (int i = 0; i < n; ++i) extra.push_back(coin(10) ? "(" + atom(loops) + " || " + atom(loops) + ")" : atom(loops));
+    for (int i = 0; i < n; ++i)
+      extra.push_back(coin(10) ? "(" + atom(loops) + " || " + atom(loops) + ")" : atom(loops));
     std::shuffle(extra.begin(), extra.end(), rng);
     std::string s;
     for (auto& x : extra) s += (s.empty() ? "" : " && ") + x;
@@ -132,7 +133,8 @@ struct PredGen {
       static const char* weight[] = {"1.0", "16.0", "256.0", "4096.0", "65536.0", "1048576.0"};
       int b = nb++;
       o << "    block B" << b << "(";
-      for (int d = 0; d < ndim; ++d) o << (d ? ", " : "") << "v" << d << ": spatial(" << ext[d] << ") = " << bindings[d];
+      for (int d = 0; d < ndim; ++d)
+        o << (d ? ", " : "") << "v" << d << ": spatial(" << ext[d] << ") = " << bindings[d];
       o << ") {\n";
       std::string pred = conj(loops, static_cast<int>(rnd(0, 4)), required);
       if (!pred.empty()) o << "      where " << pred << "\n";
@@ -190,15 +192,18 @@ TEST(SimplifyPredicateDifferential, RandomWherePredicates) {
       Function lw = lower_function(*f, false);
       b = run_interp(*lw, {});
       for (int64_t i = 0; i < a.at("Y").numel(); ++i)
-        ASSERT_EQ(a.at("Y").get(i), b.at("Y").get(i)) << "lowered element " << i << " differs (case " << n << ")\n"
-                                      << text << "\nlowered:\n" << print_function(*lw);
+        ASSERT_EQ(a.at("Y").get(i), b.at("Y").get(i))
+            << "lowered element " << i << " differs (case " << n << ")\n"
+            << text << "\nlowered:\n"
+            << print_function(*lw);
       b = run_interp(*s, {});
     }
     const NDArray& ya = a.at("Y");
     const NDArray& yb = b.at("Y");
     for (int64_t i = 0; i < ya.numel(); ++i)
       ASSERT_EQ(ya.get(i), yb.get(i)) << "element " << i << " differs (case " << n << ")\n"
-                                      << text << "\nsimplified:\n" << print_function(*s);
+                                      << text << "\nsimplified:\n"
+                                      << print_function(*s);
     ++compared;
   }
   EXPECT_GT(changed, 300);

@@ -28,7 +28,8 @@ struct RandomExprGen {
   void make_vars() {
     vars.clear();
     ranges.clear();
-    const DType types[] = {DType::I32, DType::I32, DType::I32, DType::I32, DType::I64, DType::I8, DType::U8, DType::U32, DType::I16};
+    const DType types[] = {DType::I32, DType::I32, DType::I32, DType::I32, DType::I64,
+                           DType::I8,  DType::U8,  DType::U32, DType::I16};
     const char* names[] = {"a", "b", "c", "d", "e", "f", "g", "h", "k"};
     for (int i = 0; i < 9; ++i) {
       Var v(names[i], types[i]);
@@ -62,9 +63,12 @@ struct RandomExprGen {
   Expr int_const(DType t) {
     int m = static_cast<int>(rnd(0, 9));
     int64_t v;
-    if (!small_only && m == 0) v = coin(50) ? dtype_min_int(t) : dtype_max_int(t);
-    else if (m <= 2) v = int64_t(1) << rnd(0, 5);
-    else v = rnd(-10, 10);
+    if (!small_only && m == 0)
+      v = coin(50) ? dtype_min_int(t) : dtype_max_int(t);
+    else if (m <= 2)
+      v = int64_t(1) << rnd(0, 5);
+    else
+      v = rnd(-10, 10);
     return make_imm_int(t, v);
   }
 
@@ -77,12 +81,18 @@ struct RandomExprGen {
     int k = static_cast<int>(rnd(0, 21));
     auto sub = [&] { return gen_int(t, depth - 1); };
     switch (k) {
-      case 0: case 1: case 2: return sub() + sub();
-      case 3: case 4: return sub() - sub();
-      case 5: case 6: return sub() * int_const(t);
+      case 0:
+      case 1:
+      case 2: return sub() + sub();
+      case 3:
+      case 4: return sub() - sub();
+      case 5:
+      case 6: return sub() * int_const(t);
       case 7: return sub() * sub();
-      case 8: case 9: return floordiv(sub(), coin(80) ? make_imm_int(t, rnd(1, 9)) : sub());
-      case 10: case 11: return floormod(sub(), coin(80) ? make_imm_int(t, rnd(1, 9)) : sub());
+      case 8:
+      case 9: return floordiv(sub(), coin(80) ? make_imm_int(t, rnd(1, 9)) : sub());
+      case 10:
+      case 11: return floormod(sub(), coin(80) ? make_imm_int(t, rnd(1, 9)) : sub());
       case 12: return min(sub(), sub());
       case 13: return max(sub(), sub());
       case 14: return make_select(gen_bool(depth - 1), sub(), sub());
@@ -99,7 +109,9 @@ struct RandomExprGen {
         // Use the let var in the body.
         return make_let(lv, val, body + lv * int_const(t));
       }
-      case 19: return make_call(coin(50) ? Intrinsic::TruncDiv : Intrinsic::TruncMod, {sub(), coin(80) ? make_imm_int(t, rnd(1, 9)) : sub()});
+      case 19:
+        return make_call(coin(50) ? Intrinsic::TruncDiv : Intrinsic::TruncMod,
+                         {sub(), coin(80) ? make_imm_int(t, rnd(1, 9)) : sub()});
       case 20: return make_call(coin(50) ? Intrinsic::Abs : Intrinsic::Sign, {sub()});
       default:
         if (t == DType::I32) return make_load(ibuf, {floormod(gen_int(DType::I32, depth - 1), make_int(64))});
@@ -113,12 +125,16 @@ struct RandomExprGen {
     const BinOp cmps[] = {BinOp::EQ, BinOp::NE, BinOp::LT, BinOp::LE, BinOp::GT, BinOp::GE};
     BinOp cmp = cmps[rnd(0, 5)];
     switch (k) {
-      case 0: case 1: case 2: case 3: {
+      case 0:
+      case 1:
+      case 2:
+      case 3: {
         DType t = coin(70) ? DType::I32 : (coin(50) ? DType::U8 : DType::I64);
         return make_binary(cmp, gen_int(t, depth - 1), gen_int(t, depth - 1));
       }
       case 4: {
-        if (!allow_float) return make_binary(cmp, gen_int(DType::I32, depth - 1), gen_int(DType::I32, depth - 1));
+        if (!allow_float)
+          return make_binary(cmp, gen_int(DType::I32, depth - 1), gen_int(DType::I32, depth - 1));
         return make_binary(cmp, gen_float(DType::F32, depth - 1), gen_float(DType::F32, depth - 1));
       }
       case 5: return make_binary(BinOp::And, gen_bool(depth - 1), gen_bool(depth - 1));
@@ -130,7 +146,8 @@ struct RandomExprGen {
   }
 
   Expr float_const(DType t) {
-    const double cs[] = {0.0, -0.0, 1.0, -1.0, 0.5, 2.0, 3.0, 0.1, 1e30, -7.25, INFINITY, -INFINITY, NAN, 65504.0, 1e-8};
+    const double cs[] = {0.0,  -0.0,  1.0,      -1.0,      0.5, 2.0,     3.0, 0.1,
+                         1e30, -7.25, INFINITY, -INFINITY, NAN, 65504.0, 1e-8};
     return make_imm_float(t, cs[rnd(0, 14)]);
   }
 
@@ -142,9 +159,11 @@ struct RandomExprGen {
     }
     auto sub = [&] { return gen_float(t, depth - 1); };
     switch (rnd(0, 13)) {
-      case 0: case 1: return sub() + sub();
+      case 0:
+      case 1: return sub() + sub();
       case 2: return sub() - sub();
-      case 3: case 4: return sub() * sub();
+      case 3:
+      case 4: return sub() * sub();
       case 5: return sub() / sub();
       case 6: return min(sub(), sub());
       case 7: return max(sub(), sub());
@@ -156,7 +175,8 @@ struct RandomExprGen {
         return make_cast(t, gen_float(o, depth - 1));
       }
       case 12: {
-        const Intrinsic fs[] = {Intrinsic::Abs, Intrinsic::Floor, Intrinsic::Ceil, Intrinsic::Trunc, Intrinsic::Sign, Intrinsic::Exp};
+        const Intrinsic fs[] = {Intrinsic::Abs,   Intrinsic::Floor, Intrinsic::Ceil,
+                                Intrinsic::Trunc, Intrinsic::Sign,  Intrinsic::Exp};
         return make_call(fs[rnd(0, 5)], {sub()});
       }
       default:
@@ -172,7 +192,8 @@ struct RandomExprGen {
     if (is_float(t)) {
       r.is_f = true;
       const double cs[] = {0.0, -0.0, 1.0, -3.5, 1e30, NAN, INFINITY, 0.25, 100.0, -1e-3};
-      r.f = coin(50) ? ref_round(cs[rnd(0, 9)], t) : ref_round(static_cast<double>(rnd(-1000, 1000)) / 8.0, t);
+      r.f =
+          coin(50) ? ref_round(cs[rnd(0, 9)], t) : ref_round(static_cast<double>(rnd(-1000, 1000)) / 8.0, t);
       return r;
     }
     auto it = ranges.find(v.get());
@@ -181,10 +202,14 @@ struct RandomExprGen {
       return r;
     }
     int m = static_cast<int>(rnd(0, 5));
-    if (m == 0) r.i = dtype_min_int(t);
-    else if (m == 1) r.i = dtype_max_int(t);
-    else if (m == 2) r.i = rnd(-5, 5);
-    else r.i = rnd(dtype_min_int(t), dtype_max_int(t));
+    if (m == 0)
+      r.i = dtype_min_int(t);
+    else if (m == 1)
+      r.i = dtype_max_int(t);
+    else if (m == 2)
+      r.i = rnd(-5, 5);
+    else
+      r.i = rnd(dtype_min_int(t), dtype_max_int(t));
     r.i = ref_wrap(r.i, t);
     return r;
   }

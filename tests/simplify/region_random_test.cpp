@@ -101,8 +101,8 @@ TEST(Region, RandomBlocksAreCovered) {
   std::mt19937_64 rng(123);
   auto rnd = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
   const int64_t N = 100000;
-  std::vector<Buffer> bufs = {Buffer("A", DType::F32, {make_int(N), make_int(N)}), Buffer("B", DType::F32, {make_int(N)}),
-                              Buffer("C", DType::F32, {make_int(N)})};
+  std::vector<Buffer> bufs = {Buffer("A", DType::F32, {make_int(N), make_int(N)}),
+                              Buffer("B", DType::F32, {make_int(N)}), Buffer("C", DType::F32, {make_int(N)})};
   int checked = 0;
   for (int n = 0; n < 400; ++n) {
     Var vi("vi"), vj("vj");
@@ -115,7 +115,8 @@ TEST(Region, RandomBlocksAreCovered) {
         return rnd(0, 3) ? Expr(v) * static_cast<int>(rnd(1, 3)) + static_cast<int>(rnd(0, 5)) : Expr(v);
       }
       switch (rnd(0, 5)) {
-        case 0: case 1: return idx(d - 1) + idx(d - 1);
+        case 0:
+        case 1: return idx(d - 1) + idx(d - 1);
         case 2: return floordiv(idx(d - 1), make_int(rnd(1, 4)));
         case 3: return floormod(idx(d - 1), make_int(rnd(1, 4)));
         case 4: return min(idx(d - 1), idx(d - 1));
@@ -131,8 +132,12 @@ TEST(Region, RandomBlocksAreCovered) {
       }
       switch (rnd(0, 2)) {
         case 0: return value(d - 1) + value(d - 1);
-        case 1: return make_if_then_else(make_binary(BinOp::LT, idx(1), make_int(rnd(0, 10))), value(d - 1), value(d - 1));
-        default: return make_select(make_binary(BinOp::GE, idx(1), make_int(rnd(0, 10))), value(d - 1), value(d - 1));
+        case 1:
+          return make_if_then_else(make_binary(BinOp::LT, idx(1), make_int(rnd(0, 10))), value(d - 1),
+                                   value(d - 1));
+        default:
+          return make_select(make_binary(BinOp::GE, idx(1), make_int(rnd(0, 10))), value(d - 1),
+                             value(d - 1));
       }
     };
     std::function<Stmt(int)> stmt = [&](int d) -> Stmt {
@@ -147,15 +152,18 @@ TEST(Region, RandomBlocksAreCovered) {
         case 1:
         case 2: {
           Var l("l" + std::to_string(counter++));
-          Expr mn = rnd(0, 2) ? make_int(rnd(0, 3)) : Expr(scope[static_cast<size_t>(rnd(0, static_cast<int64_t>(scope.size()) - 1))]);
+          Expr mn = rnd(0, 2)
+                        ? make_int(rnd(0, 3))
+                        : Expr(scope[static_cast<size_t>(rnd(0, static_cast<int64_t>(scope.size()) - 1))]);
           Expr ext = make_int(rnd(1, 4));
           scope.push_back(l);
           Stmt body = stmt(d - 1);
           scope.pop_back();
           return make_for(l, mn, ext, ForKind::Serial, body);
         }
-        case 3: return make_if(make_binary(rnd(0, 1) ? BinOp::LT : BinOp::GE, idx(1), make_int(rnd(0, 12))), stmt(d - 1),
-                               rnd(0, 1) ? stmt(d - 1) : Stmt());
+        case 3:
+          return make_if(make_binary(rnd(0, 1) ? BinOp::LT : BinOp::GE, idx(1), make_int(rnd(0, 12))),
+                         stmt(d - 1), rnd(0, 1) ? stmt(d - 1) : Stmt());
         default: {
           Var t("t" + std::to_string(counter++));
           Expr v = idx(2);
@@ -193,8 +201,9 @@ TEST(Region, RandomBlocksAreCovered) {
             int64_t lo = testing::eval(reg->ranges[d].begin, e1).i;
             int64_t hi = reg->ranges[d].is_point() ? lo + 1 : testing::eval(reg->ranges[d].end, e2).i;
             ASSERT_TRUE(lo <= r.idx[d] && r.idx[d] < hi)
-                << r.buf->name << " dim " << d << " index " << r.idx[d] << " outside [" << lo << ", " << hi << ") = "
-                << str(reg->ranges[d].begin) << " : " << str(reg->ranges[d].end) << " (case " << n << ")";
+                << r.buf->name << " dim " << d << " index " << r.idx[d] << " outside [" << lo << ", " << hi
+                << ") = " << str(reg->ranges[d].begin) << " : " << str(reg->ranges[d].end) << " (case " << n
+                << ")";
             ++checked;
           }
         }

@@ -1,8 +1,9 @@
 // Access-region inference on hand-built blocks.
+#include "transforms/simplify/region.h"
+
 #include <gtest/gtest.h>
 
 #include "tests/simplify/test_util.h"
-#include "transforms/simplify/region.h"
 
 namespace tirc {
 namespace {
@@ -33,14 +34,19 @@ Inferred infer(const BlockNode& b) {
   return {regions_str(r), regions_str(w)};
 }
 
-Buffer buf(const std::string& name, std::vector<Expr> shape, DType t = DType::F32) { return Buffer(name, t, std::move(shape)); }
+Buffer buf(const std::string& name, std::vector<Expr> shape, DType t = DType::F32) {
+  return Buffer(name, t, std::move(shape));
+}
 
 TEST(Region, Matmul) {
-  Buffer A = buf("A", {make_int(16), make_int(8)}), B = buf("B", {make_int(8), make_int(16)}), C = buf("C", {make_int(16), make_int(16)});
+  Buffer A = buf("A", {make_int(16), make_int(8)}), B = buf("B", {make_int(8), make_int(16)}),
+         C = buf("C", {make_int(16), make_int(16)});
   Var vi("vi"), vj("vj"), vk("vk");
   BlockNode b;
   b.name = "C";
-  b.iter_vars = {{vi, IterKind::Spatial, make_int(16)}, {vj, IterKind::Spatial, make_int(16)}, {vk, IterKind::Reduce, make_int(8)}};
+  b.iter_vars = {{vi, IterKind::Spatial, make_int(16)},
+                 {vj, IterKind::Spatial, make_int(16)},
+                 {vk, IterKind::Reduce, make_int(8)}};
   b.init = make_store(C, {vi, vj}, make_float(0.0));
   b.body = make_store(C, {vi, vj}, make_load(C, {vi, vj}) + make_load(A, {vi, vk}) * make_load(B, {vk, vj}));
   auto r = infer(b);
@@ -69,8 +75,9 @@ TEST(Region, AllocsExcludedAndReadWrite) {
   b.name = "blk";
   b.iter_vars = {{vi, IterKind::Spatial, make_int(16)}};
   b.allocs = {T};
-  b.body = make_seq({make_for(k, make_int(0), make_int(4), ForKind::Serial, make_store(T, {k}, make_load(A, {vi}))),
-                     make_store(A, {vi}, make_load(A, {vi}) + make_load(T, {make_int(0)}))});
+  b.body = make_seq(
+      {make_for(k, make_int(0), make_int(4), ForKind::Serial, make_store(T, {k}, make_load(A, {vi}))),
+       make_store(A, {vi}, make_load(A, {vi}) + make_load(T, {make_int(0)}))});
   auto r = infer(b);
   EXPECT_EQ(r.reads, "A[vi]");
   EXPECT_EQ(r.writes, "A[vi]");
@@ -82,7 +89,8 @@ TEST(Region, GuardedLoadsAndClamping) {
   BlockNode b;
   b.name = "pad";
   b.iter_vars = {{vi, IterKind::Spatial, make_int(18)}};
-  Expr cond = make_binary(BinOp::And, make_binary(BinOp::GE, vi, make_int(1)), make_binary(BinOp::LT, vi, make_int(17)));
+  Expr cond = make_binary(BinOp::And, make_binary(BinOp::GE, vi, make_int(1)),
+                          make_binary(BinOp::LT, vi, make_int(17)));
   b.body = make_store(P, {vi}, make_if_then_else(cond, make_load(A, {vi - 1}), make_float(0.0)));
   auto r = infer(b);
   EXPECT_EQ(r.reads, "A[(vi - 1)]");
@@ -90,7 +98,8 @@ TEST(Region, GuardedLoadsAndClamping) {
   // Relaxed over a loop: the constant slice [-1, 17) is clamped to A's shape.
   BlockNode root;
   root.name = "root";
-  Expr c2 = make_binary(BinOp::And, make_binary(BinOp::GE, k, make_int(1)), make_binary(BinOp::LT, k, make_int(17)));
+  Expr c2 = make_binary(BinOp::And, make_binary(BinOp::GE, k, make_int(1)),
+                        make_binary(BinOp::LT, k, make_int(17)));
   root.body = make_for(k, make_int(0), make_int(18), ForKind::Serial,
                        make_store(P, {k}, make_if_then_else(c2, make_load(A, {k - 1}), make_float(0.0))));
   auto r2 = infer(root);
@@ -99,7 +108,8 @@ TEST(Region, GuardedLoadsAndClamping) {
 }
 
 TEST(Region, NestedBlockAndExtern) {
-  Buffer A = buf("A", {make_int(8), make_int(16)}), B = buf("B", {make_int(8), make_int(16)}), X = buf("X", {make_int(4)});
+  Buffer A = buf("A", {make_int(8), make_int(16)}), B = buf("B", {make_int(8), make_int(16)}),
+         X = buf("X", {make_int(4)});
   Var vi("vi"), j("j"), vj("vj"), n("n");
   // Inner block reads A[vi, vj], writes B[vi, vj]; bound vj = j over j in [0, 16).
   BlockNode inner;
@@ -110,8 +120,9 @@ TEST(Region, NestedBlockAndExtern) {
   BlockNode outer;
   outer.name = "outer";
   outer.iter_vars = {{vi, IterKind::Spatial, make_int(8)}};
-  outer.body = make_seq({make_for(j, make_int(0), make_int(16), ForKind::Serial, make_block_realize({j}, Expr(), ib)),
-                         make_evaluate("f", {make_buffer_ptr(X, {})})});
+  outer.body =
+      make_seq({make_for(j, make_int(0), make_int(16), ForKind::Serial, make_block_realize({j}, Expr(), ib)),
+                make_evaluate("f", {make_buffer_ptr(X, {})})});
   auto r = infer(outer);
   EXPECT_EQ(r.reads, "A[vi, 0:16], X[0:4]");
   EXPECT_EQ(r.writes, "B[vi, 0:16], X[0:4]");
@@ -127,7 +138,8 @@ TEST(Region, NestedBlockAndExtern) {
   BlockNode flat;
   flat.name = "flat";
   flat.iter_vars = {{vi, IterKind::Spatial, make_int(8)}};
-  flat.body = make_for(j, make_int(0), make_int(4), ForKind::Serial, make_store(B, {vi, j}, make_load(F, {j * n + vi})));
+  flat.body = make_for(j, make_int(0), make_int(4), ForKind::Serial,
+                       make_store(B, {vi, j}, make_load(F, {j * n + vi})));
   EXPECT_EQ(infer(flat).reads, "F[vi:(((n * 3) + vi) + 1)]");
   // Data-dependent index over a relaxed var: the whole dimension.
   Buffer I = buf("I", {make_int(16)}, DType::I32);
@@ -147,21 +159,26 @@ TEST(Region, ConditionsNarrowRelaxedVars) {
   BlockNode b;
   b.name = "pad";
   b.iter_vars = {{vi, IterKind::Spatial, make_int(8)}};
-  Expr cond = make_binary(BinOp::And, make_binary(BinOp::GE, k, make_int(1)), make_binary(BinOp::LT, k, n + 1));
-  b.body = make_for(k, make_int(0), n + 2, ForKind::Serial,
-                    make_store(P, {vi, k}, make_if_then_else(cond, make_load(A, {vi, k - 1}), make_float(0.0))));
+  Expr cond =
+      make_binary(BinOp::And, make_binary(BinOp::GE, k, make_int(1)), make_binary(BinOp::LT, k, n + 1));
+  b.body =
+      make_for(k, make_int(0), n + 2, ForKind::Serial,
+               make_store(P, {vi, k}, make_if_then_else(cond, make_load(A, {vi, k - 1}), make_float(0.0))));
   auto r = infer(b);
   EXPECT_EQ(r.reads, "A[vi, 0:n]");
   EXPECT_EQ(r.writes, "P[vi, 0:(n + 2)]");
   // select evaluates both arms: no narrowing.
   BlockNode s = b;
   s.body = make_for(k, make_int(0), make_int(10), ForKind::Serial,
-                    make_store(P, {vi, k}, make_select(make_binary(BinOp::LT, k, make_int(4)), make_load(A, {vi, k}), make_float(0.0))));
+                    make_store(P, {vi, k},
+                               make_select(make_binary(BinOp::LT, k, make_int(4)), make_load(A, {vi, k}),
+                                           make_float(0.0))));
   EXPECT_EQ(infer(s).reads, "A[vi, 0:10]");
   BlockNode s2 = s;
-  s2.body = make_for(k, make_int(0), make_int(10), ForKind::Serial,
-                     make_if(make_binary(BinOp::LT, k, make_int(4)), make_store(P, {vi, k}, make_load(A, {vi, k})),
-                             make_store(P, {vi, k}, make_load(A, {vi, k - 4}))));
+  s2.body =
+      make_for(k, make_int(0), make_int(10), ForKind::Serial,
+               make_if(make_binary(BinOp::LT, k, make_int(4)), make_store(P, {vi, k}, make_load(A, {vi, k})),
+                       make_store(P, {vi, k}, make_load(A, {vi, k - 4}))));
   auto r2 = infer(s2);
   EXPECT_EQ(r2.reads, "A[vi, 0:6]");
   EXPECT_EQ(r2.writes, "P[vi, 0:10]");
@@ -173,9 +190,11 @@ TEST(Region, ConditionsNarrowRelaxedVars) {
   inner.body = make_store(Y, {vx}, make_load(X, {vx}));
   BlockNode outer;
   outer.name = "outer";
-  outer.body = make_for(i0, make_int(0), make_int(3), ForKind::Serial,
-                        make_for(i1, make_int(0), make_int(4), ForKind::Serial,
-                                 make_block_realize({i0 * 4 + i1}, make_binary(BinOp::LT, i0 * 4 + i1, make_int(10)), make_block(inner))));
+  outer.body =
+      make_for(i0, make_int(0), make_int(3), ForKind::Serial,
+               make_for(i1, make_int(0), make_int(4), ForKind::Serial,
+                        make_block_realize({i0 * 4 + i1}, make_binary(BinOp::LT, i0 * 4 + i1, make_int(10)),
+                                           make_block(inner))));
   auto r3 = infer(outer);
   EXPECT_EQ(r3.reads, "X[0:10]");
   EXPECT_EQ(r3.writes, "Y[0:10]");

@@ -91,7 +91,7 @@ TEST(SimplifyRules, ConstantFoldingSemantics) {
   double d;
   ASSERT_TRUE(is_const_float(s, &d));
   EXPECT_EQ(d, static_cast<double>(static_cast<float>(0.1f) + static_cast<float>(0.2f)));
-  EXPECT_EQ(round_float(1.0 + 1.0 / 2048, DType::F16), 1.0);       // tie to even
+  EXPECT_EQ(round_float(1.0 + 1.0 / 2048, DType::F16), 1.0);  // tie to even
   EXPECT_EQ(round_float(1.0 + 3.0 / 2048, DType::F16), 1.0 + 2.0 / 1024);
   EXPECT_TRUE(std::isinf(round_float(65520.0, DType::F16)));
   EXPECT_EQ(round_float(65519.0, DType::F16), 65504.0);
@@ -148,8 +148,9 @@ TEST(SimplifyRules, SelectBoolLet) {
   EXPECT_SIMPLIFY(v.an, make_unary(UnOp::Not, make_unary(UnOp::Not, c)), "(n < 3)");
   EXPECT_SIMPLIFY(v.an, make_unary(UnOp::Not, c), "(n >= 3)");
   // The arm is simplified assuming the condition.
-  EXPECT_SIMPLIFY(v.an, make_if_then_else(make_binary(BinOp::LT, v.n, make_int(4)), min(v.n, make_int(10)), make_int(0)),
-                  "if_then_else((n < 4), n, 0)");
+  EXPECT_SIMPLIFY(
+      v.an, make_if_then_else(make_binary(BinOp::LT, v.n, make_int(4)), min(v.n, make_int(10)), make_int(0)),
+      "if_then_else((n < 4), n, 0)");
   EXPECT_SIMPLIFY(v.an, make_select(c, t, f), "(n < 3)");
   // Linear facts from a branch condition.
   Analyzer an = v.an;
@@ -158,7 +159,9 @@ TEST(SimplifyRules, SelectBoolLet) {
   Expr lt = make_binary(BinOp::LT, fused, make_int(100));
   EXPECT_SIMPLIFY(an, make_if_then_else(lt, min(fused, make_int(99)), max(fused, make_int(100))),
                   "((i * 8) + j)");
-  EXPECT_SIMPLIFY(an, make_if_then_else(lt, make_binary(BinOp::LT, fused + 1, make_int(101)), make_binary(BinOp::GE, fused - 3, make_int(97))),
+  EXPECT_SIMPLIFY(an,
+                  make_if_then_else(lt, make_binary(BinOp::LT, fused + 1, make_int(101)),
+                                    make_binary(BinOp::GE, fused - 3, make_int(97))),
                   "true");
   Analyzer an2 = an;
   an2.assume(make_binary(BinOp::LE, v.i * 8 + v.j, v.n));
@@ -181,7 +184,8 @@ TEST(SimplifyRules, Statements) {
   // for i in 0..8, j in 0..8: A[(i*8 + j) // 8 * 8 + (i*8+j) % 8] = ...; if i < 8 then ...
   Expr idx = floordiv(i * 8 + j, 8) * 8 + floormod(i * 8 + j, 8);
   Stmt body = make_if(make_binary(BinOp::LT, i, make_int(8)), make_store(A, {idx}, make_float(1.0)));
-  Stmt loop = make_for(i, make_int(0), make_int(8), ForKind::Serial, make_for(j, make_int(0), make_int(8), ForKind::Serial, body));
+  Stmt loop = make_for(i, make_int(0), make_int(8), ForKind::Serial,
+                       make_for(j, make_int(0), make_int(8), ForKind::Serial, body));
   Stmt s = simplify(loop);
   auto* f1 = s.as<ForNode>();
   ASSERT_TRUE(f1);

@@ -7,7 +7,6 @@
 #include <map>
 
 #include "ir/visitor.h"
-
 #include "tests/simplify/random_expr.h"
 #include "transforms/simplify/simplify.h"
 
@@ -28,7 +27,10 @@ struct Exec {
       case StmtKind::For: {
         auto* n = s.as<ForNode>();
         Val mn = testing::eval(n->min, env), ext = testing::eval(n->extent, env);
-        if (mn.err || ext.err) { err = true; return; }
+        if (mn.err || ext.err) {
+          err = true;
+          return;
+        }
         for (int64_t i = mn.i; i < mn.i + ext.i && !err; ++i) {
           Val v;
           v.i = i;
@@ -40,21 +42,30 @@ struct Exec {
       case StmtKind::Store: {
         auto* n = s.as<StoreNode>();
         Val idx = testing::eval(n->indices[0], env), v = testing::eval(n->value, env);
-        if (idx.err || v.err) { err = true; return; }
+        if (idx.err || v.err) {
+          err = true;
+          return;
+        }
         out[idx.i] = v.i;
         return;
       }
       case StmtKind::IfThenElse: {
         auto* n = s.as<IfThenElseStmtNode>();
         Val c = testing::eval(n->cond, env);
-        if (c.err) { err = true; return; }
+        if (c.err) {
+          err = true;
+          return;
+        }
         run(c.i ? n->then_case : n->else_case, env);
         return;
       }
       case StmtKind::LetStmt: {
         auto* n = s.as<LetStmtNode>();
         Val v = testing::eval(n->value, env);
-        if (v.err) { err = true; return; }
+        if (v.err) {
+          err = true;
+          return;
+        }
         env[n->var.get()] = v;
         run(n->body, env);
         return;
@@ -75,7 +86,8 @@ struct StmtGen {
   Stmt gen(int depth) {
     int k = static_cast<int>(g.rnd(0, depth <= 0 ? 0 : 5));
     switch (k) {
-      case 0: return make_store(out, {floormod(g.gen_int(DType::I32, 3), make_int(64))}, g.gen_int(DType::I32, 3));
+      case 0:
+        return make_store(out, {floormod(g.gen_int(DType::I32, 3), make_int(64))}, g.gen_int(DType::I32, 3));
       case 1:
       case 2: {
         Var v("i" + std::to_string(counter++));

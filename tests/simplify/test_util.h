@@ -146,7 +146,10 @@ inline Val eval(const Expr& e, Env& env) {
   auto ev = [&](const Expr& x) { return eval(x, env); };
   switch (e.kind()) {
     case ExprKind::IntImm: r.i = e.as<IntImmNode>()->value; return r;
-    case ExprKind::FloatImm: r.is_f = true; r.f = e.as<FloatImmNode>()->value; return r;
+    case ExprKind::FloatImm:
+      r.is_f = true;
+      r.f = e.as<FloatImmNode>()->value;
+      return r;
     case ExprKind::Var: return env.at(static_cast<const VarNode*>(e.get()));
     case ExprKind::Load: {
       auto* n = e.as<LoadNode>();
@@ -161,17 +164,34 @@ inline Val eval(const Expr& e, Env& env) {
     case ExprKind::Binary: {
       auto* n = e.as<BinaryNode>();
       Val a = ev(n->a), b = ev(n->b);
-      if (a.err || b.err) { r.err = true; return r; }
+      if (a.err || b.err) {
+        r.err = true;
+        return r;
+      }
       DType ot = n->a.dtype();
       if (is_float(ot)) {
         double x = a.f, y = b.f;
         switch (n->op) {
-          case BinOp::Add: r.f = ot == DType::F64 ? x + y : ref_round(static_cast<float>(x) + static_cast<float>(y), ot); break;
-          case BinOp::Sub: r.f = ot == DType::F64 ? x - y : ref_round(static_cast<float>(x) - static_cast<float>(y), ot); break;
-          case BinOp::Mul: r.f = ot == DType::F64 ? x * y : ref_round(static_cast<float>(x) * static_cast<float>(y), ot); break;
-          case BinOp::Div: r.f = ot == DType::F64 ? x / y : ref_round(static_cast<float>(x) / static_cast<float>(y), ot); break;
-          case BinOp::Min: r.f = std::isnan(x) || std::isnan(y) ? NAN : (x < y ? x : (y < x ? y : (std::signbit(x) ? x : y))); break;
-          case BinOp::Max: r.f = std::isnan(x) || std::isnan(y) ? NAN : (x > y ? x : (y > x ? y : (std::signbit(x) ? y : x))); break;
+          case BinOp::Add:
+            r.f = ot == DType::F64 ? x + y : ref_round(static_cast<float>(x) + static_cast<float>(y), ot);
+            break;
+          case BinOp::Sub:
+            r.f = ot == DType::F64 ? x - y : ref_round(static_cast<float>(x) - static_cast<float>(y), ot);
+            break;
+          case BinOp::Mul:
+            r.f = ot == DType::F64 ? x * y : ref_round(static_cast<float>(x) * static_cast<float>(y), ot);
+            break;
+          case BinOp::Div:
+            r.f = ot == DType::F64 ? x / y : ref_round(static_cast<float>(x) / static_cast<float>(y), ot);
+            break;
+          case BinOp::Min:
+            r.f =
+                std::isnan(x) || std::isnan(y) ? NAN : (x < y ? x : (y < x ? y : (std::signbit(x) ? x : y)));
+            break;
+          case BinOp::Max:
+            r.f =
+                std::isnan(x) || std::isnan(y) ? NAN : (x > y ? x : (y > x ? y : (std::signbit(x) ? y : x)));
+            break;
           case BinOp::EQ: r.i = x == y; break;
           case BinOp::NE: r.i = x != y; break;
           case BinOp::LT: r.i = x < y; break;
@@ -190,9 +210,15 @@ inline Val eval(const Expr& e, Env& env) {
         case BinOp::Mul: r.i = ref_wrap(x * y, t); break;
         case BinOp::FloorDiv:
         case BinOp::FloorMod: {
-          if (y == 0) { r.err = true; return r; }
+          if (y == 0) {
+            r.err = true;
+            return r;
+          }
           __int128 q = x / y, m = x % y;
-          if (m != 0 && ((m < 0) != (y < 0))) { q -= 1; m += y; }
+          if (m != 0 && ((m < 0) != (y < 0))) {
+            q -= 1;
+            m += y;
+          }
           r.i = ref_wrap(n->op == BinOp::FloorDiv ? q : m, t);
           break;
         }
@@ -214,8 +240,15 @@ inline Val eval(const Expr& e, Env& env) {
       auto* n = e.as<UnaryNode>();
       Val a = ev(n->a);
       if (a.err) return a;
-      if (n->op == UnOp::Not) { r.i = !a.i; return r; }
-      if (a.is_f) { r.is_f = true; r.f = -a.f; return r; }
+      if (n->op == UnOp::Not) {
+        r.i = !a.i;
+        return r;
+      }
+      if (a.is_f) {
+        r.is_f = true;
+        r.f = -a.f;
+        return r;
+      }
       r.i = ref_wrap(-static_cast<__int128>(a.i), t);
       return r;
     }
@@ -224,15 +257,28 @@ inline Val eval(const Expr& e, Env& env) {
       if (a.err) return a;
       if (is_float(t)) {
         r.is_f = true;
-        if (a.is_f) r.f = t == DType::F64 ? a.f : (t == DType::F32 ? static_cast<float>(a.f) : ref_round(a.f, t));
-        else r.f = t == DType::F64 ? static_cast<double>(a.i) : (t == DType::F32 ? static_cast<float>(a.i) : ref_round(static_cast<float>(a.i), t));
+        if (a.is_f)
+          r.f = t == DType::F64 ? a.f : (t == DType::F32 ? static_cast<float>(a.f) : ref_round(a.f, t));
+        else
+          r.f = t == DType::F64
+                    ? static_cast<double>(a.i)
+                    : (t == DType::F32 ? static_cast<float>(a.i) : ref_round(static_cast<float>(a.i), t));
         return r;
       }
       if (a.is_f) {
-        if (t == DType::Bool) { r.i = a.f != 0; return r; }
-        if (std::isnan(a.f) || std::fabs(a.f) > 9e18) { r.err = true; return r; }
+        if (t == DType::Bool) {
+          r.i = a.f != 0;
+          return r;
+        }
+        if (std::isnan(a.f) || std::fabs(a.f) > 9e18) {
+          r.err = true;
+          return r;
+        }
         double tr = std::trunc(a.f);
-        if (ref_wrap(static_cast<__int128>(tr), t) != static_cast<int64_t>(tr)) { r.err = true; return r; }  // out of range: UB
+        if (ref_wrap(static_cast<__int128>(tr), t) != static_cast<int64_t>(tr)) {
+          r.err = true;
+          return r;
+        }  // out of range: UB
         r.i = static_cast<int64_t>(tr);
         return r;
       }
@@ -267,7 +313,10 @@ inline Val eval(const Expr& e, Env& env) {
         case Intrinsic::TruncDiv:
         case Intrinsic::TruncMod: {
           __int128 y = args[1].i;
-          if (y == 0) { r.err = true; return r; }
+          if (y == 0) {
+            r.err = true;
+            return r;
+          }
           r.i = ref_wrap(n->op == Intrinsic::TruncDiv ? x / y : x % y, t);
           break;
         }
@@ -278,7 +327,10 @@ inline Val eval(const Expr& e, Env& env) {
     case ExprKind::Select: {
       auto* n = as_select_like(e);
       Val c = ev(n->cond), a = ev(n->t), b = ev(n->f);
-      if (c.err || a.err || b.err) { r.err = true; return r; }
+      if (c.err || a.err || b.err) {
+        r.err = true;
+        return r;
+      }
       return c.i ? a : b;
     }
     case ExprKind::IfThenElse: {

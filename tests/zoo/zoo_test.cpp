@@ -19,8 +19,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
-#include <sstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "interp/interp.h"
 #include "ir/error.h"
@@ -90,8 +90,7 @@ ArgMap scalar_inputs(const std::string& op, const FunctionNode& f) {
 
 // Empty when the Python with NumPy and PyTorch that the references need is there, else why not.
 std::string python_problem() {
-  static const CommandResult probe =
-      run_command(std::string(kPython) + " -c 'import numpy, torch'");
+  static const CommandResult probe = run_command(std::string(kPython) + " -c 'import numpy, torch'");
   if (probe.exit_code == 0) return "";
   return std::string(kPython) + " cannot import numpy and torch (apt-get install python3-numpy " +
          "python3-torch):\n" + probe.output;
@@ -100,8 +99,8 @@ std::string python_problem() {
 // Runs `tirc grad` on the op and returns the module text's path inside dir.
 fs::path run_grad(const std::string& op, const fs::path& dir, std::string* log) {
   fs::path out = dir / (op + "_grad.tir");
-  CommandResult r = run_command(tirc_bin() + " grad " + shell_quote(op_file(op)) + " --func " + op +
-                                " -o " + shell_quote(out.string()));
+  CommandResult r = run_command(tirc_bin() + " grad " + shell_quote(op_file(op)) + " --func " + op + " -o " +
+                                shell_quote(out.string()));
   *log = r.output;
   if (r.exit_code != 0) return {};
   return out;
@@ -110,8 +109,8 @@ fs::path run_grad(const std::string& op, const fs::path& dir, std::string* log) 
 // Top-level totals of `tirc stats --json`.
 nlohmann::json run_stats(const std::string& file, const std::string& func, const std::string& op,
                          std::string* log) {
-  CommandResult r = run_command(tirc_bin() + " stats " + shell_quote(file) + " --func " + func +
-                                " --json" + zoo_input_flags(op));
+  CommandResult r = run_command(tirc_bin() + " stats " + shell_quote(file) + " --func " + func + " --json" +
+                                zoo_input_flags(op));
   *log = r.output;
   if (r.exit_code != 0) return nullptr;
   // Tolerate a trailing newline or log lines before the object.
@@ -188,8 +187,8 @@ void check_grad_torch(const std::string& op) {
 }
 
 void check_check_grad(const std::string& op) {
-  std::string cmd = tirc_bin() + " check-grad " + shell_quote(op_file(op)) + " --func " + op +
-                    zoo_input_flags(op);
+  std::string cmd =
+      tirc_bin() + " check-grad " + shell_quote(op_file(op)) + " --func " + op + zoo_input_flags(op);
   CommandResult r = run_command(cmd);
   EXPECT_EQ(r.exit_code, 0) << cmd << "\n" << r.output;
 }
@@ -205,8 +204,8 @@ void check_flop_ratio(const std::string& op) {
   ASSERT_TRUE(bwd.is_object() && bwd.contains("flops")) << "tirc stats " << op << "_grad:\n" << log;
   double f = fwd["flops"].get<double>(), g = bwd["flops"].get<double>();
   if (f > 0) {
-    EXPECT_LE(g, kMaxFlopRatio * f) << op << ": forward " << f << " FLOPs, gradient " << g
-                                    << " FLOPs (ratio " << g / f << ")";
+    EXPECT_LE(g, kMaxFlopRatio * f) << op << ": forward " << f << " FLOPs, gradient " << g << " FLOPs (ratio "
+                                    << g / f << ")";
   } else {
     double stores = fwd.value("stores", 0.0);
     EXPECT_LE(g, kMaxFlopRatio * stores)
@@ -216,11 +215,21 @@ void check_flop_ratio(const std::string& op) {
 
 class Zoo : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(Zoo, parse) { run_check(GetParam(), "parse", [&] { check_parse(GetParam()); }); }
-TEST_P(Zoo, forward) { run_check(GetParam(), "forward", [&] { check_forward(GetParam()); }); }
-TEST_P(Zoo, grad_torch) { run_check(GetParam(), "grad_torch", [&] { check_grad_torch(GetParam()); }); }
-TEST_P(Zoo, check_grad) { run_check(GetParam(), "check_grad", [&] { check_check_grad(GetParam()); }); }
-TEST_P(Zoo, flop_ratio) { run_check(GetParam(), "flop_ratio", [&] { check_flop_ratio(GetParam()); }); }
+TEST_P(Zoo, parse) {
+  run_check(GetParam(), "parse", [&] { check_parse(GetParam()); });
+}
+TEST_P(Zoo, forward) {
+  run_check(GetParam(), "forward", [&] { check_forward(GetParam()); });
+}
+TEST_P(Zoo, grad_torch) {
+  run_check(GetParam(), "grad_torch", [&] { check_grad_torch(GetParam()); });
+}
+TEST_P(Zoo, check_grad) {
+  run_check(GetParam(), "check_grad", [&] { check_check_grad(GetParam()); });
+}
+TEST_P(Zoo, flop_ratio) {
+  run_check(GetParam(), "flop_ratio", [&] { check_flop_ratio(GetParam()); });
+}
 
 std::string param_name(const ::testing::TestParamInfo<std::string>& info) { return info.param; }
 

@@ -39,8 +39,10 @@ void register_bench(CLI::App& app) {
   cmd->add_option("--warmup", o->warmup, "untimed runs first (default 2)")->check(at_least(0, ">= 0"));
   cmd->add_option("--input,-i", o->inputs, "NAME=FILE.npy or NAME=VALUE (scalars, fills); others are random");
   cmd->add_option("--seed", o->seed, "seed of the random inputs (default 0)");
-  cmd->add_option("--threads", o->threads, "threads of parallel loops (default: TIRC_NUM_THREADS or all cores)");
-  cmd->add_flag("--no-schedule", o->no_schedule, "ignore the file's schedule items (time the naive function)");
+  cmd->add_option("--threads", o->threads,
+                  "threads of parallel loops (default: TIRC_NUM_THREADS or all cores)");
+  cmd->add_flag("--no-schedule", o->no_schedule,
+                "ignore the file's schedule items (time the naive function)");
   cmd->add_flag("--fast-math", o->fast_math, "allow reassociation and contraction of float arithmetic");
   cmd->add_flag("--json", o->json, "print one JSON object");
   cmd->callback([o] {
@@ -53,7 +55,8 @@ void register_bench(CLI::App& app) {
       Function f;
       if (o->func.empty()) {
         if (m.funcs.size() != 1)
-          throw Error(o->file + " defines " + std::to_string(m.funcs.size()) + " functions: choose one with --func");
+          throw Error(o->file + " defines " + std::to_string(m.funcs.size()) +
+                      " functions: choose one with --func");
         f = m.funcs[0];
       } else {
         f = m.find_func(o->func);
@@ -77,7 +80,7 @@ void register_bench(CLI::App& app) {
       }
       std::sort(times.begin(), times.end());
       double median = times.size() % 2 ? times[times.size() / 2]
-                                        : 0.5 * (times[times.size() / 2 - 1] + times[times.size() / 2]);
+                                       : 0.5 * (times[times.size() / 2 - 1] + times[times.size() / 2]);
       ArgMap scalars;
       for (auto& p : f->params)
         if (!p.is_buffer()) scalars[p.name()] = inputs.at(p.name());
@@ -86,17 +89,18 @@ void register_bench(CLI::App& app) {
       int threads = tirc_num_threads();
       char buf[512];
       if (o->json) {
-        std::snprintf(buf, sizeof buf,
-                      "{\"func\": \"%s\", \"repeat\": %d, \"median_ms\": %.6f, \"min_ms\": %.6f, \"max_ms\": %.6f, "
-                      "\"flops\": %.0f, \"gflops\": %.4f, \"compile_ms\": %.3f, \"threads\": %d}",
-                      f->name.c_str(), o->repeat, median * 1e3, times.front() * 1e3, times.back() * 1e3, flops, gflops,
-                      prog->compile_seconds() * 1e3, threads);
+        std::snprintf(
+            buf, sizeof buf,
+            "{\"func\": \"%s\", \"repeat\": %d, \"median_ms\": %.6f, \"min_ms\": %.6f, \"max_ms\": %.6f, "
+            "\"flops\": %.0f, \"gflops\": %.4f, \"compile_ms\": %.3f, \"threads\": %d}",
+            f->name.c_str(), o->repeat, median * 1e3, times.front() * 1e3, times.back() * 1e3, flops, gflops,
+            prog->compile_seconds() * 1e3, threads);
       } else {
         std::snprintf(buf, sizeof buf,
                       "%s: median %.4f ms over %d runs (min %.4f, max %.4f), %.4g FLOPs, %.2f GFLOP/s, "
                       "compile %.1f ms, %d threads",
-                      f->name.c_str(), median * 1e3, o->repeat, times.front() * 1e3, times.back() * 1e3, flops, gflops,
-                      prog->compile_seconds() * 1e3, threads);
+                      f->name.c_str(), median * 1e3, o->repeat, times.front() * 1e3, times.back() * 1e3,
+                      flops, gflops, prog->compile_seconds() * 1e3, threads);
       }
       std::cout << buf << "\n";
       return kExitOk;

@@ -34,14 +34,16 @@ void write_file(const std::string& path, const std::string& data) {
 
 std::string header_guard(const std::string& path) {
   std::string g = "TIRC_" + std::filesystem::path(path).filename().string();
-  for (auto& c : g) c = std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::toupper(c)) : '_';
+  for (auto& c : g)
+    c = std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::toupper(c)) : '_';
   return g + "_";
 }
 }  // namespace
 
 void register_build(CLI::App& app) {
   auto o = std::make_shared<BuildOptions>();
-  auto* cmd = app.add_subcommand("build", "lower and compile functions with LLVM (object file + C header, LLVM IR, asm)");
+  auto* cmd = app.add_subcommand(
+      "build", "lower and compile functions with LLVM (object file + C header, LLVM IR, asm)");
   cmd->add_option("file", o->file, "the .tir file ('-' for standard input)")->required();
   cmd->add_option("--target", o->target, "cpu (default) or nvptx")->check(CLI::IsMember({"cpu", "nvptx"}));
   cmd->add_option("--emit", o->emit, "llvm, asm, obj (default for cpu), header, or ptx")
@@ -49,7 +51,8 @@ void register_build(CLI::App& app) {
   cmd->add_option("-o,--output", o->out, "output file (obj default: FILE-stem.o, others: standard output)");
   cmd->add_option("--func,-f", o->func, "compile only this function (default: every function)");
   cmd->add_flag("--no-schedule", o->no_schedule, "ignore the file's schedule items");
-  cmd->add_option("--mcpu", o->mcpu, "target CPU (default: the host CPU; 'generic' for portable code; nvptx: sm_80)");
+  cmd->add_option("--mcpu", o->mcpu,
+                  "target CPU (default: the host CPU; 'generic' for portable code; nvptx: sm_80)");
   cmd->add_flag("--fast-math", o->fast_math, "allow reassociation and contraction of float arithmetic");
   cmd->add_option("-O", o->opt, "LLVM optimisation level 0-3 (default 3)")->check(CLI::Range(0, 3));
   cmd->callback([o] {
@@ -80,11 +83,15 @@ void register_build(CLI::App& app) {
       std::string emit = o->emit.empty() ? (gpu ? "ptx" : "obj") : o->emit;
       if (emit == "header") {
         std::string h = emit_c_header(funcs, header_guard(o->out.empty() ? o->file + ".h" : o->out));
-        if (o->out.empty()) std::cout << h;
-        else write_file(o->out, h);
+        if (o->out.empty())
+          std::cout << h;
+        else
+          write_file(o->out, h);
         return kExitOk;
       }
-      EmitKind kind = emit == "llvm" ? EmitKind::LLVM : (emit == "asm" || emit == "ptx") ? EmitKind::Asm : EmitKind::Obj;
+      EmitKind kind = emit == "llvm"                     ? EmitKind::LLVM
+                      : (emit == "asm" || emit == "ptx") ? EmitKind::Asm
+                                                         : EmitKind::Obj;
       std::string data = compile_to(funcs, kind, copts);
       if (kind == EmitKind::Obj) {
         std::string out = o->out;
@@ -97,8 +104,10 @@ void register_build(CLI::App& app) {
         write_file(hpath, emit_c_header(funcs, header_guard(hpath)));
         return kExitOk;
       }
-      if (o->out.empty()) std::cout << data;
-      else write_file(o->out, data);
+      if (o->out.empty())
+        std::cout << data;
+      else
+        write_file(o->out, data);
       return kExitOk;
 #endif
     });

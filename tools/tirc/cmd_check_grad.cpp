@@ -25,14 +25,15 @@ struct CheckGradCli {
 
 void register_check_grad(CLI::App& app) {
   auto o = std::make_shared<CheckGradCli>();
-  auto* cmd = app.add_subcommand(
-      "check-grad",
-      "compare F_grad with central finite differences of <cotangent, F(x)> computed by the interpreter in f64, on "
-      "random inputs and a random cotangent");
+  auto* cmd = app.add_subcommand("check-grad",
+                                 "compare F_grad with central finite differences of <cotangent, F(x)> "
+                                 "computed by the interpreter in f64, on "
+                                 "random inputs and a random cotangent");
   cmd->add_option("file", o->file, "the .tir file ('-' for standard input)")->required();
   cmd->add_option("--func,-f", o->func, "the function to check (optional when the file has one function)");
   cmd->add_option("--wrt", o->wrt, "input buffers to check (default: every float input)")->delimiter(',');
-  cmd->add_option("--input,-i", o->inputs, "NAME=FILE.npy or NAME=VALUE (scalars, or a constant buffer); repeatable");
+  cmd->add_option("--input,-i", o->inputs,
+                  "NAME=FILE.npy or NAME=VALUE (scalars, or a constant buffer); repeatable");
   cmd->add_option("--seed", o->seed, "seed of the random inputs, cotangents and directions (default 0)");
   cmd->add_option("--rtol", o->rtol, "relative tolerance (default 1e-4)")->check(at_least(0, ">= 0"));
   cmd->add_option("--atol", o->atol, "absolute tolerance (default 1e-5)")->check(at_least(0, ">= 0"));

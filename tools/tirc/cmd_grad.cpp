@@ -20,10 +20,13 @@ struct GradOptions {
 void register_grad(CLI::App& app) {
   auto o = std::make_shared<GradOptions>();
   auto* cmd = app.add_subcommand(
-      "grad", "add F_grad (the vector-Jacobian product of F, LANGUAGE.md \"Gradients\") to the module and print it");
+      "grad",
+      "add F_grad (the vector-Jacobian product of F, LANGUAGE.md \"Gradients\") to the module and print it");
   cmd->add_option("file", o->file, "the .tir file ('-' for standard input)")->required();
-  cmd->add_option("--func,-f", o->func, "the function to differentiate (optional when the file has one function)");
-  cmd->add_option("--wrt", o->wrt, "input buffers to differentiate with respect to (default: every float input)")
+  cmd->add_option("--func,-f", o->func,
+                  "the function to differentiate (optional when the file has one function)");
+  cmd->add_option("--wrt", o->wrt,
+                  "input buffers to differentiate with respect to (default: every float input)")
       ->delimiter(',');
   cmd->add_option("-o,--output", o->out, "write the module to this file instead of standard output");
   cmd->callback([o] {

@@ -35,11 +35,13 @@ Function pick_function(const Module& m, const std::string& name, const std::stri
 
 void register_run(CLI::App& app) {
   auto o = std::make_shared<RunOptions>();
-  auto* cmd = app.add_subcommand("run", "run a function on .npy / literal / random inputs and print or save its outputs");
+  auto* cmd = app.add_subcommand(
+      "run", "run a function on .npy / literal / random inputs and print or save its outputs");
   cmd->add_option("file", o->file, "the .tir file ('-' for standard input)")->required();
   cmd->add_option("--func,-f", o->func, "function to run (optional when the file has one function)");
-  cmd->add_option("--input,-i", o->inputs,
-                  "NAME=FILE.npy or NAME=VALUE (scalar parameter, or a buffer filled with VALUE); repeatable");
+  cmd->add_option(
+      "--input,-i", o->inputs,
+      "NAME=FILE.npy or NAME=VALUE (scalar parameter, or a buffer filled with VALUE); repeatable");
   cmd->add_option("--random", o->seed, "fill every input not given with random values from its range (seed)");
   cmd->add_option("--output,-o", o->outputs, "NAME=FILE.npy: write an output as .npy; repeatable");
   cmd->add_option("--engine", o->engine, "interp (reference interpreter, default) or jit")

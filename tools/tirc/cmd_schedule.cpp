@@ -14,7 +14,8 @@
 namespace tirc::cli {
 
 void register_schedule(CLI::App& app) {
-  auto* cmd = app.add_subcommand("schedule", "apply the file's schedule items and print the scheduled module");
+  auto* cmd =
+      app.add_subcommand("schedule", "apply the file's schedule items and print the scheduled module");
   static std::string file, func;
   cmd->add_option("FILE", file, "the .tir file, or - for standard input")->required();
   cmd->add_option("--func", func, "apply only the schedules of this function");

@@ -52,7 +52,8 @@ ArgMap scalar_inputs_for(const FunctionNode& f, const std::vector<std::string>& 
     for (auto& p : f.params)
       if (p.name() == name) {
         if (p.is_buffer())
-          throw Error("--input " + s + ": verify draws buffer inputs at random; only scalar parameters can be given");
+          throw Error("--input " + s +
+                      ": verify draws buffer inputs at random; only scalar parameters can be given");
         mine.push_back(s);
       }
   }
@@ -75,7 +76,8 @@ void check_input_names(const std::vector<Function>& funcs, const std::vector<std
 }  // namespace
 
 void register_verify(CLI::App& app) {
-  auto* cmd = app.add_subcommand("verify", "run each scheduled function unscheduled and scheduled and compare");
+  auto* cmd =
+      app.add_subcommand("verify", "run each scheduled function unscheduled and scheduled and compare");
   static std::string file, func, engine = "all";
   static uint64_t seed = 0;
   static double rtol = 1e-4, atol = 1e-5;
@@ -85,8 +87,12 @@ void register_verify(CLI::App& app) {
   cmd->add_option("--seed", seed, "random seed for the inputs (default 0)");
   cmd->add_option("--rtol", rtol, "relative tolerance (default 1e-4)")->check(at_least(0, ">= 0"));
   cmd->add_option("--atol", atol, "absolute tolerance (default 1e-5)")->check(at_least(0, ">= 0"));
-  cmd->add_option("--input", inputs, "value of a scalar parameter, NAME=VALUE (repeatable; as in tirc run). Scalars not given are drawn from their declared range");
-  cmd->add_option("--engine", engine, "engine running the scheduled function: interp, jit, or all (default: every available engine)");
+  cmd->add_option("--input", inputs,
+                  "value of a scalar parameter, NAME=VALUE (repeatable; as in tirc run). Scalars not given "
+                  "are drawn from their declared range");
+  cmd->add_option(
+      "--engine", engine,
+      "engine running the scheduled function: interp, jit, or all (default: every available engine)");
   cmd->callback([] {
     run_guarded([] {
       Module m = parse_file(file);
@@ -105,7 +111,9 @@ void register_verify(CLI::App& app) {
       for (auto& item : m.schedules) {
         if (!func.empty() && item.func != func) continue;
         Function f = m.find_func(item.func);
-        if (!f) throw SourceError(item.loc.file, item.loc.line, item.loc.col, "schedule for unknown function '" + item.func + "'");
+        if (!f)
+          throw SourceError(item.loc.file, item.loc.line, item.loc.col,
+                            "schedule for unknown function '" + item.func + "'");
         Function g = apply_schedule(*f, item, m.intrins);
         opts.scalars = scalar_inputs_for(*f, inputs);
         for (auto& e : engs) {
@@ -121,8 +129,10 @@ void register_verify(CLI::App& app) {
           }
         }
       }
-      if (passed + failed == 0) std::cout << "no scheduled functions\n";
-      else std::cout << passed << " passed, " << failed << " failed\n";
+      if (passed + failed == 0)
+        std::cout << "no scheduled functions\n";
+      else
+        std::cout << passed << " passed, " << failed << " failed\n";
       return failed ? kExitCheckFailed : kExitOk;
     });
   });

@@ -55,10 +55,12 @@ int main(int argc, char** argv) {
   // "A subcommand is required").
   if (argc > 1 && argv[1][0] != '-') {
     bool known = false;
-    for (auto* sub : app.get_subcommands([](CLI::App*) { return true; })) known = known || sub->check_name(argv[1]);
+    for (auto* sub : app.get_subcommands([](CLI::App*) { return true; }))
+      known = known || sub->check_name(argv[1]);
     if (!known) {
       std::cerr << "tirc: error: unknown subcommand '" << argv[1]
-                << "' (expected parse, run, stats, grad, check-grad, schedule, verify, build or bench; see tirc --help)\n";
+                << "' (expected parse, run, stats, grad, check-grad, schedule, verify, build or bench; see "
+                   "tirc --help)\n";
       return kExitBadInput;
     }
   }

@@ -89,7 +89,8 @@ std::optional<Affine> to_affine(const Expr& e, const AuxProvider& aux) {
       int64_t c = y->constant;
       if (x->is_const()) {
         Affine r;
-        r.constant = b->op == BinOp::FloorDiv ? floor_div(x->constant, c) : x->constant - c * floor_div(x->constant, c);
+        r.constant = b->op == BinOp::FloorDiv ? floor_div(x->constant, c)
+                                              : x->constant - c * floor_div(x->constant, c);
         return r;
       }
       bool exact = true;

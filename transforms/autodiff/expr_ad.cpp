@@ -46,9 +46,7 @@ void collect_vars(const Expr& e, std::unordered_set<const VarNode*>* out) {
 }
 
 namespace {
-bool is_simple(const Expr& e) {
-  return e.as<VarNode>() || e.as<IntImmNode>() || e.as<FloatImmNode>();
-}
+bool is_simple(const Expr& e) { return e.as<VarNode>() || e.as<IntImmNode>() || e.as<FloatImmNode>(); }
 Expr mul(const Expr& a, const Expr& b) {
   if (is_one(a)) return b;
   if (is_one(b)) return a;
@@ -73,8 +71,10 @@ size_t identity_hash(const Expr& e) {
     case ExprKind::FloatImm: {
       double v = 0;
       int64_t k = 0;
-      if (is_const_int(e, &k)) mix(static_cast<size_t>(k));
-      else if (is_const_float(e, &v)) mix(std::hash<double>()(v));
+      if (is_const_int(e, &k))
+        mix(static_cast<size_t>(k));
+      else if (is_const_float(e, &v))
+        mix(std::hash<double>()(v));
       break;
     }
     case ExprKind::Load: {
@@ -245,8 +245,8 @@ Expr ExprAD::linearize(const Expr& e, Scope& s) {
   }
 }
 
-void ExprAD::push(AdjMap& adj, std::vector<LeafTerm>* leaves, const std::vector<Expr>& guards, const Expr& arg,
-                  const Expr& term) {
+void ExprAD::push(AdjMap& adj, std::vector<LeafTerm>* leaves, const std::vector<Expr>& guards,
+                  const Expr& arg, const Expr& term) {
   if (!arg.defined() || !term.defined() || !is_float(arg.dtype())) return;
   if (auto* v = arg.as<VarNode>()) {
     if (defs_.count(v)) adj[v].push_back(term);
@@ -264,8 +264,14 @@ void ExprAD::rule(const Expr& def, const Var& z, const Expr& a, AdjMap& adj, std
   if (auto* b = def.as<BinaryNode>()) {
     const Expr &x = b->a, &y = b->b;
     switch (b->op) {
-      case BinOp::Add: P(x, a); P(y, a); return;
-      case BinOp::Sub: P(x, a); P(y, neg(a)); return;
+      case BinOp::Add:
+        P(x, a);
+        P(y, a);
+        return;
+      case BinOp::Sub:
+        P(x, a);
+        P(y, neg(a));
+        return;
       case BinOp::Mul:
         if (expr_identical(x, y)) {
           // x * x: one term (a * 2) * x instead of a * x + a * x (a * 2 is hoistable).
@@ -295,7 +301,9 @@ void ExprAD::rule(const Expr& def, const Var& z, const Expr& a, AdjMap& adj, std
         P(y, make_select(c, cst(T, 0), a));
         return;
       }
-      default: throw Error("gradient: operator " + std::string(binop_symbol(b->op)) + " on floats is not differentiable");
+      default:
+        throw Error("gradient: operator " + std::string(binop_symbol(b->op)) +
+                    " on floats is not differentiable");
     }
   }
   if (auto* u = def.as<UnaryNode>()) {
@@ -442,8 +450,9 @@ void ExprAD::reverse_scope(const Scope& s, AdjMap& adj, const std::vector<Expr>&
   cur_adj_lets_ = saved;
 }
 
-void ExprAD::reverse(const Scope& s, const std::vector<std::pair<Expr, Expr>>& seeds, const std::vector<Expr>& guards,
-                     std::vector<Binding>* adj_lets, std::vector<LeafTerm>* leaves) {
+void ExprAD::reverse(const Scope& s, const std::vector<std::pair<Expr, Expr>>& seeds,
+                     const std::vector<Expr>& guards, std::vector<Binding>* adj_lets,
+                     std::vector<LeafTerm>* leaves) {
   AdjMap adj;
   for (auto& [e, ct] : seeds) push(adj, leaves, guards, e, ct);
   reverse_scope(s, adj, guards, adj_lets, leaves);

@@ -63,7 +63,8 @@ struct LeafTerm {
 
 class ExprAD {
  public:
-  ExprAD(NameGen& names, std::function<bool(const Buffer&)> active) : names_(names), active_(std::move(active)) {}
+  ExprAD(NameGen& names, std::function<bool(const Buffer&)> active)
+      : names_(names), active_(std::move(active)) {}
 
   // Linearises e into s; returns a "simple" expression: a temp var, a constant, a leaf load
   // or an inactive (integer-derived) expression.
@@ -76,8 +77,9 @@ class ExprAD {
   // Reverse sweep over s seeded with (simple expr, cotangent) pairs. Adjoint bindings are
   // appended to *adj_lets (to be evaluated after s.lets), leaf terms to *leaves, with
   // `guards` prepended to their guards.
-  void reverse(const Scope& s, const std::vector<std::pair<Expr, Expr>>& seeds, const std::vector<Expr>& guards,
-               std::vector<Binding>* adj_lets, std::vector<LeafTerm>* leaves);
+  void reverse(const Scope& s, const std::vector<std::pair<Expr, Expr>>& seeds,
+               const std::vector<Expr>& guards, std::vector<Binding>* adj_lets,
+               std::vector<LeafTerm>* leaves);
 
   // Nested Let expressions of the bindings (in order) that `e` needs, around e.
   static Expr wrap(const std::vector<const std::vector<Binding>*>& lists, const Expr& e);
@@ -95,8 +97,8 @@ class ExprAD {
   Expr bind(Scope& s, const Expr& value, const char* base = "t");
   void push(AdjMap& adj, std::vector<LeafTerm>* leaves, const std::vector<Expr>& guards, const Expr& arg,
             const Expr& term);
-  void reverse_scope(const Scope& s, AdjMap& adj, const std::vector<Expr>& guards, std::vector<Binding>* adj_lets,
-                     std::vector<LeafTerm>* leaves);
+  void reverse_scope(const Scope& s, AdjMap& adj, const std::vector<Expr>& guards,
+                     std::vector<Binding>* adj_lets, std::vector<LeafTerm>* leaves);
   void reverse_arm(const Expr& cond, const Scope& arm, const Expr& val, const Expr& a,
                    const std::vector<Expr>& guards, AdjMap& adj, std::vector<LeafTerm>* leaves);
   void rule(const Expr& def, const Var& z, const Expr& a, AdjMap& adj, std::vector<LeafTerm>* leaves,

@@ -14,7 +14,7 @@ namespace tirc::ad {
 namespace {
 
 struct Box {
-  Expr lo, hi;      // [lo, hi) as expressions (may use scalar params)
+  Expr lo, hi;  // [lo, hi) as expressions (may use scalar params)
   bool known = false;
   int64_t clo = 0, chi = 0;  // inclusive constant bounds when known
 };
@@ -123,7 +123,10 @@ class Solver {
         switch (op) {
           case BinOp::EQ: eqs_.push_back(d); return true;
           case BinOp::GE: ineqs_.push_back(d); return true;
-          case BinOp::GT: d.constant -= 1; ineqs_.push_back(d); return true;
+          case BinOp::GT:
+            d.constant -= 1;
+            ineqs_.push_back(d);
+            return true;
           case BinOp::LE: ineqs_.push_back(d.scaled(-1)); return true;
           case BinOp::LT: {
             Affine e = d.scaled(-1);
@@ -349,7 +352,8 @@ bool Solver::eliminate() {
       bool ok = true;
       for (auto& [v, c] : us) ok = ok && (c > 0) == (sign > 0);
       if (!ok) continue;
-      std::sort(us.begin(), us.end(), [](auto& a, auto& b) { return std::llabs(a.second) < std::llabs(b.second); });
+      std::sort(us.begin(), us.end(),
+                [](auto& a, auto& b) { return std::llabs(a.second) < std::llabs(b.second); });
       if (std::llabs(us[0].second) != 1) continue;
       for (size_t k = 0; k + 1 < us.size() && ok; ++k) {
         auto b = box_.find(us[k].first.get());
@@ -519,7 +523,8 @@ std::optional<GatherResult> Solver::run(const GatherInput& in) {
     make_strided(sp.dim, sp.stride, sp.residue);
     Box& bw = box_[sp.w.get()];
     if (!bw.known) return std::nullopt;
-    int64_t tlo = ceil_div(bw.clo - sp.w_residue, sp.stride), thi = floor_div(bw.chi - sp.w_residue, sp.stride);
+    int64_t tlo = ceil_div(bw.clo - sp.w_residue, sp.stride),
+            thi = floor_div(bw.chi - sp.w_residue, sp.stride);
     if (thi < tlo) {
       GatherResult r;
       r.empty = true;

@@ -69,12 +69,12 @@ struct GatherLoop {
 };
 
 struct GatherResult {
-  bool empty = false;                                   // no point contributes
-  std::vector<GatherLoop> loops;                        // outer to inner
-  std::unordered_map<const VarNode*, Expr> subst;       // forward loop var -> expr over new iter vars
-  std::vector<Expr> target_index;                       // over new iter vars
-  Expr predicate;                                       // `where` over the new loop vars
-  std::vector<Expr> residual;                           // data-dependent conditions over new iter vars
+  bool empty = false;                              // no point contributes
+  std::vector<GatherLoop> loops;                   // outer to inner
+  std::unordered_map<const VarNode*, Expr> subst;  // forward loop var -> expr over new iter vars
+  std::vector<Expr> target_index;                  // over new iter vars
+  Expr predicate;                                  // `where` over the new loop vars
+  std::vector<Expr> residual;                      // data-dependent conditions over new iter vars
 };
 
 std::optional<GatherResult> solve_gather(const GatherInput& in, NameGen& names);

@@ -10,11 +10,11 @@
 #include "ir/error.h"
 #include "ir/mutator.h"
 #include "ir/visitor.h"
+#include "transforms/autodiff/affine.h"
 #include "transforms/autodiff/expr_ad.h"
 #include "transforms/autodiff/gather.h"
 #include "transforms/autodiff/hoist.h"
 #include "transforms/autodiff/regions.h"
-#include "transforms/autodiff/affine.h"
 
 namespace tirc {
 
@@ -51,7 +51,7 @@ struct Unit {
   std::vector<IterVar> reduce_iters;
   Buffer Y, ver_in, ver_out;
   bool self_read = false, full = false, needs_copy = false, inactive = false, merged = false;
-  int group = 0;  // units from the same block share a group
+  int group = 0;           // units from the same block share a group
   std::vector<Expr> once;  // guards making a repeated spatial store count once
   std::unordered_map<const BufferNode*, Buffer> read_ver;  // versions read (AD view)
   std::unordered_map<const BufferNode*, Buffer> fwd_load;  // forward emission: loads
@@ -86,7 +86,8 @@ class MentionedBuffers : public IRVisitor {
 
 // The entries of a version map for the buffers in `keep` only.
 std::unordered_map<const BufferNode*, Buffer> restrict_versions(
-    const std::unordered_map<const BufferNode*, Buffer>& all, const std::unordered_set<const BufferNode*>& keep) {
+    const std::unordered_map<const BufferNode*, Buffer>& all,
+    const std::unordered_set<const BufferNode*>& keep) {
   std::unordered_map<const BufferNode*, Buffer> out;
   for (auto* b : keep)
     if (auto it = all.find(b); it != all.end()) out.emplace(b, it->second);
@@ -269,9 +270,7 @@ class GradientBuilder {
                    const std::function<Stmt()>& init, bool all_reduce, Annotations ann = {});
   Stmt wrap_path(const Unit& u, Stmt inner);
   Stmt body_with_items(const Unit& u, Stmt inner, bool guards);
-  Expr rename_ad(const Unit& u, const Expr& e) {
-    return BufferRenamer(u.read_ver, {}).mutate(e);
-  }
+  Expr rename_ad(const Unit& u, const Expr& e) { return BufferRenamer(u.read_ver, {}).mutate(e); }
   Expr reduce_index(const Unit& u);
   void emit(Stmt s) {
     if (opts_.simplify && !std::getenv("TIRC_AD_NO_SIMPLIFY")) s = IndexTidy().mutate(s);
@@ -310,11 +309,12 @@ void GradientBuilder::resolve_wrt(const std::vector<std::string>& wrt) {
       bool is_out = false;
       for (auto& o : f_.outputs)
         if (o->name == name) is_out = true;
-      throw Error("gradient of " + f_.name + ": --wrt " + name + " is not a float input buffer of " + f_.name +
-                  (is_out ? " (it is an output)" : ""));
+      throw Error("gradient of " + f_.name + ": --wrt " + name + " is not a float input buffer of " +
+                  f_.name + (is_out ? " (it is an output)" : ""));
     }
     for (auto& w : wrt_)
-      if (w.same_as(found->buffer)) throw Error("gradient of " + f_.name + ": --wrt " + name + " is listed twice");
+      if (w.same_as(found->buffer))
+        throw Error("gradient of " + f_.name + ": --wrt " + name + " is listed twice");
     wrt_.push_back(found->buffer);
   }
 }
@@ -479,7 +479,8 @@ void GradientBuilder::analyze(Unit& u) {
     for (auto& it : u.items)
       if (loads_buffer(it.value, u.Y.get())) u.self_read = true;
     if (loads_buffer(v, u.Y.get())) u.self_read = true;
-    for (auto& iv : u.reduce_iters) u.once.push_back(make_binary(BinOp::EQ, iv.var, make_int(0, iv.var.dtype())));
+    for (auto& iv : u.reduce_iters)
+      u.once.push_back(make_binary(BinOp::EQ, iv.var, make_int(0, iv.var.dtype())));
   } else {
     auto* bin = v.as<BinaryNode>();
     Expr E;
@@ -507,7 +508,8 @@ void GradientBuilder::analyze(Unit& u) {
     if (!E.defined())
       throw Error(where + "unsupported reduction update of " + u.Y->name +
                   " (differentiable reductions: Y = Y + E, Y - E, Y * E, max(Y, E), min(Y, E))");
-    if (loads_buffer(E, u.Y.get())) throw Error(where + "the reduction reads " + u.Y->name + " inside its update");
+    if (loads_buffer(E, u.Y.get()))
+      throw Error(where + "the reduction reads " + u.Y->name + " inside its update");
     for (auto& it : u.items)
       if (loads_buffer(it.value, u.Y.get()))
         throw Error(where + "the reduction reads " + u.Y->name + " inside its update");
@@ -538,7 +540,8 @@ void GradientBuilder::analyze(Unit& u) {
     int k = -1;
     for (size_t j = 0; j < b.iter_vars.size(); ++j)
       if (b.iter_vars[j].var.get() == vn) k = static_cast<int>(j);
-    if (k < 0 || b.iter_vars[k].kind != IterKind::Spatial || !same_extent(b.iter_vars[k].extent, u.Y->shape[d])) {
+    if (k < 0 || b.iter_vars[k].kind != IterKind::Spatial ||
+        !same_extent(b.iter_vars[k].extent, u.Y->shape[d])) {
       full = false;
       break;
     }
@@ -584,7 +587,8 @@ void GradientBuilder::assign_versions() {
     auto it = cur.find(u.Y.get());
     if (it != cur.end()) {
       u.ver_in = it->second;
-      u.ver_out = Buffer(names_.unique(u.Y->name + "_v" + std::to_string(++nversions_[u.Y.get()] + 1)), u.Y->dtype, u.Y->shape, u.Y->scope);
+      u.ver_out = Buffer(names_.unique(u.Y->name + "_v" + std::to_string(++nversions_[u.Y.get()] + 1)),
+                         u.Y->dtype, u.Y->shape, u.Y->scope);
       allocs_.push_back(u.ver_out);
       u.needs_copy = !u.full || u.self_read;
     } else {
@@ -635,7 +639,8 @@ Stmt GradientBuilder::wrap_path(const Unit& u, Stmt inner) {
     if (auto* f = s.as<ForNode>()) {
       inner = make_for(f->loop_var, f->min, f->extent, f->for_kind, inner, f->thread_tag, f->annotations);
     } else if (auto* c = s.as<IfThenElseStmtNode>()) {
-      inner = u.path[i].else_branch ? make_if(make_unary(UnOp::Not, c->cond), inner) : make_if(c->cond, inner);
+      inner =
+          u.path[i].else_branch ? make_if(make_unary(UnOp::Not, c->cond), inner) : make_if(c->cond, inner);
     } else if (auto* l = s.as<LetStmtNode>()) {
       inner = make_let_stmt(l->var, l->value, inner);
     }
@@ -681,12 +686,14 @@ Buffer GradientBuilder::adj_write(const Buffer& ver) {
   auto jt = adj_param_.find(ver.get());
   if (jt != adj_param_.end()) {
     Buffer p = jt->second;
-    emit(elementwise(a->name + "_init", a, [&](const std::vector<Expr>& iv) { return make_store(a, iv, make_load(p, iv)); }));
+    emit(elementwise(a->name + "_init", a,
+                     [&](const std::vector<Expr>& iv) { return make_store(a, iv, make_load(p, iv)); }));
     adj_param_.erase(jt);
   } else {
     zero_init_[a.get()] = bwd_.size();
-    emit(elementwise(a->name + "_init", a,
-                     [&](const std::vector<Expr>& iv) { return make_store(a, iv, make_const(a->dtype, 0)); }));
+    emit(elementwise(a->name + "_init", a, [&](const std::vector<Expr>& iv) {
+      return make_store(a, iv, make_const(a->dtype, 0));
+    }));
   }
   adj_[ver.get()] = a;
   return a;
@@ -726,7 +733,8 @@ void GradientBuilder::reverse_unit(Unit& u) {
       // The elements that u overwrote do not flow back (zeroed over u's iteration space).
       emit(clone_block(
           u, bname + "_mask",
-          [&] { return body_with_items(u, make_store(prev, I_ad, make_const(prev->dtype, 0)), true); }, nullptr, false));
+          [&] { return body_with_items(u, make_store(prev, I_ad, make_const(prev->dtype, 0)), true); },
+          nullptr, false));
     }
   }
 
@@ -758,7 +766,8 @@ void GradientBuilder::reverse_unit(Unit& u) {
     for_each_expr(base, [&](const Expr& x) {
       if (auto* l = x.as<LoadNode>()) {
         auto it = orig_of_.find(l->buffer.get());
-        if (it != orig_of_.end() && active_.count(it->second) && is_float(l->buffer->dtype)) base_active = true;
+        if (it != orig_of_.end() && active_.count(it->second) && is_float(l->buffer->dtype))
+          base_active = true;
       }
     });
     DType T = u.Y->dtype;
@@ -828,7 +837,8 @@ void GradientBuilder::reverse_unit(Unit& u) {
       for (auto& g : groups)
         if (expr_identical(g.load, lt.load) && g.guards.size() == lt.guards.size()) {
           bool same = true;
-          for (size_t i = 0; i < g.guards.size() && same; ++i) same = expr_identical(g.guards[i], lt.guards[i]);
+          for (size_t i = 0; i < g.guards.size() && same; ++i)
+            same = expr_identical(g.guards[i], lt.guards[i]);
           if (!same) continue;
           g.term = g.term + lt.term;
           merged = true;
@@ -958,7 +968,8 @@ void GradientBuilder::emit_contribution(Unit& u, const std::vector<const std::ve
             lu = &l, s = c;
         }
     int64_t wext, wmin;
-    if (!lu || !lw || !is_const_int(lw->extent, &wext) || !is_const_int(lw->min, &wmin) || wext <= s) continue;
+    if (!lu || !lw || !is_const_int(lw->extent, &wext) || !is_const_int(lw->min, &wmin) || wext <= s)
+      continue;
     int64_t uext;
     if (!is_const_int(lu->extent, &uext) || uext <= 1) continue;
     ResidueSplit sp{d, s, 0, lw->var, a->constant};
@@ -981,8 +992,10 @@ void GradientBuilder::emit_contribution(Unit& u, const std::vector<const std::ve
         g2.splits.push_back(x);
       }
       auto r = solve_gather(g2, names_);
-      if (!r) solved = false;
-      else if (!r->empty) results.push_back(std::move(*r));
+      if (!r)
+        solved = false;
+      else if (!r->empty)
+        results.push_back(std::move(*r));
     }
     if (!solved) results.clear();
   }
@@ -1002,8 +1015,8 @@ void GradientBuilder::emit_contribution(Unit& u, const std::vector<const std::ve
         overwrite = true;
         for (size_t d = 0; d < r->loops.size() && overwrite; ++d) {
           auto& gl = r->loops[d];
-          overwrite = gl.kind == IterKind::Spatial && r->target_index[d].same_as(gl.iter_var) && is_zero(gl.lo) &&
-                      same_extent(gl.hi, A->shape[d]);
+          overwrite = gl.kind == IterKind::Spatial && r->target_index[d].same_as(gl.iter_var) &&
+                      is_zero(gl.lo) && same_extent(gl.hi, A->shape[d]);
         }
         if (overwrite) bwd_[zero_idx] = Stmt();
       }
@@ -1042,8 +1055,8 @@ void GradientBuilder::emit_contribution(Unit& u, const std::vector<const std::ve
   emit(clone_block(u, name, [&] { return body; }, nullptr, true, {{"atomic", "1"}}));
 }
 
-void GradientBuilder::emit_argext(Unit& u, const std::vector<const std::vector<Binding>*>& lets, const LeafTerm& leaf,
-                                  const Buffer& K, const std::vector<Expr>& I) {
+void GradientBuilder::emit_argext(Unit& u, const std::vector<const std::vector<Binding>*>& lets,
+                                  const LeafTerm& leaf, const Buffer& K, const std::vector<Expr>& I) {
   auto* ld = leaf.load.as<LoadNode>();
   Buffer A = adj_write(ld->buffer);
   zero_init_.erase(A.get());
@@ -1127,7 +1140,8 @@ Function GradientBuilder::build() {
     bool act = false;
     auto check = [&](const Expr& e) {
       for_each_expr(e, [&](const Expr& x) {
-        if (auto* l = x.as<LoadNode>(); l && active_.count(l->buffer.get()) && is_float(l->buffer->dtype)) act = true;
+        if (auto* l = x.as<LoadNode>(); l && active_.count(l->buffer.get()) && is_float(l->buffer->dtype))
+          act = true;
       });
     };
     for (auto& it : u.items) check(it.value);
@@ -1143,8 +1157,9 @@ Function GradientBuilder::build() {
     outs.push_back(g);
     adj_[w.get()] = g;
     zero_init_[g.get()] = bwd_.size();
-    emit(elementwise(g->name + "_init", g,
-                     [&](const std::vector<Expr>& iv) { return make_store(g, iv, make_const(g->dtype, 0)); }));
+    emit(elementwise(g->name + "_init", g, [&](const std::vector<Expr>& iv) {
+      return make_store(g, iv, make_const(g->dtype, 0));
+    }));
   }
   for (size_t k = units_.size(); k-- > 0;) reverse_unit(units_[k]);
 

@@ -26,7 +26,8 @@
 // it only when no point attains the extremum), product (zero-safe: counts zeros and the
 // product of the non-zero factors). Anything else is refused with an Error naming the
 // block and the construct (scan iter vars, opaque iter vars, call_extern, other update
-// patterns, a store reading another store's result in the same block, nested blocks); a gradient is never silently wrong.
+// patterns, a store reading another store's result in the same block, nested blocks); a gradient is never
+// silently wrong.
 #pragma once
 
 #include <string>
@@ -46,6 +47,7 @@ struct GradientOptions {
 
 // Throws Error when a wrt name is not a float input buffer of f, or when f contains a
 // construct that cannot be differentiated.
-Function gradient(const FunctionNode& f, const std::vector<std::string>& wrt, const GradientOptions& opts = {});
+Function gradient(const FunctionNode& f, const std::vector<std::string>& wrt,
+                  const GradientOptions& opts = {});
 
 }  // namespace tirc

@@ -399,7 +399,8 @@ class Hoister {
 
 }  // namespace
 
-std::vector<Stmt> hoist_invariants(const std::vector<Stmt>& stmts, NameGen& names, std::vector<Buffer>* allocs) {
+std::vector<Stmt> hoist_invariants(const std::vector<Stmt>& stmts, NameGen& names,
+                                   std::vector<Buffer>* allocs) {
   Hoister h(names, allocs);
   return h.run(stmts);
 }

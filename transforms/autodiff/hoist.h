@@ -26,6 +26,7 @@ namespace tirc::ad {
 
 // `stmts`: the top-level statements of a function body, in execution order. Returns the new
 // list (hoisting blocks inserted before their first user); new buffers go to *allocs.
-std::vector<Stmt> hoist_invariants(const std::vector<Stmt>& stmts, NameGen& names, std::vector<Buffer>* allocs);
+std::vector<Stmt> hoist_invariants(const std::vector<Stmt>& stmts, NameGen& names,
+                                   std::vector<Buffer>* allocs);
 
 }  // namespace tirc::ad

@@ -298,7 +298,7 @@ struct LiftPlan {
   std::vector<const ForNode*> loops;  // outermost first (a perfect chain up to lets/guards)
   std::vector<CtxList> levels;        // levels[j]: context around loops[j] inside loops[j-1]
   std::vector<IterKind> kinds;
-  std::vector<Item> stores;           // the innermost body, contexts relative to it
+  std::vector<Item> stores;  // the innermost body, contexts relative to it
   // `Y[I] = e0; for k {...accumulate into Y[I]...}` inside the nest: the store becomes the
   // init (its context: every level above it plus its own lets); loops[0, init_at) are
   // spatial, the others reduce.
@@ -417,9 +417,9 @@ class Normalizer : public IRMutator {
   NameGen names_;
   std::unordered_map<std::string, int> counts_;
   VarSet scalars_;
-  std::unordered_set<std::string> global_;  // params, outputs, function allocs
-  std::vector<std::string> loop_scope_;     // loop vars around the block being rewritten
-  std::vector<const ForNode*> loops_;       // the loops themselves
+  std::unordered_set<std::string> global_;     // params, outputs, function allocs
+  std::vector<std::string> loop_scope_;        // loop vars around the block being rewritten
+  std::vector<const ForNode*> loops_;          // the loops themselves
   std::unordered_set<const StmtNode*> split_;  // Seqs of pieces of one block (or their loops)
   std::vector<Buffer> new_allocs_;
   int next_if_ = 0;
@@ -467,11 +467,8 @@ bool Normalizer::flatten(const Stmt& s, CtxList& ctx, std::vector<Item>& out, bo
         if (!flatten(x, ctx, out, saw_else)) return false;
       return true;
     case StmtKind::Store:
-    case StmtKind::For:
-      out.push_back({ctx, s});
-      return true;
-    default:
-      return false;  // nested blocks, call_extern: left to gradient()'s refusal
+    case StmtKind::For: out.push_back({ctx, s}); return true;
+    default: return false;  // nested blocks, call_extern: left to gradient()'s refusal
   }
 }
 
@@ -658,8 +655,7 @@ bool Normalizer::iterations_disjoint(const BlockNode& b, const std::vector<Item>
       }
       if (!ok || terms.empty()) continue;
       if (terms.size() > 1) {
-        std::sort(terms.begin(), terms.end(),
-                  [](const auto& x, const auto& y) { return x.first < y.first; });
+        std::sort(terms.begin(), terms.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
         int64_t span = 0;
         for (auto& [c, v] : terms) {
           int64_t ext;
@@ -858,8 +854,10 @@ std::optional<LiftPlan> Normalizer::plan_lift(const BlockNode& b, const Item& it
       reduce = reduce && !idx_k && !ctx_reads && split_acc(st).has_value();
     }
     if (p.init) {
-      if (j < p.init_at) reduce = false;
-      else spatial = false;
+      if (j < p.init_at)
+        reduce = false;
+      else
+        spatial = false;
     }
     if (!spatial && !reduce) return std::nullopt;
     IterKind kind = spatial ? IterKind::Spatial : IterKind::Reduce;
@@ -941,7 +939,8 @@ std::optional<Item> Normalizer::manual_init(const BlockNode& b, const std::vecto
   bool acc = false;
   for (size_t i = 1; i < items.size(); ++i) {
     auto* st = items[i].leaf.as<StoreNode>();
-    if (st && st->buffer.same_as(s0->buffer) && same_indices(st->indices, s0->indices) && split_acc(st)) acc = true;
+    if (st && st->buffer.same_as(s0->buffer) && same_indices(st->indices, s0->indices) && split_acc(st))
+      acc = true;
     if (items[i].leaf.as<ForNode>()) acc = true;  // a loop to lift: plan_lift checks it
   }
   if (!acc) return std::nullopt;
@@ -978,7 +977,8 @@ Stmt Normalizer::build(const CtxList& ctx, const Stmt& leaf, VarMap m) {
   return s;
 }
 
-Stmt Normalizer::build_piece(const BlockRealizeNode* br, const Piece& p, const std::string& name, bool fresh) {
+Stmt Normalizer::build_piece(const BlockRealizeNode* br, const Piece& p, const std::string& name,
+                             bool fresh) {
   const BlockNode& b = *br->block.get();
   VarMap m;
   BlockNode nb;

@@ -60,7 +60,8 @@ bool uses_only(const Expr& e, const std::unordered_set<const VarNode*>& bad) {
   return ok;
 }
 
-std::vector<BufferRegion> regions(const std::vector<Access>& acc, const std::unordered_set<const VarNode*>& bound) {
+std::vector<BufferRegion> regions(const std::vector<Access>& acc,
+                                  const std::unordered_set<const VarNode*>& bound) {
   std::vector<BufferRegion> out;
   for (auto& a : acc) {
     BufferRegion r;

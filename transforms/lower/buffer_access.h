@@ -21,8 +21,8 @@
 namespace tirc::lower_detail {
 
 struct Binder {
-  const ForNode* loop = nullptr;      // a loop ...
-  const LetStmtNode* let = nullptr;   // ... or a statement let
+  const ForNode* loop = nullptr;     // a loop ...
+  const LetStmtNode* let = nullptr;  // ... or a statement let
 };
 
 struct BufferAccess {

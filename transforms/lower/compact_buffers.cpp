@@ -70,7 +70,8 @@ class Compactor : public IRMutator {
         c.offset.emplace_back();
         int64_t sh_d;
         if (!hull[d] || !is_const_int(a->shape[d], &sh_d)) continue;
-        auto ext = as_const_int(simplify(hull[d]->second - hull[d]->first + make_int(1, hull[d]->first.dtype())));
+        auto ext =
+            as_const_int(simplify(hull[d]->second - hull[d]->first + make_int(1, hull[d]->first.dtype())));
         if (!ext || *ext < 1 || *ext >= sh_d) continue;
         // Accesses stay inside [lo, lo + ext): shifting by lo is a bijection onto [0, ext).
         shape[d] = make_int(*ext, a->shape[d].dtype());

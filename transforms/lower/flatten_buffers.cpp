@@ -29,7 +29,8 @@ class Flattener : public IRMutator {
     if (it != map_.end()) return it->second;
     Expr n;
     DType t = index_type({}, b->shape);
-    for (auto& s : b->shape) n = n.defined() ? simplify_index_expr(as_type(n, t) * as_type(s, t)) : as_type(s, t);
+    for (auto& s : b->shape)
+      n = n.defined() ? simplify_index_expr(as_type(n, t) * as_type(s, t)) : as_type(s, t);
     if (!n.defined()) n = make_int(1, t);
     Buffer nb(b->name, b->dtype, {n}, b->scope);
     map_[b.get()] = nb;

@@ -40,7 +40,9 @@ class IndexSimplifier : public IRMutator {
       switch (n->op) {
         case BinOp::Add: return make_int(wrap(x + y, t), t);
         case BinOp::Sub: return make_int(wrap(x - y, t), t);
-        case BinOp::Mul: return make_int(wrap(static_cast<int64_t>(static_cast<uint64_t>(x) * static_cast<uint64_t>(y)), t), t);
+        case BinOp::Mul:
+          return make_int(wrap(static_cast<int64_t>(static_cast<uint64_t>(x) * static_cast<uint64_t>(y)), t),
+                          t);
         case BinOp::FloorDiv:
           if (y > 0) return make_int(wrap(floordiv_i(x, y), t), t);
           break;
@@ -60,7 +62,8 @@ class IndexSimplifier : public IRMutator {
         if (cb && sgn)
           if (auto* ia = a.as<BinaryNode>(); ia && ia->op == BinOp::Add) {
             int64_t c1;
-            if (is_const_int(ia->b, &c1)) return mutate(make_binary(BinOp::Add, ia->a, make_int(wrap(c1 + y, t), t)));
+            if (is_const_int(ia->b, &c1))
+              return mutate(make_binary(BinOp::Add, ia->a, make_int(wrap(c1 + y, t), t)));
           }
         if (ca && !cb) return make_binary(BinOp::Add, b, a);  // constant last
         break;
@@ -87,7 +90,8 @@ class IndexSimplifier : public IRMutator {
   Expr mutate_cast(const CastNode* n, const Expr& e) override {
     Expr v = mutate(n->value);
     int64_t x;
-    if (is_int(n->dtype) && is_signed_int(v.dtype()) && is_const_int(v, &x)) return make_int(wrap(x, n->dtype), n->dtype);
+    if (is_int(n->dtype) && is_signed_int(v.dtype()) && is_const_int(v, &x))
+      return make_int(wrap(x, n->dtype), n->dtype);
     return v.same_as(n->value) ? e : make_cast(n->dtype, v);
   }
   Stmt mutate_if(const IfThenElseStmtNode* n, const Stmt& s) override {

@@ -91,7 +91,8 @@ static ScheduleInstr normalize_keywords(const ScheduleInstr& ins) {
     if (pos == names.end()) refuse("unknown keyword argument '" + k->text + "'");
     size_t idx = static_cast<size_t>(pos - names.begin());
     if (idx < out.args.size()) refuse("argument " + k->text + " is given twice");
-    if (idx > out.args.size()) refuse("keyword argument " + k->text + " given before the arguments preceding it");
+    if (idx > out.args.size())
+      refuse("keyword argument " + k->text + " given before the arguments preceding it");
     out.args.push_back(k->list[0]);
   }
   return out;
@@ -114,13 +115,15 @@ std::vector<std::string> schedule_primitive_names() {
   return out;
 }
 
-Function apply_schedule(const FunctionNode& f, const ScheduleItem& item, const std::vector<IntrinItem>& intrins) {
+Function apply_schedule(const FunctionNode& f, const ScheduleItem& item,
+                        const std::vector<IntrinItem>& intrins) {
   ScheduleState st(f);
   if (!intrins.empty()) st.intrins = std::make_shared<const std::vector<IntrinItem>>(intrins);
   for (auto& ins : item.instrs) {
     auto it = table().find(ins.primitive);
     if (it == table().end())
-      throw SourceError(ins.loc.file, ins.loc.line, ins.loc.col, "unknown schedule primitive '" + ins.primitive + "'");
+      throw SourceError(ins.loc.file, ins.loc.line, ins.loc.col,
+                        "unknown schedule primitive '" + ins.primitive + "'");
     try {
       apply_instruction(st, ins);
     } catch (const Refusal& r) {
@@ -145,7 +148,8 @@ Module apply_module_schedules(const Module& m, const std::string& only_func) {
     const ScheduleItem& s = m.schedules[i];
     if (!only_func.empty() && s.func != only_func) continue;
     Function f = out.find_func(s.func);
-    if (!f) throw SourceError(s.loc.file, s.loc.line, s.loc.col, "schedule for unknown function '" + s.func + "'");
+    if (!f)
+      throw SourceError(s.loc.file, s.loc.line, s.loc.col, "schedule for unknown function '" + s.func + "'");
     out.add_func(apply_schedule(*f, s, m.intrins));
     applied[i] = true;
   }

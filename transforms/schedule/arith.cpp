@@ -76,8 +76,12 @@ class Folder : public IRMutator {
         case BinOp::Add: return make_int(x + y, t);
         case BinOp::Sub: return make_int(x - y, t);
         case BinOp::Mul: return make_int(x * y, t);
-        case BinOp::FloorDiv: if (y != 0) return make_int(fdiv(x, y), t); break;
-        case BinOp::FloorMod: if (y != 0) return make_int(fmod(x, y), t); break;
+        case BinOp::FloorDiv:
+          if (y != 0) return make_int(fdiv(x, y), t);
+          break;
+        case BinOp::FloorMod:
+          if (y != 0) return make_int(fmod(x, y), t);
+          break;
         case BinOp::Min: return make_int(std::min(x, y), t);
         case BinOp::Max: return make_int(std::max(x, y), t);
         case BinOp::EQ: return make_bool(x == y);
@@ -200,8 +204,10 @@ std::optional<IntRange> const_bound(const Expr& e, const RangeMap& ranges) {
         if (a.same_as(e)) return std::nullopt;
         auto r = const_bound(a, ranges);
         if (!r) return std::nullopt;
-        if (k >= 0) lo += k * r->lo, hi += k * r->hi;
-        else lo += k * r->hi, hi += k * r->lo;
+        if (k >= 0)
+          lo += k * r->lo, hi += k * r->hi;
+        else
+          lo += k * r->hi, hi += k * r->lo;
       }
       return IntRange{lo, hi};
     }
@@ -222,7 +228,8 @@ std::optional<IntRange> const_bound(const Expr& e, const RangeMap& ranges) {
     case BinOp::FloorMod:
       if (y && y->lo == y->hi && y->lo > 0) {
         if (x && x->lo >= 0 && x->hi < y->lo) return x;
-        if (x && fdiv(x->lo, y->lo) == fdiv(x->hi, y->lo)) return IntRange{fmod(x->lo, y->lo), fmod(x->hi, y->lo)};
+        if (x && fdiv(x->lo, y->lo) == fdiv(x->hi, y->lo))
+          return IntRange{fmod(x->lo, y->lo), fmod(x->hi, y->lo)};
         return IntRange{0, y->lo - 1};
       }
       return std::nullopt;
@@ -497,7 +504,8 @@ std::optional<FusedView> fused_view(const std::vector<Expr>& bindings, const std
   std::vector<const VarNode*> parts;
   for (auto& [a, c] : sum->terms) parts.push_back(a.as<VarNode>());
   auto uses_part = [&](const Expr& e) {
-    return uses_var(e, [&](const VarNode* v) { return std::find(parts.begin(), parts.end(), v) != parts.end(); });
+    return uses_var(
+        e, [&](const VarNode* v) { return std::find(parts.begin(), parts.end(), v) != parts.end(); });
   };
   for (auto& b : nb)
     if (uses_part(b)) return std::nullopt;
@@ -533,14 +541,12 @@ bool bijective_bindings(const std::vector<Expr>& bindings, const std::vector<Exp
 // split k of iter var v is (v // scale_k) % ext_k (no modulo for the highest one), and each
 // loop is the sum of its splits times their `lower`. A fused sum F = sum c_j * l_j gives
 // l_j = (F // c_j) % ext_j.
-std::optional<std::unordered_map<const VarNode*, Expr>> invert_bindings(const std::vector<Expr>& bindings,
-                                                                        const std::vector<Var>& ivars,
-                                                                        const std::vector<Expr>& extents,
-                                                                        const std::vector<LoopDom>& loops,
-                                                                        const Expr& predicate,
-                                                                        std::vector<std::pair<Expr, Expr>>* sums) {
+std::optional<std::unordered_map<const VarNode*, Expr>> invert_bindings(
+    const std::vector<Expr>& bindings, const std::vector<Var>& ivars, const std::vector<Expr>& extents,
+    const std::vector<LoopDom>& loops, const Expr& predicate, std::vector<std::pair<Expr, Expr>>* sums) {
   if (bindings.size() != ivars.size() || bindings.size() != extents.size()) return std::nullopt;
-  if (bijective_bindings_direct(bindings, extents, loops, predicate)) return invert_direct(bindings, ivars, loops);
+  if (bijective_bindings_direct(bindings, extents, loops, predicate))
+    return invert_direct(bindings, ivars, loops);
   auto fv = fused_view(bindings, loops, predicate);
   if (!fv || !bijective_bindings_direct(fv->bindings, extents, fv->loops, fv->predicate)) return std::nullopt;
   auto inv = invert_direct(fv->bindings, ivars, fv->loops);
@@ -591,7 +597,8 @@ bool bijective_bindings_direct(const std::vector<Expr>& bindings, const std::vec
       if (prove_le(extents[i], cover)) {
         for (auto& c : preds) {
           auto* lt = c.as<BinaryNode>();
-          if (lt && lt->op == BinOp::LT && prove_eq(lt->a, bindings[i]) && prove_eq(lt->b, extents[i])) guarded = true;
+          if (lt && lt->op == BinOp::LT && prove_eq(lt->a, bindings[i]) && prove_eq(lt->b, extents[i]))
+            guarded = true;
         }
       }
       if (!guarded) return false;
@@ -618,7 +625,8 @@ bool bijective_bindings_direct(const std::vector<Expr>& bindings, const std::vec
     }
     // The last split must reach the loop's end (its ext is the remaining extent or more).
     const SplitTerm& last = ts.back();
-    Expr need = fold(floordiv(l.extent + make_int(last.lower - 1, l.extent.dtype()), make_int(last.lower, l.extent.dtype())));
+    Expr need = fold(floordiv(l.extent + make_int(last.lower - 1, l.extent.dtype()),
+                              make_int(last.lower, l.extent.dtype())));
     if (last.lower == 1) need = l.extent;
     if (!prove_le(need, last.ext) && !prove_eq(need, last.ext)) return false;
   }
@@ -650,8 +658,10 @@ std::optional<std::unordered_map<const VarNode*, Expr>> invert_direct(const std:
   }
   for (auto& l : loops) {
     auto it = out.find(l.var.get());
-    if (it == out.end()) out[l.var.get()] = make_int(0, l.var.dtype());  // a unit loop
-    else it->second = fold(it->second);
+    if (it == out.end())
+      out[l.var.get()] = make_int(0, l.var.dtype());  // a unit loop
+    else
+      it->second = fold(it->second);
   }
   return out;
 }

@@ -78,12 +78,10 @@ bool bijective_bindings(const std::vector<Expr>& bindings, const std::vector<Exp
 // producing those iter values (valid at every point of the domain the block runs; a loop
 // of extent 1 gives 0). nullopt when the bindings are not recognised as bijective. When the
 // bindings split a fused sum of loops, `sums` (if given) receives (sum, its value in ivars).
-std::optional<std::unordered_map<const VarNode*, Expr>> invert_bindings(const std::vector<Expr>& bindings,
-                                                                        const std::vector<Var>& ivars,
-                                                                        const std::vector<Expr>& extents,
-                                                                        const std::vector<LoopDom>& loops,
-                                                                        const Expr& predicate,
-                                                                        std::vector<std::pair<Expr, Expr>>* sums = nullptr);
+std::optional<std::unordered_map<const VarNode*, Expr>> invert_bindings(
+    const std::vector<Expr>& bindings, const std::vector<Var>& ivars, const std::vector<Expr>& extents,
+    const std::vector<LoopDom>& loops, const Expr& predicate,
+    std::vector<std::pair<Expr, Expr>>* sums = nullptr);
 
 // Conjuncts of a boolean expression (a && b && c -> [a, b, c]); `true` gives [].
 std::vector<Expr> conjuncts(const Expr& e);

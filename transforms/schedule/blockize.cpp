@@ -39,9 +39,12 @@ void move_init_out(const ScheduleState& st, const std::string& outer_name, Stmt*
   for (size_t i = 0; i < loops.size(); ++i) {
     bool sp = false, rd = false;
     for (auto k : kinds_bound_to(*br, loops[i]->loop_var.get())) {
-      if (k == IterKind::Spatial) sp = true;
-      else if (k == IterKind::Reduce) rd = true;
-      else return;
+      if (k == IterKind::Spatial)
+        sp = true;
+      else if (k == IterKind::Reduce)
+        rd = true;
+      else
+        return;
     }
     if (sp == rd) return;
     spatial[i] = sp;
@@ -67,7 +70,8 @@ void move_init_out(const ScheduleState& st, const std::string& outer_name, Stmt*
   for (size_t i = 0; i < loops.size(); ++i) {
     if (!spatial[i]) continue;
     std::string n = fresh_var_name(st, loops[i]->loop_var.name() + "_init");
-    for (int k = 1; used.count(n); ++k) n = fresh_var_name(st, loops[i]->loop_var.name() + "_init" + std::to_string(k));
+    for (int k = 1; used.count(n); ++k)
+      n = fresh_var_name(st, loops[i]->loop_var.name() + "_init" + std::to_string(k));
     used.insert(n);
     Var v(n, loops[i]->loop_var.dtype());
     loop_sub[loops[i]->loop_var.get()] = v;
@@ -121,15 +125,19 @@ void prim_blockize(ScheduleState& st, const ScheduleInstr& ins) {
     bool sp = false, other = false, rd = false;
     for (auto& b : inner)
       for (auto k : kinds_bound_to(*realize(b), v)) {
-        if (k == IterKind::Spatial) sp = true;
-        else if (k == IterKind::Reduce) rd = true;
-        else other = true;
+        if (k == IterKind::Spatial)
+          sp = true;
+        else if (k == IterKind::Reduce)
+          rd = true;
+        else
+          other = true;
       }
     IterKind kind = other || (sp && rd) ? IterKind::Opaque : rd ? IterKind::Reduce : IterKind::Spatial;
     std::string nm = f->var.name();
     if (nm.size() > 1 && nm[0] == 'v') nm = nm.substr(1);
     std::string n = fresh_var_name(st, "v" + nm + "_o");
-    for (int k = 1; std::find(used.begin(), used.end(), n) != used.end(); ++k) n = fresh_var_name(st, "v" + nm + "_o" + std::to_string(k));
+    for (int k = 1; std::find(used.begin(), used.end(), n) != used.end(); ++k)
+      n = fresh_var_name(st, "v" + nm + "_o" + std::to_string(k));
     used.push_back(n);
     Var iv(n, f->var.dtype());
     ivs.push_back(IterVar{iv, kind, f->extent});

@@ -38,9 +38,11 @@ void check_no_pointers(const std::vector<Stmt>& readers, const Buffer& A) {
 // body from the first to the last one with a reader: then between the copy and the reads of
 // the same iteration nothing changes A (other writers run before the copy or after the
 // iteration's reads).
-void cache_read_in_loop(ScheduleState& st, const ScheduleInstr& ins, const Buffer& A, const std::string& scope,
-                        const std::vector<Stmt>& readers, const std::vector<Stmt>& writers) {
-  const std::string why = "buffer " + A->name + " is written after (or in the same loop nest as) one of its readers";
+void cache_read_in_loop(ScheduleState& st, const ScheduleInstr& ins, const Buffer& A,
+                        const std::string& scope, const std::vector<Stmt>& readers,
+                        const std::vector<Stmt>& writers) {
+  const std::string why =
+      "buffer " + A->name + " is written after (or in the same loop nest as) one of its readers";
   std::vector<Stmt> common;
   for (size_t k = 0; k < readers.size(); ++k) {
     if (st.scope_of(readers[k].get()).get() != st.body().get()) refuse(why);
@@ -85,7 +87,8 @@ void cache_read_in_loop(ScheduleState& st, const ScheduleInstr& ins, const Buffe
       if (!reg.buffer.same_as(A)) continue;
       declared = true;
       auto g = region_under_loop(L, r, reg);
-      if (firstr) need = g;
+      if (firstr)
+        need = g;
       else
         for (size_t d = 0; d < need.size(); ++d) need[d] = hull(need[d], g[d]);
       firstr = false;
@@ -105,7 +108,8 @@ void cache_read_in_loop(ScheduleState& st, const ScheduleInstr& ins, const Buffe
     Expr ext_m1 = fold(A->shape[d] - make_int(1, t));
     SymRange rg = need[d] ? *need[d] : SymRange{make_int(0, t), ext_m1};
     Expr ext = fold(rg.hi - rg.lo + make_int(1, t));
-    if (uses_var(ext, [&](const VarNode* v) { return loop_vars.count(v) > 0; })) rg = SymRange{make_int(0, t), ext_m1}, ext = A->shape[d];
+    if (uses_var(ext, [&](const VarNode* v) { return loop_vars.count(v) > 0; }))
+      rg = SymRange{make_int(0, t), ext_m1}, ext = A->shape[d];
     need[d] = rg;
     exts.push_back(ext);
     los.push_back(rg.lo);
@@ -117,21 +121,24 @@ void cache_read_in_loop(ScheduleState& st, const ScheduleInstr& ins, const Buffe
     DType t = A->shape[d].dtype();
     Var ax(fresh_var_name(st, "ax" + std::to_string(d)), t);
     for (auto& v : nvars)
-      if (v.name() == ax.name()) ax = Var(fresh_var_name(st, "ax" + std::to_string(d) + "_" + std::to_string(d)), t);
+      if (v.name() == ax.name())
+        ax = Var(fresh_var_name(st, "ax" + std::to_string(d) + "_" + std::to_string(d)), t);
     nvars.push_back(ax);
     Var v("v" + std::to_string(d), t);
     ivs.push_back(IterVar{v, IterKind::Spatial, A->shape[d]});
     Expr value = is_one(exts[d]) ? los[d] : fold(los[d] + ax);
     binds.push_back(value);
     idxs.push_back(v);
-    if (!prove_le(make_int(0, t), need[d]->lo, known)) preds.push_back(make_binary(BinOp::LE, make_int(0, t), value));
+    if (!prove_le(make_int(0, t), need[d]->lo, known))
+      preds.push_back(make_binary(BinOp::LE, make_int(0, t), value));
     if (!prove_le(need[d]->hi, fold(A->shape[d] - make_int(1, t)), known))
       preds.push_back(make_binary(BinOp::LT, value, A->shape[d]));
   }
   Stmt nest = make_simple_block(bname, ivs, binds, make_store(cache, idxs, make_load(A, idxs)), Stmt(),
                                 preds.empty() ? Expr() : make_and(preds));
   for (size_t d = nvars.size(); d-- > 0;)
-    if (!is_one(exts[d])) nest = make_for(nvars[d], make_int(0, exts[d].dtype()), exts[d], ForKind::Serial, nest);
+    if (!is_one(exts[d]))
+      nest = make_for(nvars[d], make_int(0, exts[d].dtype()), exts[d], ForKind::Serial, nest);
   Stmt body = st.body();
   for (auto& r : readers) body = replace_stmt(body, r.get(), replace_buffer(r, A, cache));
   st.set_body(body);
@@ -178,7 +185,8 @@ void prim_cache_read(ScheduleState& st, const ScheduleInstr& ins) {
         refuse("buffer " + A->name + " is allocated inside block " + block_of(blk)->name);
   auto readers = readers_of(st, A);
   auto writers = writers_of(st, A);
-  if (readers.empty()) refuse("no block loads buffer " + A->name + " (block " + b->name + " only declares it)");
+  if (readers.empty())
+    refuse("no block loads buffer " + A->name + " (block " + b->name + " only declares it)");
   int first_reader = 1 << 30, last_writer = -1;
   for (auto& r : readers) {
     int p = root_position(st, top_item(st, r.get()));

@@ -5,8 +5,8 @@
 // vars, covers its iteration domain exactly once (so every copied element was written),
 // and no reader of C shares its loop nest. The copy-back has the block's `where` (in the
 // spatial iter vars), so it copies only elements the block wrote.
-#include "transforms/schedule/cache_common.h"
 #include "ir/printer.h"
+#include "transforms/schedule/cache_common.h"
 #include "transforms/schedule/predicate.h"
 #include "transforms/schedule/prims.h"
 
@@ -41,7 +41,8 @@ void prim_cache_write(ScheduleState& st, const ScheduleInstr& ins) {
   std::function<void(const Stmt&)> rec = [&](const Stmt& s) {
     if (!s.defined()) return;
     if (auto* x = s.as<StoreNode>(); x && x->buffer.same_as(C)) {
-      if (widx.empty()) widx = x->indices;
+      if (widx.empty())
+        widx = x->indices;
       else
         for (size_t k = 0; k < widx.size(); ++k) differ = differ || !expr_identical(widx[k], x->indices[k]);
     }
@@ -62,20 +63,22 @@ void prim_cache_write(ScheduleState& st, const ScheduleInstr& ins) {
   for (auto& e : widx)
     for (auto& iv : b->iter_vars)
       if (iv.kind != IterKind::Spatial && uses_var(e, iv.var.get()))
-        refuse("the store index of " + C->name + " uses the " + std::string(iter_kind_name(iv.kind)) + " iter var " +
-               iv.var.name());
+        refuse("the store index of " + C->name + " uses the " + std::string(iter_kind_name(iv.kind)) +
+               " iter var " + iv.var.name());
   // Complete: bindings cover the domain exactly once.
   std::vector<LoopDom> loops;
   for (auto& l : st.loops_above(bs.get())) {
     auto* fl = l.as<ForNode>();
-    if (!is_zero(fl->min)) refuse("loop " + loop_name(l) + " above block " + b->name + " does not start at 0");
+    if (!is_zero(fl->min))
+      refuse("loop " + loop_name(l) + " above block " + b->name + " does not start at 0");
     loops.push_back(LoopDom{fl->loop_var, fl->extent});
   }
   std::vector<Expr> exts;
   for (auto& iv : b->iter_vars) exts.push_back(iv.extent);
   if (!bijective_bindings(br->bindings, exts, loops, br->predicate))
     refuse("block " + b->name + " does not cover its iteration domain exactly once");
-  if (st.scope_of(bs.get()).get() != st.body().get()) refuse("block " + b->name + " is not under the root block");
+  if (st.scope_of(bs.get()).get() != st.body().get())
+    refuse("block " + b->name + " is not under the root block");
   // The copy-back copies exactly the elements the block writes: its `where`, in the spatial
   // iter vars. A conjunct on reduce iter vars alone is dropped when it holds at the first
   // reduce iteration (every admitted spatial point is then written); others are refused.
@@ -95,15 +98,18 @@ void prim_cache_write(ScheduleState& st, const ScheduleInstr& ins) {
     int64_t v;
     if (spatial || !is_const_int(fold(substitute(c, at_zero)), &v) || !v)
       refuse("the predicate of block " + b->name + " (" + print_expr(c) +
-             ") depends on its non-spatial iter vars, so the elements of " + C->name + " it writes are not known");
+             ") depends on its non-spatial iter vars, so the elements of " + C->name +
+             " it writes are not known");
   }
   if (body_reads(*b, C) && !(b->init.defined() && is_reduction_block(*b)))
-    refuse("block " + b->name + " reads buffer " + C->name + " before writing it (the cache would start uninitialised)");
+    refuse("block " + b->name + " reads buffer " + C->name +
+           " before writing it (the cache would start uninitialised)");
   Stmt item = top_item(st, bs.get());
   int pos = root_position(st, item);
   for (auto& r : readers_of(st, C, b))
     if (top_item(st, r.get()).same_as(item))
-      refuse("block " + block_of(r)->name + " reads buffer " + C->name + " in the loop nest of block " + b->name);
+      refuse("block " + block_of(r)->name + " reads buffer " + C->name + " in the loop nest of block " +
+             b->name);
   Buffer cache(st.fresh_buffer_name(C->name + "_" + scope), C->dtype, C->shape, scope);
   std::string bname = st.fresh_block_name(cache->name);
   // Copy block over the spatial iter vars of the block.

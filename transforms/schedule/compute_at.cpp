@@ -32,10 +32,11 @@ std::optional<SymRange> hull(const std::optional<SymRange>& a, const std::option
 // one-to-one and onto (as reverse_compute_at checks its tiles), so every element of P's domain
 // is computed in exactly one iteration; the other writers (under the loop) must read X and
 // write it only inside the region computed in their iteration.
-void check_exact_tiling(const ScheduleState& st, const Stmt& ls, const std::vector<Stmt>& above, const BlockNode& p,
-                        const Buffer& X, const std::vector<int>& ivs, const std::vector<std::optional<SymRange>>& need,
-                        const std::vector<Stmt>& others) {
-  std::string why = st.is_output(X) ? X->name + " is an output" : X->name + " is updated by block " + block_of(others[0])->name;
+void check_exact_tiling(const ScheduleState& st, const Stmt& ls, const std::vector<Stmt>& above,
+                        const BlockNode& p, const Buffer& X, const std::vector<int>& ivs,
+                        const std::vector<std::optional<SymRange>>& need, const std::vector<Stmt>& others) {
+  std::string why = st.is_output(X) ? X->name + " is an output"
+                                    : X->name + " is updated by block " + block_of(others[0])->name;
   for (auto& w : others) {
     const BlockNode* wb = block_of(w);
     if (!body_reads(*wb, X))
@@ -45,7 +46,8 @@ void check_exact_tiling(const ScheduleState& st, const Stmt& ls, const std::vect
       auto g = region_under_loop(ls, w, r);
       for (size_t d = 0; d < g.size(); ++d)
         if (!g[d] || !need[d] || !prove_le(need[d]->lo, g[d]->lo) || !prove_le(g[d]->hi, need[d]->hi))
-          refuse("block " + wb->name + " writes " + X->name + " outside the region it reads under loop " + loop_name(ls));
+          refuse("block " + wb->name + " writes " + X->name + " outside the region it reads under loop " +
+                 loop_name(ls));
     }
   }
   std::vector<Expr> tiles, tile_exts;
@@ -66,9 +68,12 @@ void check_exact_tiling(const ScheduleState& st, const Stmt& ls, const std::vect
       tl.terms.emplace_back(a, k / wc);
     }
     tiles.push_back(from_linear(tl));
-    if (is_const_int(fold(iv.extent), &ext)) tile_exts.push_back(make_int((ext + wc - 1) / wc, t));
-    else if (wc == 1) tile_exts.push_back(iv.extent);
-    else refuse(bad);
+    if (is_const_int(fold(iv.extent), &ext))
+      tile_exts.push_back(make_int((ext + wc - 1) / wc, t));
+    else if (wc == 1)
+      tile_exts.push_back(iv.extent);
+    else
+      refuse(bad);
   }
   std::vector<LoopDom> loops;
   for (auto& l : above) {
@@ -92,7 +97,8 @@ void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
   const BlockRealizeNode* pr = realize(ps);
   const BlockNode* p = pr->block.get();
   auto* L = ls.as<ForNode>();
-  if (!find_path(ls, ps.get()).empty()) refuse("block " + p->name + " is already inside loop " + loop_name(ls));
+  if (!find_path(ls, ps.get()).empty())
+    refuse("block " + p->name + " is already inside loop " + loop_name(ls));
   if (st.scope_of(ps.get()).get() != st.scope_of(ls.get()).get())
     refuse("block " + p->name + " and loop " + loop_name(ls) + " are not in the same block scope");
   if (!collect_blocks(p->body).empty()) refuse("block " + p->name + " has nested blocks");
@@ -103,16 +109,20 @@ void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
     bool b_in = sb->init.defined() && !find_path(sb->init, ps.get()).empty();
     bool l_in = sb->init.defined() && !find_path(sb->init, ls.get()).empty();
     if (b_in != l_in)
-      refuse(b_in ? "block " + p->name + " is in the init of block " + sb->name + " and loop " + loop_name(ls) + " is not"
-                  : "loop " + loop_name(ls) + " is in the init of block " + sb->name + " and block " + p->name + " is not");
+      refuse(b_in ? "block " + p->name + " is in the init of block " + sb->name + " and loop " +
+                        loop_name(ls) + " is not"
+                  : "loop " + loop_name(ls) + " is in the init of block " + sb->name + " and block " +
+                        p->name + " is not");
   }
   auto wbufs = written_buffers(*p);
-  if (wbufs.size() != 1) refuse("block " + p->name + " writes " + std::to_string(wbufs.size()) + " buffers (need exactly 1)");
+  if (wbufs.size() != 1)
+    refuse("block " + p->name + " writes " + std::to_string(wbufs.size()) + " buffers (need exactly 1)");
   Buffer X = wbufs[0];
   if (st.is_param(X) && !st.is_output(X))
     refuse("block " + p->name + " writes buffer " + X->name + ", a parameter of the function");
   if (body_reads(*p, X) && !(p->init.defined() && is_reduction_block(*p)))
-    refuse("block " + p->name + " reads buffer " + X->name + ", which it writes, and is not a reduction with init");
+    refuse("block " + p->name + " reads buffer " + X->name +
+           ", which it writes, and is not a reduction with init");
   if (!p->allocs.empty()) refuse("block " + p->name + " allocates buffers");
   // Other writers are allowed only under the loop (accumulating consumers such as a gradient's
   // `X_grad = X_grad + ...`, checked below with the exact tiling).
@@ -128,14 +138,16 @@ void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
   if (consumers.empty()) refuse("block " + p->name + " has no consumer");
   for (auto& c : consumers)
     if (find_path(ls, c.get()).empty())
-      refuse("consumer block " + block_of(c)->name + " of block " + p->name + " is not under loop " + loop_name(ls));
+      refuse("consumer block " + block_of(c)->name + " of block " + p->name + " is not under loop " +
+             loop_name(ls));
   // P's store indices: distinct iter vars; other iter vars must be reduce vars.
   std::vector<Expr> sidx;
   bool differ = false, inner_loops = false;
   std::function<void(const Stmt&)> rec = [&](const Stmt& s) {
     if (!s.defined()) return;
     if (auto* x = s.as<StoreNode>(); x && x->buffer.same_as(X)) {
-      if (sidx.empty()) sidx = x->indices;
+      if (sidx.empty())
+        sidx = x->indices;
       else
         for (size_t k = 0; k < sidx.size(); ++k) differ = differ || !expr_identical(sidx[k], x->indices[k]);
     }
@@ -144,12 +156,14 @@ void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
   };
   rec(p->init);
   rec(p->body);
-  if (sidx.empty() || differ || inner_loops) refuse("block " + p->name + " does not store " + X->name + " at one index tuple");
+  if (sidx.empty() || differ || inner_loops)
+    refuse("block " + p->name + " does not store " + X->name + " at one index tuple");
   auto ivs = index_vars(*p, sidx, "the store");
   for (size_t i = 0; i < p->iter_vars.size(); ++i) {
     bool indexed = std::find(ivs.begin(), ivs.end(), static_cast<int>(i)) != ivs.end();
     const IterVar& iv = p->iter_vars[i];
-    if (indexed && iv.kind != IterKind::Spatial) refuse("the store of block " + p->name + " uses a non-spatial iter var");
+    if (indexed && iv.kind != IterKind::Spatial)
+      refuse("the store of block " + p->name + " uses a non-spatial iter var");
     if (!indexed && iv.kind != IterKind::Reduce && !is_one(fold(iv.extent)))
       refuse("the spatial iter var " + iv.var.name() + " of block " + p->name + " is not a store index");
   }
@@ -160,7 +174,8 @@ void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
     std::vector<LoopDom> loops;
     for (auto& l : st.loops_above(ps.get())) {
       auto* f = l.as<ForNode>();
-      if (!is_zero(f->min)) refuse("loop " + loop_name(l) + " above block " + p->name + " does not start at 0");
+      if (!is_zero(f->min))
+        refuse("loop " + loop_name(l) + " above block " + p->name + " does not start at 0");
       loops.push_back(LoopDom{f->loop_var, f->extent});
     }
     std::vector<Expr> exts;
@@ -194,7 +209,8 @@ void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
     for (auto& r : block_of(c)->reads) {
       if (!r.buffer.same_as(X)) continue;
       auto reg = region_under_loop(ls, c, r);
-      if (first) need = reg;
+      if (first)
+        need = reg;
       else
         for (size_t d = 0; d < need.size(); ++d) need[d] = hull(need[d], reg[d]);
       first = false;
@@ -202,7 +218,8 @@ void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
     if (!block_reads(*block_of(c), X)) continue;
     bool declared = false;
     for (auto& r : block_of(c)->reads) declared = declared || r.buffer.same_as(X);
-    if (!declared) refuse("consumer block " + block_of(c)->name + " does not declare its reads of " + X->name);
+    if (!declared)
+      refuse("consumer block " + block_of(c)->name + " does not declare its reads of " + X->name);
   }
   // Loop vars at and above `loop`: their constant ranges prove the clamps unnecessary.
   auto above = st.loops_above(ls.get());
@@ -245,7 +262,8 @@ void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
     Expr value = is_one(extent) ? r.lo : fold(r.lo + ax);
     nexts.push_back(extent);
     nbinds.push_back(value);
-    if (!prove_le(make_int(0, t), r.lo, known)) preds.push_back(make_binary(BinOp::LE, make_int(0, t), value));
+    if (!prove_le(make_int(0, t), r.lo, known))
+      preds.push_back(make_binary(BinOp::LE, make_int(0, t), value));
     if (!prove_le(r.hi, ext_m1, known)) preds.push_back(make_binary(BinOp::LT, value, iv.extent));
   }
   for (auto& c : substitute_iter_vars(own_pred, *p, nbinds)) preds.push_back(c);
@@ -255,7 +273,8 @@ void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
   });
   Stmt nest = nb;
   for (size_t i = nvars.size(); i-- > 0;)
-    if (!is_one(nexts[i])) nest = make_for(nvars[i], make_int(0, nexts[i].dtype()), nexts[i], ForKind::Serial, nest);
+    if (!is_one(nexts[i]))
+      nest = make_for(nvars[i], make_int(0, nexts[i].dtype()), nexts[i], ForKind::Serial, nest);
   ScheduleState tmp = st;
   Stmt victim = exclusive_root(tmp, ps);
   if (!find_path(victim, ls.get()).empty()) refuse("loop " + loop_name(ls) + " holds only block " + p->name);

@@ -19,12 +19,14 @@ void prim_compute_inline(ScheduleState& st, const ScheduleInstr& ins) {
   if (is_reduction_block(*b)) refuse("block " + b->name + " is a reduction");
   for (auto& iv : b->iter_vars)
     if (iv.kind != IterKind::Spatial)
-      refuse("block " + b->name + " has the " + std::string(iter_kind_name(iv.kind)) + " iter var " + iv.var.name());
+      refuse("block " + b->name + " has the " + std::string(iter_kind_name(iv.kind)) + " iter var " +
+             iv.var.name());
   if (!collect_blocks(b->body).empty()) refuse("block " + b->name + " has nested blocks");
   Stmt flat = flat_store(*b);  // a let-bodied block (as autodiff writes them) inlines as let expressions
   const StoreNode* store = flat.as<StoreNode>();
   const Buffer& X = store->buffer;
-  if (st.is_param(X)) refuse("block " + b->name + " writes buffer " + X->name + ", a parameter or output of the function");
+  if (st.is_param(X))
+    refuse("block " + b->name + " writes buffer " + X->name + ", a parameter or output of the function");
   if (!b->allocs.empty()) refuse("block " + b->name + " allocates buffers");
   auto ivs = index_vars(*b, store->indices, "the store");
   if (body_reads(*b, X)) refuse("block " + b->name + " reads buffer " + X->name + ", which it writes");
@@ -53,7 +55,8 @@ void prim_compute_inline(ScheduleState& st, const ScheduleInstr& ins) {
     if (ptr) refuse("consumer block " + cb->name + " passes a pointer to buffer " + X->name);
     for (auto& in : read_buffers(*b))
       if (block_writes(*cb, in))
-        refuse("consumer block " + cb->name + " writes buffer " + in->name + ", which block " + b->name + " reads");
+        refuse("consumer block " + cb->name + " writes buffer " + in->name + ", which block " + b->name +
+               " reads");
     check_inputs_stable(st, *b, bs, c);
   }
   // Rewrite consumers.

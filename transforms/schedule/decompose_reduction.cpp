@@ -26,8 +26,8 @@ void prim_decompose_reduction(ScheduleState& st, const ScheduleInstr& ins) {
   for (size_t i = 0; i < pos; ++i)
     for (auto k : bound_kinds(loops[i]))
       if (k != IterKind::Spatial)
-        refuse("loop " + loop_name(loops[i]) + ", outside loop " + loop_name(ls) + ", feeds a " + iter_kind_name(k) +
-               " iter var of block " + b->name);
+        refuse("loop " + loop_name(loops[i]) + ", outside loop " + loop_name(ls) + ", feeds a " +
+               iter_kind_name(k) + " iter var of block " + b->name);
   // Every variable feeding a reduce iter var must be `loop` or a loop inside it (not an
   // outer loop, nor the iter var of an enclosing block).
   {
@@ -37,8 +37,9 @@ void prim_decompose_reduction(ScheduleState& st, const ScheduleInstr& ins) {
       if (b->iter_vars[i].kind == IterKind::Spatial) continue;
       for_each_expr(br->bindings[i], [&](const Expr& e) {
         if (auto* v = e.as<VarNode>(); v && !inside.count(v))
-          refuse("the " + std::string(iter_kind_name(b->iter_vars[i].kind)) + " iter var " + b->iter_vars[i].var.name() +
-                 " of block " + b->name + " depends on " + v->name + ", which is outside loop " + loop_name(ls));
+          refuse("the " + std::string(iter_kind_name(b->iter_vars[i].kind)) + " iter var " +
+                 b->iter_vars[i].var.name() + " of block " + b->name + " depends on " + v->name +
+                 ", which is outside loop " + loop_name(ls));
       });
     }
   }
@@ -49,16 +50,21 @@ void prim_decompose_reduction(ScheduleState& st, const ScheduleInstr& ins) {
     auto ks = bound_kinds(loops[i]);
     bool sp = false, other = false;
     for (auto k : ks) (k == IterKind::Spatial ? sp : other) = true;
-    if (sp && other) refuse("loop " + loop_name(loops[i]) + " feeds both spatial and reduce iter vars of block " + b->name);
-    if (sp) copied.push_back(loops[i]);
-    else reduce_loops.insert(loops[i].as<ForNode>()->loop_var.get());
+    if (sp && other)
+      refuse("loop " + loop_name(loops[i]) + " feeds both spatial and reduce iter vars of block " + b->name);
+    if (sp)
+      copied.push_back(loops[i]);
+    else
+      reduce_loops.insert(loops[i].as<ForNode>()->loop_var.get());
   }
   for (size_t i = pos; i < loops.size(); ++i)
     for (size_t j = pos; j < loops.size(); ++j) {
       auto* fi = loops[i].as<ForNode>();
       if (reduce_loops.count(loops[j].as<ForNode>()->loop_var.get()) &&
-          (uses_var(fi->min, loops[j].as<ForNode>()->loop_var.get()) || uses_var(fi->extent, loops[j].as<ForNode>()->loop_var.get())))
-        refuse("the range of loop " + loop_name(loops[i]) + " depends on the reduce loop " + loop_name(loops[j]));
+          (uses_var(fi->min, loops[j].as<ForNode>()->loop_var.get()) ||
+           uses_var(fi->extent, loops[j].as<ForNode>()->loop_var.get())))
+        refuse("the range of loop " + loop_name(loops[i]) + " depends on the reduce loop " +
+               loop_name(loops[j]));
     }
   // Conjuncts of the predicate that use only reduce loops restrict the reduction, not the
   // output elements: the init block drops them. Mixed ones cannot be split.
@@ -66,9 +72,11 @@ void prim_decompose_reduction(ScheduleState& st, const ScheduleInstr& ins) {
   auto is_red = [&](const VarNode* v) { return reduce_loops.count(v) > 0; };
   std::unordered_set<const VarNode*> spatial_loops;
   for (size_t i = 0; i < loops.size(); ++i)
-    if (!reduce_loops.count(loops[i].as<ForNode>()->loop_var.get())) spatial_loops.insert(loops[i].as<ForNode>()->loop_var.get());
+    if (!reduce_loops.count(loops[i].as<ForNode>()->loop_var.get()))
+      spatial_loops.insert(loops[i].as<ForNode>()->loop_var.get());
   for (auto& c : conjuncts(fold(br->predicate))) {
-    if (!uses_var(c, is_red)) init_pred.push_back(c);
+    if (!uses_var(c, is_red))
+      init_pred.push_back(c);
     else if (uses_var(c, [&](const VarNode* v) { return spatial_loops.count(v) > 0; }))
       refuse("the predicate of block " + b->name + " mixes loops of the reduction and of the output");
   }
@@ -86,7 +94,8 @@ void prim_decompose_reduction(ScheduleState& st, const ScheduleInstr& ins) {
         refuse("block " + block_of(other)->name + " under loop " + loop_name(ls) + " also accesses buffer " +
                w.buffer->name);
   }
-  if (has_loose_effects(ls.as<ForNode>()->body)) refuse("loop " + loop_name(ls) + " has statements outside blocks");
+  if (has_loose_effects(ls.as<ForNode>()->body))
+    refuse("loop " + loop_name(ls) + " has statements outside blocks");
   // Build the init block.
   std::unordered_map<const VarNode*, Expr> loop_sub, iv_sub;
   std::vector<Var> new_loop_vars;
@@ -107,7 +116,9 @@ void prim_decompose_reduction(ScheduleState& st, const ScheduleInstr& ins) {
       }
       continue;
     }
-    if (iv.kind != IterKind::Spatial) refuse("block " + b->name + " has the " + std::string(iter_kind_name(iv.kind)) + " iter var " + iv.var.name());
+    if (iv.kind != IterKind::Spatial)
+      refuse("block " + b->name + " has the " + std::string(iter_kind_name(iv.kind)) + " iter var " +
+             iv.var.name());
     Var nv(iv.var.name(), iv.var.dtype());
     iv_sub[iv.var.get()] = nv;
     ivs.push_back(IterVar{nv, IterKind::Spatial, iv.extent});
@@ -128,7 +139,8 @@ void prim_decompose_reduction(ScheduleState& st, const ScheduleInstr& ins) {
   Stmt nest = init_br;
   for (size_t k = copied.size(); k-- > 0;) {
     auto* f = copied[k].as<ForNode>();
-    nest = make_for(new_loop_vars[k], substitute(f->min, loop_sub), substitute(f->extent, loop_sub), ForKind::Serial, nest);
+    nest = make_for(new_loop_vars[k], substitute(f->min, loop_sub), substitute(f->extent, loop_sub),
+                    ForKind::Serial, nest);
   }
   // The update block: same block without init.
   Stmt nb = update_realize(bs, [&](BlockRealizeNode& r) {

@@ -30,7 +30,8 @@ void check_self_dependence(const Stmt& s, const std::string& what) {
         bool same = r.ranges.size() == w.ranges.size();
         for (size_t d = 0; same && d < r.ranges.size(); ++d) {
           const Range &x = r.ranges[d], &y = w.ranges[d];
-          same = (x.is_point() == y.is_point() && prove_eq(x.begin, y.begin) && (x.is_point() || prove_eq(x.end, y.end))) ||
+          same = (x.is_point() == y.is_point() && prove_eq(x.begin, y.begin) &&
+                  (x.is_point() || prove_eq(x.end, y.end))) ||
                  (scan_only(x) && scan_only(y));
         }
         if (!same)
@@ -55,8 +56,8 @@ void check_blocks_independent(const Stmt& s, const std::string& what) {
         for (auto& al : a->allocs) local = local || al.same_as(buf);
         if (local) continue;
         if (block_reads(*b, buf) || block_writes(*b, buf))
-          refuse(what + " has blocks " + a->name + " and " + b->name + " that both access buffer " + buf->name + " (" +
-                 a->name + " writes it)");
+          refuse(what + " has blocks " + a->name + " and " + b->name + " that both access buffer " +
+                 buf->name + " (" + a->name + " writes it)");
       }
     }
   }
@@ -88,7 +89,6 @@ struct Access {
   const BlockNode* block;
   std::vector<std::optional<SymRange>> dims;  // relaxed per dimension, in terms of outer vars
 };
-
 
 // A buffer shared across the iterations of `loop` is still safe when every iteration
 // recomputes what it reads of it (compute_at of a producer with a halo, a cache tile copied
@@ -276,8 +276,10 @@ void check_iterations_independent(const ScheduleState& st, const Stmt& loop_s, c
         Expr lo = substitute(rg.begin, sub);
         Expr hi = rg.is_point() ? lo : fold(substitute(rg.end, sub) - make_int(1, rg.end.dtype()));
         auto x = relax(lo, inner), y = relax(hi, inner);
-        if (x && y) a.dims.push_back(SymRange{x->lo, y->hi});
-        else a.dims.push_back(std::nullopt);
+        if (x && y)
+          a.dims.push_back(SymRange{x->lo, y->hi});
+        else
+          a.dims.push_back(std::nullopt);
       }
       acc[r.buffer.get()].push_back(a);
       if (write) writers[r.buffer.get()].push_back(b);
@@ -331,7 +333,8 @@ void check_iterations_independent(const ScheduleState& st, const Stmt& loop_s, c
     if (!ok) {
       std::string names;
       for (auto& a : all)
-        if (names.find(a.block->name) == std::string::npos) names += (names.empty() ? "" : ", ") + a.block->name;
+        if (names.find(a.block->name) == std::string::npos)
+          names += (names.empty() ? "" : ", ") + a.block->name;
       refuse(what + ": blocks " + names + " share buffer " + buf->name +
              " across its iterations (no dimension of it is partitioned by the loop)");
     }

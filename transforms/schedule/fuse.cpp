@@ -27,7 +27,8 @@ void prim_fuse(ScheduleState& st, const ScheduleInstr& ins) {
       refuse("loops " + loop_name(loops[i]) + " and " + loop_name(loops[i + 1]) +
              " are not adjacent (the second must be the whole body of the first)");
     for (size_t j = 0; j < i; ++j)
-      if (uses_var(f->extent, loops[j].as<ForNode>()->loop_var.get()) || uses_var(f->min, loops[j].as<ForNode>()->loop_var.get()))
+      if (uses_var(f->extent, loops[j].as<ForNode>()->loop_var.get()) ||
+          uses_var(f->min, loops[j].as<ForNode>()->loop_var.get()))
         refuse("the range of loop " + loop_name(loops[i]) + " depends on loop " + loop_name(loops[j]));
   }
   if (loops.size() == 1) {

@@ -8,8 +8,10 @@ namespace tirc::sched {
 // block) may be taken for get_child_blocks / annotate / get_loops, as in TVM.
 void prim_get_block(ScheduleState& st, const ScheduleInstr& ins) {
   auto pos = positional(ins);
-  if (pos.size() < 1 || pos.size() > 2) refuse("expected 1 argument (the block name), got " + std::to_string(pos.size()));
-  if (pos[0]->kind != ScheduleArg::String) refuse("the block name must be a string literal, e.g. get_block(\"C\")");
+  if (pos.size() < 1 || pos.size() > 2)
+    refuse("expected 1 argument (the block name), got " + std::to_string(pos.size()));
+  if (pos[0]->kind != ScheduleArg::String)
+    refuse("the block name must be a string literal, e.g. get_block(\"C\")");
   if (pos.size() == 2) {
     if (pos[1]->kind != ScheduleArg::String) refuse("func_name must be a string literal");
     if (pos[1]->text != st.func.name)
@@ -49,9 +51,9 @@ void prim_get_child_blocks(ScheduleState& st, const ScheduleInstr& ins) {
     kids = collect_blocks(root.as<ForNode>()->body, false);
   }
   if (ins.results.size() != kids.size())
-    refuse("'" + h.name + "' has " + std::to_string(kids.size()) + " child block" + (kids.size() == 1 ? "" : "s") +
-           ", but " + std::to_string(ins.results.size()) + " name" + (ins.results.size() == 1 ? " is" : "s are") +
-           " bound");
+    refuse("'" + h.name + "' has " + std::to_string(kids.size()) + " child block" +
+           (kids.size() == 1 ? "" : "s") + ", but " + std::to_string(ins.results.size()) + " name" +
+           (ins.results.size() == 1 ? " is" : "s are") + " bound");
   for (size_t i = 0; i < kids.size(); ++i) bind_block(st, ins, i, block_of(kids[i])->name);
 }
 

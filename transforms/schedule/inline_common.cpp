@@ -49,7 +49,8 @@ std::vector<int> index_vars(const BlockNode& b, const std::vector<Expr>& idx, co
       if (b.iter_vars[i].var.get() == v) found = static_cast<int>(i);
     if (found < 0) refuse("the indices of " + what + " in block " + b.name + " are not distinct iter vars");
     for (int o : out)
-      if (o == found) refuse("the indices of " + what + " in block " + b.name + " are not distinct iter vars");
+      if (o == found)
+        refuse("the indices of " + what + " in block " + b.name + " are not distinct iter vars");
     out.push_back(found);
   }
   return out;

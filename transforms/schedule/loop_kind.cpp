@@ -75,7 +75,8 @@ void prim_bind(ScheduleState& st, const ScheduleInstr& ins) {
   if (!ls.defined()) return;
   if (tag != "vthread") {
     for (auto& p : st.path_to(ls.get()))
-      if (auto* f = p.as<ForNode>(); f && f != ls.get() && f->for_kind == ForKind::ThreadBinding && f->thread_tag == tag)
+      if (auto* f = p.as<ForNode>();
+          f && f != ls.get() && f->for_kind == ForKind::ThreadBinding && f->thread_tag == tag)
         refuse("thread axis " + tag + " is already bound by the enclosing loop " + f->loop_var.name());
     for (auto& l : collect_loops(ls.as<ForNode>()->body))
       if (auto* f = l.as<ForNode>(); f->for_kind == ForKind::ThreadBinding && f->thread_tag == tag)

@@ -15,7 +15,8 @@ class BindingsToIterVars : public IRMutator {
     if (e.defined() && is_int(e.dtype()) && e.kind() != ExprKind::IntImm) {
       for (size_t i = 0; i < br_.bindings.size(); ++i) {
         const Expr& b = br_.bindings[i];
-        if (b.dtype() == e.dtype() && b.kind() != ExprKind::IntImm && prove_eq(e, b)) return br_.block->iter_vars[i].var;
+        if (b.dtype() == e.dtype() && b.kind() != ExprKind::IntImm && prove_eq(e, b))
+          return br_.block->iter_vars[i].var;
       }
     }
     return IRMutator::mutate(e);
@@ -104,7 +105,9 @@ std::vector<Expr> predicate_in_iter_vars(const BlockRealizeNode& br, const std::
     lvars.insert(f->loop_var.get());
     doms.push_back(LoopDom{f->loop_var, f->extent});
   }
-  auto uses_loop = [&](const Expr& e) { return uses_var(e, [&](const VarNode* v) { return lvars.count(v) > 0; }); };
+  auto uses_loop = [&](const Expr& e) {
+    return uses_var(e, [&](const VarNode* v) { return lvars.count(v) > 0; });
+  };
   BindingsToIterVars rep(br);
   std::optional<std::unordered_map<const VarNode*, Expr>> inv;
   std::vector<std::pair<Expr, Expr>> sums;
@@ -135,9 +138,11 @@ std::vector<Expr> predicate_in_iter_vars(const BlockRealizeNode& br, const std::
   return out;
 }
 
-std::vector<Expr> substitute_iter_vars(const std::vector<Expr>& cs, const BlockNode& b, const std::vector<Expr>& values) {
+std::vector<Expr> substitute_iter_vars(const std::vector<Expr>& cs, const BlockNode& b,
+                                       const std::vector<Expr>& values) {
   std::unordered_map<const VarNode*, Expr> m;
-  for (size_t i = 0; i < b.iter_vars.size() && i < values.size(); ++i) m[b.iter_vars[i].var.get()] = values[i];
+  for (size_t i = 0; i < b.iter_vars.size() && i < values.size(); ++i)
+    m[b.iter_vars[i].var.get()] = values[i];
   std::vector<Expr> out;
   for (auto& c : cs) out.push_back(fold(substitute(c, m)));
   return out;

@@ -17,6 +17,7 @@ namespace tirc::sched {
 std::vector<Expr> predicate_in_iter_vars(const BlockRealizeNode& br, const std::vector<Stmt>& loops);
 
 // `cs` with the iter vars of block b replaced by `values` (one per iter var).
-std::vector<Expr> substitute_iter_vars(const std::vector<Expr>& cs, const BlockNode& b, const std::vector<Expr>& values);
+std::vector<Expr> substitute_iter_vars(const std::vector<Expr>& cs, const BlockNode& b,
+                                       const std::vector<Expr>& values);
 
 }  // namespace tirc::sched

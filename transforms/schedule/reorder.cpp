@@ -35,7 +35,8 @@ void prim_reorder(ScheduleState& st, const ScheduleInstr& ins) {
       // Either the remaining loops are elsewhere or the nest is not perfect.
       auto path = find_path(chain.back(), bottom.get());
       if (path.empty())
-        refuse("loop " + loop_name(bottom) + " is not inside loop " + loop_name(top) + "; the loops must be nested");
+        refuse("loop " + loop_name(bottom) + " is not inside loop " + loop_name(top) +
+               "; the loops must be nested");
       refuse("the loops do not form a perfect nest: the body of loop " + loop_name(chain.back()) +
              " is not a single loop");
     }
@@ -44,7 +45,9 @@ void prim_reorder(ScheduleState& st, const ScheduleInstr& ins) {
   for (auto& g : given) {
     bool in = false;
     for (auto& c : chain) in = in || c.same_as(g);
-    if (!in) refuse("loop " + loop_name(g) + " is not on the nest from loop " + loop_name(top) + " to loop " + loop_name(bottom));
+    if (!in)
+      refuse("loop " + loop_name(g) + " is not on the nest from loop " + loop_name(top) + " to loop " +
+             loop_name(bottom));
   }
   for (auto& c : chain) {
     auto* f = c.as<ForNode>();
@@ -83,10 +86,11 @@ void prim_reorder(ScheduleState& st, const ScheduleInstr& ins) {
     if (!is_reduction_block(*br->block.get())) continue;
     for (auto& c : chain) {
       bool sp = false, rd = false;
-      for (auto k : kinds_bound_to(*br, c.as<ForNode>()->loop_var.get())) (k == IterKind::Spatial ? sp : rd) = true;
+      for (auto k : kinds_bound_to(*br, c.as<ForNode>()->loop_var.get()))
+        (k == IterKind::Spatial ? sp : rd) = true;
       if (sp && rd)
-        refuse("loop " + loop_name(c) + " feeds both spatial and reduce iter vars of block " + br->block->name +
-               ", so reordering could move the first iteration of the reduction");
+        refuse("loop " + loop_name(c) + " feeds both spatial and reduce iter vars of block " +
+               br->block->name + ", so reordering could move the first iteration of the reduction");
     }
   }
   // New order: positions of given loops receive the given loops in argument order.

@@ -24,7 +24,8 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
   const BlockRealizeNode* cr = realize(cs);
   const BlockNode* c = cr->block.get();
   auto* L = ls.as<ForNode>();
-  if (!find_path(ls, cs.get()).empty()) refuse("block " + c->name + " is already inside loop " + loop_name(ls));
+  if (!find_path(ls, cs.get()).empty())
+    refuse("block " + c->name + " is already inside loop " + loop_name(ls));
   if (st.scope_of(cs.get()).get() != st.scope_of(ls.get()).get())
     refuse("block " + c->name + " and loop " + loop_name(ls) + " are not in the same block scope");
   if (!collect_blocks(c->body).empty()) refuse("block " + c->name + " has nested blocks");
@@ -35,8 +36,10 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
     bool b_in = sb->init.defined() && !find_path(sb->init, cs.get()).empty();
     bool l_in = sb->init.defined() && !find_path(sb->init, ls.get()).empty();
     if (b_in != l_in)
-      refuse(b_in ? "block " + c->name + " is in the init of block " + sb->name + " and loop " + loop_name(ls) + " is not"
-                  : "loop " + loop_name(ls) + " is in the init of block " + sb->name + " and block " + c->name + " is not");
+      refuse(b_in ? "block " + c->name + " is in the init of block " + sb->name + " and loop " +
+                        loop_name(ls) + " is not"
+                  : "loop " + loop_name(ls) + " is in the init of block " + sb->name + " and block " +
+                        c->name + " is not");
   }
   // Produced buffers: read by C and written under the loop.
   std::vector<Buffer> produced;
@@ -61,7 +64,8 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
       if (auto* p = e.as<BufferPtrNode>(); p && p->buffer.same_as(X)) ptr = true;
       auto* l = e.as<LoadNode>();
       if (!l || !l->buffer.same_as(X)) return;
-      if (idx.empty()) idx = l->indices;
+      if (idx.empty())
+        idx = l->indices;
       else
         for (size_t k = 0; k < idx.size(); ++k) differ = differ || !expr_identical(idx[k], l->indices[k]);
     };
@@ -78,16 +82,19 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
       for (auto& l : above)
         for (auto k : kinds_bound_to(*wr, l.as<ForNode>()->loop_var.get()))
           if (k != IterKind::Spatial)
-            refuse("loop " + loop_name(l) + " feeds the " + std::string(iter_kind_name(k)) + " iter var of producer " +
-                   wr->block->name + ", so " + X->name + " is not final after an iteration of loop " + loop_name(ls));
+            refuse("loop " + loop_name(l) + " feeds the " + std::string(iter_kind_name(k)) +
+                   " iter var of producer " + wr->block->name + ", so " + X->name +
+                   " is not final after an iteration of loop " + loop_name(ls));
       for (auto& r : wr->block->writes) {
         if (!r.buffer.same_as(X)) continue;
         auto g = region_under_loop(ls, w, r);
-        if (first) reg = g;
+        if (first)
+          reg = g;
         else
           for (size_t d = 0; d < reg.size(); ++d) {
             if (!reg[d] || !g[d] || !prove_eq(reg[d]->lo, g[d]->lo) || !prove_eq(reg[d]->hi, g[d]->hi))
-              refuse("the producers of " + X->name + " under loop " + loop_name(ls) + " write different regions");
+              refuse("the producers of " + X->name + " under loop " + loop_name(ls) +
+                     " write different regions");
           }
         first = false;
       }
@@ -97,7 +104,8 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
       int v = ivs[d];
       if (range_of[v]) {
         if (!prove_eq(range_of[v]->lo, reg[d]->lo) || !prove_eq(range_of[v]->hi, reg[d]->hi))
-          refuse("iter var " + c->iter_vars[v].var.name() + " of block " + c->name + " gets two different ranges");
+          refuse("iter var " + c->iter_vars[v].var.name() + " of block " + c->name +
+                 " gets two different ranges");
       }
       range_of[v] = reg[d];
       mapped[v] = static_cast<int>(bi);
@@ -110,14 +118,17 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
   for (size_t i = 0; i < c->iter_vars.size(); ++i) {
     if (!range_of[i]) continue;
     const IterVar& iv = c->iter_vars[i];
-    if (iv.kind != IterKind::Spatial) refuse("iter var " + iv.var.name() + " of block " + c->name + " is not spatial");
+    if (iv.kind != IterKind::Spatial)
+      refuse("iter var " + iv.var.name() + " of block " + c->name + " is not spatial");
     DType t = iv.var.dtype();
     Expr w = fold(range_of[i]->hi - range_of[i]->lo + make_int(1, t));
     int64_t wc, ext;
-    if (!is_const_int(w, &wc) || wc <= 0) refuse("the tile of iter var " + iv.var.name() + " has a non-constant size");
+    if (!is_const_int(w, &wc) || wc <= 0)
+      refuse("the tile of iter var " + iv.var.name() + " has a non-constant size");
     widths[i] = w;
     auto lin = to_linear(range_of[i]->lo);
-    if (!lin || lin->c != 0) refuse("the tiles of iter var " + iv.var.name() + " do not start at multiples of their size");
+    if (!lin || lin->c != 0)
+      refuse("the tiles of iter var " + iv.var.name() + " do not start at multiples of their size");
     Linear tl;
     tl.dtype = t;
     for (auto& [a, k] : lin->terms) {
@@ -125,9 +136,12 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
       tl.terms.emplace_back(a, k / wc);
     }
     tiles.push_back(from_linear(tl));
-    if (is_const_int(fold(iv.extent), &ext)) tile_exts.push_back(make_int((ext + wc - 1) / wc, t));
-    else if (wc == 1) tile_exts.push_back(iv.extent);
-    else refuse("iter var " + iv.var.name() + " has a symbolic extent and tiles of size " + std::to_string(wc));
+    if (is_const_int(fold(iv.extent), &ext))
+      tile_exts.push_back(make_int((ext + wc - 1) / wc, t));
+    else if (wc == 1)
+      tile_exts.push_back(iv.extent);
+    else
+      refuse("iter var " + iv.var.name() + " has a symbolic extent and tiles of size " + std::to_string(wc));
   }
   {
     std::vector<LoopDom> loops;
@@ -147,7 +161,8 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
     std::vector<LoopDom> loops;
     for (auto& l : st.loops_above(cs.get())) {
       auto* f = l.as<ForNode>();
-      if (!is_zero(f->min)) refuse("loop " + loop_name(l) + " above block " + c->name + " does not start at 0");
+      if (!is_zero(f->min))
+        refuse("loop " + loop_name(l) + " above block " + c->name + " does not start at 0");
       loops.push_back(LoopDom{f->loop_var, f->extent});
     }
     std::vector<Expr> exts;
@@ -177,8 +192,8 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
       bool writes = block_writes(*block_of(o), buf);
       bool c_writes = block_writes(*c, buf);
       if (writes || (c_writes && block_reads(*block_of(o), buf)))
-        refuse("block " + block_of(o)->name + " accesses buffer " + buf->name + " between loop " + loop_name(ls) +
-               " and block " + c->name);
+        refuse("block " + block_of(o)->name + " accesses buffer " + buf->name + " between loop " +
+               loop_name(ls) + " and block " + c->name);
     }
   }
   // New loops: one per iter var of C.
@@ -211,7 +226,8 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
   });
   Stmt nest = nb;
   for (size_t i = nvars.size(); i-- > 0;)
-    if (!is_one(fold(nexts[i]))) nest = make_for(nvars[i], make_int(0, nexts[i].dtype()), nexts[i], ForKind::Serial, nest);
+    if (!is_one(fold(nexts[i])))
+      nest = make_for(nvars[i], make_int(0, nexts[i].dtype()), nexts[i], ForKind::Serial, nest);
   ScheduleState tmp = st;
   Stmt victim = exclusive_root(tmp, cs);
   tmp.replace(victim.get(), Stmt());

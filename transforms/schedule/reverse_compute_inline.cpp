@@ -20,7 +20,8 @@ void prim_reverse_compute_inline(ScheduleState& st, const ScheduleInstr& ins) {
   if (is_reduction_block(*c)) refuse("block " + c->name + " is a reduction");
   for (auto& iv : c->iter_vars)
     if (iv.kind != IterKind::Spatial)
-      refuse("block " + c->name + " has the " + std::string(iter_kind_name(iv.kind)) + " iter var " + iv.var.name());
+      refuse("block " + c->name + " has the " + std::string(iter_kind_name(iv.kind)) + " iter var " +
+             iv.var.name());
   if (!collect_blocks(c->body).empty()) refuse("block " + c->name + " has nested blocks");
   Stmt cflat = flat_store(*c);  // lets become let expressions (gradient blocks)
   const StoreNode* cstore = cflat.as<StoreNode>();
@@ -62,9 +63,11 @@ void prim_reverse_compute_inline(ScheduleState& st, const ScheduleInstr& ins) {
     if (auto* p = e.as<BufferPtrNode>(); p && p->buffer.same_as(X)) ptr = true;
     auto* l = e.as<LoadNode>();
     if (!l || !l->buffer.same_as(X)) return;
-    if (load_idx.empty()) load_idx = l->indices;
+    if (load_idx.empty())
+      load_idx = l->indices;
     else
-      for (size_t k = 0; k < load_idx.size(); ++k) mismatch = mismatch || !expr_identical(load_idx[k], l->indices[k]);
+      for (size_t k = 0; k < load_idx.size(); ++k)
+        mismatch = mismatch || !expr_identical(load_idx[k], l->indices[k]);
   });
   for (auto& i : cstore->indices)
     for_each_expr(i, [&](const Expr& e) {
@@ -87,31 +90,37 @@ void prim_reverse_compute_inline(ScheduleState& st, const ScheduleInstr& ins) {
     }
     std::vector<Expr> exts;
     for (auto& iv : r->block->iter_vars) exts.push_back(iv.extent);
-    return conjuncts(fold(r->predicate)).empty() && bijective_bindings(r->bindings, exts, loops, r->predicate);
+    return conjuncts(fold(r->predicate)).empty() &&
+           bijective_bindings(r->bindings, exts, loops, r->predicate);
   };
-  if (!complete(bs)) refuse("the producer block " + b->name + " does not cover its iteration domain exactly once");
+  if (!complete(bs))
+    refuse("the producer block " + b->name + " does not cover its iteration domain exactly once");
   if (!complete(cs)) refuse("block " + c->name + " does not cover its iteration domain exactly once");
   for (size_t k = 0; k < bivs.size(); ++k)
     if (!prove_eq(b->iter_vars[bivs[k]].extent, c->iter_vars[civs[k]].extent))
-      refuse("the domains of blocks " + b->name + " and " + c->name + " differ in dimension " + std::to_string(k) +
-             " of buffer " + X->name);
+      refuse("the domains of blocks " + b->name + " and " + c->name + " differ in dimension " +
+             std::to_string(k) + " of buffer " + X->name);
   if (bivs.size() != b->iter_vars.size())
     refuse("the store of the producer block " + b->name + " does not use every iter var");
   auto ys = writers_of(st, Y, c);
   if (!ys.empty()) refuse("buffer " + Y->name + " is also written by block " + block_of(ys[0])->name);
   auto order = blocks_in_order(st);
   for (auto& r : readers_of(st, Y, c))
-    if (block_index(order, r) < block_index(order, cs) || top_item(st, r.get()).same_as(top_item(st, cs.get())))
-      refuse("block " + block_of(r)->name + " reads buffer " + Y->name + " before block " + c->name + " writes it");
+    if (block_index(order, r) < block_index(order, cs) ||
+        top_item(st, r.get()).same_as(top_item(st, cs.get())))
+      refuse("block " + block_of(r)->name + " reads buffer " + Y->name + " before block " + c->name +
+             " writes it");
   check_inputs_stable(st, *c, bs, cs);
   for (auto& in : read_buffers(*b))
-    if (block_writes(*c, in)) refuse("block " + c->name + " writes buffer " + in->name + ", which block " + b->name + " reads");
+    if (block_writes(*c, in))
+      refuse("block " + c->name + " writes buffer " + in->name + ", which block " + b->name + " reads");
   // New producer body: Y[idx_C(v_C := u_B)] = g(f, ...).
   std::unordered_map<const VarNode*, Expr> sub;
   for (size_t k = 0; k < civs.size(); ++k) sub[c->iter_vars[civs[k]].var.get()] = b->iter_vars[bivs[k]].var;
   std::set<std::string> let_names;
   Expr value = rename_lets(st, substitute(cstore->value, sub), &let_names);
-  value = replace_loads(value, X, [&](const std::vector<Expr>&) { return rename_lets(st, bstore->value, &let_names); });
+  value = replace_loads(value, X,
+                        [&](const std::vector<Expr>&) { return rename_lets(st, bstore->value, &let_names); });
   std::vector<Expr> yidx;
   for (auto& i : cstore->indices) yidx.push_back(fold(substitute(i, sub)));
   Stmt nb = update_realize(bs, [&](BlockRealizeNode& r) {

@@ -10,9 +10,9 @@
 // partial result. Results differ from the original only by float reassociation.
 #include <cmath>
 
-#include "transforms/schedule/prims.h"
 #include "ir/printer.h"
 #include "transforms/schedule/inline_common.h"
+#include "transforms/schedule/prims.h"
 #include "transforms/schedule/util.h"
 
 namespace tirc::sched {
@@ -29,8 +29,12 @@ bool is_identity(BinOp op, const Expr& v, DType t) {
     case BinOp::Add: return x == 0;
     case BinOp::Mul: return x == 1;
     case BinOp::Max:
-      if (is_float(t)) return std::isinf(x) ? x < 0 : x <= -3.4028234663852886e38 || (t == DType::F64 && x <= -1.7976931348623157e308);
-      return x <= -2147483648.0 || (t == DType::I8 && x <= -128) || (t == DType::I16 && x <= -32768) || (is_unsigned_int(t) && x == 0);
+      if (is_float(t))
+        return std::isinf(x)
+                   ? x < 0
+                   : x <= -3.4028234663852886e38 || (t == DType::F64 && x <= -1.7976931348623157e308);
+      return x <= -2147483648.0 || (t == DType::I8 && x <= -128) || (t == DType::I16 && x <= -32768) ||
+             (is_unsigned_int(t) && x == 0);
     case BinOp::Min:
       if (is_float(t)) return std::isinf(x) ? x > 0 : x >= 3.4028234663852886e38;
       return x >= 2147483647.0 || (t == DType::I8 && x >= 127) || (t == DType::I16 && x >= 32767);
@@ -47,14 +51,20 @@ Expr identity_of(BinOp op, DType t) {
       if (t == DType::F64) return make_const(t, -1.7976931348623157e308);
       if (is_float(t)) return make_const(t, -3.4028234663852886e38);
       if (is_unsigned_int(t)) return make_const(t, 0);
-      return make_const(t, t == DType::I8 ? -128.0 : t == DType::I16 ? -32768.0 : t == DType::I64 ? -9.2233720368547758e18 : -2147483648.0);
+      return make_const(t, t == DType::I8    ? -128.0
+                           : t == DType::I16 ? -32768.0
+                           : t == DType::I64 ? -9.2233720368547758e18
+                                             : -2147483648.0);
     case BinOp::Min:
       if (t == DType::F64) return make_const(t, 1.7976931348623157e308);
       if (is_float(t)) return make_const(t, 3.4028234663852886e38);
       if (t == DType::U8) return make_const(t, 255);
       if (t == DType::U16) return make_const(t, 65535);
       if (t == DType::U32) return make_const(t, 4294967295.0);
-      return make_const(t, t == DType::I8 ? 127.0 : t == DType::I16 ? 32767.0 : t == DType::I64 ? 9.2233720368547758e18 : 2147483647.0);
+      return make_const(t, t == DType::I8    ? 127.0
+                           : t == DType::I16 ? 32767.0
+                           : t == DType::I64 ? 9.2233720368547758e18
+                                             : 2147483647.0);
     default: return Expr();
   }
 }
@@ -68,15 +78,20 @@ void prim_rfactor(ScheduleState& st, const ScheduleInstr& ins) {
   int64_t axis = arg_int(ins, 1, "factor_axis");
   auto* L = ls.as<ForNode>();
   auto blocks = collect_blocks(L->body, true);
-  if (blocks.size() != 1) refuse("loop " + loop_name(ls) + " must hold exactly one block, it holds " + std::to_string(blocks.size()));
+  if (blocks.size() != 1)
+    refuse("loop " + loop_name(ls) + " must hold exactly one block, it holds " +
+           std::to_string(blocks.size()));
   Stmt bs = blocks[0];
   const BlockRealizeNode* br = realize(bs);
   const BlockNode* b = br->block.get();
   auto kinds = kinds_bound_to(*br, L->loop_var.get());
   if (kinds.empty()) refuse("loop " + loop_name(ls) + " does not feed any iter var of block " + b->name);
   for (auto k : kinds)
-    if (k != IterKind::Reduce) refuse("loop " + loop_name(ls) + " feeds a " + std::string(iter_kind_name(k)) + " iter var of block " + b->name);
-  if (st.scope_of(bs.get()).get() != st.body().get()) refuse("block " + b->name + " is not under the root block");
+    if (k != IterKind::Reduce)
+      refuse("loop " + loop_name(ls) + " feeds a " + std::string(iter_kind_name(k)) + " iter var of block " +
+             b->name);
+  if (st.scope_of(bs.get()).get() != st.body().get())
+    refuse("block " + b->name + " is not under the root block");
   // Pattern: C[s] = C[s] OP rhs (OP one of + - * min max; `-` only as C - rhs), optionally
   // after `let`s (gradient blocks), with init C[s] = identity of OP or no init (then C keeps
   // what it held before: gradient accumulation).
@@ -88,7 +103,8 @@ void prim_rfactor(ScheduleState& st, const ScheduleInstr& ins) {
   if (init) {
     if (!init->buffer.same_as(C)) refuse("the init of block " + b->name + " stores another buffer");
     for (size_t k = 0; k < store->indices.size(); ++k)
-      if (!expr_identical(store->indices[k], init->indices[k])) refuse("the init of block " + b->name + " stores other indices");
+      if (!expr_identical(store->indices[k], init->indices[k]))
+        refuse("the init of block " + b->name + " stores other indices");
   }
   std::vector<const LetNode*> lets;
   Expr core = store->value;
@@ -104,13 +120,16 @@ void prim_rfactor(ScheduleState& st, const ScheduleInstr& ins) {
       if (!expr_identical(l->indices[k], store->indices[k])) return false;
     return true;
   };
-  if (!bin || (bin->op != BinOp::Add && bin->op != BinOp::Sub && bin->op != BinOp::Mul && bin->op != BinOp::Min &&
-               bin->op != BinOp::Max))
+  if (!bin || (bin->op != BinOp::Add && bin->op != BinOp::Sub && bin->op != BinOp::Mul &&
+               bin->op != BinOp::Min && bin->op != BinOp::Max))
     refuse("block " + b->name + " is not a reduction of the form C = C + x (or - * min max)");
   Expr rhs;
-  if (is_self(bin->a)) rhs = bin->b;
-  else if (is_self(bin->b) && bin->op != BinOp::Sub) rhs = bin->a;
-  else refuse("block " + b->name + " is not a reduction of the form C = C + x (or - * min max)");
+  if (is_self(bin->a))
+    rhs = bin->b;
+  else if (is_self(bin->b) && bin->op != BinOp::Sub)
+    rhs = bin->a;
+  else
+    refuse("block " + b->name + " is not a reduction of the form C = C + x (or - * min max)");
   // The partial results accumulate with the block's own operator; they combine into C with
   // + for a subtraction (C - x1 - x2 = C + (-x1 - x2)).
   BinOp part_op = bin->op, comb_op = bin->op == BinOp::Sub ? BinOp::Add : bin->op;
@@ -126,14 +145,17 @@ void prim_rfactor(ScheduleState& st, const ScheduleInstr& ins) {
   Expr identity = init ? init->value : identity_of(comb_op, C->dtype);
   for (auto& iv : b->iter_vars)
     if (iv.kind != IterKind::Spatial && iv.kind != IterKind::Reduce)
-      refuse("block " + b->name + " has the " + std::string(iter_kind_name(iv.kind)) + " iter var " + iv.var.name());
+      refuse("block " + b->name + " has the " + std::string(iter_kind_name(iv.kind)) + " iter var " +
+             iv.var.name());
   for (auto& e : store->indices)
     for (auto& iv : b->iter_vars)
-      if (iv.kind == IterKind::Reduce && uses_var(e, iv.var.get())) refuse("the store index uses a reduce iter var");
+      if (iv.kind == IterKind::Reduce && uses_var(e, iv.var.get()))
+        refuse("the store index uses a reduce iter var");
   // Loop nest: only this block, loops start at 0, affine one-to-one bindings.
   auto loops = st.loops_above(bs.get());
   Stmt root = exclusive_root(st, bs);
-  if (loops.empty() || !root.same_as(loops[0])) refuse("the loops of block " + b->name + " hold other statements");
+  if (loops.empty() || !root.same_as(loops[0]))
+    refuse("the loops of block " + b->name + " hold other statements");
   std::vector<LoopDom> doms;
   for (auto& l : loops) {
     auto* f = l.as<ForNode>();
@@ -147,7 +169,8 @@ void prim_rfactor(ScheduleState& st, const ScheduleInstr& ins) {
   std::vector<bool> red_loop(loops.size(), false);
   for (size_t i = 0; i < loops.size(); ++i) {
     bool sp = false, rd = false;
-    for (auto k : kinds_bound_to(*br, loops[i].as<ForNode>()->loop_var.get())) (k == IterKind::Spatial ? sp : rd) = true;
+    for (auto k : kinds_bound_to(*br, loops[i].as<ForNode>()->loop_var.get()))
+      (k == IterKind::Spatial ? sp : rd) = true;
     if (sp && rd) refuse("loop " + loop_name(loops[i]) + " feeds both spatial and reduce iter vars");
     red_loop[i] = rd;
   }
@@ -179,13 +202,15 @@ void prim_rfactor(ScheduleState& st, const ScheduleInstr& ins) {
                            (cmp->op == BinOp::GT && prove_lt(cmp->b, cmp->a, ranges)) ||
                            (cmp->op == BinOp::GE && prove_le(cmp->b, cmp->a, ranges)));
       if (!holds)
-        refuse("the predicate of block " + b->name + " involves the reduction loops and may skip the first iteration " +
-               "of a partial result (" + print_expr(c) + ")");
+        refuse("the predicate of block " + b->name +
+               " involves the reduction loops and may skip the first iteration " + "of a partial result (" +
+               print_expr(c) + ")");
     }
   }
   int64_t nd = static_cast<int64_t>(C->ndim());
   if (axis < 0) axis += nd + 1;
-  if (axis < 0 || axis > nd) refuse("factor_axis " + std::to_string(arg_int(ins, 1, "")) + " is out of range for buffer " + C->name);
+  if (axis < 0 || axis > nd)
+    refuse("factor_axis " + std::to_string(arg_int(ins, 1, "")) + " is out of range for buffer " + C->name);
   // The rf buffer.
   std::vector<Expr> rshape = C->shape;
   rshape.insert(rshape.begin() + axis, L->extent);
@@ -193,7 +218,7 @@ void prim_rfactor(ScheduleState& st, const ScheduleInstr& ins) {
   // rf block.
   std::vector<IterVar> rivs;
   std::vector<Expr> rbinds;
-  std::unordered_map<const VarNode*, Expr> sub;     // old iter var -> expr of new iter vars
+  std::unordered_map<const VarNode*, Expr> sub;      // old iter var -> expr of new iter vars
   std::unordered_map<const VarNode*, Expr> loop2iv;  // reduce loop var -> new iter var
   Var vr;
   for (size_t i = 0; i < b->iter_vars.size(); ++i) {
@@ -215,7 +240,8 @@ void prim_rfactor(ScheduleState& st, const ScheduleInstr& ins) {
     if (is_rf) vr = nv;
   }
   for (size_t i = 0; i < b->iter_vars.size(); ++i)
-    if (b->iter_vars[i].kind == IterKind::Reduce) sub[b->iter_vars[i].var.get()] = fold(substitute(br->bindings[i], loop2iv));
+    if (b->iter_vars[i].kind == IterKind::Reduce)
+      sub[b->iter_vars[i].var.get()] = fold(substitute(br->bindings[i], loop2iv));
   std::vector<Expr> ridx;
   for (auto& e : store->indices) ridx.push_back(substitute(e, sub));
   ridx.insert(ridx.begin() + axis, vr);
@@ -224,7 +250,8 @@ void prim_rfactor(ScheduleState& st, const ScheduleInstr& ins) {
   for (auto& iv : rivs) rf_reduces = rf_reduces || iv.kind == IterKind::Reduce;
   // With the rf loop as the only reduction loop, each partial result is a single term.
   Expr single = part_op == BinOp::Sub ? make_binary(BinOp::Sub, identity, nrhs) : nrhs;
-  Stmt rbody = rf_reduces ? make_store(R, ridx, make_binary(part_op, make_load(R, ridx), nrhs)) : make_store(R, ridx, single);
+  Stmt rbody = rf_reduces ? make_store(R, ridx, make_binary(part_op, make_load(R, ridx), nrhs))
+                          : make_store(R, ridx, single);
   Stmt rinit = rf_reduces ? make_store(R, ridx, identity) : Stmt();
   std::string rname = st.fresh_block_name(b->name + "_rf");
   Stmt rblock = make_simple_block(rname, rivs, rbinds, rbody, rinit, br->predicate);
@@ -235,7 +262,8 @@ void prim_rfactor(ScheduleState& st, const ScheduleInstr& ins) {
   std::vector<std::string> used;
   auto fresh = [&](const std::string& base) {
     std::string n = fresh_var_name(st, base);
-    for (int k = 1; std::find(used.begin(), used.end(), n) != used.end(); ++k) n = fresh_var_name(st, base + "_" + std::to_string(k));
+    for (int k = 1; std::find(used.begin(), used.end(), n) != used.end(); ++k)
+      n = fresh_var_name(st, base + "_" + std::to_string(k));
     used.push_back(n);
     return n;
   };
@@ -271,12 +299,14 @@ void prim_rfactor(ScheduleState& st, const ScheduleInstr& ins) {
   Stmt wbody = make_store(C, cidx, make_binary(comb_op, make_load(C, cidx), make_load(R, widx)));
   // Without an init the write-back accumulates into what C held, as the block did.
   Stmt winit = init ? make_store(C, cidx, init->value) : Stmt();
-  Stmt wblock = make_simple_block(b->name, wivs, wbinds, wbody, winit, fold(substitute(make_and(wpred), wloop)));
+  Stmt wblock =
+      make_simple_block(b->name, wivs, wbinds, wbody, winit, fold(substitute(make_and(wpred), wloop)));
   wblock = update_realize(wblock, [&](BlockRealizeNode& r) {
     r.block = update_block(r.block, [&](BlockNode& n) { n.annotations = b->annotations; });
   });
   Stmt wnest = wblock;
-  for (size_t i = wvars.size(); i-- > 0;) wnest = make_for(wvars[i], make_int(0, wexts[i].dtype()), wexts[i], ForKind::Serial, wnest);
+  for (size_t i = wvars.size(); i-- > 0;)
+    wnest = make_for(wvars[i], make_int(0, wexts[i].dtype()), wexts[i], ForKind::Serial, wnest);
   // The rf nest: the original loops around the rf block.
   Stmt rnest = replace_stmt(root, bs.get(), rblock);
   st.replace(root.get(), make_seq({rnest, wnest}));

@@ -14,7 +14,8 @@ namespace tirc {
 // Applies the instructions of `item` to f, in order. Throws SourceError on the first refused
 // instruction (position of that instruction).
 // `intrins` are the module's tensor intrinsics (used by tensorize).
-Function apply_schedule(const FunctionNode& f, const ScheduleItem& item, const std::vector<IntrinItem>& intrins = {});
+Function apply_schedule(const FunctionNode& f, const ScheduleItem& item,
+                        const std::vector<IntrinItem>& intrins = {});
 
 // Applies every schedule item of m in order to its function (only items of `only_func`
 // when it is not empty) and returns the module with the scheduled functions. Applied

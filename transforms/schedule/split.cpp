@@ -59,8 +59,8 @@ void prim_split(ScheduleState& st, const ScheduleInstr& ins) {
                            : fold(floordiv(extent + make_int(prod - 1, t), make_int(prod, t)));
   } else if (const_ext) {
     if (prod < ext_c)
-      refuse("factors multiply to " + std::to_string(prod) + ", less than the extent " + std::to_string(ext_c) +
-             " of loop " + loop_name(ls));
+      refuse("factors multiply to " + std::to_string(prod) + ", less than the extent " +
+             std::to_string(ext_c) + " of loop " + loop_name(ls));
   } else {
     refuse("loop " + loop_name(ls) + " has the symbolic extent; write _ for one factor");
   }
@@ -69,11 +69,14 @@ void prim_split(ScheduleState& st, const ScheduleInstr& ins) {
   for (size_t k = 1; k < n; ++k) total = fold(total * exts[k]);
   bool exact = prove_eq(total, extent);
   if (!exact && has_loose_effects(loop->body))
-    refuse("loop " + loop_name(ls) + " has statements outside blocks and the factors do not divide its extent");
+    refuse("loop " + loop_name(ls) +
+           " has statements outside blocks and the factors do not divide its extent");
 
   std::vector<Var> vars;
   for (size_t k = 0; k < n; ++k) {
-    std::string base = k < ins.results.size() && ins.results[k] != "_" ? ins.results[k] : loop->loop_var.name() + "_" + std::to_string(k);
+    std::string base = k < ins.results.size() && ins.results[k] != "_"
+                           ? ins.results[k]
+                           : loop->loop_var.name() + "_" + std::to_string(k);
     for (auto& v : vars)
       if (v.name() == base) base += "_" + std::to_string(k);
     vars.emplace_back(fresh_var_name(st, base), loop->loop_var.dtype());

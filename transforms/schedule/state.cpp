@@ -59,8 +59,10 @@ std::vector<Stmt> ScheduleState::loops_above(const StmtNode* n) const {
   auto path = path_to(n);
   std::vector<Stmt> loops;
   for (size_t i = 0; i + 1 < path.size(); ++i) {
-    if (path[i].kind() == StmtKind::BlockRealize) loops.clear();
-    else if (path[i].kind() == StmtKind::For) loops.push_back(path[i]);
+    if (path[i].kind() == StmtKind::BlockRealize)
+      loops.clear();
+    else if (path[i].kind() == StmtKind::For)
+      loops.push_back(path[i]);
   }
   return loops;
 }
@@ -131,7 +133,8 @@ void expect_results(const ScheduleInstr& ins, size_t n) {
   // keeping the handle); a wrong non-zero count is a mistake worth reporting.
   if (ins.results.size() != n && !ins.results.empty())
     refuse("returns " + std::to_string(n) + " handle" + (n == 1 ? "" : "s") + ", but " +
-           std::to_string(ins.results.size()) + " name" + (ins.results.size() == 1 ? " is" : "s are") + " bound");
+           std::to_string(ins.results.size()) + " name" + (ins.results.size() == 1 ? " is" : "s are") +
+           " bound");
 }
 
 static const ScheduleArg& argument(const ScheduleInstr& ins, size_t i) {
@@ -275,7 +278,8 @@ bool body_reads(const BlockNode& b, const Buffer& buf) {
   return found;
 }
 
-static void infer_regions_impl(const BlockNode& b, std::vector<BufferRegion>* reads, std::vector<BufferRegion>* writes,
+static void infer_regions_impl(const BlockNode& b, std::vector<BufferRegion>* reads,
+                               std::vector<BufferRegion>* writes,
                                const std::unordered_set<const BufferNode*>* read_only);
 
 void infer_regions(const BlockNode& b, std::vector<BufferRegion>* reads, std::vector<BufferRegion>* writes) {
@@ -287,13 +291,16 @@ void infer_regions(const BlockNode& b, std::vector<BufferRegion>* reads, std::ve
   infer_regions_impl(b, reads, writes, &read_only);
 }
 
-static void infer_regions_impl(const BlockNode& b, std::vector<BufferRegion>* reads, std::vector<BufferRegion>* writes,
+static void infer_regions_impl(const BlockNode& b, std::vector<BufferRegion>* reads,
+                               std::vector<BufferRegion>* writes,
                                const std::unordered_set<const BufferNode*>* read_only) {
   // The shared inference (also used by the parser for blocks without reads/writes) keeps
   // scheduled output in the same canonical form as parsed input.
   std::vector<BufferRegion> r, w;
-  if (read_only) infer_access_regions(b, &r, &w, *read_only);
-  else infer_access_regions(b, &r, &w);
+  if (read_only)
+    infer_access_regions(b, &r, &w, *read_only);
+  else
+    infer_access_regions(b, &r, &w);
   // Keep constant slice ends inside the buffer (relaxation may overshoot where a predicate
   // cuts the iterations; the parser rejects out-of-bounds constant regions).
   auto clamp = [](std::vector<BufferRegion>& v) {
@@ -374,7 +381,8 @@ Stmt add_predicate_below(const Stmt& s, const Expr& cond) {
     }
     case StmtKind::IfThenElse: {
       auto* n = s.as<IfThenElseStmtNode>();
-      return make_if(n->cond, add_predicate_below(n->then_case, cond), add_predicate_below(n->else_case, cond));
+      return make_if(n->cond, add_predicate_below(n->then_case, cond),
+                     add_predicate_below(n->else_case, cond));
     }
     default: return s;
   }
@@ -396,7 +404,8 @@ void refresh_enclosing_regions(ScheduleState& st, const std::string& block) {
     for (size_t k = names.size(); k-- > 0;) {
       Stmt e = st.find_block(names[k]);
       st.replace(e.get(), update_realize(e, [&](BlockRealizeNode& r) {
-                   r.block = update_block(r.block, [&](BlockNode& n) { infer_regions(n, &n.reads, &n.writes); });
+                   r.block =
+                       update_block(r.block, [&](BlockNode& n) { infer_regions(n, &n.reads, &n.writes); });
                  }));
     }
     return;

@@ -11,9 +11,9 @@
 #pragma once
 
 #include <map>
-#include <unordered_set>
 #include <stdexcept>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "ir/module.h"
@@ -59,7 +59,9 @@ class ScheduleState {
   // The nearest BlockRealize strictly above n.
   Stmt scope_of(const StmtNode* n) const;
   // Replaces the statement `target` in the body.
-  void replace(const StmtNode* target, const Stmt& repl) { func.body = replace_stmt(func.body, target, repl); }
+  void replace(const StmtNode* target, const Stmt& repl) {
+    func.body = replace_stmt(func.body, target, repl);
+  }
   // Adds a buffer to the root block's allocs.
   void add_root_alloc(const Buffer& b);
 

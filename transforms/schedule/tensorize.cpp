@@ -212,7 +212,9 @@ Stmt finalize(const Stmt& s, const std::vector<IterVar>& enclosing, Names& names
     sub[e.var.get()] = nv;
     // Same kind as the outer iter var, except that a reduce one becomes opaque in a block
     // with an init (the init must keep running at the impl's own first reduce iteration).
-    IterKind k = e.kind == IterKind::Spatial || (e.kind == IterKind::Reduce && !b->init.defined()) ? e.kind : IterKind::Opaque;
+    IterKind k = e.kind == IterKind::Spatial || (e.kind == IterKind::Reduce && !b->init.defined())
+                     ? e.kind
+                     : IterKind::Opaque;
     ivs.push_back(IterVar{nv, k, e.extent});
     binds.push_back(e.var);
   }
@@ -234,7 +236,8 @@ const IntrinItem& find_intrin(const ScheduleState& st, const std::string& name) 
       if (it.name == name) return it;
       known += (known.empty() ? "" : ", ") + it.name;
     }
-  refuse("unknown intrinsic \"" + name + "\"" + (known.empty() ? " (the module defines no intrin)" : " (known: " + known + ")"));
+  refuse("unknown intrinsic \"" + name + "\"" +
+         (known.empty() ? " (the module defines no intrin)" : " (known: " + known + ")"));
 }
 
 }  // namespace
@@ -247,7 +250,8 @@ static std::string tensorize_target(ScheduleState& st, Stmt target, bool is_bloc
   const FunctionNode& impl = *intrin.impl;
   const BlockNode& droot = root_block(desc);
   const BlockNode& iroot = root_block(impl);
-  if (!droot.allocs.empty()) refuse("the desc of " + name + " allocates buffer " + droot.allocs[0]->name + " (not supported)");
+  if (!droot.allocs.empty())
+    refuse("the desc of " + name + " allocates buffer " + droot.allocs[0]->name + " (not supported)");
 
   // The impl's parameters: the desc's, then optional stride parameters.
   if (impl.params.size() < desc.params.size())
@@ -258,7 +262,8 @@ static std::string tensorize_target(ScheduleState& st, Stmt target, bool is_bloc
     bool same = d.is_buffer() == p.is_buffer();
     if (same && d.is_buffer()) {
       same = d.buffer->dtype == p.buffer->dtype && d.buffer->ndim() == p.buffer->ndim();
-      for (size_t k = 0; same && k < d.buffer->ndim(); ++k) same = prove_eq(d.buffer->shape[k], p.buffer->shape[k]);
+      for (size_t k = 0; same && k < d.buffer->ndim(); ++k)
+        same = prove_eq(d.buffer->shape[k], p.buffer->shape[k]);
     } else if (same) {
       same = d.var.dtype() == p.var.dtype();
     }
@@ -272,15 +277,18 @@ static std::string tensorize_target(ScheduleState& st, Stmt target, bool is_bloc
   bool scope = is_block && dbody.kind() != StmtKind::BlockRealize;
   Stmt tile = scope ? block_of(target)->body : target;
   if (scope && tile.kind() != dbody.kind() && tile.kind() != StmtKind::For)
-    refuse("block " + block_of(target)->name + " is not a tile (its body is not a loop nest) and the desc of " + name +
-           " is not a single block; give the outermost loop of the tile, or the block made by blockize of it");
+    refuse(
+        "block " + block_of(target)->name + " is not a tile (its body is not a loop nest) and the desc of " +
+        name +
+        " is not a single block; give the outermost loop of the tile, or the block made by blockize of it");
   TensorizeMatch m = match_tensorize_desc(tile, desc, dbody, name);
 
   // Substitutions for the impl.
   Names names{st, {}};
   std::unordered_map<const VarNode*, Expr> vars;
   std::unordered_map<const BufferNode*, BufMap> bufs;
-  std::unordered_map<std::string, std::pair<const TensorizeBufferMatch*, size_t>> impl_bufs;  // name -> match, ndim
+  std::unordered_map<std::string, std::pair<const TensorizeBufferMatch*, size_t>>
+      impl_bufs;  // name -> match, ndim
   for (size_t i = 0; i < desc.params.size(); ++i) {
     const Param &d = desc.params[i], &p = impl.params[i];
     if (d.is_buffer()) {
@@ -295,16 +303,18 @@ static std::string tensorize_target(ScheduleState& st, Stmt target, bool is_bloc
     const Param& p = impl.params[i];
     std::string n = p.name();
     size_t pos = n.rfind("_stride");
-    bool ok = !p.is_buffer() && tirc::is_int(p.var.dtype()) && pos != std::string::npos && pos + 7 < n.size() &&
-              n.size() - pos - 7 <= 4 &&
-              impl_bufs.count(n.substr(0, pos)) &&
+    bool ok = !p.is_buffer() && tirc::is_int(p.var.dtype()) && pos != std::string::npos &&
+              pos + 7 < n.size() && n.size() - pos - 7 <= 4 && impl_bufs.count(n.substr(0, pos)) &&
               n.find_first_not_of("0123456789", pos + 7) == std::string::npos;
     if (!ok)
       refuse("parameter " + n + " of the impl of " + name +
-             " has no counterpart in the desc; extra impl parameters must be integer strides named <buffer>_stride<d>");
+             " has no counterpart in the desc; extra impl parameters must be integer strides named "
+             "<buffer>_stride<d>");
     auto [bm, nd] = impl_bufs.at(n.substr(0, pos));
     size_t d = std::stoul(n.substr(pos + 7));
-    if (d >= nd) refuse("parameter " + n + " of the impl of " + name + ": buffer " + n.substr(0, pos) + " has " + std::to_string(nd) + " dimensions");
+    if (d >= nd)
+      refuse("parameter " + n + " of the impl of " + name + ": buffer " + n.substr(0, pos) + " has " +
+             std::to_string(nd) + " dimensions");
     const Buffer& tb = bm->target;
     Expr stride = make_int(1, p.var.dtype());
     for (size_t k = tb->ndim() - nd + d + 1; k < tb->ndim(); ++k) stride = stride * tb->shape[k];
@@ -355,10 +365,13 @@ static std::string tensorize_target(ScheduleState& st, Stmt target, bool is_bloc
       bool sp = false, rd = false, other = false;
       for (auto& [k, off] : m.iter_offsets)
         if (uses_var(off, v)) (k == IterKind::Spatial ? sp : k == IterKind::Reduce ? rd : other) = true;
-      IterKind kind = other || (sp && rd) || (!sp && !rd) ? IterKind::Opaque : rd ? IterKind::Reduce : IterKind::Spatial;
+      IterKind kind = other || (sp && rd) || (!sp && !rd) ? IterKind::Opaque
+                      : rd                                ? IterKind::Reduce
+                                                          : IterKind::Spatial;
       for (auto& o2 : outer)
         if (uses_var(o.extent, o2.var.get()))
-          refuse("the extent of " + o.var.name() + " depends on " + o2.var.name() + ", which the tile's offsets also use");
+          refuse("the extent of " + o.var.name() + " depends on " + o2.var.name() +
+                 ", which the tile's offsets also use");
       std::string nm = o.var.name();
       if (nm.size() > 1 && nm[0] == 'v') nm = nm.substr(1);
       Var iv(names.var("v" + nm + "_o"), o.var.dtype());

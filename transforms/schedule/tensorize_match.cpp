@@ -28,15 +28,18 @@ class Matcher {
  public:
   Matcher(const FunctionNode& desc, const std::string& intrin) : intrin_(intrin) {
     for (auto& p : desc.params) {
-      if (p.is_buffer()) desc_bufs_.insert(p.buffer.get());
-      else desc_scalars_.insert(p.var.get());
+      if (p.is_buffer())
+        desc_bufs_.insert(p.buffer.get());
+      else
+        desc_scalars_.insert(p.var.get());
     }
   }
 
   TensorizeMatch result;
 
   void stmt(const Stmt& t, const Stmt& d) {
-    if (t.kind() != d.kind()) refuse(describe(t) + " is where the desc of " + intrin_ + " has " + describe(d));
+    if (t.kind() != d.kind())
+      refuse(describe(t) + " is where the desc of " + intrin_ + " has " + describe(d));
     switch (t.kind()) {
       case StmtKind::For: return loop(t.as<ForNode>(), d.as<ForNode>());
       case StmtKind::BlockRealize: return block(t.as<BlockRealizeNode>(), d.as<BlockRealizeNode>());
@@ -44,8 +47,9 @@ class Matcher {
         auto& ts = t.as<SeqNode>()->stmts;
         auto& ds = d.as<SeqNode>()->stmts;
         if (ts.size() != ds.size())
-          refuse("the subtree has " + std::to_string(ts.size()) + " statements in sequence where the desc of " + intrin_ +
-                 " has " + std::to_string(ds.size()));
+          refuse("the subtree has " + std::to_string(ts.size()) +
+                 " statements in sequence where the desc of " + intrin_ + " has " +
+                 std::to_string(ds.size()));
         for (size_t i = 0; i < ts.size(); ++i) stmt(ts[i], ds[i]);
         return;
       }
@@ -55,8 +59,8 @@ class Matcher {
         value(a->cond, b->cond, "the condition of an if");
         stmt(a->then_case, b->then_case);
         if (a->else_case.defined() != b->else_case.defined())
-          refuse(std::string("an if ") + (a->else_case.defined() ? "has" : "has no") + " else branch, unlike the desc of " +
-                 intrin_);
+          refuse(std::string("an if ") + (a->else_case.defined() ? "has" : "has no") +
+                 " else branch, unlike the desc of " + intrin_);
         if (a->else_case.defined()) stmt(a->else_case, b->else_case);
         return;
       }
@@ -74,7 +78,8 @@ class Matcher {
         value(a->value, b->value, "the value stored to " + a->buffer->name);
         return;
       }
-      case StmtKind::Evaluate: refuse("the subtree calls " + describe(t) + "; only blocks of ordinary statements can match a desc");
+      case StmtKind::Evaluate:
+        refuse("the subtree calls " + describe(t) + "; only blocks of ordinary statements can match a desc");
     }
   }
 
@@ -82,9 +87,9 @@ class Matcher {
   std::string intrin_;
   std::unordered_set<const BufferNode*> desc_bufs_;
   std::unordered_set<const VarNode*> desc_scalars_;
-  std::unordered_set<const VarNode*> desc_inner_;     // desc vars bound inside the desc body
-  std::unordered_map<const VarNode*, Expr> sub_;      // target inner var -> desc coordinates
-  std::string detail_;                                // why a load in a value did not match
+  std::unordered_set<const VarNode*> desc_inner_;  // desc vars bound inside the desc body
+  std::unordered_map<const VarNode*, Expr> sub_;   // target inner var -> desc coordinates
+  std::string detail_;                             // why a load in a value did not match
 
   Expr S(const Expr& e) const { return substitute(e, sub_); }
   bool inner(const Expr& e) const {
@@ -99,11 +104,11 @@ class Matcher {
   void loop(const ForNode* t, const ForNode* d) {
     Expr text = fold(S(t->extent));
     if (!prove_eq(text, fold(d->extent)))
-      refuse("loop " + t->loop_var.name() + " has extent " + print_expr(t->extent) + ", but the matching loop " +
-             d->loop_var.name() + " of the desc of " + intrin_ + " has extent " + print_expr(d->extent));
+      refuse("loop " + t->loop_var.name() + " has extent " + print_expr(t->extent) +
+             ", but the matching loop " + d->loop_var.name() + " of the desc of " + intrin_ + " has extent " +
+             print_expr(d->extent));
     Expr shift = fold(S(t->min) - d->min);
-    if (inner(shift))
-      refuse("the start of loop " + t->loop_var.name() + " depends on the loops of the tile");
+    if (inner(shift)) refuse("the start of loop " + t->loop_var.name() + " depends on the loops of the tile");
     bind_inner(t->loop_var, d->loop_var, shift);
     stmt(t->body, d->body);
   }
@@ -122,8 +127,8 @@ class Matcher {
       for (size_t i = 0; i < pair.size(); ++i)
         if (inner(fold(S(tr->bindings[i])))) pair[i] = static_cast<int>(n++);
       if (n != d->iter_vars.size())
-        refuse(tn + " has " + std::to_string(n) + " iter vars that vary in the tile, but " + dn + " of " + intrin_ +
-               " has " + std::to_string(d->iter_vars.size()) + " iter vars");
+        refuse(tn + " has " + std::to_string(n) + " iter vars that vary in the tile, but " + dn + " of " +
+               intrin_ + " has " + std::to_string(d->iter_vars.size()) + " iter vars");
     }
     std::vector<Expr> offs;
     for (size_t i = 0; i < t->iter_vars.size(); ++i) {
@@ -137,8 +142,9 @@ class Matcher {
       const IterVar& di = d->iter_vars[pair[i]];
       const Expr& db = dr->bindings[pair[i]];
       if (ti.kind != di.kind)
-        refuse("iter var " + ti.var.name() + " of " + tn + " is " + iter_kind_name(ti.kind) + ", but iter var " +
-               di.var.name() + " of " + dn + " of " + intrin_ + " is " + iter_kind_name(di.kind));
+        refuse("iter var " + ti.var.name() + " of " + tn + " is " + iter_kind_name(ti.kind) +
+               ", but iter var " + di.var.name() + " of " + dn + " of " + intrin_ + " is " +
+               iter_kind_name(di.kind));
       Expr off = fold(S(tr->bindings[i]) - db);
       if (inner(off))
         refuse("the binding " + print_expr(tr->bindings[i]) + " of iter var " + ti.var.name() + " of " + tn +
@@ -152,14 +158,19 @@ class Matcher {
       int64_t tv = 1, dv = 1;
       bool tt = is_const_int(tp, &tv) && tv, dt = is_const_int(dp, &dv) && dv;
       if (tt != dt || (!tt && !eq(tp, dp)))
-        refuse(tn + (tt ? " has no predicate" : " has the predicate `where " + print_expr(tr->predicate) + "`") + ", but " +
-               dn + (dt ? " has none" : " has `where " + print_expr(dr->predicate) + "`"));
+        refuse(tn +
+               (tt ? " has no predicate" : " has the predicate `where " + print_expr(tr->predicate) + "`") +
+               ", but " + dn + (dt ? " has none" : " has `where " + print_expr(dr->predicate) + "`"));
     }
-    if (!t->allocs.empty()) refuse(tn + " allocates buffer " + t->allocs[0]->name + "; the tile may not allocate");
-    if (!d->allocs.empty()) refuse(dn + " of " + intrin_ + " allocates buffer " + d->allocs[0]->name + " (not supported)");
+    if (!t->allocs.empty())
+      refuse(tn + " allocates buffer " + t->allocs[0]->name + "; the tile may not allocate");
+    if (!d->allocs.empty())
+      refuse(dn + " of " + intrin_ + " allocates buffer " + d->allocs[0]->name + " (not supported)");
     for (size_t i = 0; i < t->iter_vars.size(); ++i) {
-      if (pair[i] >= 0) bind_inner(t->iter_vars[i].var, d->iter_vars[pair[i]].var, offs[i]);
-      else sub_[t->iter_vars[i].var.get()] = offs[i];
+      if (pair[i] >= 0)
+        bind_inner(t->iter_vars[i].var, d->iter_vars[pair[i]].var, offs[i]);
+      else
+        sub_[t->iter_vars[i].var.get()] = offs[i];
     }
     if (t->init.defined() && !d->init.defined())
       refuse(tn + " has an init, but " + dn + " of " + intrin_ +
@@ -171,7 +182,8 @@ class Matcher {
         if (t->iter_vars[i].kind == IterKind::Reduce && !is_zero(offs[i]))
           refuse(tn + " has an init and its reduce iter var " + t->iter_vars[i].var.name() +
                  " is split outside the tile (offset " + print_expr(offs[i]) +
-                 "): the desc's init would run once per tile; apply decompose_reduction first and use an intrinsic "
+                 "): the desc's init would run once per tile; apply decompose_reduction first and use an "
+                 "intrinsic "
                  "without init");
       stmt(t->init, d->init);
     }
@@ -182,16 +194,19 @@ class Matcher {
     Expr ts = S(t);
     detail_.clear();
     if (!eq(ts, d))
-      refuse(what + ", " + print_expr(t) + ", differs from the desc's " + print_expr(d) + " (intrinsic " + intrin_ + ")" +
-             (detail_.empty() ? "" : ": " + detail_));
+      refuse(what + ", " + print_expr(t) + ", differs from the desc's " + print_expr(d) + " (intrinsic " +
+             intrin_ + ")" + (detail_.empty() ? "" : ": " + detail_));
   }
 
-  void access(const Buffer& tb, const std::vector<Expr>& tidx, const Buffer& db, const std::vector<Expr>& didx, bool write) {
+  void access(const Buffer& tb, const std::vector<Expr>& tidx, const Buffer& db,
+              const std::vector<Expr>& didx, bool write) {
     if (!desc_bufs_.count(db.get()))
-      refuse("the desc of " + intrin_ + " accesses buffer " + db->name + ", which is not one of its parameters");
+      refuse("the desc of " + intrin_ + " accesses buffer " + db->name +
+             ", which is not one of its parameters");
     if (tb->dtype != db->dtype)
-      refuse("buffer " + tb->name + " is " + std::string(dtype_name(tb->dtype)) + ", but the matching parameter " + db->name +
-             " of the desc of " + intrin_ + " is " + std::string(dtype_name(db->dtype)));
+      refuse("buffer " + tb->name + " is " + std::string(dtype_name(tb->dtype)) +
+             ", but the matching parameter " + db->name + " of the desc of " + intrin_ + " is " +
+             std::string(dtype_name(db->dtype)));
     if (tb->ndim() < db->ndim())
       refuse("buffer " + tb->name + " has " + dims(tb->ndim()) + ", fewer than the " + dims(db->ndim()) +
              " of the desc's parameter " + db->name);
@@ -202,10 +217,12 @@ class Matcher {
       Expr off = k < lead ? fold(ti) : fold(ti - didx[k - lead]);
       if (inner(off)) {
         if (k < lead)
-          refuse("index " + print_expr(tidx[k]) + " of buffer " + tb->name + " (dimension " + std::to_string(k) +
-                 ", which the desc's parameter " + db->name + " does not have) depends on the loops of the tile");
-        refuse("index " + print_expr(tidx[k]) + " of buffer " + tb->name + " is not an offset plus the desc's index " +
-               print_expr(didx[k - lead]) + " of " + db->name + " (the offset must not depend on the loops of the tile)");
+          refuse("index " + print_expr(tidx[k]) + " of buffer " + tb->name + " (dimension " +
+                 std::to_string(k) + ", which the desc's parameter " + db->name +
+                 " does not have) depends on the loops of the tile");
+        refuse("index " + print_expr(tidx[k]) + " of buffer " + tb->name +
+               " is not an offset plus the desc's index " + print_expr(didx[k - lead]) + " of " + db->name +
+               " (the offset must not depend on the loops of the tile)");
       }
       offs.push_back(off);
     }
@@ -216,13 +233,13 @@ class Matcher {
     }
     TensorizeBufferMatch& m = it->second;
     if (!m.target.same_as(tb))
-      refuse("the desc's parameter " + db->name + " of " + intrin_ + " matches both buffer " + m.target->name + " and buffer " +
-             tb->name);
+      refuse("the desc's parameter " + db->name + " of " + intrin_ + " matches both buffer " +
+             m.target->name + " and buffer " + tb->name);
     for (size_t k = 0; k < offs.size(); ++k)
       if (!prove_eq(offs[k], m.offsets[k]))
-        refuse("buffer " + tb->name + " is accessed at offset " + print_expr(m.offsets[k]) + " and at offset " +
-               print_expr(offs[k]) + " in dimension " + std::to_string(k) + " relative to the desc's parameter " +
-               db->name);
+        refuse("buffer " + tb->name + " is accessed at offset " + print_expr(m.offsets[k]) +
+               " and at offset " + print_expr(offs[k]) + " in dimension " + std::to_string(k) +
+               " relative to the desc's parameter " + db->name);
     m.written = m.written || write;
   }
 
@@ -303,7 +320,6 @@ class Matcher {
     }
     return false;
   }
-
 };
 
 }  // namespace
@@ -316,7 +332,8 @@ TensorizeMatch match_tensorize_desc(const Stmt& target, const FunctionNode& desc
   m.stmt(target, desc_body);
   // Every desc parameter must have been matched: the impl may use it.
   for (auto& p : desc.params) {
-    bool ok = p.is_buffer() ? m.result.buffers.count(p.buffer.get()) > 0 : m.result.scalars.count(p.var.get()) > 0;
+    bool ok =
+        p.is_buffer() ? m.result.buffers.count(p.buffer.get()) > 0 : m.result.scalars.count(p.var.get()) > 0;
     if (!ok) refuse("parameter " + p.name() + " of the desc of " + intrin + " is not used by the desc");
   }
   // Offsets are in outer variables only: a desc scalar parameter in a desc index gets its match.

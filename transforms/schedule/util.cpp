@@ -104,7 +104,8 @@ void remove_alloc_if_unused(ScheduleState& st, const Buffer& buf) {
     for (size_t i = 0; i < bn->allocs.size(); ++i)
       if (bn->allocs[i].same_as(buf)) {
         st.replace(b.get(), update_realize(b, [&](BlockRealizeNode& r) {
-                     r.block = update_block(r.block, [&](BlockNode& n) { n.allocs.erase(n.allocs.begin() + i); });
+                     r.block =
+                         update_block(r.block, [&](BlockNode& n) { n.allocs.erase(n.allocs.begin() + i); });
                    }));
         return;
       }
@@ -182,7 +183,8 @@ Stmt replace_buffer(const Stmt& s, const Buffer& from, const Buffer& to) {
   return r.mutate(s);
 }
 
-std::vector<BufferRegion> replace_buffer(const std::vector<BufferRegion>& rs, const Buffer& from, const Buffer& to) {
+std::vector<BufferRegion> replace_buffer(const std::vector<BufferRegion>& rs, const Buffer& from,
+                                         const Buffer& to) {
   std::vector<BufferRegion> out = rs;
   for (auto& r : out)
     if (r.buffer.same_as(from)) r.buffer = to;
@@ -196,7 +198,8 @@ std::vector<BufferRegion> without(const std::vector<BufferRegion>& rs, const Buf
   return out;
 }
 
-std::vector<BufferRegion> merge_regions(const std::vector<BufferRegion>& rs, const std::vector<BufferRegion>& extra) {
+std::vector<BufferRegion> merge_regions(const std::vector<BufferRegion>& rs,
+                                        const std::vector<BufferRegion>& extra) {
   std::vector<BufferRegion> out = rs;
   for (auto& e : extra) {
     bool has = false;
@@ -214,7 +217,8 @@ Stmt make_nest(ScheduleState& st, const std::vector<Expr>& extents, const std::v
     std::string base = i < names.size() ? names[i] : "ax" + std::to_string(i);
     std::string n = fresh_var_name(st, base);
     // Also avoid the names given to the vars of this nest.
-    for (int k = 1; std::find(used.begin(), used.end(), n) != used.end(); ++k) n = fresh_var_name(st, base + "_" + std::to_string(k));
+    for (int k = 1; std::find(used.begin(), used.end(), n) != used.end(); ++k)
+      n = fresh_var_name(st, base + "_" + std::to_string(k));
     used.push_back(n);
     vars.emplace_back(n, extents[i].dtype());
   }
@@ -230,22 +234,24 @@ BufferRegion full_region(const Buffer& b) {
   return r;
 }
 
-Stmt make_simple_block(const std::string& name, std::vector<IterVar> ivs, std::vector<Expr> bindings, Stmt body,
-                       Stmt init, Expr pred) {
+Stmt make_simple_block(const std::string& name, std::vector<IterVar> ivs, std::vector<Expr> bindings,
+                       Stmt body, Stmt init, Expr pred) {
   BlockNode n;
   n.name = name;
   n.iter_vars = std::move(ivs);
   n.init = std::move(init);
   n.body = std::move(body);
   infer_regions(n, &n.reads, &n.writes);
-  return make_block_realize(std::move(bindings), pred.defined() ? pred : make_bool(true), make_block(std::move(n)));
+  return make_block_realize(std::move(bindings), pred.defined() ? pred : make_bool(true),
+                            make_block(std::move(n)));
 }
 
 }  // namespace tirc::sched
 
 namespace tirc::sched {
 
-std::vector<std::optional<SymRange>> region_under_loop(const Stmt& loop, const Stmt& bs, const BufferRegion& r) {
+std::vector<std::optional<SymRange>> region_under_loop(const Stmt& loop, const Stmt& bs,
+                                                       const BufferRegion& r) {
   const BlockRealizeNode* br = realize(bs);
   const BlockNode* b = br->block.get();
   SymRangeMap inner;
@@ -256,7 +262,8 @@ std::vector<std::optional<SymRange>> region_under_loop(const Stmt& loop, const S
   for (auto& p : path) {
     if (auto* r = p.as<BlockRealizeNode>(); r && !p.same_as(bs)) {
       std::unordered_map<const VarNode*, Expr> m;
-      for (size_t i = 0; i < r->block->iter_vars.size(); ++i) m[r->block->iter_vars[i].var.get()] = r->bindings[i];
+      for (size_t i = 0; i < r->block->iter_vars.size(); ++i)
+        m[r->block->iter_vars[i].var.get()] = r->bindings[i];
       crossed.push_back(std::move(m));
     }
     auto* f = p.as<ForNode>();
@@ -284,8 +291,10 @@ std::vector<std::optional<SymRange>> region_under_loop(const Stmt& loop, const S
     auto f = [&](const Expr& e) { has_load = has_load || e.kind() == ExprKind::Load; };
     if (x) for_each_expr(x->lo, f);
     if (y) for_each_expr(y->hi, f);
-    if (x && y && !has_load) out.push_back(SymRange{x->lo, y->hi});
-    else out.push_back(std::nullopt);
+    if (x && y && !has_load)
+      out.push_back(SymRange{x->lo, y->hi});
+    else
+      out.push_back(std::nullopt);
   }
   return out;
 }

@@ -35,19 +35,21 @@ Stmt replace_loads(const Stmt& s, const Buffer& buf, const std::function<Expr(co
 Expr replace_loads(const Expr& e, const Buffer& buf, const std::function<Expr(const std::vector<Expr>&)>& f);
 // Replaces buffer `from` by `to` in loads, stores and pointer arguments.
 Stmt replace_buffer(const Stmt& s, const Buffer& from, const Buffer& to);
-std::vector<BufferRegion> replace_buffer(const std::vector<BufferRegion>& rs, const Buffer& from, const Buffer& to);
+std::vector<BufferRegion> replace_buffer(const std::vector<BufferRegion>& rs, const Buffer& from,
+                                         const Buffer& to);
 // Region list without the regions of buf.
 std::vector<BufferRegion> without(const std::vector<BufferRegion>& rs, const Buffer& buf);
 // rs followed by the regions of extra whose buffers rs does not mention.
-std::vector<BufferRegion> merge_regions(const std::vector<BufferRegion>& rs, const std::vector<BufferRegion>& extra);
+std::vector<BufferRegion> merge_regions(const std::vector<BufferRegion>& rs,
+                                        const std::vector<BufferRegion>& extra);
 // A serial loop nest over `extents` with fresh vars (named after `names`), around body(vars).
 Stmt make_nest(ScheduleState& st, const std::vector<Expr>& extents, const std::vector<std::string>& names,
                const std::function<Stmt(const std::vector<Var>&)>& body);
 // Full region of a buffer.
 BufferRegion full_region(const Buffer& b);
 // A simple block realize: iter vars all given, bindings, body, regions inferred.
-Stmt make_simple_block(const std::string& name, std::vector<IterVar> ivs, std::vector<Expr> bindings, Stmt body,
-                       Stmt init = Stmt(), Expr pred = Expr());
+Stmt make_simple_block(const std::string& name, std::vector<IterVar> ivs, std::vector<Expr> bindings,
+                       Stmt body, Stmt init = Stmt(), Expr pred = Expr());
 
 }  // namespace tirc::sched
 
@@ -56,5 +58,6 @@ namespace tirc::sched {
 // of `loop` and the loops around it: b's iter vars are replaced by their bindings and the
 // loops strictly between `loop` and b are relaxed over their ranges. Inclusive bounds per
 // dimension; nullopt for a dimension that cannot be bounded.
-std::vector<std::optional<SymRange>> region_under_loop(const Stmt& loop, const Stmt& b, const BufferRegion& r);
+std::vector<std::optional<SymRange>> region_under_loop(const Stmt& loop, const Stmt& b,
+                                                       const BufferRegion& r);
 }  // namespace tirc::sched

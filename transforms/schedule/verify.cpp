@@ -17,8 +17,8 @@ ArgMap verify_inputs(const FunctionNode& f, const CompareOptions& opts) {
   for (auto& p : f.params)
     if (!p.is_buffer() && !opts.scalars.count(p.name()) && !p.range && !is_float(p.var.dtype()) &&
         p.var.dtype() != DType::Bool)
-      throw Error("scalar parameter " + p.name() + " of function " + f.name +
-                  " needs a value (--input " + p.name() + "=VALUE) or a declared range");
+      throw Error("scalar parameter " + p.name() + " of function " + f.name + " needs a value (--input " +
+                  p.name() + "=VALUE) or a declared range");
   return random_inputs(f, opts.seed, opts.scalars);
 }
 

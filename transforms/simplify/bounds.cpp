@@ -57,9 +57,15 @@ bool interval_fits(const Interval& b, DType t) {
   return b.lo >= dtype_min_int(t) && b.hi <= dtype_max_int(t);
 }
 
-Interval interval_union(const Interval& a, const Interval& b) { return {std::min(a.lo, b.lo), std::max(a.hi, b.hi)}; }
-Interval interval_intersect(const Interval& a, const Interval& b) { return {std::max(a.lo, b.lo), std::min(a.hi, b.hi)}; }
-Interval interval_add(const Interval& a, const Interval& b) { return {add_end(a.lo, b.lo, true), add_end(a.hi, b.hi, false)}; }
+Interval interval_union(const Interval& a, const Interval& b) {
+  return {std::min(a.lo, b.lo), std::max(a.hi, b.hi)};
+}
+Interval interval_intersect(const Interval& a, const Interval& b) {
+  return {std::max(a.lo, b.lo), std::min(a.hi, b.hi)};
+}
+Interval interval_add(const Interval& a, const Interval& b) {
+  return {add_end(a.lo, b.lo, true), add_end(a.hi, b.hi, false)};
+}
 Interval interval_sub(const Interval& a, const Interval& b) { return interval_add(a, interval_scale(b, -1)); }
 Interval interval_scale(const Interval& a, int64_t c) {
   int64_t x = mul_end(a.lo, c), y = mul_end(a.hi, c);
@@ -80,9 +86,10 @@ Interval interval_mul(const Interval& a, const Interval& b) {
 namespace {
 
 Interval clamp(const Interval& math, DType t) {
-  if (is_bool(t)) return interval_intersect(math, {0, 1}).lo <= interval_intersect(math, {0, 1}).hi
-                             ? interval_intersect(math, {0, 1})
-                             : Interval{0, 1};
+  if (is_bool(t))
+    return interval_intersect(math, {0, 1}).lo <= interval_intersect(math, {0, 1}).hi
+               ? interval_intersect(math, {0, 1})
+               : Interval{0, 1};
   return interval_fits(math, t) ? math : dtype_interval(t);
 }
 
@@ -131,7 +138,10 @@ class BoundVisitor {
         if (old != ranges_.end()) saved = old->second;
         ranges_[key] = bound(l->value);
         Interval r = bound(l->body);
-        if (saved) ranges_[key] = *saved; else ranges_.erase(key);
+        if (saved)
+          ranges_[key] = *saved;
+        else
+          ranges_.erase(key);
         return r;
       }
       default: return dtype_interval(t);
@@ -146,7 +156,8 @@ class BoundVisitor {
 
   Interval sum_bound(const SumForm& f) {
     Interval acc = Interval::point(as_signed(f.constant, f.dtype));
-    for (auto& t : f.terms) acc = interval_add(acc, interval_scale(term_bound(t.term), as_signed(t.coeff, f.dtype)));
+    for (auto& t : f.terms)
+      acc = interval_add(acc, interval_scale(term_bound(t.term), as_signed(t.coeff, f.dtype)));
     return acc;
   }
 
@@ -185,7 +196,8 @@ class BoundVisitor {
       case BinOp::Sub:
       case BinOp::Mul: {
         SumForm f = to_sum_form(e);
-        if (f.terms.size() == 1 && f.constant == 0 && f.terms[0].coeff == 1 && f.terms[0].term.kind() == ExprKind::Binary)
+        if (f.terms.size() == 1 && f.constant == 0 && f.terms[0].coeff == 1 &&
+            f.terms[0].term.kind() == ExprKind::Binary)
           return term_bound(f.terms[0].term);
         return clamp(sum_bound(f), t);
       }
@@ -226,7 +238,8 @@ class BoundVisitor {
       int64_t c = b.lo;
       if (a.has_lower() && a.has_upper() && fdiv(a.lo, c) == fdiv(a.hi, c)) {
         int64_t k = fdiv(a.lo, c);
-        return {sat(static_cast<i128>(a.lo) - static_cast<i128>(k) * c), sat(static_cast<i128>(a.hi) - static_cast<i128>(k) * c)};
+        return {sat(static_cast<i128>(a.lo) - static_cast<i128>(k) * c),
+                sat(static_cast<i128>(a.hi) - static_cast<i128>(k) * c)};
       }
       return {0, c - 1};
     }
@@ -237,7 +250,8 @@ class BoundVisitor {
       return r;
     }
     if (b.hi < 0) return {b.has_lower() ? b.lo + 1 : NEG, 0};
-    return {b.has_lower() ? std::min<int64_t>(b.lo + 1, 0) : NEG, b.has_upper() ? std::max<int64_t>(b.hi - 1, 0) : POS};
+    return {b.has_lower() ? std::min<int64_t>(b.lo + 1, 0) : NEG,
+            b.has_upper() ? std::max<int64_t>(b.hi - 1, 0) : POS};
   }
 
   Interval call(const CallNode* n) {
@@ -281,7 +295,9 @@ class BoundVisitor {
 }  // namespace
 
 Interval const_int_bound(const Expr& e, const VarRanges& ranges) { return BoundVisitor(ranges).bound(e); }
-Interval sum_form_bound(const SumForm& f, const VarRanges& ranges) { return BoundVisitor(ranges).sum_bound(f); }
+Interval sum_form_bound(const SumForm& f, const VarRanges& ranges) {
+  return BoundVisitor(ranges).sum_bound(f);
+}
 Interval sum_form_diff_bound(const SumForm& a, const SumForm& b, const VarRanges& ranges) {
   return BoundVisitor(ranges).diff_bound(a, b);
 }
@@ -321,7 +337,9 @@ class SymBounder {
               if (uses_relaxed(kept)) continue;
               Interval sign = const_int_bound(kept, known_);
               SymInterval r = bound(rel);
-              auto mul = [&](const Expr& x) { return x.defined() ? make_binary(BinOp::Mul, x, kept) : Expr(); };
+              auto mul = [&](const Expr& x) {
+                return x.defined() ? make_binary(BinOp::Mul, x, kept) : Expr();
+              };
               if (sign.lo >= 0) return {mul(r.min), mul(r.max)};
               if (sign.hi <= 0) return {mul(r.max), mul(r.min)};
             }
@@ -346,7 +364,8 @@ class SymBounder {
                 // One period only: the remainder moves monotonically.
                 Analyzer an(known_);
                 an.set_assume_no_overflow(true);
-                if (an.can_prove(make_binary(BinOp::EQ, floordiv(a.min, make_imm_int(t, c)), floordiv(a.max, make_imm_int(t, c)))))
+                if (an.can_prove(make_binary(BinOp::EQ, floordiv(a.min, make_imm_int(t, c)),
+                                             floordiv(a.max, make_imm_int(t, c)))))
                   return {floormod(a.min, make_imm_int(t, c)), floormod(a.max, make_imm_int(t, c))};
               }
               Interval k = const_int_bound(e, relaxed_const());
@@ -366,7 +385,8 @@ class SymBounder {
         auto* u = e.as<UnaryNode>();
         if (u->op == UnOp::Neg) {
           SymInterval a = bound(u->a);
-          return {a.max.defined() ? make_unary(UnOp::Neg, a.max) : Expr(), a.min.defined() ? make_unary(UnOp::Neg, a.min) : Expr()};
+          return {a.max.defined() ? make_unary(UnOp::Neg, a.max) : Expr(),
+                  a.min.defined() ? make_unary(UnOp::Neg, a.min) : Expr()};
         }
         return fallback(e);
       }
@@ -392,7 +412,8 @@ class SymBounder {
         if (is_int(t) && is_int(c->value.dtype()) && dtype_bits(t) >= dtype_bits(c->value.dtype()) &&
             is_signed_int(t) == is_signed_int(c->value.dtype())) {
           SymInterval a = bound(c->value);
-          return {a.min.defined() ? make_cast(t, a.min) : Expr(), a.max.defined() ? make_cast(t, a.max) : Expr()};
+          return {a.min.defined() ? make_cast(t, a.min) : Expr(),
+                  a.max.defined() ? make_cast(t, a.max) : Expr()};
         }
         return fallback(e);
       }

@@ -157,7 +157,8 @@ Expr fold_cast(DType to, const Expr& value) {
     if (is_bool(to)) return make_bool(d != 0.0);
     if (is_int(to)) {
       double tr = std::trunc(d);
-      if (!(tr >= static_cast<double>(dtype_min_int(to)) && tr <= static_cast<double>(dtype_max_int(to)))) return Expr();
+      if (!(tr >= static_cast<double>(dtype_min_int(to)) && tr <= static_cast<double>(dtype_max_int(to))))
+        return Expr();
       if (to == DType::I64 && tr >= 9.2233720368547758e18) return Expr();
       return make_int(static_cast<int64_t>(tr), to);
     }
@@ -181,7 +182,8 @@ Expr fold_call(const CallNode* n) {
         if (!int_val(n->args[1], &y) || y == 0) return Expr();
         i128 q = static_cast<i128>(x) / y, r = static_cast<i128>(x) % y;
         i128 res = n->op == Intrinsic::TruncDiv ? q : r;
-        return make_imm_int(t, static_cast<int64_t>(static_cast<uint64_t>(static_cast<unsigned __int128>(res))));
+        return make_imm_int(t,
+                            static_cast<int64_t>(static_cast<uint64_t>(static_cast<unsigned __int128>(res))));
       }
       default: return Expr();
     }
@@ -212,13 +214,15 @@ Expr fold_constant(const Expr& e) {
       int64_t x;
       double d;
       if (n->op == UnOp::Not) return int_val(n->a, &x) ? make_bool(!x) : Expr();
-      if (int_val(n->a, &x)) return make_imm_int(e.dtype(), static_cast<int64_t>(0 - static_cast<uint64_t>(x)));
+      if (int_val(n->a, &x))
+        return make_imm_int(e.dtype(), static_cast<int64_t>(0 - static_cast<uint64_t>(x)));
       if (flt_val(n->a, &d)) return make_float(-d, e.dtype());
       return Expr();
     }
     case ExprKind::Cast: {
       auto* n = e.as<CastNode>();
-      if (n->value.dtype() == n->dtype && (n->value.as<IntImmNode>() || n->value.as<FloatImmNode>())) return n->value;
+      if (n->value.dtype() == n->dtype && (n->value.as<IntImmNode>() || n->value.as<FloatImmNode>()))
+        return n->value;
       return fold_cast(n->dtype, n->value);
     }
     case ExprKind::Call: return fold_call(e.as<CallNode>());

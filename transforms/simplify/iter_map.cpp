@@ -68,7 +68,8 @@ class IterMapRewriter {
         break;
       }
       case ExprKind::Unary:
-        if (e.as<UnaryNode>()->op == UnOp::Neg) return scale(rewrite(e.as<UnaryNode>()->a), make_imm_int(t, -1));
+        if (e.as<UnaryNode>()->op == UnOp::Neg)
+          return scale(rewrite(e.as<UnaryNode>()->a), make_imm_int(t, -1));
         break;
       default: break;
     }
@@ -91,7 +92,8 @@ class IterMapRewriter {
       add_predicate(b->b);
       return;
     }
-    if (!b || (b->op != BinOp::LT && b->op != BinOp::LE)) throw Fail{"unsupported predicate (expected affine < constant)"};
+    if (!b || (b->op != BinOp::LT && b->op != BinOp::LE))
+      throw Fail{"unsupported predicate (expected affine < constant)"};
     int64_t c;
     if (!const_of(an_.simplify(b->b), &c)) throw Fail{"unsupported predicate (bound is not a constant)"};
     if (b->op == BinOp::LE) ++c;
@@ -100,10 +102,12 @@ class IterMapRewriter {
     if (s.args.size() != 1 || !const_of(an_.simplify(s.base), &base)) throw Fail{"unsupported predicate"};
     const IterSplit& sp = s.args[0];
     int64_t lf, ext, sc;
-    if (!const_of(sp.lower_factor, &lf) || !const_of(sp.extent, &ext) || !const_of(sp.scale, &sc) || lf != 1 || sc != 1)
+    if (!const_of(sp.lower_factor, &lf) || !const_of(sp.extent, &ext) || !const_of(sp.scale, &sc) ||
+        lf != 1 || sc != 1)
       throw Fail{"unsupported predicate (not a whole fused iterator)"};
     int64_t mext;
-    if (!const_of(sp.source->extent, &mext) || mext != ext) throw Fail{"unsupported predicate (partial iterator)"};
+    if (!const_of(sp.source->extent, &mext) || mext != ext)
+      throw Fail{"unsupported predicate (partial iterator)"};
     int64_t bound = c - base;
     if (bound >= ext) return;  // always true
     if (bound <= 0) throw Fail{"predicate is always false"};
@@ -119,15 +123,18 @@ class IterMapRewriter {
     auto use = [&](const IterSplit& s) -> std::string {
       int64_t lf, ext, sc;
       if (!const_of(s.scale, &sc)) {
-        if (!an_.can_prove(make_binary(BinOp::GT, s.scale, make_int(0, s.scale.dtype())))) return "iterator with a non-constant scale";
+        if (!an_.can_prove(make_binary(BinOp::GT, s.scale, make_int(0, s.scale.dtype()))))
+          return "iterator with a non-constant scale";
       } else if (sc <= 0) {
         return "iterator with a negative scale";
       }
       if (!const_of(s.lower_factor, &lf)) return "non-constant split factor";
       if (!const_of(s.extent, &ext)) {
         // A whole symbolic iterator: fine when it is the entire mark.
-        if (lf == 1 && expr_identical(s.extent, s.source->extent)) ext = -1;
-        else return "non-constant split extent";
+        if (lf == 1 && expr_identical(s.extent, s.source->extent))
+          ext = -1;
+        else
+          return "non-constant split extent";
       }
       const IterMarkNode* m = s.source.get();
       if (!uses.count(m)) {
@@ -157,10 +164,12 @@ class IterMapRewriter {
         if (ext == -1) return "symbolic iterator used in pieces";
         if (lf < expect) return "iterator " + mark_name(m) + " is used more than once (overlapping splits)";
         if (lf % expect != 0) return "iterator " + mark_name(m) + " is split inconsistently";
-        if (level == IterMapLevel::Bijective && lf != expect) return "iterator " + mark_name(m) + " is not fully covered";
+        if (level == IterMapLevel::Bijective && lf != expect)
+          return "iterator " + mark_name(m) + " is not fully covered";
         expect = lf * ext;
       }
-      if (const_ext && expect > mext && !(u.size() == 1 && u[0].first == 1)) return "splits of " + mark_name(m) + " exceed its extent";
+      if (const_ext && expect > mext && !(u.size() == 1 && u[0].first == 1))
+        return "splits of " + mark_name(m) + " exceed its extent";
       if (level == IterMapLevel::Bijective) {
         if (!const_ext || expect != mext) return "iterator " + mark_name(m) + " is not fully covered";
       }
@@ -190,7 +199,8 @@ class IterMapRewriter {
   }
 
   bool same_split_source(const IterSplit& a, const IterSplit& b) {
-    return a.source == b.source && an_.can_prove_equal(a.lower_factor, b.lower_factor) && an_.can_prove_equal(a.extent, b.extent);
+    return a.source == b.source && an_.can_prove_equal(a.lower_factor, b.lower_factor) &&
+           an_.can_prove_equal(a.extent, b.extent);
   }
 
   IterSum add(IterSum a, const IterSum& b, int64_t sign) {
@@ -229,7 +239,8 @@ class IterMapRewriter {
 
   IterSum divmod(const IterSum& a0, int64_t c, bool is_div, DType t) {
     Expr cc = make_imm_int(t, c);
-    if (a0.args.empty()) return {{}, an_.simplify(make_binary(is_div ? BinOp::FloorDiv : BinOp::FloorMod, a0.base, cc))};
+    if (a0.args.empty())
+      return {{}, an_.simplify(make_binary(is_div ? BinOp::FloorDiv : BinOp::FloorMod, a0.base, cc))};
     IterSum a = normalize(a0);
     IterSplit s = a.args[0];
     Expr base = a.base;
@@ -239,7 +250,8 @@ class IterMapRewriter {
     }
     Expr new_base = is_div ? an_.simplify(make_binary(BinOp::FloorDiv, base, cc)) : make_imm_int(t, 0);
     int64_t sc, ext;
-    if (!const_of(s.scale, &sc) || sc <= 0) throw Fail{"split of an iterator with a non-constant or negative scale"};
+    if (!const_of(s.scale, &sc) || sc <= 0)
+      throw Fail{"split of an iterator with a non-constant or negative scale"};
     if (sc % c == 0) {
       if (!is_div) return {{}, make_imm_int(t, 0)};
       s.scale = make_imm_int(t, sc / c);
@@ -253,9 +265,11 @@ class IterMapRewriter {
       if (is_div) return {{}, new_base};
       return {{s}, new_base};
     }
-    if (ext % c2 != 0) throw Fail{"iterator extent " + std::to_string(ext) + " is not divisible by " + std::to_string(c2)};
+    if (ext % c2 != 0)
+      throw Fail{"iterator extent " + std::to_string(ext) + " is not divisible by " + std::to_string(c2)};
     if (is_div) {
-      IterSplit r{s.source, an_.simplify(make_binary(BinOp::Mul, s.lower_factor, make_imm_int(t, c2))), make_imm_int(t, ext / c2), one(t)};
+      IterSplit r{s.source, an_.simplify(make_binary(BinOp::Mul, s.lower_factor, make_imm_int(t, c2))),
+                  make_imm_int(t, ext / c2), one(t)};
       return {{r}, new_base};
     }
     IterSplit r{s.source, s.lower_factor, make_imm_int(t, c2), s.scale};
@@ -268,7 +282,8 @@ class IterMapRewriter {
     std::vector<int64_t> sc(args.size()), ex(args.size());
     int64_t base_scale = INT64_MAX;
     for (size_t i = 0; i < args.size(); ++i) {
-      if (!const_of(args[i].scale, &sc[i]) || sc[i] <= 0) throw Fail{"cannot fuse iterators with non-constant or negative scales"};
+      if (!const_of(args[i].scale, &sc[i]) || sc[i] <= 0)
+        throw Fail{"cannot fuse iterators with non-constant or negative scales"};
       if (!const_of(args[i].extent, &ex[i])) throw Fail{"cannot fuse iterators with symbolic extents"};
       base_scale = std::min(base_scale, sc[i]);
     }
@@ -282,7 +297,8 @@ class IterMapRewriter {
           if (found != args.size()) throw Fail{"two iterators with the same scale " + std::to_string(expect)};
           found = i;
         }
-      if (found == args.size()) throw Fail{"iterators do not fuse: no iterator with scale " + std::to_string(expect)};
+      if (found == args.size())
+        throw Fail{"iterators do not fuse: no iterator with scale " + std::to_string(expect)};
       used[found] = true;
       chain.push_back(found);
       expect *= ex[found];
@@ -296,10 +312,13 @@ class IterMapRewriter {
     for (size_t k = 0; same && k < chain.size(); ++k) {
       const IterSplit& s = args[chain[k]];
       int64_t lf;
-      if (s.source != args[chain[0]].source || !const_of(s.lower_factor, &lf) || lf != lf_expect) same = false;
+      if (s.source != args[chain[0]].source || !const_of(s.lower_factor, &lf) || lf != lf_expect)
+        same = false;
       lf_expect = lf * ex[chain[k]];
     }
-    if (same) return {args[chain[0]].source, args[chain[0]].lower_factor, make_imm_int(t, total), make_imm_int(t, base_scale)};
+    if (same)
+      return {args[chain[0]].source, args[chain[0]].lower_factor, make_imm_int(t, total),
+              make_imm_int(t, base_scale)};
     IterSum src;
     src.base = make_imm_int(t, 0);
     for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
@@ -321,7 +340,8 @@ class IterMapRewriter {
   bool same_sum(const IterSum& a, const IterSum& b) {
     if (a.args.size() != b.args.size()) return false;
     for (size_t i = 0; i < a.args.size(); ++i)
-      if (!same_split_source(a.args[i], b.args[i]) || !an_.can_prove_equal(a.args[i].scale, b.args[i].scale)) return false;
+      if (!same_split_source(a.args[i], b.args[i]) || !an_.can_prove_equal(a.args[i].scale, b.args[i].scale))
+        return false;
     return true;
   }
 
@@ -332,12 +352,13 @@ class IterMapRewriter {
 
 }  // namespace
 
-IterMapResult detect_iter_map(const std::vector<Expr>& bindings, const std::vector<IterDom>& iters, const Expr& predicate,
-                              IterMapLevel level, const VarRanges& known) {
+IterMapResult detect_iter_map(const std::vector<Expr>& bindings, const std::vector<IterDom>& iters,
+                              const Expr& predicate, IterMapLevel level, const VarRanges& known) {
   IterMapResult res;
   try {
     for (auto& d : iters)
-      if (!d.var.defined() || !d.extent.defined()) throw Fail{"input iterator without a variable or an extent"};
+      if (!d.var.defined() || !d.extent.defined())
+        throw Fail{"input iterator without a variable or an extent"};
     IterMapRewriter rw(iters, known);
     rw.add_predicate(predicate);
     for (auto& b : bindings) {
@@ -374,7 +395,8 @@ Expr iter_sum_to_expr(const IterSum& s) {
 }
 
 std::optional<std::vector<Expr>> inverse_iter_map(const IterMapResult& map, const std::vector<IterDom>& iters,
-                                                  const std::vector<Expr>& outputs, const VarRanges& output_ranges) {
+                                                  const std::vector<Expr>& outputs,
+                                                  const VarRanges& output_ranges) {
   if (!map.ok() || outputs.size() != map.indices.size()) return std::nullopt;
   // Value of each split, then of each mark = sum(split value * lower_factor). A fused mark
   // passes its value down to its own splits once every use of it has been accounted for.

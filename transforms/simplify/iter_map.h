@@ -80,7 +80,8 @@ Expr iter_mark_to_expr(const IterMark& m);
 // Inverse of a bijective map: for each input iterator (in `iters` order), an expression of
 // `outputs` (one per binding, e.g. the block iter vars) that gives back the iterator value:
 // for bindings (i*32 + j) this is {y // 32, y % 32}. Iterators of extent 1 map to their
-// min. `output_ranges` (ranges of variables in outputs) help simplify the result. nullopt when the map is not bijective (detect with IterMapLevel::Bijective first).
+// min. `output_ranges` (ranges of variables in outputs) help simplify the result. nullopt when the map is not
+// bijective (detect with IterMapLevel::Bijective first).
 std::optional<std::vector<Expr>> inverse_iter_map(const IterMapResult& map, const std::vector<IterDom>& iters,
                                                   const std::vector<Expr>& outputs,
                                                   const VarRanges& output_ranges = {});

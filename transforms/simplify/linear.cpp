@@ -124,8 +124,11 @@ Expr from_sum_form(const SumForm& f) {
     LinearTerm x{term.term, sv(term.coeff)};
     (neg_ok(x.coeff) ? neg : pos).push_back(x);
   }
-  auto scaled = [&](const Expr& term, int64_t c) { return c == 1 ? term : make_binary(BinOp::Mul, term, imm(c)); };
-  for (auto& p : pos) acc = acc.defined() ? make_binary(BinOp::Add, acc, scaled(p.term, p.coeff)) : scaled(p.term, p.coeff);
+  auto scaled = [&](const Expr& term, int64_t c) {
+    return c == 1 ? term : make_binary(BinOp::Mul, term, imm(c));
+  };
+  for (auto& p : pos)
+    acc = acc.defined() ? make_binary(BinOp::Add, acc, scaled(p.term, p.coeff)) : scaled(p.term, p.coeff);
   for (auto& n : neg) {
     if (!acc.defined())
       acc = make_binary(BinOp::Mul, n.term, imm(n.coeff));

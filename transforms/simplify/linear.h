@@ -47,8 +47,8 @@ Expr from_sum_form(const SumForm& f);
 // Affine form over an explicit set of variables: sum(coeffs[k] * vars[k]) + opaque + constant.
 struct LinearForm {
   DType dtype = DType::I32;
-  std::vector<int64_t> coeffs;      // one per requested var, 0 when absent
-  std::vector<LinearTerm> opaque;   // terms that mention none of the vars
+  std::vector<int64_t> coeffs;     // one per requested var, 0 when absent
+  std::vector<LinearTerm> opaque;  // terms that mention none of the vars
   int64_t constant = 0;
 };
 

@@ -5,9 +5,9 @@
 
 #include "ir/mutator.h"
 #include "ir/visitor.h"
+#include "transforms/simplify/bounds.h"
 #include "transforms/simplify/const_fold.h"
 #include "transforms/simplify/linear.h"
-#include "transforms/simplify/bounds.h"
 #include "transforms/simplify/simplify.h"
 
 namespace tirc {
@@ -15,7 +15,7 @@ namespace tirc {
 namespace {
 
 struct DimHull {
-  SymInterval iv;   // inclusive [min, max]; undefined end: whole dimension
+  SymInterval iv;  // inclusive [min, max]; undefined end: whole dimension
   bool any = false;
 };
 
@@ -91,7 +91,8 @@ class RegionCollector {
         Expr lo = iv.min, hi = iv.max;
         DType t = lo.defined() ? lo.dtype() : (hi.defined() ? hi.dtype() : DType::I32);
         if (!lo.defined()) lo = make_int(0, t);
-        if (!hi.defined()) hi = extent.defined() ? make_binary(BinOp::Sub, extent, make_int(1, extent.dtype())) : Expr();
+        if (!hi.defined())
+          hi = extent.defined() ? make_binary(BinOp::Sub, extent, make_int(1, extent.dtype())) : Expr();
         lo = an.simplify(lo);
         if (hi.defined()) hi = an.simplify(hi);
         if (hi.defined() && expr_identical(lo, hi)) {
@@ -99,7 +100,8 @@ class RegionCollector {
           continue;
         }
         int64_t l, h, n;
-        if (extent.defined() && is_const_int(extent, &n) && hi.defined() && is_const_int(lo, &l) && is_const_int(hi, &h)) {
+        if (extent.defined() && is_const_int(extent, &n) && hi.defined() && is_const_int(lo, &l) &&
+            is_const_int(hi, &h)) {
           int64_t cl = std::max<int64_t>(l, 0), ch = std::min<int64_t>(h, n - 1);
           if (cl <= ch && (cl != l || ch != h)) {
             lo = make_int(cl, lo.dtype());
@@ -355,7 +357,8 @@ class RegionCollector {
         visit(n->min);
         visit(n->extent);
         SymInterval lo = bound(n->min);
-        SymInterval hi = bound(make_binary(BinOp::Sub, make_binary(BinOp::Add, n->min, n->extent), make_int(1, n->extent.dtype())));
+        SymInterval hi = bound(make_binary(BinOp::Sub, make_binary(BinOp::Add, n->min, n->extent),
+                                           make_int(1, n->extent.dtype())));
         relax_[n->loop_var.get()] = {lo.min, hi.max};
         visit(n->body);
         return;
@@ -395,8 +398,10 @@ class RegionCollector {
         for (auto& b : inner.allocs) excluded_.insert(b.get());
         std::vector<BufferRegion> r = inner.reads, w = inner.writes;
         if (r.empty() && w.empty()) {
-          if (read_only_) infer_access_regions(inner, &r, &w, *read_only_);
-          else infer_access_regions(inner, &r, &w);
+          if (read_only_)
+            infer_access_regions(inner, &r, &w, *read_only_);
+          else
+            infer_access_regions(inner, &r, &w);
         }
         std::unordered_map<const VarNode*, Expr> sub;
         for (size_t i = 0; i < inner.iter_vars.size() && i < n->bindings.size(); ++i)
@@ -445,11 +450,13 @@ void infer(const BlockNode& block, std::vector<BufferRegion>* reads, std::vector
 
 }  // namespace
 
-void infer_access_regions(const BlockNode& block, std::vector<BufferRegion>* reads, std::vector<BufferRegion>* writes) {
+void infer_access_regions(const BlockNode& block, std::vector<BufferRegion>* reads,
+                          std::vector<BufferRegion>* writes) {
   infer(block, reads, writes, nullptr);
 }
 
-void infer_access_regions(const BlockNode& block, std::vector<BufferRegion>* reads, std::vector<BufferRegion>* writes,
+void infer_access_regions(const BlockNode& block, std::vector<BufferRegion>* reads,
+                          std::vector<BufferRegion>* writes,
                           const std::unordered_set<const BufferNode*>& read_only) {
   infer(block, reads, writes, &read_only);
 }

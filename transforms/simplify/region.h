@@ -30,11 +30,13 @@
 
 namespace tirc {
 
-void infer_access_regions(const BlockNode& block, std::vector<BufferRegion>* reads, std::vector<BufferRegion>* writes);
+void infer_access_regions(const BlockNode& block, std::vector<BufferRegion>* reads,
+                          std::vector<BufferRegion>* writes);
 
 // Same, knowing which buffers are read-only (used for call_extern pointer arguments, also
 // in nested blocks whose regions are inferred).
-void infer_access_regions(const BlockNode& block, std::vector<BufferRegion>* reads, std::vector<BufferRegion>* writes,
+void infer_access_regions(const BlockNode& block, std::vector<BufferRegion>* reads,
+                          std::vector<BufferRegion>* writes,
                           const std::unordered_set<const BufferNode*>& read_only);
 
 }  // namespace tirc

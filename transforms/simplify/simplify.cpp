@@ -136,15 +136,16 @@ Interval range_of(const Expr& min, const Expr& extent, const VarRanges& r) {
 }
 
 // Tightens var ranges from `cond` (or from !cond when negate).
-void assume_into(const Expr& cond, bool negate, VarRanges& r, RangeScope* scope, std::vector<LinearFact>* facts,
-                 bool no_overflow) {
+void assume_into(const Expr& cond, bool negate, VarRanges& r, RangeScope* scope,
+                 std::vector<LinearFact>* facts, bool no_overflow) {
   auto set = [&](const VarNode* v, const Interval& i) {
     if (scope)
       scope->set(v, i);
     else
       r[v] = i;
   };
-  if (auto* u = cond.as<UnaryNode>(); u && u->op == UnOp::Not) return assume_into(u->a, !negate, r, scope, facts, no_overflow);
+  if (auto* u = cond.as<UnaryNode>(); u && u->op == UnOp::Not)
+    return assume_into(u->a, !negate, r, scope, facts, no_overflow);
   auto* b = cond.as<BinaryNode>();
   if (!b) return;
   if ((b->op == BinOp::And && !negate) || (b->op == BinOp::Or && negate)) {
@@ -161,7 +162,7 @@ void assume_into(const Expr& cond, bool negate, VarRanges& r, RangeScope* scope,
       return no_overflow || interval_fits(sum_form_bound(f, r), f.dtype);
     };
     if (fits(b->a) && fits(b->b)) {
-      auto d = exact_diff(b->a, b->b);  // a - b
+      auto d = exact_diff(b->a, b->b);   // a - b
       auto nd = exact_diff(b->b, b->a);  // b - a
       auto push = [&](std::optional<LinearFact> f, int64_t add) {
         if (!f || f->terms.empty()) return;
@@ -209,7 +210,8 @@ void assume_into(const Expr& cond, bool negate, VarRanges& r, RangeScope* scope,
 
 class Simplifier : public IRMutator {
  public:
-  Simplifier(VarRanges& r, std::vector<LinearFact>& facts, bool no_overflow) : r_(r), facts_(facts), no_overflow_(no_overflow) {}
+  Simplifier(VarRanges& r, std::vector<LinearFact>& facts, bool no_overflow)
+      : r_(r), facts_(facts), no_overflow_(no_overflow) {}
 
   Expr mutate(const Expr& e) override { return IRMutator::mutate(e); }
   Stmt mutate(const Stmt& s) override { return IRMutator::mutate(s); }
@@ -229,13 +231,16 @@ class Simplifier : public IRMutator {
   // at every level would be cubic in the number of terms).
   static bool is_sum_node(const Expr& e) {
     if (!is_int(e.dtype())) return false;
-    if (auto* b = e.as<BinaryNode>()) return b->op == BinOp::Add || b->op == BinOp::Sub || b->op == BinOp::Mul;
+    if (auto* b = e.as<BinaryNode>())
+      return b->op == BinOp::Add || b->op == BinOp::Sub || b->op == BinOp::Mul;
     if (auto* u = e.as<UnaryNode>()) return u->op == UnOp::Neg;
     return false;
   }
   void collect_sum(const Expr& e, int64_t scale, SumForm* out) {
     DType t = out->dtype;
-    auto wmul = [&](int64_t x, int64_t y) { return wrap_int(static_cast<uint64_t>(x) * static_cast<uint64_t>(y), t); };
+    auto wmul = [&](int64_t x, int64_t y) {
+      return wrap_int(static_cast<uint64_t>(x) * static_cast<uint64_t>(y), t);
+    };
     if (auto* b = e.as<BinaryNode>(); b && is_sum_node(e)) {
       if (b->op == BinOp::Add || b->op == BinOp::Sub) {
         collect_sum(b->a, scale, out);
@@ -295,8 +300,8 @@ class Simplifier : public IRMutator {
         for (size_t j = 0; j < f.terms.size(); ++j) {
           auto* d = f.terms[j].term.as<BinaryNode>();
           int64_t c2;
-          if (!d || d->op != BinOp::FloorDiv || !is_const_int(d->b, &c2) || c2 != c || f.terms[j].coeff != want ||
-              !expr_identical(d->a, m->a))
+          if (!d || d->op != BinOp::FloorDiv || !is_const_int(d->b, &c2) || c2 != c ||
+              f.terms[j].coeff != want || !expr_identical(d->a, m->a))
             continue;
           int64_t k = f.terms[i].coeff;
           Expr x = m->a;
@@ -332,7 +337,8 @@ class Simplifier : public IRMutator {
       if (auto ed = exact_diff(a, b)) {
         for (auto& f : facts_) {
           int s = same_terms(*ed, f);
-          i128 k = s == 1 ? static_cast<i128>(ed->constant) - f.constant : static_cast<i128>(ed->constant) + f.constant;
+          i128 k = s == 1 ? static_cast<i128>(ed->constant) - f.constant
+                          : static_cast<i128>(ed->constant) + f.constant;
           if (k < static_cast<i128>(INT64_MIN) + 1 || k > static_cast<i128>(INT64_MAX) - 1) continue;
           if (s == 1) d->hi = std::min<int64_t>(d->hi, static_cast<int64_t>(k));   // a - b <= k
           if (s == -1) d->lo = std::max<int64_t>(d->lo, static_cast<int64_t>(k));  // a - b >= k
@@ -384,11 +390,11 @@ class Simplifier : public IRMutator {
         if (auto le = prove_cmp(BinOp::LE, a, b); le && *le) return is_min ? a : b;
         if (auto ge = prove_cmp(BinOp::GE, a, b); ge && *ge) return is_min ? b : a;
         // min(min(x, y), y) -> min(x, y); min(x, min(x, y)) -> min(x, y)
-        if (auto* inner = a.as<BinaryNode>(); inner && inner->op == op &&
-                                               (expr_identical(inner->a, b) || expr_identical(inner->b, b)))
+        if (auto* inner = a.as<BinaryNode>();
+            inner && inner->op == op && (expr_identical(inner->a, b) || expr_identical(inner->b, b)))
           return a;
-        if (auto* inner = b.as<BinaryNode>(); inner && inner->op == op &&
-                                               (expr_identical(inner->a, a) || expr_identical(inner->b, a)))
+        if (auto* inner = b.as<BinaryNode>();
+            inner && inner->op == op && (expr_identical(inner->a, a) || expr_identical(inner->b, a)))
           return b;
         return cur;
       }
@@ -428,14 +434,16 @@ class Simplifier : public IRMutator {
         if (is_div) {
           i128 prod = static_cast<i128>(c1) * c;
           if (prod <= dtype_max_int(t) && (t != DType::I64 || prod <= static_cast<i128>(INT64_MAX)))
-            return divmod(op, in->a, make_imm_int(t, static_cast<int64_t>(prod)), floordiv(in->a, make_imm_int(t, static_cast<int64_t>(prod))));
+            return divmod(op, in->a, make_imm_int(t, static_cast<int64_t>(prod)),
+                          floordiv(in->a, make_imm_int(t, static_cast<int64_t>(prod))));
         } else if (c1 % c == 0) {
           return divmod(op, in->a, b, floormod(in->a, b));
         } else if (c % c1 == 0) {
           return a;  // (x % c1) % c with c1 | c: already in [0, c1)
         }
       }
-      if (is_div && in->op == BinOp::FloorMod && is_const_int(in->b, &c1) && (c1 = as_signed(c1, t)) > 0 && c1 % c == 0) {
+      if (is_div && in->op == BinOp::FloorMod && is_const_int(in->b, &c1) && (c1 = as_signed(c1, t)) > 0 &&
+          c1 % c == 0) {
         // (x % c1) // c == (x // c) % (c1 / c) when c | c1.
         Expr fd = divmod(BinOp::FloorDiv, in->a, b, floordiv(in->a, b));
         Expr m = make_imm_int(t, c1 / c);
@@ -467,7 +475,8 @@ class Simplifier : public IRMutator {
     int64_t g = static_cast<int64_t>(ug);  // divides c, so it fits
     int64_t cc = c;
     if (g > 1) {
-      for (auto& term : rem.terms) term.coeff = wrap_int(static_cast<uint64_t>(as_signed(term.coeff, t) / g), t);
+      for (auto& term : rem.terms)
+        term.coeff = wrap_int(static_cast<uint64_t>(as_signed(term.coeff, t) / g), t);
       rem.constant /= g;
       cc = c / g;
     }
@@ -554,7 +563,8 @@ class Simplifier : public IRMutator {
 
   Expr not_(const Expr& a) {
     if (auto* u = a.as<UnaryNode>(); u && u->op == UnOp::Not) return u->a;
-    if (auto* c = a.as<BinaryNode>(); c && binop_is_compare(c->op) && (is_int(c->a.dtype()) || is_bool(c->a.dtype())))
+    if (auto* c = a.as<BinaryNode>();
+        c && binop_is_compare(c->op) && (is_int(c->a.dtype()) || is_bool(c->a.dtype())))
       return make_binary(negate_cmp(c->op), c->a, c->b);
     int64_t x;
     if (is_const_int(a, &x)) return make_bool(!x);
@@ -628,7 +638,8 @@ class Simplifier : public IRMutator {
     }
     if (expr_identical(t, f)) return t;
     int64_t tv, fv;
-    if (is_bool(t.dtype()) && is_const_int(t, &tv) && is_const_int(f, &fv)) return tv ? c : not_(c);  // tv != fv here
+    if (is_bool(t.dtype()) && is_const_int(t, &tv) && is_const_int(f, &fv))
+      return tv ? c : not_(c);  // tv != fv here
     if (c.same_as(n->cond) && t.same_as(n->t) && f.same_as(n->f)) return e;
     return e.kind() == ExprKind::Select ? make_select(c, t, f) : make_if_then_else(c, t, f);
   }
@@ -669,7 +680,8 @@ class Simplifier : public IRMutator {
     Block blk;
     {
       RangeScope sc(r_);
-      for (auto& iv : n->block->iter_vars) sc.set(iv.var.get(), range_of(make_int(0, iv.var.dtype()), iv.extent, r_));
+      for (auto& iv : n->block->iter_vars)
+        sc.set(iv.var.get(), range_of(make_int(0, iv.var.dtype()), iv.extent, r_));
       blk = mutate_block(n->block);
     }
     if (!changed && pred.same_as(n->predicate) && blk.same_as(n->block)) return s;
@@ -720,9 +732,15 @@ class Simplifier : public IRMutator {
 
 }  // namespace
 
-void Analyzer::bind(const Var& v, const Expr& min, const Expr& extent) { ranges_[v.get()] = range_of(min, extent, ranges_); }
-void Analyzer::bind_value(const Var& v, const Expr& value) { ranges_[v.get()] = const_int_bound(value, ranges_); }
-void Analyzer::assume(const Expr& cond) { assume_into(simplify(cond), false, ranges_, nullptr, &facts_, assume_no_overflow_); }
+void Analyzer::bind(const Var& v, const Expr& min, const Expr& extent) {
+  ranges_[v.get()] = range_of(min, extent, ranges_);
+}
+void Analyzer::bind_value(const Var& v, const Expr& value) {
+  ranges_[v.get()] = const_int_bound(value, ranges_);
+}
+void Analyzer::assume(const Expr& cond) {
+  assume_into(simplify(cond), false, ranges_, nullptr, &facts_, assume_no_overflow_);
+}
 
 Expr Analyzer::simplify(const Expr& e) {
   if (!e.defined()) return e;
