@@ -141,7 +141,9 @@ TEST(AcceptGrad, UnsupportedIsRefusedClearly) {
     const char* func;
     const char* msg;
   } cases_[] = {
-      {"grads.tir", "carried", "tirc: error: block st: scan iter vars (recurrences) are not supported yet\n"},
+      {"grads.tir", "twoblock",
+       "tirc: error: block a: the scan loop t also runs block y (a recurrence through several blocks is not "
+       "supported yet)\n"},
   };
   for (auto& c : cases_) {
     SCOPED_TRACE(c.func);
@@ -168,8 +170,8 @@ TEST(AcceptGrad, IfElseAndInnerLoops) {
   }
 }
 
-// STATUS-accept.md A1: this should pass once autodiff supports scan iter vars.
-TEST(AcceptGrad, DISABLED_Scan) {
+// STATUS-accept.md A1: a scan (in place, over a loop starting at 1), against PyTorch.
+TEST(AcceptGrad, Scan) {
   expect_passed(run("check-grad @/grads.tir --func carried --full"), 1);
   // And match PyTorch (cases/data/gcarried_*.npy).
   CliRun g = run("grad @/grads.tir --func carried");

@@ -575,18 +575,6 @@ TEST(AutodiffSymbolic, ScalarShapesAndPartialWrites) {
   }
 }
 
-TEST(AutodiffRefusals, Scan) {
-  EXPECT_EQ(refusal(R"(func cs(X: f32[8]) -> (Y: f32[8]) {
-  for i in serial(8) {
-    block B(vi: scan(8) = i) {
-      Y[vi] = if_then_else(vi == 0, X[vi], X[vi])
-    }
-  }
-})",
-                    "cs"),
-            "block B: scan iter vars (recurrences) are not supported yet");
-}
-
 TEST(AutodiffRefusals, Opaque) {
   EXPECT_EQ(refusal(R"(func op(X: f32[8]) -> (Y: f32[8]) {
   for i in serial(8) {
@@ -720,14 +708,13 @@ TEST(AutodiffCli, GradPrintsAParsableModule) {
 }
 
 TEST(AutodiffCli, RefusalExitsWith2) {
-  std::string path = testing::TempDir() + "/scan.tir";
+  std::string path = testing::TempDir() + "/opaque.tir";
   std::ofstream(path)
-      << "func cs(X: f32[8]) -> (Y: f32[8]) {\n  for i in serial(8) {\n    block B(vi: scan(8) = i) "
+      << "func cs(X: f32[8]) -> (Y: f32[8]) {\n  for i in serial(8) {\n    block B(vi: opaque(8) = i) "
          "{\n      Y[vi] = X[vi]\n    }\n  }\n}\n";
   std::string out;
   EXPECT_EQ(run(std::string(TIRC_BINARY) + " grad " + path + " --func cs", &out), 2);
-  EXPECT_NE(out.find("block B: scan iter vars (recurrences) are not supported yet"), std::string::npos)
-      << out;
+  EXPECT_NE(out.find("block B: opaque iter vars are not supported"), std::string::npos) << out;
 }
 
 TEST(AutodiffCli, WrongGradientFails) {

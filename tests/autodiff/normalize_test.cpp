@@ -556,20 +556,34 @@ TEST(NormalizeRefusals, ReinitialisedInALoop) {
             "block b: loops inside a block body are not supported");
 }
 
-TEST(NormalizeRefusals, ScanStaysRefused) {
-  EXPECT_EQ(refusal(R"(func sc(X: f32[8]) -> (Y: f32[8]) {
+TEST(Normalize, IfElseInAScanStep) {
+  const char* src = R"(func sc(X: f32[8]) -> (Y: f32[8]) {
   for i in serial(8) {
     block B(vi: scan(8) = i) {
       if vi == 0 {
         Y[vi] = X[vi]
       } else {
-        Y[vi] = Y[vi - 1] + X[vi]
+        Y[vi] = Y[vi - 1] * X[vi] + X[vi]
       }
+    }
+  }
+})";
+  std::string text = check_rewrite(src, "sc");
+  EXPECT_NE(text.find("Y[vi] = if_then_else(vi == 0, X[vi], Y[vi - 1] * X[vi] + X[vi])"), std::string::npos)
+      << text;
+}
+
+TEST(NormalizeRefusals, ScanStepWithTwoDependentStoresStaysRefused) {
+  EXPECT_EQ(refusal(R"(func sc(X: f32[8]) -> (Y: f32[8], Z: f32[8]) {
+  for i in serial(8) {
+    block B(vi: scan(8) = i) {
+      Z[vi] = X[vi] * 2.0
+      Y[vi] = if_then_else(vi == 0, Z[vi], Y[vi - 1] + Z[vi])
     }
   }
 })",
                     "sc"),
-            "block B: if/else in a block body is not supported");
+            "block B: a store reads Z, which another store of the same block writes");
 }
 
 TEST(Normalize, AcceptedBlocksAreUntouched) {

@@ -55,6 +55,31 @@ struct Unit {
   std::vector<Expr> once;  // guards making a repeated spatial store count once
   std::unordered_map<const BufferNode*, Buffer> read_ver;  // versions read (AD view)
   std::unordered_map<const BufferNode*, Buffer> fwd_load;  // forward emission: loads
+  // Scan blocks (docs/autodiff.md, "Scans"): the scan iter var, the store dimension it
+  // indexes, the loop it is bound to (binding = loop var + scan_offset), and the reads of Y
+  // at an earlier step (they see this block's own results: version ver_out).
+  int scan_iv = -1;
+  size_t scan_dim = 0;
+  const ForNode* scan_loop = nullptr;
+  int64_t scan_offset = 0;
+  std::unordered_set<const LoadNode*> carried;
+};
+
+// Replaces the given loads (by node) with loads of another buffer, same indices.
+class RetargetLoads : public IRMutator {
+ public:
+  RetargetLoads(const std::unordered_set<const LoadNode*>& which, Buffer to)
+      : which_(which), to_(std::move(to)) {}
+
+ protected:
+  Expr mutate_load(const LoadNode* n, const Expr& e) override {
+    if (which_.count(n)) return make_load(to_, n->indices);
+    return IRMutator::mutate_load(n, e);
+  }
+
+ private:
+  const std::unordered_set<const LoadNode*>& which_;
+  Buffer to_;
 };
 
 // The buffers a block realize mentions (loads, stores, pointers, regions, allocs).
@@ -239,6 +264,12 @@ class GradientBuilder {
   void resolve_wrt(const std::vector<std::string>& wrt);
   void collect(const Stmt& s, std::vector<PathElem>& path);
   void analyze(Unit& u);
+  void analyze_scan(Unit& u);
+  // The adjoint of a scan's reads of its own earlier steps: a block over u's iteration space
+  // whose scan var runs backwards, adding each step's cotangent into the steps it read.
+  // `guards`: the conditions of u's body around its store (they guard the seed load too).
+  void emit_reverse_scan(Unit& u, const Buffer& G, const std::vector<const std::vector<Binding>*>& lets,
+                         const std::vector<LeafTerm>& carried, const std::vector<Expr>& guards);
   void flatten_body(const BlockNode& b, const Stmt& s, std::vector<Unit::Item>& items,
                     std::vector<std::pair<std::vector<Unit::Item>, const StoreNode*>>& out);
   int ngroups_ = 0;
@@ -419,11 +450,19 @@ void GradientBuilder::flatten_body(const BlockNode& b, const Stmt& s, std::vecto
 void GradientBuilder::analyze(Unit& u) {
   const BlockNode& b = *u.blk;
   const std::string where = "block " + b.name + ": ";
-  for (auto& iv : b.iter_vars) {
-    if (iv.kind == IterKind::Scan) throw Error(where + "scan iter vars (recurrences) are not supported yet");
+  for (size_t j = 0; j < b.iter_vars.size(); ++j) {
+    const IterVar& iv = b.iter_vars[j];
+    if (iv.kind == IterKind::Scan) {
+      if (u.scan_iv >= 0) throw Error(where + "several scan iter vars in one block are not supported");
+      u.scan_iv = static_cast<int>(j);
+    }
     if (iv.kind == IterKind::Opaque) throw Error(where + "opaque iter vars are not supported");
     if (iv.kind == IterKind::Reduce) u.reduce_iters.push_back(iv);
   }
+  if (u.scan_iv >= 0 && (!u.reduce_iters.empty() || b.init.defined()))
+    throw Error(where +
+                "a scan block with reduce iter vars or an init is not supported (compute the reduction in "
+                "its own block)");
   if (!b.allocs.empty()) throw Error(where + "block-local allocations are not supported");
   u.Y = u.store->buffer;
   const std::vector<Expr>& I = u.store->indices;
@@ -552,6 +591,93 @@ void GradientBuilder::analyze(Unit& u) {
     if (!loop || !is_zero(loop->min) || !same_extent(loop->extent, b.iter_vars[k].extent)) full = false;
   }
   u.full = full;
+  if (u.scan_iv >= 0) analyze_scan(u);
+}
+
+void GradientBuilder::analyze_scan(Unit& u) {
+  const BlockNode& b = *u.blk;
+  const std::string where = "block " + b.name + ": ";
+  const IterVar& sv = b.iter_vars[u.scan_iv];
+  const std::vector<Expr>& I = u.store->indices;
+  // Each step writes its own elements (an injective store), so an element read at step s
+  // holds either the value written at its own step or the value from before the block.
+  // The scan dimension may be indexed by s + c or -s + c (a reverse scan, as in F_grad).
+  std::unordered_set<const VarNode*> seen;
+  bool injective = true, has_scan = false;
+  int64_t dir = 1;
+  for (size_t d = 0; d < I.size() && injective; ++d) {
+    auto* v = I[d].as<VarNode>();
+    if (!v) {
+      // +-s plus scalar parameters and constants (the backward scan over a symbolic length).
+      auto a = to_affine(I[d]);
+      int64_t c = a ? a->coeff(sv.var.get()) : 0;
+      bool params_only = a.has_value();
+      for (size_t k = 0; a && k < a->terms.size(); ++k)
+        for (auto& iv : b.iter_vars)
+          if (!a->terms[k].first.same_as(sv.var) && a->terms[k].first.same_as(iv.var)) params_only = false;
+      if (params_only && (c == 1 || c == -1)) v = sv.var.get(), dir = c;
+    }
+    bool is_iv = false;
+    for (auto& iv : b.iter_vars) is_iv = is_iv || (v && iv.var.get() == v);
+    if (!is_iv || seen.count(v)) injective = false;
+    seen.insert(v);
+    if (v == sv.var.get()) u.scan_dim = d, has_scan = true;
+  }
+  if (!injective || !has_scan || seen.size() != b.iter_vars.size())
+    throw Error(where + "a scan step must write elements of its own: index the store to " + u.Y->name +
+                " by distinct iter vars, the scan var " + sv.var.name() +
+                " among them (to carry a state, keep its history, e.g. H[" + sv.var.name() + ", ...])");
+  // The binding: a loop var (plus a constant), so that the loop can run backwards.
+  auto a = to_affine(u.br->bindings[u.scan_iv]);
+  const VarNode* lv =
+      a && a->terms.size() == 1 && a->terms[0].second == 1 ? a->terms[0].first.get() : nullptr;
+  size_t at = u.path.size();
+  for (size_t i = 0; i < u.path.size() && lv; ++i)
+    if (auto* f = u.path[i].s.as<ForNode>(); f && f->loop_var.get() == lv) {
+      u.scan_loop = f;
+      at = i;
+    }
+  if (!u.scan_loop)
+    throw Error(where + "the scan var " + sv.var.name() + " must be bound to a loop var (plus a constant)");
+  u.scan_offset = a->constant;
+  auto uses_loop = [&](const Expr& e) {
+    std::unordered_set<const VarNode*> vs;
+    collect_vars(e, &vs);
+    return vs.count(lv) != 0;
+  };
+  for (size_t j = 0; j < b.iter_vars.size(); ++j)
+    if (static_cast<int>(j) != u.scan_iv && uses_loop(u.br->bindings[j]))
+      throw Error(where + "the loop " + lv->name + " of the scan var " + sv.var.name() +
+                  " also binds iter var " + b.iter_vars[j].var.name());
+  for (size_t i = at + 1; i < u.path.size(); ++i) {
+    const Stmt& ps = u.path[i].s;
+    Expr e = ps.as<IfThenElseStmtNode>() ? ps.as<IfThenElseStmtNode>()->cond
+             : ps.as<LetStmtNode>()      ? ps.as<LetStmtNode>()->value
+             : ps.as<ForNode>()          ? ps.as<ForNode>()->extent
+                                         : Expr();
+    Expr e2 = ps.as<ForNode>() ? ps.as<ForNode>()->min : Expr();
+    if ((e.defined() && uses_loop(e)) || (e2.defined() && uses_loop(e2)))
+      throw Error(where + "a loop or condition inside the scan loop " + lv->name + " depends on it");
+  }
+  if (u.inactive) return;
+  // Reads of Y: at an earlier step (s - k, k >= 1) they see this block's results; at s + k
+  // (k >= 0) the element is not written yet and holds the previous version.
+  auto classify = [&](const Expr& e) {
+    for_each_expr(e, [&](const Expr& x) {
+      auto* l = x.as<LoadNode>();
+      if (!l || !l->buffer.same_as(u.Y)) return;
+      auto off = to_affine(l->indices[u.scan_dim]);
+      auto self = to_affine(I[u.scan_dim]);
+      if (off) off->add(*self, -1);
+      if (!off || !off->is_const())
+        throw Error(where + "a scan step reads " + u.Y->name + " at an index that is not the scan var " +
+                    sv.var.name() + " plus a constant in dimension " + std::to_string(u.scan_dim));
+      // The element was (or will be) written at step s + dir * offset.
+      if (dir * off->constant < 0) u.carried.insert(l);
+    });
+  };
+  for (auto& it : u.items) classify(it.value);
+  classify(u.store->value);
 }
 
 void GradientBuilder::assign_versions() {
@@ -567,6 +693,7 @@ void GradientBuilder::assign_versions() {
         auto* l = x.as<LoadNode>();
         if (!l) return;
         if (l->buffer.same_as(u.Y) && u.init_store) return;  // the accumulator
+        if (u.carried.count(l)) return;                      // an earlier step of the scan
         if (!cur.count(l->buffer.get()))
           throw Error("block " + u.blk->name + " reads " + l->buffer->name + " before any block writes it");
       });
@@ -595,6 +722,11 @@ void GradientBuilder::assign_versions() {
       u.ver_out = u.Y;
     }
     orig_of_[u.ver_out.get()] = u.Y.get();
+    if (!u.carried.empty()) {
+      RetargetLoads rt(u.carried, u.ver_out);
+      for (auto& it : u.items) it.value = rt.mutate(it.value);
+      u.update = rt.mutate(u.update);
+    }
     u.fwd_load = u.read_ver;
     u.fwd_load[u.Y.get()] = u.ver_out;
     cur[u.Y.get()] = u.ver_out;
@@ -708,35 +840,42 @@ Expr GradientBuilder::reduce_index(const Unit& u) {
 void GradientBuilder::reverse_unit(Unit& u) {
   Buffer G = adj_read(u.ver_out);
   if (u.inactive || !G.defined() || !active_.count(u.Y.get())) return;
+  // A scan adds into the cotangents of its own earlier steps: G must be a buffer of ours.
+  if (!u.carried.empty()) G = adj_write(u.ver_out);
   const std::vector<Expr>& I = u.store->indices;
   std::vector<Expr> I_ad;
   for (auto& i : I) I_ad.push_back(rename_ad(u, i));
   Expr Gi = make_load(G, I_ad);
   const std::string bname = u.blk->name;
 
-  // Pass-through to the previous version of Y.
+  // Pass-through to the previous version of Y (for a scan, after the reverse scan has made
+  // G complete: a step may read an element that no step writes).
   bool exact_pass = u.kind == RedKind::Sum && !u.init_store;
-  if (u.ver_in.defined() && (exact_pass || !u.full)) {
-    Buffer prev;
-    if (adj_.count(u.ver_in.get())) {
-      prev = adj_.at(u.ver_in.get());
-      emit(elementwise(bname + "_pass", prev, [&](const std::vector<Expr>& iv) {
-        return make_store(prev, iv, make_load(prev, iv) + make_load(G, iv));
-      }));
-    } else {
-      prev = new_buffer(u.Y->name + "_grad", u.ver_in, u.ver_in->dtype);
-      emit(elementwise(bname + "_pass", prev,
-                       [&](const std::vector<Expr>& iv) { return make_store(prev, iv, make_load(G, iv)); }));
-      adj_[u.ver_in.get()] = prev;
+  auto emit_pass = [&] {
+    if (u.ver_in.defined() && (exact_pass || !u.full)) {
+      Buffer prev;
+      if (adj_.count(u.ver_in.get())) {
+        prev = adj_.at(u.ver_in.get());
+        emit(elementwise(bname + "_pass", prev, [&](const std::vector<Expr>& iv) {
+          return make_store(prev, iv, make_load(prev, iv) + make_load(G, iv));
+        }));
+      } else {
+        prev = new_buffer(u.Y->name + "_grad", u.ver_in, u.ver_in->dtype);
+        emit(elementwise(bname + "_pass", prev, [&](const std::vector<Expr>& iv) {
+          return make_store(prev, iv, make_load(G, iv));
+        }));
+        adj_[u.ver_in.get()] = prev;
+      }
+      if (!exact_pass) {
+        // The elements that u overwrote do not flow back (zeroed over u's iteration space).
+        emit(clone_block(
+            u, bname + "_mask",
+            [&] { return body_with_items(u, make_store(prev, I_ad, make_const(prev->dtype, 0)), true); },
+            nullptr, false));
+      }
     }
-    if (!exact_pass) {
-      // The elements that u overwrote do not flow back (zeroed over u's iteration space).
-      emit(clone_block(
-          u, bname + "_mask",
-          [&] { return body_with_items(u, make_store(prev, I_ad, make_const(prev->dtype, 0)), true); },
-          nullptr, false));
-    }
-  }
+  };
+  if (u.scan_iv < 0) emit_pass();
 
   // Auxiliary reductions for max/min (arg-extremum) and product (zero count, product).
   Buffer K, Z, P;
@@ -845,6 +984,15 @@ void GradientBuilder::reverse_unit(Unit& u) {
           break;
         }
       if (!merged) groups.push_back(lt);
+    }
+    if (u.scan_iv >= 0) {
+      std::vector<LeafTerm> carried, rest;
+      for (auto& g : groups)
+        (g.load.as<LoadNode>()->buffer.same_as(u.ver_out) && !u.carried.empty() ? carried : rest)
+            .push_back(g);
+      if (!carried.empty()) emit_reverse_scan(u, G, {&S.lets, &adj_lets}, carried, guards);
+      emit_pass();
+      groups = std::move(rest);
     }
     for (auto& g : groups) {
       if (u.kind == RedKind::Max || u.kind == RedKind::Min)
@@ -1055,6 +1203,79 @@ void GradientBuilder::emit_contribution(Unit& u, const std::vector<const std::ve
   emit(clone_block(u, name, [&] { return body; }, nullptr, true, {{"atomic", "1"}}));
 }
 
+void GradientBuilder::emit_reverse_scan(Unit& u, const Buffer& G,
+                                        const std::vector<const std::vector<Binding>*>& lets,
+                                        const std::vector<LeafTerm>& carried,
+                                        const std::vector<Expr>& guards) {
+  const BlockNode& b = *u.blk;
+  const std::vector<Expr>& I = u.store->indices;
+  std::vector<Stmt> stmts;
+  std::unordered_set<const VarNode*> need;
+  bool cross = false;  // a step feeds earlier elements of other spatial points
+  for (auto& g : carried) {
+    auto* ld = g.load.as<LoadNode>();
+    for (size_t d = 0; d < I.size(); ++d)
+      if (d != u.scan_dim && !expr_identical(ld->indices[d], I[d])) cross = true;
+    Expr cur = make_load(G, ld->indices);
+    Expr val;
+    if (auto* n = g.term.as<UnaryNode>(); n && n->op == UnOp::Neg)
+      val = cur - n->a;
+    else
+      val = cur + g.term;
+    Stmt st = make_store(G, ld->indices, val);
+    // The leaf's guards start with the body's (applied around everything below).
+    std::vector<Expr> own;
+    for (size_t i = 0; i < g.guards.size(); ++i)
+      if (i >= guards.size() || !expr_identical(g.guards[i], guards[i])) own.push_back(g.guards[i]);
+    if (!own.empty()) st = make_if(and_all(own), st);
+    collect_vars(g.term, &need);
+    for (auto& x : own) collect_vars(x, &need);
+    for (auto& x : ld->indices) collect_vars(x, &need);
+    stmts.push_back(st);
+  }
+  Stmt body = make_seq(stmts);
+  std::vector<const Binding*> all;
+  for (auto* l : lets)
+    for (auto& x : *l) all.push_back(&x);
+  for (size_t i = all.size(); i-- > 0;) {
+    if (!need.count(all[i]->var.get())) continue;
+    collect_vars(all[i]->value, &need);
+    body = make_let_stmt(all[i]->var, all[i]->value, body);
+  }
+  if (!guards.empty()) body = make_if(and_all(guards), body);
+  // The loop runs backwards: t -> (2 min + extent - 1) - t in the bindings and predicate, and
+  // the new scan var w counts the steps from the end (s = extent - 1 - w), so that it still
+  // increases as the block runs.
+  const ForNode* L = u.scan_loop;
+  Expr t = L->loop_var;
+  DType lt = t.dtype();
+  Expr t_rev = (L->min + L->min + L->extent - make_const(lt, 1)) - t;
+  std::unordered_map<const VarNode*, Expr> loop_sub{{L->loop_var.get(), t_rev}};
+  BlockNode bn;
+  bn.name = names_.unique(b.name + "_rev");
+  std::unordered_map<const VarNode*, Expr> m;
+  std::vector<Expr> bindings;
+  for (size_t j = 0; j < b.iter_vars.size(); ++j) {
+    const IterVar& iv = b.iter_vars[j];
+    Var nv(names_.fresh(iv.var.name()), iv.var.dtype());
+    IterKind kind = iv.kind == IterKind::Spatial && cross ? IterKind::Reduce : iv.kind;
+    bn.iter_vars.push_back({nv, kind, iv.extent});
+    if (static_cast<int>(j) == u.scan_iv) {
+      Expr last = iv.extent - make_const(iv.extent.dtype(), 1);
+      m[iv.var.get()] = last - nv;
+      bindings.push_back(last - substitute(u.br->bindings[j], loop_sub));
+    } else {
+      m[iv.var.get()] = nv;
+      bindings.push_back(u.br->bindings[j]);
+    }
+  }
+  bn.body = substitute(body, m);
+  if (cross) bn.annotations = {{"atomic", "1"}};
+  set_regions(bn);
+  Stmt st = make_block_realize(bindings, substitute(u.br->predicate, loop_sub), make_block(std::move(bn)));
+  emit(wrap_path(u, st));
+}
+
 void GradientBuilder::emit_argext(Unit& u, const std::vector<const std::vector<Binding>*>& lets,
                                   const LeafTerm& leaf, const Buffer& K, const std::vector<Expr>& I) {
   auto* ld = leaf.load.as<LoadNode>();
@@ -1133,6 +1354,17 @@ Function GradientBuilder::build() {
     throw Error("gradient of " + f_.name + ": the root block must have no iter vars and no init");
   collect(root.body, path);
   for (auto& u : units_) analyze(u);
+  // A recurrence is one block: another block inside the scan loop would have to interleave
+  // with it, backwards, in the reverse pass.
+  for (auto& u : units_) {
+    if (!u.scan_loop) continue;
+    for (auto& w : units_)
+      for (auto& pe : w.path)
+        if (w.group != u.group && pe.s.as<ForNode>() == u.scan_loop)
+          throw Error("block " + u.blk->name + ": the scan loop " + u.scan_loop->loop_var.name() +
+                      " also runs block " + w.blk->name +
+                      " (a recurrence through several blocks is not supported yet)");
+  }
   assign_versions();
   // Activity: buffers that depend on a wrt input.
   for (auto& w : wrt_) active_.insert(w.get());

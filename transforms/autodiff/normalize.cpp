@@ -1069,9 +1069,10 @@ class AllocExpander : public IRMutator {
 
 std::optional<std::vector<Stmt>> Normalizer::normalize_block(const BlockRealizeNode* br) {
   const BlockNode& b = *br->block.get();
-  bool all_spatial = true;
+  bool all_spatial = true, scan = false;
   for (auto& iv : b.iter_vars) {
-    if (iv.kind == IterKind::Scan || iv.kind == IterKind::Opaque) return std::nullopt;
+    if (iv.kind == IterKind::Opaque) return std::nullopt;
+    if (iv.kind == IterKind::Scan) scan = true;
     if (iv.kind != IterKind::Spatial) all_spatial = false;
   }
   const bool has_init = b.init.defined();
@@ -1084,6 +1085,16 @@ std::optional<std::vector<Stmt>> Normalizer::normalize_block(const BlockRealizeN
     if (!saw_else && b.allocs.empty() && independent_stores(items)) return std::nullopt;
   }
   Stmt body = b.body;
+  if (scan) {
+    // A scan step may read what earlier steps wrote: only rewrite 1 (if/else merged in
+    // place, within one step) keeps the order of its statements, so only that one applies.
+    if (!b.allocs.empty()) return std::nullopt;
+    auto items = body_items(body);
+    if (!items || items->empty() || !independent_stores(*items)) return std::nullopt;
+    for (auto& it : *items)
+      if (it.leaf.as<ForNode>()) return std::nullopt;
+    return std::vector<Stmt>{build_piece(br, Piece{*items, std::nullopt, std::nullopt}, b.name, false)};
+  }
   std::vector<Buffer> expanded;
   if (!b.allocs.empty()) {
     if (!all_spatial || has_init) return std::nullopt;

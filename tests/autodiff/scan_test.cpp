@@ -1,0 +1,345 @@
+// Gradients of scans (recurrences): every case is checked against central finite
+// differences in f64, element by element, after a print/parse round trip of F_grad, and
+// again at second order; the structure test asserts that the adjoint of a scan is a scan
+// running backwards; every refusal has its exact message.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "ir/error.h"
+#include "ir/printer.h"
+#include "ir/visitor.h"
+#include "parser/parser.h"
+#include "transforms/autodiff/check_grad.h"
+#include "transforms/autodiff/gradient.h"
+
+namespace tirc {
+namespace {
+
+struct Case {
+  const char* func;
+  const char* src;
+  bool second_order = true;
+};
+
+const Case kScans[] = {
+    // Prefix sum along the inner axis (spatial outer loop, scan inner loop).
+    {"cumsum", R"TIR(func cumsum(X: f32[3, 6]) -> (Y: f32[3, 6]) {
+  for i, j in grid(3, 6) {
+    block scan(vi: spatial(3) = i, vj: scan(6) = j) {
+      Y[vi, vj] = if_then_else(vj == 0, X[vi, vj], Y[vi, vj - 1] + X[vi, vj])
+    }
+  }
+})TIR"},
+    // Exponential moving average with a learnt decay per channel (scan outer, spatial inner).
+    {"ema", R"TIR(func ema(X: f32[7, 4], A: f32[4] in [0.1, 0.9]) -> (Y: f32[7, 4]) {
+  for t, b in grid(7, 4) {
+    block s(vt: scan(7) = t, vb: spatial(4) = b) {
+      Y[vt, vb] = if_then_else(vt == 0, X[0, vb], Y[vt - 1, vb] * A[vb] + X[vt, vb] * (1.0 - A[vb]))
+    }
+  }
+})TIR"},
+    // A tanh RNN cell with a diagonal recurrent weight.
+    {"rnn", R"TIR(func rnn(X: f32[6, 5], W: f32[5], U: f32[5]) -> (H: f32[6, 5]) {
+  for t in serial(6) {
+    for j in serial(5) {
+      block h(vt: scan(6) = t, vj: spatial(5) = j) {
+        let pre = X[vt, vj] * U[vj]
+        H[vt, vj] = tanh(if_then_else(vt == 0, pre, H[vt - 1, vj] * W[vj] + pre))
+      }
+    }
+  }
+})TIR"},
+    // Two steps of history.
+    {"lookback2", R"TIR(func lookback2(X: f32[9]) -> (Y: f32[9]) {
+  for t in serial(9) {
+    block s(vt: scan(9) = t) {
+      Y[vt] = if_then_else(vt < 2, X[vt], Y[vt - 1] * 0.5 + Y[vt - 2] * X[vt])
+    }
+  }
+})TIR",
+     false},  // the backward scan adds into two earlier steps: two stores, refused again
+    // Each step reads the neighbours of the previous step (the adjoint scatters across
+    // spatial points: its spatial vars become atomic reduce vars).
+    {"stencil", R"TIR(func stencil(X: f32[5, 6]) -> (Y: f32[5, 6]) {
+  for t, j in grid(5, 6) {
+    block s(vt: scan(5) = t, vj: spatial(6) = j) {
+      Y[vt, vj] = X[vt, vj] + if_then_else(vt > 0 && vj > 0, Y[vt - 1, vj - 1], 0.0) * 0.5
+                 + if_then_else(vt > 0 && vj < 5, Y[vt - 1, vj + 1] * Y[vt - 1, vj + 1], 0.0) * 0.25
+    }
+  }
+})TIR",
+     false},  // two stores in the backward scan, and reduce vars next to its scan var
+    // In place: the scan overwrites what an earlier block wrote and reads the old value.
+    {"inplace", R"TIR(func inplace(X: f32[8]) -> (Y: f32[8]) {
+  for i in serial(8) {
+    block cp(vi: spatial(8) = i) { Y[vi] = X[vi] }
+  }
+  for t in serial(1, 8) {
+    block st(vt: scan(8) = t) { Y[vt] = Y[vt - 1] * 0.5 + Y[vt] * Y[vt] }
+  }
+})TIR"},
+    // Reads an element that a later step overwrites (the value from before the scan).
+    {"future", R"TIR(func future(X: f32[8]) -> (Y: f32[8]) {
+  for i in serial(8) {
+    block cp(vi: spatial(8) = i) { Y[vi] = X[vi] * X[vi] }
+  }
+  for t in serial(1, 7) {
+    block st(vt: scan(8) = t) { Y[vt] = Y[vt - 1] + Y[vt + 1] * 0.5 }
+  }
+})TIR"},
+    // A producer before and a reduction after the scan.
+    {"chain", R"TIR(func chain(X: f32[4, 5]) -> (S: f32[4]) {
+  alloc P: f32[4, 5]
+  alloc C: f32[4, 5]
+  for i, j in grid(4, 5) {
+    block p(vi: spatial(4) = i, vj: spatial(5) = j) { P[vi, vj] = sin(X[vi, vj]) }
+  }
+  for i, j in grid(4, 5) {
+    block c(vi: spatial(4) = i, vj: scan(5) = j) {
+      C[vi, vj] = if_then_else(vj == 0, P[vi, 0], C[vi, vj - 1] * P[vi, vj])
+    }
+  }
+  for i, j in grid(4, 5) {
+    block r(vi: spatial(4) = i, vj: reduce(5) = j) {
+      init { S[vi] = 0.0 }
+      S[vi] = S[vi] + C[vi, vj] * C[vi, vj]
+    }
+  }
+})TIR"},
+    // Suffix sum written as a scan that runs from the end (store index 7 - vt).
+    {"suffix", R"TIR(func suffix(X: f32[8]) -> (Y: f32[8]) {
+  for t in serial(8) {
+    block s(vt: scan(8) = t) {
+      Y[7 - vt] = if_then_else(vt == 0, X[7], Y[8 - vt] + X[7 - vt])
+    }
+  }
+})TIR"},
+    // Running maximum (the gradient goes to the first argument on ties).
+    {"runmax", R"TIR(func runmax(X: f32[10]) -> (Y: f32[10]) {
+  for t in serial(10) {
+    block s(vt: scan(10) = t) {
+      Y[vt] = if_then_else(vt == 0, X[0], max(Y[vt - 1], X[vt]))
+    }
+  }
+})TIR"},
+    // Running product.
+    {"runprod", R"TIR(func runprod(X: f32[7] in [0.5, 1.5]) -> (Y: f32[7]) {
+  for t in serial(7) {
+    block s(vt: scan(7) = t) {
+      Y[vt] = if_then_else(vt == 0, X[0], Y[vt - 1] * X[vt])
+    }
+  }
+})TIR"},
+    // A guard statement instead of if_then_else, the first element from another block.
+    {"guarded", R"TIR(func guarded(X: f32[6], B: f32[1]) -> (Y: f32[6]) {
+  block first() { Y[0] = B[0] * 2.0 }
+  for t in serial(6) {
+    block s(vt: scan(6) = t) {
+      if vt > 0 {
+        Y[vt] = Y[vt - 1] * X[vt] + exp(X[vt - 1])
+      }
+    }
+  }
+})TIR"},
+    // Symbolic length.
+    {"symbolic", R"TIR(func symbolic(n: i32 in [3, 6], X: f32[n]) -> (Y: f32[n]) {
+  for t in serial(n) {
+    block s(vt: scan(n) = t) {
+      Y[vt] = if_then_else(vt == 0, X[0], Y[vt - 1] * 0.9 + X[vt])
+    }
+  }
+})TIR"},
+    // The scan's result feeds a second scan.
+    {"twoscans", R"TIR(func twoscans(X: f32[6]) -> (Z: f32[6]) {
+  alloc Y: f32[6]
+  for t in serial(6) {
+    block a(vt: scan(6) = t) { Y[vt] = if_then_else(vt == 0, X[0], Y[vt - 1] + X[vt]) }
+  }
+  for t in serial(6) {
+    block b(vt: scan(6) = t) { Z[vt] = if_then_else(vt == 0, Y[0], Z[vt - 1] * Y[vt]) }
+  }
+})TIR"},
+};
+
+Function parse_func(const std::string& src, const std::string& name) {
+  return parse_module(src, "scan.tir").find_func(name);
+}
+
+Function grad_roundtrip(const Function& f) {
+  Module m;
+  m.add_func(f);
+  m.add_func(gradient(*f, {}));
+  Module back = parse_module(print_module(m), "grad.tir");
+  return back.find_func(f->name + "_grad");
+}
+
+CheckGradOptions opts_for(const FunctionNode& f) {
+  CheckGradOptions o;
+  o.full = true;
+  o.seed = 11;
+  for (auto& p : f.params)
+    if (!p.is_buffer()) {
+      o.given[p.name()] = NDArray(DType::I32, {});
+      o.given[p.name()].set(0, 5);
+    }
+  return o;
+}
+
+class Scans : public ::testing::TestWithParam<Case> {};
+
+TEST_P(Scans, CheckGradFull) {
+  Function f = parse_func(GetParam().src, GetParam().func);
+  Function g = grad_roundtrip(f);
+  ASSERT_TRUE(g);
+  CheckGradResult r = check_grad(*f, opts_for(*f));
+  for (auto& ic : r.inputs) EXPECT_TRUE(ic.passed) << ic.name << " rel err " << ic.max_rel_err;
+  EXPECT_EQ(r.failed, 0);
+  EXPECT_GT(r.passed, 0);
+}
+
+TEST_P(Scans, SecondOrder) {
+  if (!GetParam().second_order) GTEST_SKIP();
+  Function f = parse_func(GetParam().src, GetParam().func);
+  Function g = grad_roundtrip(f);
+  ASSERT_TRUE(g);
+  CheckGradResult r = check_grad(*g, opts_for(*g));
+  for (auto& ic : r.inputs) EXPECT_TRUE(ic.passed) << ic.name << " rel err " << ic.max_rel_err;
+  EXPECT_EQ(r.failed, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Autodiff, Scans, ::testing::ValuesIn(kScans),
+                         [](const ::testing::TestParamInfo<Case>& i) { return std::string(i.param.func); });
+
+// The adjoint of the recurrence is one block whose scan var runs the steps backwards; the
+// contributions to X are parallel (spatial) blocks.
+TEST(ScanStructure, AdjointIsABackwardScanAndXIsAGather) {
+  Function f = parse_func(kScans[0].src, "cumsum");
+  Function g = gradient(*f, {});
+  std::string text = print_function(*g);
+  EXPECT_NE(text.find("block scan_rev(vi0: spatial(3) = i, vj0: scan(6) = j)"), std::string::npos) << text;
+  EXPECT_NE(text.find("Y_grad_1[vi0, -vj0 + 4] = Y_grad_1[vi0, -vj0 + 4] + a0"), std::string::npos) << text;
+  int scans = 0, spatial_only = 0;
+  struct V : IRVisitor {
+    int *scans, *spatial_only;
+    void visit_block(const BlockNode* b) override {
+      bool scan = false, other = false;
+      for (auto& iv : b->iter_vars) {
+        scan = scan || iv.kind == IterKind::Scan;
+        other = other || iv.kind != IterKind::Spatial;
+      }
+      if (scan) ++*scans;
+      if (!b->iter_vars.empty() && !other && b->name.rfind("scan_dX", 0) == 0) ++*spatial_only;
+      IRVisitor::visit_block(b);
+    }
+  } v;
+  v.scans = &scans;
+  v.spatial_only = &spatial_only;
+  v.visit(g->body);
+  EXPECT_EQ(scans, 1);  // only the backward scan; the forward is not recomputed (Y unused)
+  EXPECT_EQ(spatial_only, 2);
+}
+
+// A stencil scan feeds other spatial points: its adjoint scatters, so its spatial vars are
+// reduce vars and the block is marked atomic.
+TEST(ScanStructure, CrossPointAdjointIsAtomic) {
+  Function f = parse_func(kScans[4].src, "stencil");
+  std::string text = print_function(*gradient(*f, {}));
+  EXPECT_NE(text.find("block s_rev(vt0: scan(5) = t, vj0: reduce(6) = j)"), std::string::npos) << text;
+  EXPECT_NE(text.find("annotate(\"atomic\", 1)"), std::string::npos) << text;
+}
+
+std::string refusal(const std::string& src, const std::string& func) {
+  Function f = parse_func(src, func);
+  try {
+    gradient(*f, {});
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(ScanRefusals, StateOverwrittenAtEveryStep) {
+  EXPECT_EQ(refusal(R"(func st(X: f32[6, 3]) -> (H: f32[3]) {
+  for j in serial(3) {
+    block i0(vj: spatial(3) = j) { H[vj] = 0.0 }
+  }
+  for t, j in grid(6, 3) {
+    block h(vt: scan(6) = t, vj: spatial(3) = j) { H[vj] = tanh(H[vj] + X[vt, vj]) }
+  }
+})",
+                    "st"),
+            "block h: a scan step must write elements of its own: index the store to H by distinct iter vars, "
+            "the scan var vt among them (to carry a state, keep its history, e.g. H[vt, ...])");
+}
+
+TEST(ScanRefusals, TwoScanVars) {
+  EXPECT_EQ(refusal(R"(func dp(X: f32[4, 4]) -> (D: f32[4, 4]) {
+  for i, j in grid(4, 4) {
+    block d(vi: scan(4) = i, vj: scan(4) = j) {
+      D[vi, vj] = X[vi, vj] + if_then_else(vi > 0 && vj > 0, D[vi - 1, vj - 1], 0.0)
+    }
+  }
+})",
+                    "dp"),
+            "block d: several scan iter vars in one block are not supported");
+}
+
+TEST(ScanRefusals, ScanWithReduction) {
+  EXPECT_EQ(refusal(R"(func sr(X: f32[4, 3]) -> (Y: f32[4]) {
+  for t, k in grid(4, 3) {
+    block s(vt: scan(4) = t, vk: reduce(3) = k) {
+      init { Y[vt] = 0.0 }
+      Y[vt] = Y[vt] + X[vt, vk]
+    }
+  }
+})",
+                    "sr"),
+            "block s: a scan block with reduce iter vars or an init is not supported (compute the reduction in "
+            "its own block)");
+}
+
+TEST(ScanRefusals, RecurrenceThroughTwoBlocks) {
+  EXPECT_EQ(refusal(R"(func two(X: f32[5]) -> (Y: f32[5]) {
+  alloc A: f32[5]
+  for t in serial(5) {
+    block a(vt: scan(5) = t) { A[vt] = if_then_else(vt == 0, X[0], Y[vt - 1] * 2.0) }
+    block y(vt: scan(5) = t) { Y[vt] = A[vt] + X[vt] }
+  }
+})",
+                    "two"),
+            "block a: the scan loop t also runs block y (a recurrence through several blocks is not supported yet)");
+}
+
+TEST(ScanRefusals, BindingIsNotALoopVar) {
+  EXPECT_EQ(refusal(R"(func b2(X: f32[8]) -> (Y: f32[8]) {
+  for t in serial(4) {
+    block s(vt: scan(8) = t * 2) { Y[vt] = if_then_else(vt == 0, X[0], X[vt] * 2.0) }
+  }
+})",
+                    "b2"),
+            "block s: the scan var vt must be bound to a loop var (plus a constant)");
+}
+
+TEST(ScanRefusals, ReadAtAComputedStep) {
+  EXPECT_EQ(refusal(R"(func half(X: f32[8]) -> (Y: f32[8]) {
+  for t in serial(8) {
+    block s(vt: scan(8) = t) { Y[vt] = if_then_else(vt == 0, X[0], Y[vt // 2] + X[vt]) }
+  }
+})",
+                    "half"),
+            "block s: a scan step reads Y at an index that is not the scan var vt plus a constant in dimension 0");
+}
+
+TEST(ScanRefusals, ReadOfAnElementNotYetWritten) {
+  EXPECT_EQ(refusal(R"(func ahead(X: f32[8]) -> (Y: f32[8]) {
+  for t in serial(7) {
+    block s(vt: scan(8) = t) { Y[vt] = X[vt] + Y[vt + 1] }
+  }
+})",
+                    "ahead"),
+            "block s reads Y before any block writes it");
+}
+
+}  // namespace
+}  // namespace tirc
