@@ -160,9 +160,50 @@ const Case kScans[] = {
     block b(vt: scan(6) = t) { Z[vt] = if_then_else(vt == 0, Y[0], Z[vt - 1] * Y[vt]) }
   }
 })TIR"},
+    // An Elman RNN: matrix-vector reduction and tanh, two blocks in one scan loop.
+    {"rnn_mv", R"TIR(func rnn_mv(X: f32[5, 3], W: f32[4, 4], U: f32[4, 3]) -> (H: f32[5, 4]) {
+  alloc A: f32[5, 4]
+  for t in serial(5) {
+    for i, k in grid(4, 4) {
+      block pre(vt: scan(5) = t, vi: spatial(4) = i, vk: reduce(4) = k) {
+        init { A[vt, vi] = 0.0 }
+        A[vt, vi] = A[vt, vi] + if_then_else(vt > 0, W[vi, vk] * H[vt - 1, vk], 0.0)
+                    + if_then_else(vk < 3, U[vi, vk] * X[vt, vk], 0.0)
+      }
+    }
+    for i in serial(4) {
+      block h(vt: scan(5) = t, vi: spatial(4) = i) { H[vt, vi] = tanh(A[vt, vi]) }
+    }
+  }
+})TIR",
+     false},
+    // Two blocks; the first reads the second's previous step, the second the first's current one.
+    {"twoblock", R"TIR(func twoblock(X: f32[5]) -> (Y: f32[5]) {
+  alloc A: f32[5]
+  for t in serial(5) {
+    block a(vt: scan(5) = t) { A[vt] = if_then_else(vt == 0, X[0], Y[vt - 1] * 0.5) }
+    block y(vt: scan(5) = t) { Y[vt] = sin(A[vt] * A[vt]) + X[vt] }
+  }
+})TIR",
+     false},
+    // A scan with a reduction in one block (init from the previous step) and a spatial
+    // step var in a second block.
+    {"scanred", R"TIR(func scanred(X: f32[4, 3], V: f32[3]) -> (Y: f32[4], Z: f32[4]) {
+  for t in serial(4) {
+    for k in serial(3) {
+      block s(vt: scan(4) = t, vk: reduce(3) = k) {
+        init { Y[vt] = if_then_else(vt == 0, 1.0, Y[vt - 1] * 0.5) }
+        Y[vt] = Y[vt] + X[vt, vk] * V[vk]
+      }
+    }
+    block z(vt: spatial(4) = t) { Z[vt] = sin(Y[vt]) }
+  }
+})TIR",
+     false},
 };
 
-Function parse_func(const std::string& src, const std::string& name) {
+Function parse_func(
+const std::string& src, const std::string& name) {
   return parse_module(src, "scan.tir").find_func(name);
 }
 
@@ -285,30 +326,79 @@ TEST(ScanRefusals, TwoScanVars) {
             "block d: several scan iter vars in one block are not supported");
 }
 
-TEST(ScanRefusals, ScanWithReduction) {
-  EXPECT_EQ(refusal(R"(func sr(X: f32[4, 3]) -> (Y: f32[4]) {
-  for t, k in grid(4, 3) {
-    block s(vt: scan(4) = t, vk: reduce(3) = k) {
-      init { Y[vt] = 0.0 }
-      Y[vt] = Y[vt] + X[vt, vk]
+TEST(ScanRefusals, AccumulationOntoAnotherBlocksResultInARecurrence) {
+  EXPECT_EQ(refusal(R"(func acc(X: f32[5, 3], U: f32[4, 3]) -> (A: f32[5, 4]) {
+  for t in serial(5) {
+    for i in serial(4) {
+      block pre(vt: scan(5) = t, vi: spatial(4) = i) {
+        A[vt, vi] = if_then_else(vt == 0, 0.0, A[vt - 1, vi] * 0.5)
+      }
+    }
+    for i, k in grid(4, 3) {
+      block inp(vt: scan(5) = t, vi: spatial(4) = i, vk: reduce(3) = k) {
+        A[vt, vi] = A[vt, vi] + U[vi, vk] * X[vt, vk]
+      }
     }
   }
 })",
-                    "sr"),
-            "block s: a scan block with reduce iter vars or an init is not supported (compute the reduction in "
-            "its own block)");
+                    "acc"),
+            "block inp: in a recurrence through several blocks (or with a reduction), a block must store a value "
+            "or sum with an init (max, min, product and accumulation onto earlier content are not supported)");
 }
 
-TEST(ScanRefusals, RecurrenceThroughTwoBlocks) {
-  EXPECT_EQ(refusal(R"(func two(X: f32[5]) -> (Y: f32[5]) {
+TEST(ScanRefusals, ReadOfALaterBlockAtTheSameStep) {
+  EXPECT_EQ(refusal(R"(func early(X: f32[5]) -> (Y: f32[5]) {
   alloc A: f32[5]
   for t in serial(5) {
-    block a(vt: scan(5) = t) { A[vt] = if_then_else(vt == 0, X[0], Y[vt - 1] * 2.0) }
-    block y(vt: scan(5) = t) { Y[vt] = A[vt] + X[vt] }
+    block a(vt: scan(5) = t) { A[vt] = X[vt] + if_then_else(vt > 0, Y[vt], 0.0) }
+    block y(vt: scan(5) = t) { Y[vt] = A[vt] * 2.0 }
   }
 })",
-                    "two"),
-            "block a: the scan loop t also runs block y (a recurrence through several blocks is not supported yet)");
+                    "early"),
+            "block a: reads Y at a step the loop has not computed yet");
+}
+
+TEST(ScanRefusals, BlockWithoutAStepVarInARecurrence) {
+  EXPECT_EQ(refusal(R"(func nostep(X: f32[5], Z: f32[3]) -> (Y: f32[5], W: f32[3]) {
+  for t in serial(5) {
+    block y(vt: scan(5) = t) { Y[vt] = if_then_else(vt == 0, X[0], Y[vt - 1] * X[vt]) }
+    for j in serial(3) {
+      block w(vj: spatial(3) = j) { W[vj] = Z[vj] * 2.0 }
+    }
+  }
+})",
+                    "nostep"),
+            "block w: inside the scan loop t, a block needs an iter var bound to t");
+}
+
+TEST(ScanRefusals, MaxReductionInARecurrence) {
+  EXPECT_EQ(refusal(R"(func mx(X: f32[5, 3]) -> (Y: f32[5]) {
+  for t, k in grid(5, 3) {
+    block m(vt: scan(5) = t, vk: reduce(3) = k) {
+      init { Y[vt] = if_then_else(vt == 0, 0.0, Y[vt - 1]) }
+      Y[vt] = max(Y[vt], X[vt, vk])
+    }
+  }
+})",
+                    "mx"),
+            "block m: in a recurrence through several blocks (or with a reduction), a block must store a value "
+            "or sum with an init (max, min, product and accumulation onto earlier content are not supported)");
+}
+
+TEST(ScanRefusals, NestedScanLoops) {
+  EXPECT_EQ(refusal(R"(func nest(X: f32[4, 5]) -> (Y: f32[4, 5]) {
+  alloc Z: f32[4]
+  for t in serial(4) {
+    block z(vt: scan(4) = t) { Z[vt] = if_then_else(vt == 0, X[0, 0], Z[vt - 1] + X[vt, 0]) }
+    for s in serial(5) {
+      block y(vt: spatial(4) = t, vs: scan(5) = s) {
+        Y[vt, vs] = if_then_else(vs == 0, Z[vt], Y[vt, vs - 1] * X[vt, vs])
+      }
+    }
+  }
+})",
+                    "nest"),
+            "block y: a scan loop inside the scan loop t is not supported");
 }
 
 TEST(ScanRefusals, BindingIsNotALoopVar) {

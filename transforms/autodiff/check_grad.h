@@ -8,6 +8,14 @@
 // computed by the interpreter in f64. By default along `directions` random directions per
 // input (cost independent of the input size, as JAX's check_grads); with `full`, element
 // by element. A check passes when |fd - ad| <= atol + rtol * max(|fd|, |ad|).
+//
+// Non-finite values (docs/autodiff.md, "check-grad and non-finite values"): output elements
+// that are inf/nan at the inputs are left out of L (cotangent 0) and reported in `notes`;
+// gradient elements that are inf/nan are left out of the random directions and checked one
+// by one. A check whose finite difference is not finite is skipped (counted in `skipped`,
+// explained in the input's notes); an analytic inf/nan where the finite difference is finite
+// fails, unless that element feeds an output element that is not finite (then it is skipped:
+// the derivative is undefined there). An input with checks to make but none compared fails.
 #pragma once
 
 #include <cstdint>
@@ -31,9 +39,11 @@ struct CheckGradOptions {
 
 struct InputCheck {
   std::string name;
-  int checks = 0;
+  int checks = 0;  // checks compared (finite difference and gradient both finite)
   double max_abs_err = 0, max_rel_err = 0;
   bool passed = true;
+  int skipped = 0;                 // checks not compared because a value was not finite
+  std::vector<std::string> notes;  // why checks were skipped or failed (one line each)
 };
 
 struct CheckGradResult {
@@ -41,6 +51,9 @@ struct CheckGradResult {
   std::vector<InputCheck> inputs;
   int passed = 0, failed = 0;
   Function grad;
+  // Function-level notes, e.g. "output Y: 8 of 32 elements are not finite at the inputs
+  // (left out of the check)".
+  std::vector<std::string> notes;
 };
 
 // Throws Error for a refused gradient or an interpreter error (both name the block).

@@ -63,6 +63,17 @@ struct Unit {
   const ForNode* scan_loop = nullptr;
   int64_t scan_offset = 0;
   std::unordered_set<const LoadNode*> carried;
+  // Recurrences through several blocks (or a scan with a reduction): the blocks of one scan
+  // loop form a region, reversed as a whole. step_iv: the iter var bound to the loop;
+  // scan_at: the loop's index in path.
+  int step_iv = -1;
+  size_t scan_at = 0;
+  int region = -1;
+};
+
+struct Region {
+  const ForNode* loop = nullptr;
+  size_t first = 0, last = 0;  // member units (contiguous in collection order)
 };
 
 // Replaces the given loads (by node) with loads of another buffer, same indices.
@@ -265,6 +276,13 @@ class GradientBuilder {
   void collect(const Stmt& s, std::vector<PathElem>& path);
   void analyze(Unit& u);
   void analyze_scan(Unit& u);
+  // Binds u to the loop of its iter var j (loop var plus a constant); false (or an Error when
+  // `must`) if there is none.
+  bool locate_step(Unit& u, int j, bool must);
+  void find_regions();
+  void analyze_region(const Region& r);
+  void reverse_region(const Region& r);
+  std::vector<Region> regions_;
   // The adjoint of a scan's reads of its own earlier steps: a block over u's iteration space
   // whose scan var runs backwards, adding each step's cotangent into the steps it read.
   // `guards`: the conditions of u's body around its store (they guard the seed load too).
@@ -300,6 +318,8 @@ class GradientBuilder {
   Stmt clone_block(const Unit& u, const std::string& name, const std::function<Stmt()>& body,
                    const std::function<Stmt()>& init, bool all_reduce, Annotations ann = {});
   Stmt wrap_path(const Unit& u, Stmt inner);
+  // Wraps inner in u.path[from, to) (outermost first).
+  Stmt wrap_path_range(const Unit& u, Stmt inner, size_t from, size_t to);
   Stmt body_with_items(const Unit& u, Stmt inner, bool guards);
   Expr rename_ad(const Unit& u, const Expr& e) { return BufferRenamer(u.read_ver, {}).mutate(e); }
   Expr reduce_index(const Unit& u);
@@ -459,10 +479,6 @@ void GradientBuilder::analyze(Unit& u) {
     if (iv.kind == IterKind::Opaque) throw Error(where + "opaque iter vars are not supported");
     if (iv.kind == IterKind::Reduce) u.reduce_iters.push_back(iv);
   }
-  if (u.scan_iv >= 0 && (!u.reduce_iters.empty() || b.init.defined()))
-    throw Error(where +
-                "a scan block with reduce iter vars or an init is not supported (compute the reduction in "
-                "its own block)");
   if (!b.allocs.empty()) throw Error(where + "block-local allocations are not supported");
   u.Y = u.store->buffer;
   const std::vector<Expr>& I = u.store->indices;
@@ -487,7 +503,9 @@ void GradientBuilder::analyze(Unit& u) {
     if (!st || !st->buffer.same_as(u.Y) || !same_indices(st->indices, I))
       throw Error(where + "init must be a single store to the element the body updates");
     u.init_store = st;
-    if (loads_buffer(st->value, u.Y.get())) throw Error(where + "init reads the buffer it initialises");
+    // (A scan step's init may read earlier steps: checked by analyze_region.)
+    if (u.scan_iv < 0 && loads_buffer(st->value, u.Y.get()))
+      throw Error(where + "init reads the buffer it initialises");
   }
   const Expr& v = u.store->value;
   std::unordered_set<const VarNode*> red;
@@ -543,15 +561,54 @@ void GradientBuilder::analyze(Unit& u) {
           break;
         default: break;
       }
+      if (!E.defined() && (bin->op == BinOp::Add || bin->op == BinOp::Sub || bin->op == BinOp::Mul ||
+                           bin->op == BinOp::Max || bin->op == BinOp::Min)) {
+        // Y = (Y + a) + b and the like: the chain of one associative, commutative operator
+        // (+ with -) that contains the accumulator once, positively. Only the derivative
+        // uses E = a + b; the forward recomputation keeps the block as written.
+        BinOp op = bin->op == BinOp::Sub ? BinOp::Add : bin->op;
+        std::vector<std::pair<Expr, bool>> terms;  // (term, negated)
+        std::function<void(const Expr&, bool)> flatten = [&](const Expr& e, bool neg) {
+          auto* x = e.as<BinaryNode>();
+          if (x && (x->op == op || (op == BinOp::Add && x->op == BinOp::Sub))) {
+            flatten(x->a, neg);
+            flatten(x->b, x->op == BinOp::Sub ? !neg : neg);
+          } else {
+            terms.push_back({e, neg});
+          }
+        };
+        flatten(v, false);
+        int selves = 0;
+        bool self_pos = false;
+        for (auto& [t, neg] : terms)
+          if (is_self(t)) ++selves, self_pos = !neg;
+        if (selves == 1 && self_pos) {
+          for (auto& [t, neg] : terms) {
+            if (is_self(t)) continue;
+            if (!E.defined())
+              E = neg ? make_unary(UnOp::Neg, t) : t;
+            else if (op == BinOp::Add)
+              E = neg ? E - t : E + t;
+            else
+              E = make_binary(op, E, t);
+          }
+          u.kind = op == BinOp::Add   ? RedKind::Sum
+                   : op == BinOp::Mul ? RedKind::Prod
+                   : op == BinOp::Max ? RedKind::Max
+                                      : RedKind::Min;
+        }
+      }
     }
     if (!E.defined())
       throw Error(where + "unsupported reduction update of " + u.Y->name +
                   " (differentiable reductions: Y = Y + E, Y - E, Y * E, max(Y, E), min(Y, E))");
-    if (loads_buffer(E, u.Y.get()))
-      throw Error(where + "the reduction reads " + u.Y->name + " inside its update");
-    for (auto& it : u.items)
-      if (loads_buffer(it.value, u.Y.get()))
+    if (u.scan_iv < 0) {
+      if (loads_buffer(E, u.Y.get()))
         throw Error(where + "the reduction reads " + u.Y->name + " inside its update");
+      for (auto& it : u.items)
+        if (loads_buffer(it.value, u.Y.get()))
+          throw Error(where + "the reduction reads " + u.Y->name + " inside its update");
+    }
     u.update = E;
     bool scatter_sum = u.kind == RedKind::Sum && !u.init_store;  // Y[f(v)] += E(v): any f
     for (auto& i : I)
@@ -591,7 +648,314 @@ void GradientBuilder::analyze(Unit& u) {
     if (!loop || !is_zero(loop->min) || !same_extent(loop->extent, b.iter_vars[k].extent)) full = false;
   }
   u.full = full;
-  if (u.scan_iv >= 0) analyze_scan(u);
+}
+
+bool GradientBuilder::locate_step(Unit& u, int j, bool must) {
+  const BlockNode& b = *u.blk;
+  const std::string where = "block " + b.name + ": ";
+  const IterVar& sv = b.iter_vars[j];
+  // The binding: a loop var (plus a constant), so that the loop can run backwards.
+  auto a = to_affine(u.br->bindings[j]);
+  const VarNode* lv =
+      a && a->terms.size() == 1 && a->terms[0].second == 1 ? a->terms[0].first.get() : nullptr;
+  size_t at = u.path.size();
+  const ForNode* loop = nullptr;
+  for (size_t i = 0; i < u.path.size() && lv; ++i)
+    if (auto* f = u.path[i].s.as<ForNode>(); f && f->loop_var.get() == lv) {
+      loop = f;
+      at = i;
+    }
+  if (!loop) {
+    if (!must) return false;
+    throw Error(where + "the scan var " + sv.var.name() + " must be bound to a loop var (plus a constant)");
+  }
+  u.scan_loop = loop;
+  u.scan_at = at;
+  u.step_iv = j;
+  u.scan_offset = a->constant;
+  auto uses_loop = [&](const Expr& e) {
+    std::unordered_set<const VarNode*> vs;
+    collect_vars(e, &vs);
+    return vs.count(lv) != 0;
+  };
+  for (size_t k = 0; k < b.iter_vars.size(); ++k)
+    if (static_cast<int>(k) != j && uses_loop(u.br->bindings[k]))
+      throw Error(where + "the loop " + lv->name + " of the scan var " + sv.var.name() +
+                  " also binds iter var " + b.iter_vars[k].var.name());
+  for (size_t i = at + 1; i < u.path.size(); ++i) {
+    const Stmt& ps = u.path[i].s;
+    Expr e = ps.as<IfThenElseStmtNode>() ? ps.as<IfThenElseStmtNode>()->cond
+             : ps.as<LetStmtNode>()      ? ps.as<LetStmtNode>()->value
+             : ps.as<ForNode>()          ? ps.as<ForNode>()->extent
+                                         : Expr();
+    Expr e2 = ps.as<ForNode>() ? ps.as<ForNode>()->min : Expr();
+    if ((e.defined() && uses_loop(e)) || (e2.defined() && uses_loop(e2)))
+      throw Error(where + "a loop or condition inside the scan loop " + lv->name + " depends on it");
+  }
+  return true;
+}
+
+void GradientBuilder::find_regions() {
+  for (auto& u : units_)
+    if (u.scan_iv >= 0) locate_step(u, u.scan_iv, true);
+  for (auto& u : units_) {
+    if (!u.scan_loop || u.region >= 0 || u.step_iv != u.scan_iv) continue;
+    const ForNode* L = u.scan_loop;
+    size_t first = units_.size(), last = 0;
+    std::unordered_set<int> groups;
+    bool reduces = false;
+    for (size_t j = 0; j < units_.size(); ++j)
+      for (auto& pe : units_[j].path)
+        if (pe.s.as<ForNode>() == L) {
+          first = std::min(first, j);
+          last = std::max(last, j);
+          groups.insert(units_[j].group);
+          reduces = reduces || !units_[j].reduce_iters.empty() || units_[j].blk->init.defined();
+          break;
+        }
+    if (groups.size() == 1 && !reduces) continue;  // one block: analyze_scan
+    int idx = static_cast<int>(regions_.size());
+    for (size_t j = first; j <= last; ++j) {
+      Unit& w = units_[j];
+      const std::string where = "block " + w.blk->name + ": ";
+      if (w.scan_loop && w.scan_loop != L)
+        throw Error(where + "a scan loop inside the scan loop " + L->loop_var.name() + " is not supported");
+      if (!w.scan_loop) {
+        for (size_t k = 0; k < w.blk->iter_vars.size() && !w.scan_loop; ++k) {
+          auto a = to_affine(w.br->bindings[k]);
+          if (a && a->terms.size() == 1 && a->terms[0].second == 1 && a->terms[0].first.same_as(L->loop_var))
+            locate_step(w, static_cast<int>(k), true);
+        }
+        if (!w.scan_loop)
+          throw Error(where + "inside the scan loop " + L->loop_var.name() + ", a block needs an iter var bound to " +
+                      L->loop_var.name());
+        if (w.blk->iter_vars[w.step_iv].kind == IterKind::Reduce)
+          throw Error(where + "the iter var " + w.blk->iter_vars[w.step_iv].var.name() + " bound to the scan loop " +
+                      L->loop_var.name() + " is a reduce var");
+      }
+      w.region = idx;
+    }
+    regions_.push_back(Region{L, first, last});
+  }
+  for (auto& u : units_)
+    if (u.scan_iv >= 0 && u.region < 0) analyze_scan(u);
+  for (auto& r : regions_) analyze_region(r);
+}
+
+void GradientBuilder::analyze_region(const Region& r) {
+  for (size_t j = r.first; j <= r.last; ++j) {
+    Unit& w = units_[j];
+    const BlockNode& b = *w.blk;
+    const std::string where = "block " + b.name + ": ";
+    if (!w.inactive && !(w.kind == RedKind::Spatial || (w.kind == RedKind::Sum && w.init_store)))
+      throw Error(where +
+                  "in a recurrence through several blocks (or with a reduction), a block must store a value or "
+                  "sum with an init (max, min, product and accumulation onto earlier content are not supported)");
+    // Single assignment: the forward recomputation leaves every step's value in place.
+    const std::vector<Expr>& I = w.store->indices;
+    std::unordered_set<const VarNode*> seen;
+    bool ok = true, has_step = false;
+    size_t nonreduce = 0;
+    for (auto& iv : b.iter_vars) nonreduce += iv.kind != IterKind::Reduce;
+    for (size_t d = 0; d < I.size() && ok; ++d) {
+      auto* v = I[d].as<VarNode>();
+      int k = -1;
+      for (size_t q = 0; q < b.iter_vars.size(); ++q)
+        if (v && b.iter_vars[q].var.get() == v) k = static_cast<int>(q);
+      if (k < 0 || b.iter_vars[k].kind == IterKind::Reduce || seen.count(v)) ok = false;
+      seen.insert(v);
+      if (k == w.step_iv) w.scan_dim = d, has_step = true;
+    }
+    const std::string sv = b.iter_vars[w.step_iv].var.name();
+    if (!ok || !has_step || seen.size() != nonreduce)
+      throw Error(where + "a scan step must write elements of its own: index the store to " + w.Y->name +
+                  " by distinct iter vars, " + sv + " among them (to carry a state, keep its history, e.g. H[" +
+                  sv + ", ...])");
+  }
+  // Reads of the loop's results: at an earlier step, or at the same step from an earlier
+  // block of the loop body.
+  for (size_t k = r.first; k <= r.last; ++k) {
+    Unit& w = units_[k];
+    const std::string where = "block " + w.blk->name + ": ";
+    const Var& step = w.blk->iter_vars[w.step_iv].var;
+    auto check = [&](const Expr& e) {
+      for_each_expr(e, [&](const Expr& x) {
+        auto* l = x.as<LoadNode>();
+        if (!l) return;
+        for (size_t j = r.first; j <= r.last; ++j) {
+          const Unit& o = units_[j];
+          if (!l->buffer.same_as(o.Y)) continue;
+          auto a = to_affine(l->indices[o.scan_dim]);
+          bool affine = a && a->coeff(step.get()) == 1 && a->terms.size() == 1;
+          if (!affine)
+            throw Error(where + "reads " + o.Y->name + " at an index that is not " + step.name() +
+                        " plus a constant in dimension " + std::to_string(o.scan_dim));
+          int64_t off = a->constant + w.scan_offset - o.scan_offset;  // step read - current step
+          if (off > 0 || (off == 0 && o.group >= w.group))
+            throw Error(where + "reads " + o.Y->name + " at a step the loop has not computed yet");
+          return;
+        }
+      });
+    };
+    for (auto& it : w.items) check(it.value);
+    check(w.update);
+    if (w.init_store) check(w.init_store->value);
+    for (auto& l : w.init_lets) check(l.value);
+  }
+}
+
+void GradientBuilder::reverse_region(const Region& r) {
+  // The cotangents of the loop's results first: later steps add into earlier ones.
+  std::unordered_map<size_t, Buffer> G;
+  for (size_t j = r.first; j <= r.last; ++j) {
+    const Unit& w = units_[j];
+    if (w.inactive || !active_.count(w.Y.get())) continue;
+    G[j] = adj_write(w.ver_out);
+    zero_init_.erase(G[j].get());
+  }
+  auto active_fn = [this](const Buffer& b) {
+    auto it = orig_of_.find(b.get());
+    return it != orig_of_.end() && active_.count(it->second) != 0;
+  };
+  const ForNode* L = r.loop;
+  DType lt = L->loop_var.dtype();
+  Expr t_rev = (L->min + L->min + L->extent - make_const(lt, 1)) - Expr(L->loop_var);
+  std::unordered_map<const VarNode*, Expr> loop_sub{{L->loop_var.get(), t_rev}};
+  std::vector<Stmt> steps;
+  // Contributions to buffers from outside the loop need only complete cotangents: they are
+  // gathers after the loop (parallel, as for any block), not scatters inside it.
+  struct Deferred {
+    size_t unit;
+    std::shared_ptr<Scope> S;
+    std::shared_ptr<std::vector<Binding>> adj;
+    LeafTerm leaf;
+  };
+  std::vector<Deferred> later;
+  auto in_loop = [&](const LeafTerm& g) {
+    auto* ld = g.load.as<LoadNode>();
+    for (size_t j = r.first; j <= r.last; ++j)
+      if (ld->buffer.same_as(units_[j].ver_out)) return true;
+    return false;
+  };
+  for (size_t j = r.last + 1; j-- > r.first;) {
+    if (!G.count(j)) continue;
+    Unit& u = units_[j];
+    const std::vector<Expr>& I = u.store->indices;
+    std::vector<Expr> I_ad;
+    for (auto& i : I) I_ad.push_back(rename_ad(u, i));
+    Expr Gi = make_load(G[j], I_ad);
+    ExprAD ad(names_, active_fn);
+    // One statement per leaf: cotangent += term, under the leaf's own guards, in the lets.
+    auto contributions = [&](const std::shared_ptr<Scope>& Sp, const std::shared_ptr<std::vector<Binding>>& adjp,
+                             const std::vector<LeafTerm>& leaves, const std::vector<Expr>& guards) {
+      const Scope& S = *Sp;
+      const std::vector<Binding>& adj_lets = *adjp;
+      std::vector<Stmt> stmts;
+      std::unordered_set<const VarNode*> need;
+      for (auto& g : leaves) {
+        if (!in_loop(g)) {
+          later.push_back({j, Sp, adjp, g});
+          continue;
+        }
+        auto* ld = g.load.as<LoadNode>();
+        Buffer A = adj_write(ld->buffer);
+        zero_init_.erase(A.get());
+        Expr cur = make_load(A, ld->indices);
+        Expr val;
+        if (auto* n = g.term.as<UnaryNode>(); n && n->op == UnOp::Neg)
+          val = cur - n->a;
+        else
+          val = cur + g.term;
+        Stmt st = make_store(A, ld->indices, val);
+        std::vector<Expr> own;
+        for (size_t i = 0; i < g.guards.size(); ++i)
+          if (i >= guards.size() || !expr_identical(g.guards[i], guards[i])) own.push_back(g.guards[i]);
+        if (!own.empty()) st = make_if(and_all(own), st);
+        collect_vars(g.term, &need);
+        for (auto& x : own) collect_vars(x, &need);
+        for (auto& x : ld->indices) collect_vars(x, &need);
+        stmts.push_back(st);
+      }
+      if (stmts.empty()) return Stmt();
+      Stmt body = make_seq(stmts);
+      std::vector<const Binding*> all;
+      for (auto* l : {&S.lets, &adj_lets})
+        for (auto& x : *l) all.push_back(&x);
+      for (size_t i = all.size(); i-- > 0;) {
+        if (!need.count(all[i]->var.get())) continue;
+        collect_vars(all[i]->value, &need);
+        body = make_let_stmt(all[i]->var, all[i]->value, body);
+      }
+      if (!guards.empty()) body = make_if(and_all(guards), body);
+      return body;
+    };
+    std::vector<Stmt> parts;
+    {
+      auto S = std::make_shared<Scope>();
+      auto adj_lets = std::make_shared<std::vector<Binding>>();
+      std::vector<Expr> guards;
+      for (auto& it : u.items) {
+        if (it.is_let)
+          ad.bind_let(it.var, rename_ad(u, it.value), *S);
+        else
+          guards.push_back(ad.subst(rename_ad(u, it.value)));
+      }
+      for (auto& o : u.once) guards.push_back(o);
+      Expr root = ad.linearize(rename_ad(u, u.update), *S);
+      Expr seed = u.negate ? -Gi : Gi;
+      if (u.kind == RedKind::Spatial && !S->lets.empty() && root.same_as(S->lets.back().var))
+        S->lets.back().value = make_load(u.ver_out, I_ad);
+      std::vector<LeafTerm> leaves;
+      ad.reverse(*S, {{root, seed}}, guards, adj_lets.get(), &leaves);
+      Stmt st = contributions(S, adj_lets, leaves, guards);
+      if (st.defined()) parts.push_back(st);
+    }
+    if (u.init_store) {
+      auto S0 = std::make_shared<Scope>();
+      auto adj_lets = std::make_shared<std::vector<Binding>>();
+      std::vector<Expr> rz;
+      for (auto& iv : u.reduce_iters) rz.push_back(make_binary(BinOp::EQ, iv.var, make_int(0, iv.var.dtype())));
+      for (auto& l : u.init_lets) ad.bind_let(l.var, rename_ad(u, l.value), *S0);
+      Expr root0 = ad.linearize(rename_ad(u, u.init_store->value), *S0);
+      std::vector<LeafTerm> leaves;
+      ad.reverse(*S0, {{root0, Gi}}, rz, adj_lets.get(), &leaves);
+      Stmt st = contributions(S0, adj_lets, leaves, rz);
+      if (st.defined()) parts.push_back(st);
+    }
+    if (parts.empty()) continue;
+    // The step's adjoint: its step var runs backwards (w = extent - 1 - s, increasing as
+    // the loop runs); the other iter vars scatter into shared cotangents, as atomic reduce vars.
+    const BlockNode& b = *u.blk;
+    BlockNode bn;
+    bn.name = names_.unique(b.name + "_rev");
+    std::unordered_map<const VarNode*, Expr> m;
+    std::vector<Expr> bindings;
+    for (size_t q = 0; q < b.iter_vars.size(); ++q) {
+      const IterVar& iv = b.iter_vars[q];
+      Var nv(names_.fresh(iv.var.name()), iv.var.dtype());
+      if (static_cast<int>(q) == u.step_iv) {
+        Expr last = iv.extent - make_const(iv.extent.dtype(), 1);
+        bn.iter_vars.push_back({nv, IterKind::Scan, iv.extent});
+        m[iv.var.get()] = last - nv;
+        bindings.push_back(last - substitute(u.br->bindings[q], loop_sub));
+      } else {
+        bn.iter_vars.push_back({nv, IterKind::Reduce, iv.extent});
+        m[iv.var.get()] = nv;
+        bindings.push_back(u.br->bindings[q]);
+      }
+    }
+    bn.body = substitute(make_seq(parts), m);
+    bn.annotations = {{"atomic", "1"}};
+    set_regions(bn);
+    Stmt st = make_block_realize(bindings, substitute(u.br->predicate, loop_sub), make_block(std::move(bn)));
+    steps.push_back(wrap_path_range(u, st, u.scan_at + 1, u.path.size()));
+  }
+  if (!steps.empty()) {
+    Stmt loop = make_for(L->loop_var, L->min, L->extent, ForKind::Serial, make_seq(steps));
+    const Unit& u0 = units_[r.first];
+    emit(wrap_path_range(u0, loop, 0, u0.scan_at));
+  }
+  for (auto& d : later) emit_contribution(units_[d.unit], {&d.S->lets, d.adj.get()}, d.leaf);
 }
 
 void GradientBuilder::analyze_scan(Unit& u) {
@@ -627,38 +991,6 @@ void GradientBuilder::analyze_scan(Unit& u) {
     throw Error(where + "a scan step must write elements of its own: index the store to " + u.Y->name +
                 " by distinct iter vars, the scan var " + sv.var.name() +
                 " among them (to carry a state, keep its history, e.g. H[" + sv.var.name() + ", ...])");
-  // The binding: a loop var (plus a constant), so that the loop can run backwards.
-  auto a = to_affine(u.br->bindings[u.scan_iv]);
-  const VarNode* lv =
-      a && a->terms.size() == 1 && a->terms[0].second == 1 ? a->terms[0].first.get() : nullptr;
-  size_t at = u.path.size();
-  for (size_t i = 0; i < u.path.size() && lv; ++i)
-    if (auto* f = u.path[i].s.as<ForNode>(); f && f->loop_var.get() == lv) {
-      u.scan_loop = f;
-      at = i;
-    }
-  if (!u.scan_loop)
-    throw Error(where + "the scan var " + sv.var.name() + " must be bound to a loop var (plus a constant)");
-  u.scan_offset = a->constant;
-  auto uses_loop = [&](const Expr& e) {
-    std::unordered_set<const VarNode*> vs;
-    collect_vars(e, &vs);
-    return vs.count(lv) != 0;
-  };
-  for (size_t j = 0; j < b.iter_vars.size(); ++j)
-    if (static_cast<int>(j) != u.scan_iv && uses_loop(u.br->bindings[j]))
-      throw Error(where + "the loop " + lv->name + " of the scan var " + sv.var.name() +
-                  " also binds iter var " + b.iter_vars[j].var.name());
-  for (size_t i = at + 1; i < u.path.size(); ++i) {
-    const Stmt& ps = u.path[i].s;
-    Expr e = ps.as<IfThenElseStmtNode>() ? ps.as<IfThenElseStmtNode>()->cond
-             : ps.as<LetStmtNode>()      ? ps.as<LetStmtNode>()->value
-             : ps.as<ForNode>()          ? ps.as<ForNode>()->extent
-                                         : Expr();
-    Expr e2 = ps.as<ForNode>() ? ps.as<ForNode>()->min : Expr();
-    if ((e.defined() && uses_loop(e)) || (e2.defined() && uses_loop(e2)))
-      throw Error(where + "a loop or condition inside the scan loop " + lv->name + " depends on it");
-  }
   if (u.inactive) return;
   // Reads of Y: at an earlier step (s - k, k >= 1) they see this block's results; at s + k
   // (k >= 0) the element is not written yet and holds the previous version.
@@ -684,9 +1016,29 @@ void GradientBuilder::assign_versions() {
   std::unordered_map<const BufferNode*, Buffer> cur;
   for (auto& p : f_.params)
     if (p.is_buffer()) cur[p.buffer.get()] = p.buffer;
+  int registered = -1;
   for (auto& u : units_) {
     const std::string where = "block " + u.blk->name + ": ";
     if (inputs_.count(u.Y.get())) throw Error(where + "writes the input " + u.Y->name);
+    if (u.region >= 0 && u.region != registered) {
+      // The blocks of a recurrence read each other's results at earlier steps: all of them
+      // are visible from the start of the loop, as single versions (each element is written
+      // once, at its step).
+      registered = u.region;
+      const Region& r = regions_[u.region];
+      std::unordered_set<const BufferNode*> mine;
+      for (size_t j = r.first; j <= r.last; ++j) {
+        const Unit& w = units_[j];
+        if (cur.count(w.Y.get()) || mine.count(w.Y.get()))
+          throw Error("block " + w.blk->name + ": in a recurrence through several blocks, " + w.Y->name +
+                      " must be written by one block of the loop and by no block before it");
+        if (inputs_.count(w.Y.get())) throw Error("block " + w.blk->name + ": writes the input " + w.Y->name);
+        mine.insert(w.Y.get());
+      }
+      for (auto* b : mine)
+        for (size_t j = r.first; j <= r.last; ++j)
+          if (units_[j].Y.get() == b) cur[b] = units_[j].Y;
+    }
     // Every buffer read must have been written before (or be an input).
     auto check = [&](const Expr& e) {
       for_each_expr(e, [&](const Expr& x) {
@@ -712,7 +1064,9 @@ void GradientBuilder::assign_versions() {
     mentioned.collect(u.br);
     u.read_ver = restrict_versions(cur, mentioned.bufs);
     auto it = cur.find(u.Y.get());
-    if (it != cur.end()) {
+    if (u.region >= 0) {
+      u.ver_out = u.Y;
+    } else if (it != cur.end()) {
       u.ver_in = it->second;
       u.ver_out = Buffer(names_.unique(u.Y->name + "_v" + std::to_string(++nversions_[u.Y.get()] + 1)),
                          u.Y->dtype, u.Y->shape, u.Y->scope);
@@ -765,8 +1119,10 @@ Stmt GradientBuilder::elementwise(const std::string& name, const Buffer& like,
   return s;
 }
 
-Stmt GradientBuilder::wrap_path(const Unit& u, Stmt inner) {
-  for (size_t i = u.path.size(); i-- > 0;) {
+Stmt GradientBuilder::wrap_path(const Unit& u, Stmt inner) { return wrap_path_range(u, inner, 0, u.path.size()); }
+
+Stmt GradientBuilder::wrap_path_range(const Unit& u, Stmt inner, size_t from, size_t to) {
+  for (size_t i = to; i-- > from;) {
     const Stmt& s = u.path[i].s;
     if (auto* f = s.as<ForNode>()) {
       inner = make_for(f->loop_var, f->min, f->extent, f->for_kind, inner, f->thread_tag, f->annotations);
@@ -1354,20 +1710,14 @@ Function GradientBuilder::build() {
     throw Error("gradient of " + f_.name + ": the root block must have no iter vars and no init");
   collect(root.body, path);
   for (auto& u : units_) analyze(u);
-  // A recurrence is one block: another block inside the scan loop would have to interleave
-  // with it, backwards, in the reverse pass.
-  for (auto& u : units_) {
-    if (!u.scan_loop) continue;
-    for (auto& w : units_)
-      for (auto& pe : w.path)
-        if (w.group != u.group && pe.s.as<ForNode>() == u.scan_loop)
-          throw Error("block " + u.blk->name + ": the scan loop " + u.scan_loop->loop_var.name() +
-                      " also runs block " + w.blk->name +
-                      " (a recurrence through several blocks is not supported yet)");
-  }
+  find_regions();
   assign_versions();
-  // Activity: buffers that depend on a wrt input.
+  // Activity: buffers that depend on a wrt input (to a fixpoint: in a recurrence, a block
+  // may read what a later block of the loop writes).
   for (auto& w : wrt_) active_.insert(w.get());
+  size_t before;
+  do {
+  before = active_.size();
   for (auto& u : units_) {
     bool act = false;
     auto check = [&](const Expr& e) {
@@ -1382,6 +1732,7 @@ Function GradientBuilder::build() {
     for (auto& l : u.init_lets) check(l.value);
     if (act && is_float(u.Y->dtype)) active_.insert(u.Y.get());
   }
+  } while (!regions_.empty() && active_.size() != before);
   // Results: zero-initialised adjoints of the wrt inputs.
   std::vector<Buffer> outs;
   for (auto& w : wrt_) {
@@ -1393,7 +1744,15 @@ Function GradientBuilder::build() {
       return make_store(g, iv, make_const(g->dtype, 0));
     }));
   }
-  for (size_t k = units_.size(); k-- > 0;) reverse_unit(units_[k]);
+  for (size_t k = units_.size(); k-- > 0;) {
+    if (units_[k].region >= 0) {
+      const Region& r = regions_[units_[k].region];
+      reverse_region(r);
+      k = r.first;
+      continue;
+    }
+    reverse_unit(units_[k]);
+  }
 
   // Forward recomputation: only the blocks whose versions the adjoint blocks read.
   std::unordered_set<const BufferNode*> needed;
@@ -1415,6 +1774,25 @@ Function GradientBuilder::build() {
   }
   std::vector<Stmt> fwd_rev;
   for (size_t k = units_.size(); k-- > 0;) {
+    if (units_[k].region >= 0) {
+      // A recurrence through several blocks runs as its loop, whole.
+      const Region& r = regions_[units_[k].region];
+      bool any = false;
+      std::unordered_map<const BufferNode*, Buffer> loads;
+      for (size_t j = r.first; j <= r.last; ++j) {
+        any = any || needed.count(units_[j].ver_out.get());
+        for (auto& [b, v] : units_[j].read_ver) loads[b] = v;
+      }
+      if (any) {
+        const Unit& u0 = units_[r.first];
+        Stmt s = wrap_path_range(u0, BufferRenamer(loads, {}).mutate(u0.path[u0.scan_at].s), 0, u0.scan_at);
+        need_loads(s);
+        fwd_rev.push_back(s);
+      }
+      k = r.first;
+      if (k == 0) break;
+      continue;
+    }
     // The units of one block (one per store) are emitted together, as the block.
     size_t first = k;
     while (first > 0 && units_[first - 1].group == units_[k].group) --first;
