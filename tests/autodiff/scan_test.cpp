@@ -177,6 +177,29 @@ const Case kScans[] = {
   }
 })TIR",
      false},
+    // Three blocks, two reductions, an init reading a buffer from outside the loop (Bias).
+    {"rnn_tanh", R"TIR(func rnn_tanh(X: f32[6, 3], W: f32[4, 4] in [-0.5, 0.5], U: f32[4, 3], Bias: f32[4]) -> (H: f32[6, 4]) {
+  alloc XU: f32[6, 4]
+  alloc A: f32[6, 4]
+  for t in serial(6) {
+    for i, k in grid(4, 3) {
+      block xu(vt: scan(6) = t, vi: spatial(4) = i, vk: reduce(3) = k) {
+        init { XU[vt, vi] = Bias[vi] * 2.0 }
+        XU[vt, vi] = XU[vt, vi] + U[vi, vk] * X[vt, vk]
+      }
+    }
+    for i, k in grid(4, 4) {
+      block hw(vt: scan(6) = t, vi: spatial(4) = i, vk: reduce(4) = k) {
+        init { A[vt, vi] = XU[vt, vi] }
+        A[vt, vi] = A[vt, vi] + if_then_else(vt > 0, W[vi, vk] * H[vt - 1, vk], 0.0)
+      }
+    }
+    for i in serial(4) {
+      block h(vt: scan(6) = t, vi: spatial(4) = i) { H[vt, vi] = tanh(A[vt, vi]) }
+    }
+  }
+})TIR",
+     false},
     // Two blocks; the first reads the second's previous step, the second the first's current one.
     {"twoblock", R"TIR(func twoblock(X: f32[5]) -> (Y: f32[5]) {
   alloc A: f32[5]

@@ -134,6 +134,28 @@ class Solver {
             ineqs_.push_back(e);
             return true;
           }
+          case BinOp::NE: {
+            // v != an end of v's range (`if_then_else(t == 0, ...)` in scans, edges of
+            // pads): a bound, so the adjoint's loops skip the point instead of testing it.
+            if (d.terms.size() != 1) break;
+            int64_t cf = d.terms[0].second;
+            auto bx = box_.find(d.terms[0].first.get());
+            if ((cf != 1 && cf != -1) || bx == box_.end() || !bx->second.known) break;
+            int64_t root = cf == 1 ? -d.constant : d.constant;
+            Affine e;
+            if (root < bx->second.clo || root > bx->second.chi) return true;  // always true
+            if (root == bx->second.clo) {
+              e.add(d.terms[0].first, 1);
+              e.constant = -(root + 1);  // v >= root + 1
+            } else if (root == bx->second.chi) {
+              e.add(d.terms[0].first, -1);
+              e.constant = root - 1;  // v <= root - 1
+            } else {
+              break;
+            }
+            ineqs_.push_back(e);
+            return true;
+          }
           default: break;
         }
       }

@@ -847,7 +847,8 @@ void GradientBuilder::reverse_region(const Region& r) {
     ExprAD ad(names_, active_fn);
     // One statement per leaf: cotangent += term, under the leaf's own guards, in the lets.
     auto contributions = [&](const std::shared_ptr<Scope>& Sp, const std::shared_ptr<std::vector<Binding>>& adjp,
-                             const std::vector<LeafTerm>& leaves, const std::vector<Expr>& guards) {
+                             const std::vector<LeafTerm>& leaves, const std::vector<Expr>& guards,
+                             bool wrap = true) {
       const Scope& S = *Sp;
       const std::vector<Binding>& adj_lets = *adjp;
       std::vector<Stmt> stmts;
@@ -886,10 +887,11 @@ void GradientBuilder::reverse_region(const Region& r) {
         collect_vars(all[i]->value, &need);
         body = make_let_stmt(all[i]->var, all[i]->value, body);
       }
-      if (!guards.empty()) body = make_if(and_all(guards), body);
+      if (wrap && !guards.empty()) body = make_if(and_all(guards), body);
       return body;
     };
     std::vector<Stmt> parts;
+    Stmt init_alone;  // the init's contributions, for a block without the reduce vars
     {
       auto S = std::make_shared<Scope>();
       auto adj_lets = std::make_shared<std::vector<Binding>>();
@@ -921,34 +923,90 @@ void GradientBuilder::reverse_region(const Region& r) {
       ad.reverse(*S0, {{root0, Gi}}, rz, adj_lets.get(), &leaves);
       Stmt st = contributions(S0, adj_lets, leaves, rz);
       if (st.defined()) parts.push_back(st);
+      std::vector<LeafTerm> mine;  // the others were deferred by the call above
+      for (auto& g : leaves)
+        if (in_loop(g)) mine.push_back(g);
+      init_alone = contributions(S0, adj_lets, mine, rz, false);
     }
-    if (parts.empty()) continue;
     // The step's adjoint: its step var runs backwards (w = extent - 1 - s, increasing as
-    // the loop runs); the other iter vars scatter into shared cotangents, as atomic reduce vars.
+    // the loop runs); the other iter vars scatter into shared cotangents, as atomic reduce
+    // vars. Without_reduce: a block over the step and spatial vars only, inside the loops
+    // that bind them (the reduce loops dropped); undefined when a kept binding, the
+    // predicate or a kept loop bound uses a reduce loop.
     const BlockNode& b = *u.blk;
-    BlockNode bn;
-    bn.name = names_.unique(b.name + "_rev");
-    std::unordered_map<const VarNode*, Expr> m;
-    std::vector<Expr> bindings;
-    for (size_t q = 0; q < b.iter_vars.size(); ++q) {
-      const IterVar& iv = b.iter_vars[q];
-      Var nv(names_.fresh(iv.var.name()), iv.var.dtype());
-      if (static_cast<int>(q) == u.step_iv) {
-        Expr last = iv.extent - make_const(iv.extent.dtype(), 1);
-        bn.iter_vars.push_back({nv, IterKind::Scan, iv.extent});
-        m[iv.var.get()] = last - nv;
-        bindings.push_back(last - substitute(u.br->bindings[q], loop_sub));
-      } else {
-        bn.iter_vars.push_back({nv, IterKind::Reduce, iv.extent});
-        m[iv.var.get()] = nv;
-        bindings.push_back(u.br->bindings[q]);
+    auto step_block = [&](const Stmt& body, bool without_reduce) -> Stmt {
+      std::unordered_set<const VarNode*> kept, dropped;
+      if (without_reduce) {
+        collect_vars(u.br->predicate, &kept);
+        for (size_t q = 0; q < b.iter_vars.size(); ++q)
+          collect_vars(u.br->bindings[q], b.iter_vars[q].kind == IterKind::Reduce ? &dropped : &kept);
+        for (auto* v : dropped)
+          if (kept.count(v)) return Stmt();
+        for (size_t i = u.scan_at + 1; i < u.path.size(); ++i)
+          if (auto* f = u.path[i].s.as<ForNode>(); f && !dropped.count(f->loop_var.get())) {
+            std::unordered_set<const VarNode*> vs;
+            collect_vars(f->min, &vs);
+            collect_vars(f->extent, &vs);
+            for (auto* v : vs)
+              if (dropped.count(v)) return Stmt();
+          } else if (u.path[i].s.as<IfThenElseStmtNode>() || u.path[i].s.as<LetStmtNode>()) {
+            return Stmt();
+          }
+      }
+      BlockNode bn;
+      bn.name = names_.unique(b.name + (without_reduce ? "_rev_init" : "_rev"));
+      std::unordered_map<const VarNode*, Expr> m;
+      std::vector<Expr> bindings;
+      for (size_t q = 0; q < b.iter_vars.size(); ++q) {
+        const IterVar& iv = b.iter_vars[q];
+        if (without_reduce && iv.kind == IterKind::Reduce) continue;
+        Var nv(names_.fresh(iv.var.name()), iv.var.dtype());
+        if (static_cast<int>(q) == u.step_iv) {
+          Expr last = iv.extent - make_const(iv.extent.dtype(), 1);
+          bn.iter_vars.push_back({nv, IterKind::Scan, iv.extent});
+          m[iv.var.get()] = last - nv;
+          bindings.push_back(last - substitute(u.br->bindings[q], loop_sub));
+        } else {
+          bn.iter_vars.push_back({nv, IterKind::Reduce, iv.extent});
+          m[iv.var.get()] = nv;
+          bindings.push_back(u.br->bindings[q]);
+        }
+      }
+      bn.body = substitute(body, m);
+      bn.annotations = {{"atomic", "1"}};
+      set_regions(bn);
+      Stmt st = make_block_realize(bindings, substitute(u.br->predicate, loop_sub), make_block(std::move(bn)));
+      for (size_t i = u.path.size(); i-- > u.scan_at + 1;) {
+        const Stmt& ps = u.path[i].s;
+        if (auto* f = ps.as<ForNode>()) {
+          if (!dropped.count(f->loop_var.get()))
+            st = make_for(f->loop_var, f->min, f->extent, f->for_kind, st, f->thread_tag, f->annotations);
+        } else if (auto* c = ps.as<IfThenElseStmtNode>()) {
+          st = u.path[i].else_branch ? make_if(make_unary(UnOp::Not, c->cond), st) : make_if(c->cond, st);
+        } else if (auto* l = ps.as<LetStmtNode>()) {
+          st = make_let_stmt(l->var, l->value, st);
+        }
+      }
+      return st;
+    };
+    if (init_alone.defined() && parts.size() == 2) {
+      Stmt alone = step_block(init_alone, true);
+      if (alone.defined()) {
+        steps.push_back(step_block(parts[0], false));
+        steps.push_back(alone);
+        continue;
       }
     }
-    bn.body = substitute(make_seq(parts), m);
-    bn.annotations = {{"atomic", "1"}};
-    set_regions(bn);
-    Stmt st = make_block_realize(bindings, substitute(u.br->predicate, loop_sub), make_block(std::move(bn)));
-    steps.push_back(wrap_path_range(u, st, u.scan_at + 1, u.path.size()));
+    if (init_alone.defined() && parts.size() == 1) {
+      // Only the init contributes: no need to run over the reduce vars at all.
+      Stmt alone = step_block(init_alone, true);
+      if (alone.defined()) {
+        steps.push_back(alone);
+        continue;
+      }
+    }
+    if (parts.empty()) continue;
+    steps.push_back(step_block(make_seq(parts), false));
   }
   if (!steps.empty()) {
     Stmt loop = make_for(L->loop_var, L->min, L->extent, ForKind::Serial, make_seq(steps));

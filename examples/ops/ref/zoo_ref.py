@@ -86,6 +86,42 @@ ref("min")(lambda X: {"Y": X.amin(dim=1)})
 ref("prod")(lambda X: {"Y": X.prod(dim=1)})
 ref("collapse_sum")(lambda X: {"Y": X.sum(dim=(0, 2)).reshape(3, 1)})
 ref("cumsum")(lambda X: {"Y": torch.cumsum(X, dim=1)})
+ref("cumprod")(lambda X: {"Y": torch.cumprod(X, dim=1)})
+
+
+# ---------------------------------------------------------------- recurrences (scans)
+@ref("ema")
+def _ema(X, A):
+    ys = [X[0]]
+    for t in range(1, X.shape[0]):
+        ys.append(A * ys[-1] + (1 - A) * X[t])
+    return {"Y": torch.stack(ys)}
+
+
+@ref("rnn_tanh")
+def _rnn_tanh(X, W, U, Bias):
+    h = torch.zeros(4, dtype=X.dtype)
+    hs = []
+    for t in range(X.shape[0]):
+        # torch.nn.RNNCell's formula, with our (differentiable) parameters.
+        h = torch.tanh(F.linear(X[t], U, Bias) + F.linear(h, W))
+        hs.append(h)
+    return {"H": torch.stack(hs)}
+
+
+@ref("lstm")
+def _lstm(X, U, W, Bias):
+    h = torch.zeros(4, dtype=X.dtype)
+    c = torch.zeros(4, dtype=X.dtype)
+    hs, cs = [], []
+    for t in range(X.shape[0]):
+        z = F.linear(X[t], U, Bias) + F.linear(h, W)
+        i, f, g, o = z.chunk(4)
+        c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+        h = torch.sigmoid(o) * torch.tanh(c)
+        hs.append(h)
+        cs.append(c)
+    return {"H": torch.stack(hs), "C": torch.stack(cs)}
 
 # ---------------------------------------------------------------- linear algebra
 ref("dense")(lambda X, W: {"Y": X @ W.T})
