@@ -371,6 +371,7 @@ class FuncEmitter {
   int thread_depth_ = 0;
   bool kernel_level_ = false;  // allocating the function-level buffers of a kernel
   int tid_depth_ = 0;          // enclosing threadIdx-bound loops
+  bool has_tid_ = false;       // the kernel has a threadIdx-bound loop (more than 1 thread per block)
   llvm::Function* fn_ = nullptr;
   std::string base_name_;
   int outlined_ = 0;
@@ -1263,7 +1264,9 @@ std::vector<Value*> FuncEmitter::allocate(const std::vector<Buffer>& buffers) {
       } else {
         // Buffers that are not "shared" are private to a thread: refuse one placed where
         // several threads would have to see it (it would need device memory).
-        if (tid_depth_ == 0)
+        // Without any threadIdx loop a thread block is one thread, so a buffer inside a
+        // blockIdx loop is private to it (cache_write + reverse_compute_at under a bound block).
+        if (tid_depth_ == 0 && (has_tid_ || thread_depth_ == 0))
           throw Error("nvptx: buffer " + b->name +
                       " is used by several threads and would need device memory: give it scope \"shared\" "
                       "or allocate it inside the threadIdx-bound loops");
@@ -1330,8 +1333,10 @@ void FuncEmitter::emit_function(const FunctionNode& f) {
   if (M.getFunction(f.name)) throw Error("codegen: function " + f.name + " is defined twice");
   if (gpu_) {
     bool bound = false;
+    has_tid_ = false;
     for_each_stmt_for(f.body, [&](const ForNode* l) {
       if (l->for_kind == ForKind::ThreadBinding && l->thread_tag != "vthread") bound = true;
+      if (l->for_kind == ForKind::ThreadBinding && l->thread_tag.rfind("threadIdx", 0) == 0) has_tid_ = true;
     });
     if (!bound)
       throw Error("nvptx: function " + f.name +

@@ -22,23 +22,32 @@ std::string idx_text(const std::vector<int64_t>& v) {
   for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
   return s;
 }
-std::string quoted_block(const std::string* b) { return "block \"" + *b + "\": "; }
+std::string quoted_block(const Site* b) { return "block \"" + b->block + "\": "; }
 
-[[noreturn, gnu::cold, gnu::noinline]] void oob_error(const std::string* blk, const char* what,
-                                                      const BufInfo* b, const std::vector<int64_t>& idx) {
-  throw Error(quoted_block(blk) + "out-of-bounds " + what + " " + b->name + "[" + idx_text(idx) +
-              "]: " + b->name + " has shape [" + idx_text(b->shape) + "]");
+}  // namespace
+
+void site_error(const Site* site, const std::string& msg) {
+  if (!site) throw Error(msg);
+  if (site->loc.known())
+    throw SourceError(site->loc.file, site->loc.line, site->loc.col, quoted_block(site) + msg);
+  throw Error(quoted_block(site) + msg);
 }
-[[noreturn, gnu::cold, gnu::noinline]] void uninit_error(const std::string* blk, const BufInfo* b,
-                                                         int64_t off) {
+
+namespace {
+
+[[noreturn, gnu::cold, gnu::noinline]] void oob_error(const Site* blk, const char* what, const BufInfo* b,
+                                                      const std::vector<int64_t>& idx) {
+  site_error(blk, std::string("out-of-bounds ") + what + " " + b->name + "[" + idx_text(idx) +
+                      "]: " + b->name + " has shape [" + idx_text(b->shape) + "]");
+}
+[[noreturn, gnu::cold, gnu::noinline]] void uninit_error(const Site* blk, const BufInfo* b, int64_t off) {
   std::vector<int64_t> idx(b->shape.size());
   for (size_t d = 0; d < idx.size(); ++d) idx[d] = b->shape[d] ? (off / b->strides[d]) % b->shape[d] : 0;
-  throw Error(quoted_block(blk) + "read of uninitialised element " + b->name + "[" + idx_text(idx) + "] of " +
-              b->role + " buffer " + b->name);
+  site_error(blk, "read of uninitialised element " + b->name + "[" + idx_text(idx) + "] of " + b->role +
+                      " buffer " + b->name);
 }
-[[noreturn, gnu::cold, gnu::noinline]] void div0_error(const std::string* blk, const char* op, int64_t a) {
-  throw Error(quoted_block(blk) + "integer division by zero: " + std::string(op) + "(" + std::to_string(a) +
-              ", 0)");
+[[noreturn, gnu::cold, gnu::noinline]] void div0_error(const Site* blk, const char* op, int64_t a) {
+  site_error(blk, "integer division by zero: " + std::string(op) + "(" + std::to_string(a) + ", 0)");
 }
 
 // ---------------------------------------------------------------- index forms
@@ -97,7 +106,7 @@ struct LoadFlat final : E<typename Tr<D>::C> {
   int slot;
   Index off;
   const BufInfo* info;
-  const std::string* blk;
+  const Site* blk;
   C ev(Ctx& x) const override {
     int64_t o = off.ev(x);
     const BufState& b = x.bufs[slot];
@@ -113,7 +122,7 @@ struct Access {
   std::vector<Index> idx;
   std::vector<char> check;
   const BufInfo* info = nullptr;
-  const std::string* blk = nullptr;
+  const Site* blk = nullptr;
   inline int64_t offset(Ctx& x, const char* what) const {
     int64_t o = 0;
     const size_t n = idx.size();
@@ -146,7 +155,7 @@ struct LoadGen final : E<typename Tr<D>::C> {
 
 // The arithmetic of value-typed binary operators (blk: for the division-by-zero message).
 template <DType D, BinOp OP>
-inline typename Tr<D>::C arith(typename Tr<D>::C u, typename Tr<D>::C v, const std::string* blk) {
+inline typename Tr<D>::C arith(typename Tr<D>::C u, typename Tr<D>::C v, const Site* blk) {
   using C = typename Tr<D>::C;
   if constexpr (std::is_same_v<C, int64_t>) {
     if constexpr (OP == BinOp::Add)
@@ -193,7 +202,7 @@ template <DType D, BinOp OP>
 struct Bin final : E<typename Tr<D>::C> {
   using C = typename Tr<D>::C;
   EP<C> a, b;
-  const std::string* blk;
+  const Site* blk;
   C ev(Ctx& x) const override {
     C u = a->ev(x), v = b->ev(x);
     return arith<D, OP>(u, v, blk);
@@ -210,7 +219,7 @@ struct MulLoads final : E<typename Tr<D>::C> {
   int sa, sb;
   Index oa, ob;
   const BufInfo *ia, *ib;
-  const std::string* blk;
+  const Site* blk;
   C ev(Ctx& x) const override {
     int64_t pa = oa.ev(x);
     const BufState& a = x.bufs[sa];
@@ -338,14 +347,14 @@ template <DType D, Intrinsic F>
 struct Call2 final : E<typename Tr<D>::C> {
   using C = typename Tr<D>::C;
   EP<C> a, b;
-  const std::string* blk;
+  const Site* blk;
   C ev(Ctx& x) const override {
     C u = a->ev(x), v = b->ev(x);
     if constexpr (std::is_same_v<C, int64_t>) {
       if constexpr (F == Intrinsic::Pow) {
         if (v < 0)
-          throw Error(quoted_block(blk) + "pow(" + std::to_string(u) + ", " + std::to_string(v) +
-                      "): integers to negative integer powers are not allowed");
+          site_error(blk, "pow(" + std::to_string(u) + ", " + std::to_string(v) +
+                              "): integers to negative integer powers are not allowed");
         return Tr<D>::fix(pow_int(u, v));
       } else if constexpr (F == Intrinsic::TruncDiv) {
         if (v == 0) div0_error(blk, "truncdiv", u);
@@ -478,7 +487,7 @@ struct StoreAcc final : S {
   Index off;
   EP<C> rhs;
   const BufInfo* info;
-  const std::string* blk;
+  const Site* blk;
   void run(Ctx& x) const override {
     int64_t o = off.ev(x);
     BufState& b = x.bufs[slot];
@@ -557,9 +566,9 @@ struct LetS final : S {
 };
 struct EvalS final : S {
   std::string name;
-  const std::string* blk;
+  const Site* blk;
   void run(Ctx&) const override {
-    throw Error(quoted_block(blk) + "call_extern(\"" + name + "\") cannot be run by the interpreter");
+    site_error(blk, "call_extern(\"" + name + "\") cannot be run by the interpreter");
   }
 };
 struct NopS final : S {
@@ -575,7 +584,7 @@ struct BlockS final : S {
     bool check = true;
     std::string name;
   };
-  const std::string* blk;
+  const Site* blk;
   int id;
   EP<int64_t> pred;
   std::vector<Bind> binds;
@@ -604,8 +613,8 @@ struct BlockS final : S {
     body->run(x);
   }
   [[noreturn, gnu::cold, gnu::noinline]] void bind_error(const Bind& b, int64_t v, int64_t e) const {
-    throw Error(quoted_block(blk) + "binding of iter var " + b.name + " = " + std::to_string(v) +
-                " is outside its domain [0, " + std::to_string(e) + ")");
+    site_error(blk, "binding of iter var " + b.name + " = " + std::to_string(v) +
+                        " is outside its domain [0, " + std::to_string(e) + ")");
   }
 };
 
@@ -710,6 +719,7 @@ class Compiler {
 
   CompiledFunc run() {
     register_buffers();
+    if (auto* r = f_.body.as<BlockRealizeNode>()) root_block_ = r->block;
     out_.root = stmt(f_.body);
     out_.nregs = nregs_;
     return std::move(out_);
@@ -724,7 +734,13 @@ class Compiler {
   std::unordered_map<const VarNode*, int> regs_;
   std::unordered_map<const VarNode*, Iv> ivs_;
   std::unordered_map<const BufferNode*, int> slots_;
-  const std::string* blk_ = nullptr;
+  const Site* blk_ = nullptr;
+  Block root_block_;
+
+  const Site* new_site(const std::string& block, const SourceLoc& loc) {
+    out_.sites.push_back(std::make_unique<Site>(Site{block, loc}));
+    return out_.sites.back().get();
+  }
 
   DType eff(DType t) const { return f64_ && is_float(t) ? DType::F64 : t; }
 
@@ -780,7 +796,18 @@ class Compiler {
             c->out_.bufs[it->second]->block_local |= !root;
             continue;
           }
-          int s = c->add_buffer(b, "alloc", true);
+          int s;
+          try {
+            s = c->add_buffer(b, "alloc", true);
+          } catch (const SourceError&) {
+            throw;
+          } catch (const Error& e) {
+            // A bad size from scalar parameters (negative extent): point at the block, or at
+            // the function for its own allocs.
+            const SourceLoc& at = n->loc.known() || !root ? n->loc : c->f_.loc;
+            if (!at.known()) throw;
+            throw SourceError(at.file, at.line, at.col, "block \"" + n->name + "\": alloc " + e.what());
+          }
           c->out_.bufs[s]->block_local = !root;
         }
         root = false;
@@ -945,8 +972,8 @@ class Compiler {
     } else {
       if (a.d) return std::move(a.d);
     }
-    throw Error(quoted_block(blk_) + "expression of dtype " + std::string(dtype_name(e.dtype())) +
-                " used where another type is expected");
+    site_error(blk_, "expression of dtype " + std::string(dtype_name(e.dtype())) +
+                         " used where another type is expected");
   }
 
   AnyE constant(DType t, int64_t iv, double dv, bool is_f) {
@@ -970,7 +997,7 @@ class Compiler {
   }
 
   AnyE any(const Expr& e) {
-    if (!e.defined()) throw Error(quoted_block(blk_) + "undefined expression");
+    if (!e.defined()) site_error(blk_, "undefined expression");
     switch (e.kind()) {
       case ExprKind::IntImm: return constant(e.dtype(), e.as<IntImmNode>()->value, 0, false);
       case ExprKind::FloatImm: return constant(e.dtype(), 0, e.as<FloatImmNode>()->value, true);
@@ -979,7 +1006,7 @@ class Compiler {
         auto s = env_.find(n);
         if (s != env_.end()) return constant(n->dtype, s->second.i, s->second.d, is_float(n->dtype));
         auto it = regs_.find(n);
-        if (it == regs_.end()) throw Error(quoted_block(blk_) + "unbound variable " + n->name);
+        if (it == regs_.end()) site_error(blk_, "unbound variable " + n->name);
         DType t = eff(n->dtype);
         return by_cat(t, [&](auto c) -> AnyE {
           using C = decltype(c);
@@ -1033,9 +1060,8 @@ class Compiler {
         bool ite = e.kind() == ExprKind::IfThenElse;
         DType t = eff(n->t.dtype());
         if (eff(n->f.dtype()) != t)
-          throw Error(quoted_block(blk_) + "select arms have different dtypes " +
-                      std::string(dtype_name(n->t.dtype())) + " and " +
-                      std::string(dtype_name(n->f.dtype())));
+          site_error(blk_, "select arms have different dtypes " + std::string(dtype_name(n->t.dtype())) +
+                               " and " + std::string(dtype_name(n->f.dtype())));
         return by_cat(t, [&](auto c) -> AnyE {
           using C = decltype(c);
           if (ite) {
@@ -1069,8 +1095,8 @@ class Compiler {
         return r;
       }
       case ExprKind::BufferPtr:
-        throw Error(quoted_block(blk_) + "buffer pointer " + e.as<BufferPtrNode>()->buffer->name +
-                    ".ptr is only valid as a call_extern argument");
+        site_error(blk_, "buffer pointer " + e.as<BufferPtrNode>()->buffer->name +
+                             ".ptr is only valid as a call_extern argument");
     }
     throw Error("unknown expression kind");
   }
@@ -1078,8 +1104,7 @@ class Compiler {
   std::unique_ptr<Setter> set_reg(const Var& v, const Expr& value) {
     DType t = eff(value.dtype());
     if (eff(v.dtype()) != t)
-      throw Error(quoted_block(blk_) + "let " + v.name() + ": value of dtype " +
-                  std::string(dtype_name(value.dtype())));
+      site_error(blk_, "let " + v.name() + ": value of dtype " + std::string(dtype_name(value.dtype())));
     int r = bind_reg(v);
     return by_cat(t, [&](auto c) -> std::unique_ptr<Setter> {
       using C = decltype(c);
@@ -1098,9 +1123,8 @@ class Compiler {
     a.info = out_.bufs[a.slot].get();
     a.blk = blk_;
     if (indices.size() != a.info->shape.size())
-      throw Error(quoted_block(blk_) + "buffer " + buf->name + " has " +
-                  std::to_string(a.info->shape.size()) + " dimensions but is indexed with " +
-                  std::to_string(indices.size()));
+      site_error(blk_, "buffer " + buf->name + " has " + std::to_string(a.info->shape.size()) +
+                           " dimensions but is indexed with " + std::to_string(indices.size()));
     bool all_proven = true, all_affine = true;
     Aff total;
     for (size_t d = 0; d < indices.size(); ++d) {
@@ -1185,8 +1209,9 @@ class Compiler {
   AnyE binary(const BinaryNode* n) {
     DType t = eff(n->a.dtype());
     if (eff(n->b.dtype()) != t)
-      throw Error(quoted_block(blk_) + "operands of " + binop_symbol(n->op) + " have different dtypes " +
-                  std::string(dtype_name(n->a.dtype())) + " and " + std::string(dtype_name(n->b.dtype())));
+      site_error(blk_, std::string("operands of ") + binop_symbol(n->op) + " have different dtypes " +
+                           std::string(dtype_name(n->a.dtype())) + " and " +
+                           std::string(dtype_name(n->b.dtype())));
     if (binop_is_logic(n->op)) {
       if (n->op == BinOp::And) {
         auto* p = new Logic<BinOp::And>;
@@ -1246,18 +1271,16 @@ class Compiler {
   AnyE call(const CallNode* n) {
     const char* name = intrinsic_name(n->op);
     if (static_cast<int>(n->args.size()) != intrinsic_arity(n->op))
-      throw Error(quoted_block(blk_) + std::string(name) + " takes " +
-                  std::to_string(intrinsic_arity(n->op)) + " arguments");
+      site_error(blk_, std::string(name) + " takes " + std::to_string(intrinsic_arity(n->op)) + " arguments");
     DType t = eff(n->args[0].dtype());
     for (auto& a : n->args)
-      if (eff(a.dtype()) != t)
-        throw Error(quoted_block(blk_) + std::string(name) + ": arguments have different dtypes");
+      if (eff(a.dtype()) != t) site_error(blk_, std::string(name) + ": arguments have different dtypes");
     bool int_ok = n->op == Intrinsic::Abs || n->op == Intrinsic::Sign || n->op == Intrinsic::Floor ||
                   n->op == Intrinsic::Ceil || n->op == Intrinsic::Round || n->op == Intrinsic::Trunc ||
                   n->op == Intrinsic::Pow || n->op == Intrinsic::TruncDiv || n->op == Intrinsic::TruncMod;
     if (!is_float(t) && !int_ok)
-      throw Error(quoted_block(blk_) + std::string(name) + " needs a float argument, got " +
-                  std::string(dtype_name(n->args[0].dtype())));
+      site_error(blk_, std::string(name) + " needs a float argument, got " +
+                           std::string(dtype_name(n->args[0].dtype())));
     return with_dtype(t, [&](auto dt) -> AnyE {
       constexpr DType D = decltype(dt)::value;
       using C = typename Tr<D>::C;
@@ -1410,11 +1433,13 @@ class Compiler {
                   std::to_string(n->bindings.size()) + " bindings");
     auto p = std::make_unique<BlockS>();
     out_.block_names.push_back(std::make_unique<std::string>(b.name));
-    p->blk = out_.block_names.back().get();
+    // The implicit root block has no position of its own: statements outside every block
+    // are reported at the function.
+    p->blk = new_site(b.name, b.loc.known() || !n->block.same_as(root_block_) ? b.loc : f_.loc);
     p->id = static_cast<int>(out_.block_names.size()) - 1;
     // Predicate and bindings are expressions of the enclosing loops: compiled in the outer
     // block's context but reported under this block.
-    const std::string* outer = blk_;
+    const Site* outer = blk_;
     blk_ = p->blk;
     int64_t pv;
     if (n->predicate.defined() && !(is_const_int(n->predicate, &pv) && pv != 0))
@@ -1510,14 +1535,22 @@ class Compiler {
   }
 
   SP store(const StoreNode* n) {
+    // A store written in the script is its own error site (its loads, indices, divisions).
+    const Site* outer = blk_;
+    if (n->loc.known()) blk_ = new_site(blk_ ? blk_->block : std::string("root"), n->loc);
+    SP p = store_at_site(n);
+    blk_ = outer;
+    return p;
+  }
+
+  SP store_at_site(const StoreNode* n) {
     Index flat;
     bool is_flat;
     Access a = access(n->buffer, n->indices, &flat, &is_flat);
     DType t = a.info->dtype;
     if (eff(n->value.dtype()) != t)
-      throw Error(quoted_block(blk_) + "store of a " + std::string(dtype_name(n->value.dtype())) +
-                  " value into " + n->buffer->name + " of dtype " +
-                  std::string(dtype_name(n->buffer->dtype)));
+      site_error(blk_, "store of a " + std::string(dtype_name(n->value.dtype())) + " value into " +
+                           n->buffer->name + " of dtype " + std::string(dtype_name(n->buffer->dtype)));
     return with_dtype(t, [&](auto dt) -> SP {
       constexpr DType D = decltype(dt)::value;
       using C = typename Tr<D>::C;

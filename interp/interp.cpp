@@ -2,11 +2,14 @@
 // programs compiled per scalar-parameter values, random inputs and shape evaluation.
 #include "interp/interp.h"
 
+#include <unistd.h>
+
 #include <cmath>
 #include <cstring>
 #include <functional>
 #include <mutex>
 #include <random>
+#include <sstream>
 
 #include "interp/compile.h"
 #include "ir/error.h"
@@ -102,6 +105,25 @@ class Program final : public InterpProgram {
   std::mutex mu_;
   std::map<std::vector<int64_t>, std::shared_ptr<const CompiledFunc>> cache_;
 
+  // Each buffer is checked against the memory when allocated (NDArray); their sum must fit
+  // too, or several large allocs would get the process killed instead of an Error.
+  void check_memory(const CompiledFunc& cf) const {
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0) return;
+    const double limit = static_cast<double>(pages) * static_cast<double>(page);
+    double total = 0;
+    for (auto& b : cf.bufs) {
+      if (std::string(b->role) == "input" && !b->written) continue;
+      total += static_cast<double>(b->numel) * (dtype_bytes(b->dtype) + (b->track_init ? 1 : 0));
+    }
+    if (total > limit) {
+      std::ostringstream os;
+      os << "cannot run " << f_.name << ": its outputs and allocs need " << static_cast<uint64_t>(total)
+         << " bytes, more than the memory (" << static_cast<uint64_t>(limit) << " bytes)";
+      throw Error(os.str());
+    }
+  }
+
   ArgMap execute(const CompiledFunc& cf, const ArgMap& inputs, RunStats* stats) {
     std::vector<BufState> bufs(cf.bufs.size());
     std::vector<NDArray> keep;  // storage owned for this run
@@ -109,6 +131,7 @@ class Program final : public InterpProgram {
     ArgMap outputs;
     keep.reserve(cf.bufs.size());
     flags.reserve(cf.bufs.size());
+    check_memory(cf);
     for (size_t s = 0; s < cf.bufs.size(); ++s) {
       const BufInfo& b = *cf.bufs[s];
       if (std::string(b.role) == "input") {
@@ -232,19 +255,40 @@ void fill_random(NDArray& a, const Param& p, uint64_t seed) {
   uint64_t s = seed;
   for (char c : p.name()) s = mix(s ^ static_cast<uint8_t>(c));
   std::mt19937_64 rng(mix(s));
+  auto range_text = [&] {
+    std::ostringstream os;
+    os << "[" << p.range->lo << ", " << p.range->hi << "]";
+    return os.str();
+  };
   if (is_float(a.dtype())) {
     double lo = p.range ? p.range->lo : -1.0, hi = p.range ? p.range->hi : 1.0;
+    if (!std::isfinite(lo) || !std::isfinite(hi))
+      throw Error("parameter " + p.name() + ": value range " + range_text() +
+                  " is not finite (random values need finite ends)");
+    bool wide = !std::isfinite(hi - lo);  // e.g. [-1e308, 1e308]: interpolate without overflow
     for (int64_t i = 0; i < a.numel(); ++i) {
       double u = static_cast<double>(rng() >> 11) * 0x1.0p-53;
-      a.set(i, lo + (hi - lo) * u);
+      a.set(i, wide ? lo * (1 - u) + hi * u : lo + (hi - lo) * u);
     }
     return;
   }
   double dlo = p.range ? p.range->lo : 0.0, dhi = p.range ? p.range->hi : 9.0;
   if (a.dtype() == DType::Bool && !p.range) dlo = 0, dhi = 1;
-  int64_t lo = static_cast<int64_t>(std::ceil(dlo)), hi = static_cast<int64_t>(std::floor(dhi));
-  if (hi < lo) throw Error("parameter " + p.name() + ": empty integer range");
-  uint64_t span = static_cast<uint64_t>(hi - lo) + 1;
+  // Intersect with the dtype's values before converting (a double outside int64 does not
+  // convert; u8 in [-5, 300] draws from [0, 255]).
+  double tmin, tmax;  // representable ends, as doubles (2^63 for i64 is handled below)
+  int bits = a.dtype() == DType::Bool ? 1 : dtype_bits(a.dtype());
+  bool is_unsigned = a.dtype() == DType::Bool || a.dtype() == DType::U8 || a.dtype() == DType::U16 ||
+                     a.dtype() == DType::U32;
+  tmin = is_unsigned ? 0.0 : -std::ldexp(1.0, bits - 1);
+  tmax = is_unsigned ? std::ldexp(1.0, bits) - 1 : std::ldexp(1.0, bits - 1) - 1;
+  double clo = std::max(std::ceil(dlo), tmin), chi = std::min(std::floor(dhi), tmax);
+  if (!(clo <= chi))
+    throw Error("parameter " + p.name() + ": value range " + range_text() + " holds no " +
+                std::string(dtype_name(a.dtype())) + " value");
+  int64_t lo = static_cast<int64_t>(clo);
+  int64_t hi = chi >= 0x1.0p63 ? INT64_MAX : static_cast<int64_t>(chi);
+  uint64_t span = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) + 1;  // 0: all 2^64 values
   for (int64_t i = 0; i < a.numel(); ++i) {
     uint64_t r = span == 0 ? rng() : rng() % span;
     int64_t v = static_cast<int64_t>(static_cast<uint64_t>(lo) + r);

@@ -40,8 +40,10 @@ class InterpProgram {
   // or f64 under promote_f64). Returns every output by name, plus the final value of every
   // buffer parameter the function stores to (intrin desc/impl functions list no outputs;
   // the caller's arrays are never modified).
-  // Throws Error naming block, buffer and index values on a strictness violation, and on
-  // missing/mis-shaped inputs naming the parameter.
+  // Throws Error naming block, buffer and index values on a strictness violation (a
+  // SourceError "FILE:LINE:COL: error: block "B": ..." at the store or block being run when
+  // the IR came from a script; docs/interp.md), and on missing/mis-shaped inputs naming the
+  // parameter.
   virtual ArgMap run(const ArgMap& inputs) = 0;
   // As run(), also filling *stats (when not null).
   virtual ArgMap run_with_stats(const ArgMap& inputs, RunStats* stats) {

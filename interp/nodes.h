@@ -14,6 +14,7 @@
 #include "interp/scalar.h"
 #include "ir/dtype.h"
 #include "ir/error.h"
+#include "ir/source_loc.h"
 
 namespace tirc::interp {
 
@@ -124,6 +125,18 @@ struct Tr<DType::F64> {
   static C fix(C c) { return c; }
 };
 
+// Where a run-time error is reported: the block being run and the position of the store
+// (or, when unknown, of the block; of the function for statements outside every block).
+// Errors at a known position are SourceErrors ("FILE:LINE:COL: error: block "B": ...").
+struct Site {
+  std::string block;
+  SourceLoc loc;
+};
+
+// Throws SourceError at site->loc when known, else Error; the message is prefixed with
+// `block "NAME": `.
+[[noreturn, gnu::cold, gnu::noinline]] void site_error(const Site* site, const std::string& msg);
+
 // ---- closures ----
 template <class C>
 struct E {
@@ -145,6 +158,7 @@ struct CompiledFunc {
   // Heap-allocated so that closures may keep pointers to them.
   std::vector<std::unique_ptr<BufInfo>> bufs;
   std::vector<std::unique_ptr<std::string>> block_names;  // by block id
+  std::vector<std::unique_ptr<Site>> sites;               // error sites (closures point here)
   int nregs = 0;
 };
 

@@ -6,15 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "ir/source_loc.h"
 #include "ir/stmt.h"
 
 namespace tirc {
-
-// Source position (1-based line and column) for diagnostics.
-struct SourceLoc {
-  std::string file;
-  int line = 0, col = 0;
-};
 
 // Uniform range used to generate random inputs: `X: f32[64] in [0.1, 4.0]`.
 struct ValueRange {

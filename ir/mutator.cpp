@@ -125,7 +125,7 @@ Stmt IRMutator::mutate_store(const StoreNode* n, const Stmt& s) {
   auto idx = mutate_all(n->indices, &changed);
   Expr v = mutate(n->value);
   if (!changed && v.same_as(n->value)) return s;
-  return make_store(n->buffer, std::move(idx), v);
+  return make_store(n->buffer, std::move(idx), v, n->loc);
 }
 Stmt IRMutator::mutate_if(const IfThenElseStmtNode* n, const Stmt& s) {
   Expr c = mutate(n->cond);

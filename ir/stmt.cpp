@@ -53,6 +53,14 @@ Stmt make_store(Buffer b, std::vector<Expr> idx, Expr value) {
   n->value = std::move(value);
   return Stmt(std::move(n));
 }
+Stmt make_store(Buffer b, std::vector<Expr> idx, Expr value, SourceLoc loc) {
+  auto n = std::make_shared<StoreNode>();
+  n->buffer = std::move(b);
+  n->indices = std::move(idx);
+  n->value = std::move(value);
+  n->loc = std::move(loc);
+  return Stmt(std::move(n));
+}
 
 Stmt make_if(Expr cond, Stmt then_case, Stmt else_case) {
   auto n = std::make_shared<IfThenElseStmtNode>();

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ir/expr.h"
+#include "ir/source_loc.h"
 
 namespace tirc {
 
@@ -105,6 +106,9 @@ struct BlockNode {
   Stmt init;                   // optional
   Stmt body;
   Annotations annotations;
+  // Where the block was written (its `block` keyword). Diagnostics only: ignored by printing
+  // and structural equality; kept by IRMutator and by copies of the node.
+  SourceLoc loc;
 };
 
 struct BlockRealizeNode : StmtNode {
@@ -120,6 +124,9 @@ struct StoreNode : StmtNode {
   Buffer buffer;
   std::vector<Expr> indices;
   Expr value;
+  // Where the store was written (diagnostics only: ignored by printing and structural
+  // equality; unknown for stores built by transforms).
+  SourceLoc loc;
   StoreNode() : StmtNode(kKind) {}
 };
 
@@ -159,6 +166,8 @@ Stmt make_for(Var v, Expr min, Expr extent, ForKind kind, Stmt body, std::string
 Stmt make_block_realize(std::vector<Expr> bindings, Expr predicate, Block block);
 Block make_block(BlockNode node);
 Stmt make_store(Buffer b, std::vector<Expr> idx, Expr value);
+// As above, remembering where the store was written (for run-time error messages).
+Stmt make_store(Buffer b, std::vector<Expr> idx, Expr value, SourceLoc loc);
 Stmt make_if(Expr cond, Stmt then_case, Stmt else_case = Stmt());
 Stmt make_let_stmt(Var v, Expr value, Stmt body);
 // Flattens nested Seqs; a single statement is returned as is; empty gives an empty Seq.

@@ -577,7 +577,7 @@ class Builder {
       if (value.dtype() != b->dtype)
         fail(c->expr(), "type mismatch: cannot store " + tname(value.dtype()) + " into " + tname(b->dtype) +
                             " buffer " + name);
-      return make_store(b, idx, value);
+      return make_store(b, idx, value, loc(c->getStart()));
     }
     BinOp bop;
     std::string sym;
@@ -596,7 +596,7 @@ class Builder {
     if (value.dtype() != b->dtype)
       fail(c->expr(), "type mismatch: " + tname(b->dtype) + " " + sym + " " + tname(value.dtype()));
     if (!is_numeric(b->dtype)) fail(op, "operator " + sym + " is not defined on " + tname(b->dtype));
-    return make_store(b, idx, make_binary(bop, make_load(b, idx), value));
+    return make_store(b, idx, make_binary(bop, make_load(b, idx), value), loc(c->getStart()));
   }
 
   std::vector<Expr> indices(const Buffer& b, P::ExprListContext* list, const Token* tok) {
@@ -699,6 +699,7 @@ class Builder {
     }
     BlockNode node;
     node.name = name;
+    node.loc = loc(c->getStart());  // for the interpreter's run-time errors
     std::vector<Expr> bindings;
     std::vector<P::ExprContext*> binding_ctx;
     // Iter var extents and bindings are evaluated outside the block.
@@ -1085,8 +1086,16 @@ class Builder {
       return make_unary(UnOp::Neg, a);
     }
     auto* b = static_cast<P::BinaryExprContext*>(c);
-    Expr x = lit(b->expr(0), t), y = lit(b->expr(1), t);
     BinOp op = *binop_of(b->op->getText());
+    if (is_float(t) && (op == BinOp::FloorDiv || op == BinOp::FloorMod) && !has_float(b)) {
+      // `//` and `%` exist only on integers: an all-integer `7 // 2` in a float context
+      // (`f32(7 // 2)`, `B[i] = 7 // 2 * 1.5`) is computed in i32, as nothing else decides its
+      // type and as Python / TVMScript evaluate it, then converted; not an error.
+      Expr x = lit(b->expr(0), DType::I32), y = lit(b->expr(1), DType::I32);
+      check_binop(op, x, y, b->op);
+      return make_cast(t, make_binary(op, x, y));
+    }
+    Expr x = lit(b->expr(0), t), y = lit(b->expr(1), t);
     check_binop(op, x, y, b->op);
     return make_binary(op, x, y);
   }

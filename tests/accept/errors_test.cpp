@@ -61,17 +61,17 @@ TEST(AcceptErrors, RunTimeErrors) {
     const char* file;
     const char* msg;
   } cases_[] = {
-      {"read_before_write.tir",
-       "tirc: error: block \"b\": read of uninitialised element B[0] of output buffer B\n"},
+      {"read_before_write.tir", "4:7: error: block \"b\": read of uninitialised element B[0] of output buffer B\n"},
       {"alloc_read_before_write.tir",
-       "tirc: error: block \"b\": read of uninitialised element T[0] of alloc buffer T\n"},
-      {"oob_dynamic.tir", "tirc: error: block \"b\": out-of-bounds load A[9]: A has shape [4]\n"},
+       "4:35: error: block \"b\": read of uninitialised element T[0] of alloc buffer T\n"},
+      {"oob_dynamic.tir", "3:35: error: block \"b\": out-of-bounds load A[9]: A has shape [4]\n"},
   };
+  // Run-time errors point at the statement (or block) of the script: FILE:LINE:COL.
   for (auto& c : cases_) {
     SCOPED_TRACE(c.file);
     CliRun r = run("run @/errors/" + std::string(c.file) + " --func f --random 3");
     EXPECT_EQ(r.code, 2);
-    EXPECT_EQ(r.err, c.msg);
+    EXPECT_EQ(r.err, cases() + "errors/" + c.file + ":" + c.msg);
   }
 }
 

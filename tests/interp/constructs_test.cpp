@@ -109,7 +109,8 @@ func g(A: f32[2]) -> (B: f32[2]) {
 }
 )";
   EXPECT_NO_THROW(run_text(src, "f"));
-  EXPECT_EQ(error_text(src, "g"), "block \"b\": call_extern(\"memcpy\") cannot be run by the interpreter");
+  EXPECT_EQ(error_text(src, "g"),
+            "t.tir:12:5: error: block \"b\": call_extern(\"memcpy\") cannot be run by the interpreter");
 }
 
 TEST(InterpConstructs, I64IndicesAndScalarsInExtents) {

@@ -37,7 +37,8 @@ void register_check_grad(CLI::App& app) {
   cmd->add_option("--seed", o->seed, "seed of the random inputs, cotangents and directions (default 0)");
   cmd->add_option("--rtol", o->rtol, "relative tolerance (default 1e-4)")->check(at_least(0, ">= 0"));
   cmd->add_option("--atol", o->atol, "absolute tolerance (default 1e-5)")->check(at_least(0, ">= 0"));
-  cmd->add_option("--directions", o->directions, "random directions per input (default 3)");
+  cmd->add_option("--directions", o->directions, "random directions per input (default 3)")
+      ->check(at_least(1, "at least 1"));
   cmd->add_flag("--full", o->full, "check element by element instead of along random directions");
   cmd->add_flag("--json", o->json, "print one JSON object");
   cmd->callback([o] {
@@ -65,18 +66,24 @@ void register_check_grad(CLI::App& app) {
                          {"checks", ic.checks},
                          {"max_abs_err", ic.max_abs_err},
                          {"max_rel_err", ic.max_rel_err},
-                         {"passed", ic.passed}});
+                         {"passed", ic.passed},
+                         {"skipped", ic.skipped},
+                         {"notes", ic.notes}});
         j["inputs"] = arr;
         j["passed"] = r.passed;
         j["failed"] = r.failed;
+        j["notes"] = r.notes;  // non-finite values: docs/autodiff.md
         std::cout << j.dump(2) << "\n";
       } else {
+        for (auto& n : r.notes) std::cerr << "note: " << n << "\n";
         for (auto& ic : r.inputs) {
           char buf[512];
           snprintf(buf, sizeof buf, "%s: max abs err %.3e, max rel err %.3e over %d %s: %s", ic.name.c_str(),
                    ic.max_abs_err, ic.max_rel_err, ic.checks, o->full ? "elements" : "directions",
                    ic.passed ? "passed" : "FAILED");
-          std::cout << buf << "\n";
+          std::string notes;
+          for (auto& n : ic.notes) notes += (notes.empty() ? " (" : "; ") + n;
+          std::cout << buf << notes << (notes.empty() ? "" : ")") << "\n";
         }
         std::cout << r.passed << " passed, " << r.failed << " failed\n";
       }

@@ -1,13 +1,17 @@
 // tirc verify FILE [--func F] [--seed S] [--rtol R] [--atol A] [--input n=V ...]
 // (CLI.md): for each function that has schedule items, run it unscheduled and scheduled on
 // the same random inputs and compare (tolerance for reassociated float reductions, see
-// transforms/schedule/verify.h). One line per function; exit 1 on any mismatch, 2 on bad
-// input (including a refused schedule instruction).
+// transforms/schedule/verify.h). A function named by --func that has no schedule item is
+// compared with itself, which still checks every engine against the interpreter (CLI.md:
+// "run each function unscheduled and scheduled (interpreter and JIT)"). One line per function
+// and engine; exit 1 on any mismatch, 2 on bad input (including a refused schedule
+// instruction).
 //
 // Engines: the reference always runs in the interpreter; the scheduled function runs in
 // every engine of `engines()` (the interpreter now; the JIT plugs in as another runner).
 #include <cstdio>
 #include <iostream>
+#include <map>
 
 #include "interp/interp.h"
 #include "interp/runner.h"
@@ -105,16 +109,13 @@ void register_verify(CLI::App& app) {
       for (auto& item : m.schedules)
         if (func.empty() || item.func == func)
           if (Function f = m.find_func(item.func)) funcs.push_back(f);
+      // --func F without a schedule item: verify F as written in every engine.
+      bool unscheduled = !func.empty() && funcs.empty();
+      if (unscheduled) funcs.push_back(m.find_func(func));
       check_input_names(funcs, inputs);
       auto engs = engines(engine);
       int failed = 0, passed = 0;
-      for (auto& item : m.schedules) {
-        if (!func.empty() && item.func != func) continue;
-        Function f = m.find_func(item.func);
-        if (!f)
-          throw SourceError(item.loc.file, item.loc.line, item.loc.col,
-                            "schedule for unknown function '" + item.func + "'");
-        Function g = apply_schedule(*f, item, m.intrins);
+      auto check = [&](const Function& f, const Function& g) {
         opts.scalars = scalar_inputs_for(*f, inputs);
         for (auto& e : engs) {
           CompareResult r = compare_functions(*f, *g, opts, interp_runner(), e.run);
@@ -122,13 +123,33 @@ void register_verify(CLI::App& app) {
           std::snprintf(err, sizeof err, "%.3g", r.max_abs_err);
           if (r.ok) {
             ++passed;
-            std::cout << item.func << " [" << e.name << "]: ok (max abs error " << err << ")\n";
+            std::cout << f->name << " [" << e.name << "]: ok (max abs error " << err << ")\n";
           } else {
             ++failed;
-            std::cout << item.func << " [" << e.name << "]: MISMATCH: " << r.detail << "\n";
+            std::cout << f->name << " [" << e.name << "]: MISMATCH: " << r.detail << "\n";
           }
         }
+      };
+      if (unscheduled) check(funcs[0], funcs[0]);
+      // Several schedule items of one function compose in file order (each applies to the
+      // result of the previous ones), as `tirc schedule` applies them; the composition is
+      // compared once with the function as written.
+      std::vector<std::string> order;
+      std::map<std::string, Function> scheduled;
+      for (auto& item : m.schedules) {
+        if (!func.empty() && item.func != func) continue;
+        Function f = m.find_func(item.func);
+        if (!f)
+          throw SourceError(item.loc.file, item.loc.line, item.loc.col,
+                            "schedule for unknown function '" + item.func + "'");
+        auto it = scheduled.find(item.func);
+        if (it == scheduled.end()) {
+          order.push_back(item.func);
+          it = scheduled.emplace(item.func, f).first;
+        }
+        it->second = apply_schedule(*it->second, item, m.intrins);
       }
+      for (auto& name : order) check(m.find_func(name), scheduled.at(name));
       if (passed + failed == 0)
         std::cout << "no scheduled functions\n";
       else

@@ -62,6 +62,9 @@ constexpr int64_t kMaxNonFiniteChecked = 8;
 }  // namespace
 
 CheckGradResult check_grad(const FunctionNode& f, const CheckGradOptions& opts) {
+  if (!opts.full && opts.directions < 1)
+    throw Error("check-grad: the number of directions must be at least 1, got " +
+                std::to_string(opts.directions));
   CheckGradResult res;
   res.func = f.name;
   res.grad = gradient(f, opts.wrt);
@@ -90,18 +93,21 @@ CheckGradResult check_grad(const FunctionNode& f, const CheckGradOptions& opts) 
   // differences are nan, and the derivative of a non-finite value means nothing.
   std::vector<std::vector<char>> keep(f.outputs.size());
   bool any_left_out = false;
+  int64_t kept_total = 0;  // float output elements kept in L
   {
     ArgMap out0 = fwd->run(inputs);
     for (size_t i = 0; i < f.outputs.size(); ++i) {
       const NDArray& o = out0.at(f.outputs[i]->name);
       keep[i].assign(static_cast<size_t>(o.numel()), 1);
       if (!is_float(f.outputs[i]->dtype)) continue;
+      kept_total += o.numel();
       int64_t bad = 0;
       for (int64_t e = 0; e < o.numel(); ++e)
         if (!std::isfinite(o.get(e))) {
           keep[i][e] = 0;
           cot[i].set(e, 0.0);
           ++bad;
+          --kept_total;
         }
       if (bad) {
         any_left_out = true;
@@ -145,6 +151,14 @@ CheckGradResult check_grad(const FunctionNode& f, const CheckGradOptions& opts) 
   for (size_t k = 0; k < wrt.size(); ++k) {
     InputCheck ic;
     ic.name = wrt[k];
+    if (any_left_out && kept_total == 0) {
+      // L is the empty sum: every check would compare 0 with 0.
+      ic.passed = false;
+      ic.notes.push_back("no output element is finite at the inputs: nothing to compare");
+      res.failed++;
+      res.inputs.push_back(ic);
+      continue;
+    }
     const NDArray& x0 = inputs.at(wrt[k]);
     NDArray gx = to_f64(grads.at(g.outputs[k]->name));
     NDArray feeds = any_left_out ? to_f64(feeds_left_out.at(g.outputs[k]->name)) : NDArray();
@@ -231,8 +245,9 @@ CheckGradResult check_grad(const FunctionNode& f, const CheckGradOptions& opts) 
       int64_t n_checked = std::min<int64_t>(static_cast<int64_t>(nonfinite.size()), kMaxNonFiniteChecked);
       for (int64_t j = 0; j < n_checked; ++j) check_dir(NDArray(), nonfinite[j]);
       if (static_cast<int64_t>(nonfinite.size()) > n_checked)
-        ic.notes.push_back(std::to_string(nonfinite.size()) + " gradient elements are not finite; the first " +
-                           std::to_string(n_checked) + " were checked one by one, the others not");
+        ic.notes.push_back(std::to_string(nonfinite.size()) +
+                           " gradient elements are not finite; the first " + std::to_string(n_checked) +
+                           " were checked one by one, the others not");
     }
     for (auto& [why, n] : skip_reasons) ic.notes.push_back(std::to_string(n) + " skipped: " + why);
     if (ic.passed && ic.checks == 0 && ic.skipped > 0) {
