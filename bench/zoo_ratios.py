@@ -63,6 +63,18 @@ def stats(tirc, path, func, extra):
         return None
 
 
+def interp_ms(tirc, path, func, extra):
+    """Median time of one interpreter run (`tirc bench --engine interp`), or None."""
+    rc, out, _ = run([tirc, "bench", path, "--func", func, "--engine", "interp", "--json",
+                      "--repeat", "21", "--warmup", "3"] + extra)
+    if rc != 0:
+        return None
+    try:
+        return json.loads(out[out.index("{"):])["median_ms"]
+    except (ValueError, KeyError, json.JSONDecodeError):
+        return None
+
+
 def first_line(text):
     lines = [l for l in text.strip().splitlines() if l.strip()]
     return (lines[-1] if lines else "")[:80].replace("|", "/")
@@ -74,15 +86,17 @@ def op_row(tirc, path, tmp):
     gpath = os.path.join(tmp, op + "_grad.tir")
     rc, out, tgrad = run([tirc, "grad", path, "--func", op, "-o", gpath])
     if rc != 0:
-        return f"| {op} | | | | | grad failed: {first_line(out)} |"
+        return f"| {op} | | | | | | | | grad failed: {first_line(out)} |"
     fs, gs = stats(tirc, path, op, extra), stats(tirc, gpath, op + "_grad", extra)
     rc, out, _ = run([tirc, "check-grad", path, "--func", op] + extra)
     cg = "pass" if rc == 0 else f"FAIL ({first_line(out)})"
+    tf, tg = interp_ms(tirc, path, op, extra), interp_ms(tirc, gpath, op + "_grad", extra)
+    times = (f"{tf * 1e3:.1f} | {tg * 1e3:.1f} | {tg / tf:.2f}" if tf and tg else " | | ")
     if not fs or not gs:
-        return f"| {op} | | | | {tgrad * 1e3:.0f} | stats failed; check-grad {cg} |"
+        return f"| {op} | | | | {times} | {tgrad * 1e3:.0f} | stats failed; check-grad {cg} |"
     f, g = fs.get("flops", 0), gs.get("flops", 0)
     ratio = f"{g / f:.2f}" if f else f"({g / max(fs.get('stores', 1), 1):.2f} per store)"
-    return f"| {op} | {f} | {g} | {ratio} | {tgrad * 1e3:.0f} | {cg} |"
+    return f"| {op} | {f} | {g} | {ratio} | {times} | {tgrad * 1e3:.0f} | {cg} |"
 
 
 def chain_rows(tirc, tmp, sizes):
@@ -123,9 +137,13 @@ def main():
              "`tirc stats --json` totals of `OP` and of `OP_grad` from `tirc grad` (default "
              "`--wrt`: every float input); the zoo test requires ratio <= 3 (for a forward "
              "with no FLOPs: gradient FLOPs <= 3x forward stores). `grad ms` is the wall time "
-             "of `tirc grad`; `check-grad` is `tirc check-grad OP.tir --func OP`.", "",
-             "| op | forward FLOPs | gradient FLOPs | ratio | grad ms | check-grad |",
-             "|---|---:|---:|---:|---:|---|"]
+             "of `tirc grad`; `check-grad` is `tirc check-grad OP.tir --func OP`. `interp us` "
+             "are median times of one run of OP and of OP_grad in the reference interpreter "
+             "(`tirc bench --engine interp`, 21 runs, same random inputs), `time ratio` their "
+             "quotient (F_grad also recomputes the forward values it needs).", "",
+             "| op | forward FLOPs | gradient FLOPs | ratio | interp us F | interp us F_grad | time ratio "
+             "| grad ms | check-grad |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
     with tempfile.TemporaryDirectory(prefix="zoo_ratios_") as tmp:
         for p in paths:
             row = op_row(a.tirc, p, tmp)

@@ -228,6 +228,18 @@ TEST(AcceptCliR2, BenchFlopsIgnoreSchedule) {
   EXPECT_EQ(r.out.rfind("tile_sum: median ", 0), 0u) << r.out;
 }
 
+// `bench --engine interp` times the reference interpreter (no LLVM needed): same FLOPs, one
+// thread; an unknown engine is a usage error.
+TEST(AcceptCliR2, BenchInterpreterEngine) {
+  CliRun r = run("bench @/sched_r2.tir --func mm --repeat 2 --engine interp --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"flops\": 30000,"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"threads\": 1}"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"repeat\": 2,"), std::string::npos) << r.out;
+  r = run("bench @/sched_r2.tir --func mm --engine gpu");
+  EXPECT_EQ(r.code, 2);
+}
+
 }  // namespace
 }  // namespace tirc::accept
 

@@ -1,13 +1,15 @@
 // tirc bench FILE --func F [--repeat N] [--warmup W] [--input NAME=...] (CLI.md): apply the
 // file's schedules, JIT-compile F once, run it W times to warm up, time N runs and print the
 // median (and min/max) time and GFLOP/s, FLOPs counted from the IR of F as written, before its
-// schedule (interp/stats.h).
+// schedule (interp/stats.h). `--engine interp` times the reference interpreter instead (the
+// zoo's F_grad / F time ratios in bench/README.md); compile_ms is then its closure build.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <optional>
 
+#include "interp/interp.h"
 #include "interp/runner.h"
 #include "interp/stats.h"
 #include "ir/error.h"
@@ -28,6 +30,7 @@ struct BenchOptions {
   int repeat = 10, warmup = 2, threads = 0;
   uint64_t seed = 0;
   bool no_schedule = false, fast_math = false, json = false;
+  std::string engine = "jit";
 };
 }  // namespace
 
@@ -46,11 +49,13 @@ void register_bench(CLI::App& app) {
                 "ignore the file's schedule items (time the naive function)");
   cmd->add_flag("--fast-math", o->fast_math, "allow reassociation and contraction of float arithmetic");
   cmd->add_flag("--json", o->json, "print one JSON object");
+  cmd->add_option("--engine", o->engine, "jit (default) or interp (the reference interpreter)")
+      ->check(CLI::IsMember({"jit", "interp"}));
   cmd->callback([o] {
     run_guarded([o]() -> int {
 #ifndef TIRC_WITH_LLVM
-      throw Error("tirc was built without LLVM (configure with -DTIRC_WITH_LLVM=ON)");
-#else
+      if (o->engine == "jit") throw Error("tirc was built without LLVM (configure with -DTIRC_WITH_LLVM=ON)");
+#endif
       Module m = parse_file(o->file);
       // FLOPs are the algorithm's work, counted on the function as written: a schedule does
       // not change what is computed, but a non-dividing split adds predicated-off iterations
@@ -69,19 +74,37 @@ void register_bench(CLI::App& app) {
       }
       ArgMap given = parse_input_specs(*f, o->inputs);
       ArgMap inputs = complete_inputs(*f, given, o->seed);
-      if (o->threads > 0) tirc_set_num_threads(o->threads);
-      CodegenOptions copts;
-      copts.fast_math = o->fast_math;
-      auto prog = compile_jit(*f, copts);
-      ArgMap outputs;
-      std::vector<double> slots;
-      auto args = prog->pack_args(inputs, &outputs, &slots);
-      for (int i = 0; i < o->warmup; ++i) prog->call_packed(args.data());
       std::vector<double> times;
-      for (int i = 0; i < o->repeat; ++i) {
+      double compile_s = 0;
+      int threads = 1;
+      if (o->engine == "interp") {
         auto t0 = std::chrono::steady_clock::now();
-        prog->call_packed(args.data());
-        times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        auto prog = compile_interp(*f);
+        compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        for (int i = 0; i < o->warmup; ++i) prog->run(inputs);
+        for (int i = 0; i < o->repeat; ++i) {
+          auto t1 = std::chrono::steady_clock::now();
+          prog->run(inputs);
+          times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count());
+        }
+      } else {
+#ifdef TIRC_WITH_LLVM
+        if (o->threads > 0) tirc_set_num_threads(o->threads);
+        CodegenOptions copts;
+        copts.fast_math = o->fast_math;
+        auto prog = compile_jit(*f, copts);
+        ArgMap outputs;
+        std::vector<double> slots;
+        auto args = prog->pack_args(inputs, &outputs, &slots);
+        for (int i = 0; i < o->warmup; ++i) prog->call_packed(args.data());
+        for (int i = 0; i < o->repeat; ++i) {
+          auto t0 = std::chrono::steady_clock::now();
+          prog->call_packed(args.data());
+          times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        }
+        compile_s = prog->compile_seconds();
+        threads = tirc_num_threads();
+#endif
       }
       std::sort(times.begin(), times.end());
       double median = times.size() % 2 ? times[times.size() / 2]
@@ -98,7 +121,6 @@ void register_bench(CLI::App& app) {
       } catch (const Error&) {
       }
       double gflops = median > 0 && flops >= 0 ? flops / median * 1e-9 : 0;
-      int threads = tirc_num_threads();
       char buf[512];
       if (o->json) {
         std::snprintf(
@@ -106,23 +128,22 @@ void register_bench(CLI::App& app) {
             "{\"func\": \"%s\", \"repeat\": %d, \"median_ms\": %.6f, \"min_ms\": %.6f, \"max_ms\": %.6f, "
             "\"flops\": %.0f, \"gflops\": %.4f, \"compile_ms\": %.3f, \"threads\": %d}",
             f->name.c_str(), o->repeat, median * 1e3, times.front() * 1e3, times.back() * 1e3, flops, gflops,
-            prog->compile_seconds() * 1e3, threads);
+            compile_s * 1e3, threads);
       } else if (flops >= 0) {
         std::snprintf(buf, sizeof buf,
                       "%s: median %.4f ms over %d runs (min %.4f, max %.4f), %.4g FLOPs, %.2f GFLOP/s, "
                       "compile %.1f ms, %d threads",
                       f->name.c_str(), median * 1e3, o->repeat, times.front() * 1e3, times.back() * 1e3,
-                      flops, gflops, prog->compile_seconds() * 1e3, threads);
+                      flops, gflops, compile_s * 1e3, threads);
       } else {
         std::snprintf(buf, sizeof buf,
                       "%s: median %.4f ms over %d runs (min %.4f, max %.4f), FLOPs unknown (static count "
                       "failed), GFLOP/s n/a, compile %.1f ms, %d threads",
                       f->name.c_str(), median * 1e3, o->repeat, times.front() * 1e3, times.back() * 1e3,
-                      prog->compile_seconds() * 1e3, threads);
+                      compile_s * 1e3, threads);
       }
       std::cout << buf << "\n";
       return kExitOk;
-#endif
     });
   });
 }
