@@ -182,8 +182,17 @@ class Counter {
         return expr(n->cond) + maxc(stmt(n->then_case, mult), stmt(n->else_case, mult));
       }
       case StmtKind::LetStmt: {
+        // An integer let of scalar parameters (`let w = m + 1` before `for j in serial(w)`)
+        // is known statically: loop extents inside may use it.
         auto* n = s.as<LetStmtNode>();
-        return expr(n->value) + stmt(n->body, mult);
+        bool known = false;
+        if (is_int(n->var.dtype())) {
+          double v = extent(n->value, &known);
+          if (known) env_[n->var.get()] = interp::ScalarVal{static_cast<int64_t>(v), v};
+        }
+        OpCounts body = stmt(n->body, mult);
+        if (known) env_.erase(n->var.get());
+        return expr(n->value) + body;
       }
       case StmtKind::Evaluate: {
         for (auto& a : s.as<EvaluateNode>()->args) c = c + expr(a);

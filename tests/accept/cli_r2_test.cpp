@@ -171,13 +171,10 @@ TEST(AcceptCliR2, StatsNumbers) {
     EXPECT_NE(t.out.find(row), std::string::npos) << row << "\n" << t.out;
 }
 
-// STATUS-accept2.md B1 (interp/stats.cpp): static stats reject a loop whose extent is a
-// function-level `let` of scalar parameters (`let w = m + 1`, `for j in serial(w)`), though
-// its value is known as soon as the scalars are.
+// STATUS-accept2.md B1 (fixed): static stats of a loop whose extent is a function-level
+// `let` of scalar parameters (`let w = m + 1`, `for j in serial(w)`).
 TEST(AcceptCliR2, StatsLetExtent) {
   CliRun r = run("stats @/lang_r2.tir --func tile_sum --input n=3 --input m=4 --json");
-  if (r.code == 2 && r.err.find("is not a constant of scalar parameters") != std::string::npos)
-    GTEST_SKIP() << "bug: B1 (interp/stats.cpp): " << r.err;
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("\"flops\": 45"), std::string::npos) << r.out;
 }

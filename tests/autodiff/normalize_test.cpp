@@ -573,6 +573,26 @@ TEST(Normalize, IfElseInAScanStep) {
       << text;
 }
 
+TEST(Normalize, NestedBlocksInAScopeBlock) {
+  const char* src = R"(func nest(X: f32[3, 4], W: f32[3]) -> (S: f32[3], T: f32[3]) {
+  for i in serial(3) {
+    block row(vi: spatial(3) = i) {
+      S[vi] = W[vi] * 2.0
+      for k in serial(4) {
+        block acc(vj: spatial(3) = vi, vk: reduce(4) = k) {
+          S[vj] += X[vj, vk] * X[vj, vk]
+        }
+      }
+      T[vi] = S[vi] * W[vi]
+    }
+  }
+})";
+  std::string text = check_rewrite(src, "nest");
+  EXPECT_NE(text.find("block row(vi: spatial(3) = i)"), std::string::npos) << text;
+  EXPECT_NE(text.find("block acc(vj: spatial(3) = i, vk: reduce(4) = k)"), std::string::npos) << text;
+  EXPECT_NE(text.find("block row_1(vi: spatial(3) = i)"), std::string::npos) << text;
+}
+
 TEST(NormalizeRefusals, ScanStepWithTwoDependentStoresStaysRefused) {
   EXPECT_EQ(refusal(R"(func sc(X: f32[8]) -> (Y: f32[8], Z: f32[8]) {
   for i in serial(8) {

@@ -370,6 +370,7 @@ class Normalizer : public IRMutator {
     return make_for(n->loop_var, n->min, n->extent, n->for_kind, body, n->thread_tag, n->annotations);
   }
   Stmt mutate_block_realize(const BlockRealizeNode* n, const Stmt& s) override {
+    if (auto r = inline_scope_block(n)) return *r;
     auto r = normalize_block(n);
     if (!r) return s;
     Stmt q = make_seq(*r);
@@ -389,6 +390,7 @@ class Normalizer : public IRMutator {
   std::optional<Item> manual_init(const BlockNode& b, const std::vector<Item>& items);
   std::optional<std::vector<Item>> body_items(const Stmt& body);
   std::optional<std::vector<Stmt>> normalize_block(const BlockRealizeNode* br);
+  std::optional<Stmt> inline_scope_block(const BlockRealizeNode* br);
   Stmt build(const CtxList& ctx, const Stmt& leaf, VarMap m);
   Stmt build_piece(const BlockRealizeNode* br, const Piece& p, const std::string& name, bool fresh);
   // base, base_1, base_2, ...: the first that no enclosing loop, parameter, buffer or
@@ -1181,6 +1183,68 @@ std::optional<std::vector<Stmt>> Normalizer::normalize_block(const BlockRealizeN
   }
   for (auto& e : expanded) new_allocs_.push_back(e);
   return out;
+}
+
+// Rewrite 5: a block with only spatial iter vars whose body holds nested blocks (TVM's
+// opaque scope blocks, `S[vi] = 0; for k { block acc(vj = vi, ...) {...} }`) disappears: its
+// iter vars are replaced by their bindings in the nested blocks, and each maximal run of its
+// statements without blocks becomes a block of its own (same iter vars, bindings and
+// predicate). The loops around are distributed over the pieces (split_), which is sound
+// because the iterations of a spatial block do not depend on each other (LANGUAGE.md: a
+// block whose spatial iterations conflict is invalid), so running all of one piece before the
+// next gives the same result.
+bool has_block_realize(const Stmt& s) {
+  struct V : IRVisitor {
+    bool found = false;
+    void visit_block_realize(const BlockRealizeNode*) override { found = true; }
+  } v;
+  if (s.defined()) v.visit(s);
+  return v.found;
+}
+
+std::optional<Stmt> Normalizer::inline_scope_block(const BlockRealizeNode* br) {
+  const BlockNode& b = *br->block.get();
+  bool nested = has_block_realize(b.body);
+  if (!nested || b.init.defined() || !b.allocs.empty()) return std::nullopt;
+  VarMap m;
+  for (size_t i = 0; i < b.iter_vars.size(); ++i) {
+    if (b.iter_vars[i].kind != IterKind::Spatial) return std::nullopt;
+    m[b.iter_vars[i].var.get()] = br->bindings[i];
+  }
+  std::vector<Stmt> stmts;
+  if (auto* q = b.body.as<SeqNode>())
+    stmts = q->stmts;
+  else
+    stmts.push_back(b.body);
+  std::vector<Stmt> out, run;
+  int pieces = 0;
+  auto flush = [&] {
+    if (run.empty()) return;
+    BlockNode nb;
+    nb.name = pieces++ == 0 ? b.name : names_.unique(b.name + "_" + std::to_string(pieces - 1));
+    nb.iter_vars = b.iter_vars;
+    nb.annotations = b.annotations;
+    nb.loc = b.loc;
+    nb.body = make_seq(run);
+    ad::set_regions(nb);
+    Stmt piece = make_block_realize(br->bindings, br->predicate, make_block(std::move(nb)));
+    out.push_back(mutate(piece));
+    run.clear();
+  };
+  for (auto& st : stmts) {
+    if (!has_block_realize(st)) {
+      run.push_back(st);
+      continue;
+    }
+    flush();
+    Stmt t = substitute(st, m);
+    if (!is_one(br->predicate)) t = make_if(br->predicate, t);
+    out.push_back(mutate(t));
+  }
+  flush();
+  Stmt r = make_seq(out);
+  if (out.size() > 1 && r.as<SeqNode>()) split_.insert(r.get());
+  return r;
 }
 
 }  // namespace

@@ -19,7 +19,9 @@
 //      injectively, `reduce` when every store is an accumulation whose indices ignore it;
 //      a store `Y[I] = e0` right before an accumulation loop into Y[I] becomes the init;
 //   4. `if rv == 0 && ... { Y[I] = e0 }` (every reduce var at 0) followed by an
-//      accumulation into Y[I] in a reduction block without init becomes its init.
+//      accumulation into Y[I] in a reduction block without init becomes its init;
+//   5. a spatial block whose body holds nested blocks is dissolved into its nested blocks
+//      (outer iter vars replaced by their bindings) and blocks for its own statements.
 // Every rewrite is applied only under the soundness conditions written in normalize.cpp;
 // a block that cannot be rewritten soundly is left exactly as it was (gradient() then
 // refuses it with its usual message). Blocks autodiff already accepts are never touched.
