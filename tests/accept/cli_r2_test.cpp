@@ -37,7 +37,8 @@ const ErrCase kErrors[] = {
     {"dup_param.tir", "1:19: error: duplicate parameter 'A'"},
     {"shape_later_scalar.tir", "1:15: error: undeclared name 'n'"},
     {"loop_kind.tir",
-     "2:12: error: unknown loop kind 'sequential' (expected serial, parallel, vectorized, unroll, thread_binding or "
+     "2:12: error: unknown loop kind 'sequential' (expected serial, parallel, vectorized, unroll, "
+     "thread_binding or "
      "grid)"},
     {"grid_arity.tir", "2:15: error: grid has 1 extent for 2 loop variables"},
     {"thread_tag.tir", "2:30: error: unknown thread tag \"threadIdx.q\""},
@@ -57,9 +58,9 @@ TEST(AcceptCliR2, ScriptErrorsThroughEverySubcommand) {
   for (auto& c : kErrors) {
     SCOPED_TRACE(c.file);
     std::string path = cases() + "errors_r2/" + c.file;
-    for (const char* sub : {"parse", "run --func f --random 1", "stats --func f", "grad --func f",
-                            "check-grad --func f", "schedule", "verify --seed 1", "build --emit llvm -o %/x.ll",
-                            "bench --func f --repeat 1"}) {
+    for (const char* sub :
+         {"parse", "run --func f --random 1", "stats --func f", "grad --func f", "check-grad --func f",
+          "schedule", "verify --seed 1", "build --emit llvm -o %/x.ll", "bench --func f --repeat 1"}) {
       std::string s(sub);
       std::string name = s.substr(0, s.find(' '));
       std::string rest = s.find(' ') == std::string::npos ? "" : s.substr(s.find(' '));
@@ -84,13 +85,17 @@ TEST(AcceptCliR2, BuildOutputs) {
   TIRC_ACCEPT_REQUIRE_LLVM();
   CliRun r = run("build @/lang_r2.tir");
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(slurp(tmp() + "lang_r2.o").substr(0, 4), "\x7f" "ELF");
+  EXPECT_EQ(slurp(tmp() + "lang_r2.o").substr(0, 4),
+            "\x7f"
+            "ELF");
   std::string h = slurp(tmp() + "lang_r2.h");
   EXPECT_NE(h.find("int32_t tile_sum(int32_t n, int32_t m, const float*"), std::string::npos) << h;
   EXPECT_NE(h.find("int32_t casts("), std::string::npos) << h;
   r = run("build @/lang_r2.tir --target cpu --emit obj -o %/k.o");
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(slurp(tmp() + "k.o").substr(0, 4), "\x7f" "ELF");
+  EXPECT_EQ(slurp(tmp() + "k.o").substr(0, 4),
+            "\x7f"
+            "ELF");
   EXPECT_NE(slurp(tmp() + "k.h").find("int32_t prec("), std::string::npos);
   // Text outputs go to stdout without -o.
   r = run("build @/lang_r2.tir --emit llvm --func par");
@@ -185,7 +190,8 @@ TEST(AcceptCliR2, UsageCorners) {
   EXPECT_EQ(r.code, 2);
   r = run("stats @/lang_r2.tir");
   EXPECT_EQ(r.code, 2);
-  EXPECT_EQ(r.err, "tirc: error: " + cases() + "lang_r2.tir defines several functions: choose one with --func\n");
+  EXPECT_EQ(r.err,
+            "tirc: error: " + cases() + "lang_r2.tir defines several functions: choose one with --func\n");
   r = run("run @/lang_r2.tir --func prec --random 1 --help");
   EXPECT_EQ(r.code, 0);
   EXPECT_NE(r.out.find("--engine"), std::string::npos);

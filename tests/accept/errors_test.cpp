@@ -61,7 +61,8 @@ TEST(AcceptErrors, RunTimeErrors) {
     const char* file;
     const char* msg;
   } cases_[] = {
-      {"read_before_write.tir", "4:7: error: block \"b\": read of uninitialised element B[0] of output buffer B\n"},
+      {"read_before_write.tir",
+       "4:7: error: block \"b\": read of uninitialised element B[0] of output buffer B\n"},
       {"alloc_read_before_write.tir",
        "4:35: error: block \"b\": read of uninitialised element T[0] of alloc buffer T\n"},
       {"oob_dynamic.tir", "3:35: error: block \"b\": out-of-bounds load A[9]: A has shape [4]\n"},

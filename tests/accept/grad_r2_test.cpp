@@ -26,18 +26,29 @@ struct GradCase {
   int n_inputs;
 };
 const GradCase kGrads[] = {
-    {"unary_all", "", 2}, {"mlp", "", 4},  {"lse", " --input t=0.7", 1}, {"sum2", "", 1},
-    {"conv2d", "", 2},    {"tri", "", 2},  {"chain", "", 1},
-    {"multi", "", 1},     {"shiftp", "", 1}, {"shiftp", " --input s=3", 1}, {"predred", "", 1},
-    {"powmix", "", 2},    {"scan2", "", 1}, {"ptrel", "", 1},
+    {"unary_all", "", 2},
+    {"mlp", "", 4},
+    {"lse", " --input t=0.7", 1},
+    {"sum2", "", 1},
+    {"conv2d", "", 2},
+    {"tri", "", 2},
+    {"chain", "", 1},
+    {"multi", "", 1},
+    {"shiftp", "", 1},
+    {"shiftp", " --input s=3", 1},
+    {"predred", "", 1},
+    {"powmix", "", 2},
+    {"scan2", "", 1},
+    {"ptrel", "", 1},
 };
 
 TEST(AcceptGradR2, CheckGrad) {
   for (auto& g : kGrads) {
     SCOPED_TRACE(g.func);
     expect_passed(run("check-grad @/grads_r2.tir --func " + std::string(g.func) + g.extra), g.n_inputs);
-    expect_passed(run("check-grad @/grads_r2.tir --func " + std::string(g.func) + g.extra + " --full --seed 7"),
-                  g.n_inputs);
+    expect_passed(
+        run("check-grad @/grads_r2.tir --func " + std::string(g.func) + g.extra + " --full --seed 7"),
+        g.n_inputs);
   }
 }
 
@@ -52,14 +63,16 @@ TEST(AcceptGradR2, Signatures) {
       << g.out;
   g = run("grad @/grads_r2.tir --func lse");
   ASSERT_EQ(g.code, 0) << g.err;
-  EXPECT_NE(g.out.find("func lse_grad(t: f32 in [0.5, 2.0], X: f32[3, 5], L_grad: f32[3]) -> (X_grad: f32[3, 5])"),
-            std::string::npos)
+  EXPECT_NE(
+      g.out.find("func lse_grad(t: f32 in [0.5, 2.0], X: f32[3, 5], L_grad: f32[3]) -> (X_grad: f32[3, 5])"),
+      std::string::npos)
       << g.out;
   g = run("grad @/grads_r2.tir --func mlp --wrt W2,X");
   ASSERT_EQ(g.code, 0) << g.err;
-  EXPECT_NE(g.out.find("func mlp_grad(X: f32[4, 8], W1: f32[8, 16], B1: f32[16], W2: f32[16, 3], Y_grad: f32[4, "
-                       "3]) -> (W2_grad: f32[16, 3], X_grad: f32[4, 8])"),
-            std::string::npos)
+  EXPECT_NE(
+      g.out.find("func mlp_grad(X: f32[4, 8], W1: f32[8, 16], B1: f32[16], W2: f32[16, 3], Y_grad: f32[4, "
+                 "3]) -> (W2_grad: f32[16, 3], X_grad: f32[4, 8])"),
+      std::string::npos)
       << g.out;
   // -o writes the module to a file and nothing to stdout; the file re-parses to a fixpoint.
   g = run("grad @/grads_r2.tir --func tri --wrt V -o %/tri.tir");
@@ -75,7 +88,8 @@ TEST(AcceptGradR2, Signatures) {
   // An output name or an unknown name in --wrt is refused.
   CliRun bad = run("grad @/grads_r2.tir --func chain --wrt Y");
   EXPECT_EQ(bad.code, 2);
-  EXPECT_EQ(bad.err.rfind("tirc: error: gradient of chain: --wrt Y is not a float input buffer of chain", 0), 0u)
+  EXPECT_EQ(bad.err.rfind("tirc: error: gradient of chain: --wrt Y is not a float input buffer of chain", 0),
+            0u)
       << bad.err;
 }
 
@@ -93,7 +107,10 @@ TEST(AcceptGradR2, MatchesTorch) {
       {"mlp",
        "X,W1,B1,W2",
        {{"X", "gmlp_X"}, {"W1", "gmlp_W1"}, {"B1", "gmlp_B1"}, {"W2", "gmlp_W2"}, {"Y_grad", "gmlp_Ygrad"}},
-       {{"X_grad", "gmlp_Xgrad"}, {"W1_grad", "gmlp_W1grad"}, {"B1_grad", "gmlp_B1grad"}, {"W2_grad", "gmlp_W2grad"}}},
+       {{"X_grad", "gmlp_Xgrad"},
+        {"W1_grad", "gmlp_W1grad"},
+        {"B1_grad", "gmlp_B1grad"},
+        {"W2_grad", "gmlp_W2grad"}}},
       {"conv2d",
        "I,W",
        {{"I", "gconv_I"}, {"W", "gconv_W"}, {"O_grad", "gconv_Ograd"}},
@@ -101,10 +118,19 @@ TEST(AcceptGradR2, MatchesTorch) {
       {"lse", "X", {{"t", "=0.7"}, {"X", "glse_X"}, {"L_grad", "glse_Lgrad"}}, {{"X_grad", "glse_Xgrad"}}},
       {"chain",
        "X",
-       {{"X", "gchain_X"}, {"Y_grad", "gchain_Ygrad"}, {"Z_grad", "gchain_Zgrad"}, {"C_grad", "gchain_Cgrad"}},
+       {{"X", "gchain_X"},
+        {"Y_grad", "gchain_Ygrad"},
+        {"Z_grad", "gchain_Zgrad"},
+        {"C_grad", "gchain_Cgrad"}},
        {{"X_grad", "gchain_Xgrad"}}},
-      {"multi", "X", {{"X", "gmulti_X"}, {"Y_grad", "gmulti_Ygrad"}, {"Z_grad", "gmulti_Zgrad"}}, {{"X_grad", "gmulti_Xgrad"}}},
-      {"shiftp", "X", {{"s", "=2"}, {"X", "gshift_X"}, {"Y_grad", "gshift_Ygrad"}}, {{"X_grad", "gshift_Xgrad"}}},
+      {"multi",
+       "X",
+       {{"X", "gmulti_X"}, {"Y_grad", "gmulti_Ygrad"}, {"Z_grad", "gmulti_Zgrad"}},
+       {{"X_grad", "gmulti_Xgrad"}}},
+      {"shiftp",
+       "X",
+       {{"s", "=2"}, {"X", "gshift_X"}, {"Y_grad", "gshift_Ygrad"}},
+       {{"X_grad", "gshift_Xgrad"}}},
       {"predred", "X", {{"X", "gpred_X"}, {"S_grad", "gpred_Sgrad"}}, {{"X_grad", "gpred_Xgrad"}}},
       {"scan2", "X", {{"X", "gscan_X"}, {"Y_grad", "gscan_Ygrad"}}, {{"X_grad", "gscan_Xgrad"}}},
       {"ptrel", "X", {{"X", "gptrel_X"}, {"Y_grad", "gptrel_Ygrad"}}, {{"X_grad", "gptrel_Xgrad"}}},
@@ -118,13 +144,15 @@ TEST(AcceptGradR2, MatchesTorch) {
       if (std::string(engine) == "jit") continue;
 #endif
       std::string args = "run - --func " + std::string(c.func) + "_grad --engine " + engine;
-      for (auto& [n, f] : c.in) args += " --input " + n + "=" + (f[0] == '=' ? f.substr(1) : "@/data/r2_" + f + ".npy");
+      for (auto& [n, f] : c.in)
+        args += " --input " + n + "=" + (f[0] == '=' ? f.substr(1) : "@/data/r2_" + f + ".npy");
       for (auto& [n, f] : c.out) args += " --output " + n + "=%/" + n + ".npy";
       CliRun r = run(args, g.out);
       ASSERT_EQ(r.code, 0) << r.err;
       for (auto& [n, f] : c.out)
         EXPECT_EQ(
-            compare(read_npy(tmp() + n + ".npy"), read_npy(cases() + "data/r2_" + f + ".npy"), 2e-5, 2e-5), "")
+            compare(read_npy(tmp() + n + ".npy"), read_npy(cases() + "data/r2_" + f + ".npy"), 2e-5, 2e-5),
+            "")
             << engine << " " << n;
     }
   }

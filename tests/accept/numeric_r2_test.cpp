@@ -1,7 +1,6 @@
 // Acceptance round 2: `tirc run` on lang_r2.tir (language corners) against NumPy references
 // (cases/gen_refs2.py, files data/r2_*.npy), with both engines and every way of giving inputs.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <filesystem>
@@ -28,10 +27,7 @@ std::vector<RunCase> run_cases() {
       // Precedence / associativity, floor division and modulo with negative divisors.
       {"prec", {{"A", "prec_A"}, {"B", "prec_B"}}, {{"R", "prec_R"}, {"P", "prec_P"}}, 0},
       // `if` on loop vars and on a bool scalar outside blocks, a loop-level `let` in bindings.
-      {"ctl",
-       {{"n", "=3"}, {"flip", "=true"}, {"A", "ctl_A"}},
-       {{"B", "ctl_B"}, {"C", "ctl_C_true"}},
-       0},
+      {"ctl", {{"n", "=3"}, {"flip", "=true"}, {"A", "ctl_A"}}, {{"B", "ctl_B"}, {"C", "ctl_C_true"}}, 0},
       {"ctl", {{"n", "=3"}, {"flip", "=false"}, {"A", "ctl_A"}}, {{"B", "ctl_B"}, {"C", "ctl_C_false"}}, 0},
       // A scan iter var (running product).
       {"cumprod", {{"X", "cumprod_X"}}, {{"Y", "cumprod_Y"}}, 0},
@@ -63,14 +59,22 @@ std::vector<RunCase> run_cases() {
        0},
       // Scalars of every kind from the command line: f64, i64 beyond i32, bool, f16, u8.
       {"scal",
-       {{"a", "=0.1"}, {"k", "=10000000000"}, {"flag", "=true"}, {"h", "=0.5"}, {"u", "=255"}, {"X", "scal_X"}},
+       {{"a", "=0.1"},
+        {"k", "=10000000000"},
+        {"flag", "=true"},
+        {"h", "=0.5"},
+        {"u", "=255"},
+        {"X", "scal_X"}},
        {{"Y", "scal_Y"}, {"Z", "scal_Z"}, {"H", "scal_H"}},
        1e-12},
       // f64 literals and intrinsics keep f64 precision (NumPy, within an ulp or two) ...
       {"fp", {{"D", "fp_D"}, {"H", "fp_H"}, {"G", "fp_G"}}, {{"E", "fp_E"}}, 1e-14},
       // ... and f16 / bf16 arithmetic rounds after every operation, exactly as NumPy / PyTorch
       // (bf16 compared as bits), also in an f16 reduction.
-      {"fp", {{"D", "fp_D"}, {"H", "fp_H"}, {"G", "fp_G"}}, {{"HH", "fp_HH"}, {"GG", "fp_GG"}, {"HS", "fp_HS"}}, 0},
+      {"fp",
+       {{"D", "fp_D"}, {"H", "fp_H"}, {"G", "fp_G"}},
+       {{"HH", "fp_HH"}, {"GG", "fp_GG"}, {"HS", "fp_HS"}},
+       0},
   };
 }
 
@@ -131,8 +135,10 @@ TEST(AcceptRunR2, NpyVersionsAndBool) {
   for (int major : {1, 2, 3}) {
     SCOPED_TRACE(major);
     write_file(dir + "x.npy", npy(major, "<f8", "(4,)", x));
-    CliRun r = run("run @/lang_r2.tir --func scal --input a=2 --input k=1 --input flag=1 --input h=1 --input u=0 "
-                   "--input X=" + dir + "x.npy --output Y=%/Y.npy");
+    CliRun r =
+        run("run @/lang_r2.tir --func scal --input a=2 --input k=1 --input flag=1 --input h=1 --input u=0 "
+            "--input X=" +
+            dir + "x.npy --output Y=%/Y.npy");
     ASSERT_EQ(r.code, 0) << r.err;
     NDArray y = read_npy(tmp() + "Y.npy");
     ASSERT_EQ(y.numel(), 4);
@@ -142,7 +148,8 @@ TEST(AcceptRunR2, NpyVersionsAndBool) {
   }
   // A bool buffer from a NumPy bool array ('|b1', one byte per element).
   write_file(dir + "m.npy", npy(1, "|b1", "(6,)", std::string("\1\0\1\1\0\0", 6)));
-  CliRun r = run("run @/corners.tir --func flags --input X=2.5 --input M=" + dir + "m.npy --output N=%/N.npy");
+  CliRun r =
+      run("run @/corners.tir --func flags --input X=2.5 --input M=" + dir + "m.npy --output N=%/N.npy");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out.substr(0, r.out.find('\n')), "Y: f32[6] sum=13.5 first=[3.5, 1, 3.5, 3.5, 1, 1]");
   NDArray n = read_npy(tmp() + "N.npy");
@@ -159,15 +166,16 @@ TEST(AcceptRunR2, NpyVersionsAndBool) {
 
 // Output .npy files carry NumPy's descr for every dtype (so np.load gives the right dtype).
 TEST(AcceptRunR2, OutputDescrs) {
-  CliRun r = run(
-      "run @/lang_r2.tir --func casts --random 3 --output I=%/I.npy --output B8=%/B8.npy --output U8=%/U8.npy "
-      "--output H=%/H.npy --output D=%/D.npy --output Bo=%/Bo.npy --output S16=%/S16.npy --output U16=%/U16.npy "
-      "--output LL=%/LL.npy --output F=%/F.npy");
+  CliRun r =
+      run("run @/lang_r2.tir --func casts --random 3 --output I=%/I.npy --output B8=%/B8.npy --output "
+          "U8=%/U8.npy "
+          "--output H=%/H.npy --output D=%/D.npy --output Bo=%/Bo.npy --output S16=%/S16.npy --output "
+          "U16=%/U16.npy "
+          "--output LL=%/LL.npy --output F=%/F.npy");
   ASSERT_EQ(r.code, 0) << r.err;
-  const std::pair<const char*, const char*> want[] = {{"I", "'<i4'"},   {"B8", "'|i1'"}, {"U8", "'|u1'"},
-                                                      {"H", "'<f2'"},   {"D", "'<f8'"},  {"Bo", "'|b1'"},
-                                                      {"S16", "'<i2'"}, {"U16", "'<u2'"}, {"LL", "'<i8'"},
-                                                      {"F", "'<f4'"}};
+  const std::pair<const char*, const char*> want[] = {
+      {"I", "'<i4'"},  {"B8", "'|i1'"},  {"U8", "'|u1'"},  {"H", "'<f2'"},  {"D", "'<f8'"},
+      {"Bo", "'|b1'"}, {"S16", "'<i2'"}, {"U16", "'<u2'"}, {"LL", "'<i8'"}, {"F", "'<f4'"}};
   for (auto& [n, d] : want) {
     std::string s = slurp(tmp() + n + ".npy");
     ASSERT_GT(s.size(), 10u) << n;
@@ -205,7 +213,8 @@ TEST(AcceptRunR2, RunTimeErrors) {
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, "B: f32[5] sum=8 first=[0, 2, 2, 2, 2]\n");
   // Scalar values are checked against their dtype.
-  r = run("run @/lang_r2.tir --func scal --input a=0.1 --input k=1 --input flag=1 --input h=1 --input u=256 "
+  r =
+      run("run @/lang_r2.tir --func scal --input a=0.1 --input k=1 --input flag=1 --input h=1 --input u=256 "
           "--input X=2");
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err, "tirc: error: parameter u: 256 is out of range for u8\n");

@@ -84,28 +84,34 @@ TEST(AcceptScheduleR2, RefusalsSayWhy) {
     const char* line;
     const char* err;  // after "<stdin>:22:"; with a '|', the exact start then a phrase it contains
   } cases_[] = {
-      {"  i0, i1 = split(i, [3, 5])", "12: error: split: factors multiply to 15, less than the extent 16 of loop i"},
+      {"  i0, i1 = split(i, [3, 5])",
+       "12: error: split: factors multiply to 15, less than the extent 16 of loop i"},
       {"  i0, i1 = split(i, [_, _])", "12: error: split: |at most one factor may be "},
       {"  i0, i1 = split(i, [0, 16])", "12: error: split: factor 0 is not positive"},
-      {"  x = fuse(j, i)", "7: error: fuse: loops j and i are not adjacent (the second must be the whole body of the first)"},
+      {"  x = fuse(j, i)",
+       "7: error: fuse: loops j and i are not adjacent (the second must be the whole body of the first)"},
       {"  reorder(i, dk)", "3: error: reorder: loop k is not inside loop i; the loops must be nested"},
       {"  reorder(j, j)", "3: error: reorder: loop j is given twice"},
-      {"  compute_inline(c)", "3: error: compute_inline: block C writes buffer C, a parameter or output of the function"},
+      {"  compute_inline(c)",
+       "3: error: compute_inline: block C writes buffer C, a parameter or output of the function"},
       {"  compute_inline(d)", "3: error: compute_inline: block D is a reduction"},
       {"  reverse_compute_inline(d)", "3: error: reverse_compute_inline: block D is a reduction"},
       {"  x = decompose_reduction(c, i)", "7: error: decompose_reduction: block C has no init"},
       {"  x = rfactor(i, 0)", "7: error: rfactor: loop i feeds a spatial iter var of block C"},
       {"  vectorize(dk)", "3: error: vectorize: loop k is bound to the reduce iter var vk of block D"},
       {"  bind(i, \"threadIdx.w\")",
-       "3: error: bind: unknown thread axis \"threadIdx.w\" (expected blockIdx.x/y/z, threadIdx.x/y/z or vthread)"},
+       "3: error: bind: unknown thread axis \"threadIdx.w\" (expected blockIdx.x/y/z, threadIdx.x/y/z or "
+       "vthread)"},
       {"  x = get_loops(i)", "7: error: get_loops: 'i' is a loop handle, expected a block"},
       {"  x = split(b, [4, 4])", "7: error: split: 'b' is a block handle, expected a loop"},
       {"  frobnicate(b)", "3: error: unknown schedule primitive 'frobnicate'"},
-      {"  tensorize(i, \"nope\")", "3: error: tensorize: unknown intrinsic \"nope\" (the module defines no intrin)"},
+      {"  tensorize(i, \"nope\")",
+       "3: error: tensorize: unknown intrinsic \"nope\" (the module defines no intrin)"},
       {"  compute_at(b, dk)", "3: error: compute_at: consumer block C of block B is not under loop k"},
       {"  reverse_compute_at(d, j)", "3: error: reverse_compute_at: iter var vk of block D is not spatial"},
       {"  x = cache_read(c, 5, \"shared\")",
-       "7: error: cache_read: block C has 1 read region of buffers it does not write; index 5 is out of range"},
+       "7: error: cache_read: block C has 1 read region of buffers it does not write; index 5 is out of "
+       "range"},
       {"  x = cache_write(c, 0, \"texture\")",
        "7: error: cache_write: unknown storage scope \"texture\" (expected global, shared or local)"},
   };
@@ -129,7 +135,8 @@ TEST(AcceptScheduleR2, RefusalsSayWhy) {
     check(run("verify -", text));
   }
   // The same instructions without the refused one are accepted (the base is valid).
-  CliRun ok = run("verify -", base + "  parallel(di)\n  x = blockize(dk)\n  i0, i1, i2 = split(i, [2, 2, 4])\n}\n");
+  CliRun ok =
+      run("verify -", base + "  parallel(di)\n  x = blockize(dk)\n  i0, i1, i2 = split(i, [2, 2, 4])\n}\n");
   EXPECT_EQ(ok.code, 0) << ok.out << ok.err;
 }
 
@@ -139,7 +146,8 @@ TEST(AcceptScheduleR2, RefusalsSayWhy) {
 TEST(AcceptScheduleR2, IndexedHandleLists) {
   std::string text =
       "func f(A: f32[8, 8]) -> (B: f32[8, 8]) {\n"
-      "  for i, j in grid(8, 8) { block b(vi: spatial(8) = i, vj: spatial(8) = j) { B[vi, vj] = A[vi, vj] } }\n"
+      "  for i, j in grid(8, 8) { block b(vi: spatial(8) = i, vj: spatial(8) = j) { B[vi, vj] = A[vi, vj] } "
+      "}\n"
       "}\n"
       "schedule f {\n"
       "  b = get_block(\"b\")\n"
@@ -165,7 +173,8 @@ TEST(AcceptScheduleR2, TensorizeMismatchRefused) {
   CliRun r = run("schedule - --func gemv", text);
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err,
-            "<stdin>:33:3: error: tensorize: loop ki has extent 8, but the matching loop k of the desc of vdot4 has "
+            "<stdin>:33:3: error: tensorize: loop ki has extent 8, but the matching loop k of the desc of "
+            "vdot4 has "
             "extent 4\n");
 }
 
@@ -219,7 +228,8 @@ TEST(AcceptScheduleR2, ComputeAtOutputSymbolic) {
   for (size_t p; (p = constant.find("n: i32, ")) != std::string::npos;) constant.erase(p, 8);
   for (size_t p; (p = constant.find("(n)")) != std::string::npos;) constant.replace(p, 3, "(8)");
   for (size_t p; (p = constant.find("[n, n]")) != std::string::npos;) constant.replace(p, 6, "[8, 8]");
-  for (size_t p; (p = constant.find("grid(n, n)")) != std::string::npos;) constant.replace(p, 10, "grid(8, 8)");
+  for (size_t p; (p = constant.find("grid(n, n)")) != std::string::npos;)
+    constant.replace(p, 10, "grid(8, 8)");
   CliRun c = run("verify - --seed 1", constant);
   ASSERT_EQ(c.code, 0) << c.out << c.err << constant;
   CliRun r = run("verify - --input n=8 --seed 1", text);

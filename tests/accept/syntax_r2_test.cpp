@@ -30,7 +30,8 @@ TEST(AcceptSyntaxR2, PrintIsAFixpoint) {
 }
 
 TEST(AcceptSyntaxR2, DerivedModulesAreFixpoints) {
-  for (const char* f : {"unary_all", "mlp", "lse", "sum2", "conv2d", "tri", "chain", "multi", "scan2", "predred"}) {
+  for (const char* f :
+       {"unary_all", "mlp", "lse", "sum2", "conv2d", "tri", "chain", "multi", "scan2", "predred"}) {
     CliRun g = run(std::string("grad @/grads_r2.tir --func ") + f);
     ASSERT_EQ(g.code, 0) << f << g.err;
     expect_fixpoint(g.out, std::string("grad ") + f);

@@ -593,6 +593,46 @@ TEST(Normalize, NestedBlocksInAScopeBlock) {
   EXPECT_NE(text.find("block row_1(vi: spatial(3) = i)"), std::string::npos) << text;
 }
 
+TEST(Normalize, ScanStateKeepsItsHistory) {
+  const char* src = R"(func st(X: f32[6, 3], W: f32[3]) -> (H: f32[3]) {
+  for j in serial(3) {
+    block i0(vj: spatial(3) = j) { H[vj] = W[vj] }
+  }
+  for t in serial(1, 6) {
+    for j in serial(3) {
+      block h(vt: scan(6) = t, vj: spatial(3) = j) { H[vj] = tanh(H[vj] * W[vj] + X[vt, vj]) }
+    }
+  }
+})";
+  std::string text = check_rewrite(src, "st");
+  EXPECT_NE(
+      text.find(
+          "H_hist[vt, vj] = tanh(if_then_else(vt == 1, H[vj], H_hist[vt - 1, vj]) * W[vj] + X[vt, vj])"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(text.find("where t == 5"), std::string::npos) << text;
+  EXPECT_NE(text.find("H[vj] = H_hist[vt, vj]"), std::string::npos) << text;
+}
+
+TEST(NormalizeRefusals, ScanStateReadByAnotherBlockIsKept) {
+  const char* src = R"(func st(X: f32[5, 4]) -> (S: f32[4], Y: f32[5, 4]) {
+  for j in serial(4) {
+    block z(vj: spatial(4) = j) { S[vj] = X[0, vj] }
+  }
+  for t in serial(5) {
+    for j in serial(4) {
+      block acc(vt: scan(5) = t, vj: spatial(4) = j) { S[vj] = sin(S[vj]) + X[vt, vj] }
+    }
+    for j in serial(4) {
+      block y(vt: scan(5) = t, vj: spatial(4) = j) { Y[vt, vj] = X[vt, vj] * S[vj] }
+    }
+  }
+})";
+  Function f = parse_one(src, "st");
+  EXPECT_TRUE(normalize_for_autodiff(f).get() == f.get() ||
+              print_function(*normalize_for_autodiff(f)) == print_function(*f));
+}
+
 TEST(NormalizeRefusals, ScanStepWithTwoDependentStoresStaysRefused) {
   EXPECT_EQ(refusal(R"(func sc(X: f32[8]) -> (Y: f32[8], Z: f32[8]) {
   for i in serial(8) {

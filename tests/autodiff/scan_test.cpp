@@ -178,7 +178,8 @@ const Case kScans[] = {
 })TIR",
      false},
     // Three blocks, two reductions, an init reading a buffer from outside the loop (Bias).
-    {"rnn_tanh", R"TIR(func rnn_tanh(X: f32[6, 3], W: f32[4, 4] in [-0.5, 0.5], U: f32[4, 3], Bias: f32[4]) -> (H: f32[6, 4]) {
+    {"rnn_tanh",
+     R"TIR(func rnn_tanh(X: f32[6, 3], W: f32[4, 4] in [-0.5, 0.5], U: f32[4, 3], Bias: f32[4]) -> (H: f32[6, 4]) {
   alloc XU: f32[6, 4]
   alloc A: f32[6, 4]
   for t in serial(6) {
@@ -196,6 +197,37 @@ const Case kScans[] = {
     }
     for i in serial(4) {
       block h(vt: scan(6) = t, vi: spatial(4) = i) { H[vt, vi] = tanh(A[vt, vi]) }
+    }
+  }
+})TIR",
+     false},
+    // A state overwritten at every step (normalisation keeps its history).
+    {"state", R"TIR(func state(X: f32[6, 3], W: f32[3], H0: f32[3]) -> (H: f32[3]) {
+  for j in serial(3) {
+    block i0(vj: spatial(3) = j) { H[vj] = H0[vj] }
+  }
+  for t, j in grid(6, 3) {
+    block h(vt: scan(6) = t, vj: spatial(3) = j) { H[vj] = tanh(H[vj] * W[vj] + X[vt, vj]) }
+  }
+})TIR"},
+    // The same with if/else in the step, a loop starting at 1 and another block in the loop
+    // (which reads the state: no history then, the gradient is refused; see StateReadByAnotherBlock).
+    {"state2", R"TIR(func state2(X: f32[5, 4]) -> (S: f32[4], Y: f32[5, 4]) {
+  for j in serial(4) {
+    block z(vj: spatial(4) = j) { S[vj] = X[0, vj] }
+  }
+  for t in serial(1, 5) {
+    for j in serial(4) {
+      block acc(vt: scan(5) = t, vj: spatial(4) = j) {
+        if vt % 2 == 0 {
+          S[vj] = S[vj] * 0.5 + X[vt, vj] * S[vj]
+        } else {
+          S[vj] = sin(S[vj]) + X[vt, vj]
+        }
+      }
+    }
+    for j in serial(4) {
+      block y(vt: scan(5) = t, vj: spatial(4) = j) { Y[vt, vj] = X[vt, vj] * X[vt, vj] }
     }
   }
 })TIR",
@@ -225,8 +257,7 @@ const Case kScans[] = {
      false},
 };
 
-Function parse_func(
-const std::string& src, const std::string& name) {
+Function parse_func(const std::string& src, const std::string& name) {
   return parse_module(src, "scan.tir").find_func(name);
 }
 
@@ -323,18 +354,41 @@ std::string refusal(const std::string& src, const std::string& func) {
   return "(no error)";
 }
 
-TEST(ScanRefusals, StateOverwrittenAtEveryStep) {
-  EXPECT_EQ(refusal(R"(func st(X: f32[6, 3]) -> (H: f32[3]) {
+// A state overwritten at every step is kept as a history (normalisation rewrite 6) only
+// when each step reads the element it writes; reading a neighbour's state is refused.
+TEST(ScanRefusals, StateReadAtAnotherElement) {
+  EXPECT_EQ(
+      refusal(R"(func st(X: f32[6, 3]) -> (H: f32[3]) {
   for j in serial(3) {
     block i0(vj: spatial(3) = j) { H[vj] = 0.0 }
   }
   for t, j in grid(6, 3) {
-    block h(vt: scan(6) = t, vj: spatial(3) = j) { H[vj] = tanh(H[vj] + X[vt, vj]) }
+    block h(vt: scan(6) = t, vj: spatial(3) = j) { H[vj] = tanh(H[(vj + 1) % 3] + X[vt, vj]) }
   }
 })",
-                    "st"),
-            "block h: a scan step must write elements of its own: index the store to H by distinct iter vars, "
-            "the scan var vt among them (to carry a state, keep its history, e.g. H[vt, ...])");
+              "st"),
+      "block h: a scan step must write elements of its own: index the store to H by distinct iter vars, "
+      "the scan var vt among them (to carry a state, keep its history, e.g. H[vt, ...])");
+}
+
+TEST(ScanRefusals, StateReadByAnotherBlock) {
+  EXPECT_EQ(
+      refusal(R"(func st(X: f32[5, 4]) -> (S: f32[4], Y: f32[5, 4]) {
+  for j in serial(4) {
+    block z(vj: spatial(4) = j) { S[vj] = X[0, vj] }
+  }
+  for t in serial(1, 5) {
+    for j in serial(4) {
+      block acc(vt: scan(5) = t, vj: spatial(4) = j) { S[vj] = sin(S[vj]) + X[vt, vj] }
+    }
+    for j in serial(4) {
+      block y(vt: scan(5) = t, vj: spatial(4) = j) { Y[vt, vj] = X[vt, vj] * S[vj] }
+    }
+  }
+})",
+              "st"),
+      "block acc: a scan step must write elements of its own: index the store to S by distinct iter vars, "
+      "vt among them (to carry a state, keep its history, e.g. H[vt, ...])");
 }
 
 TEST(ScanRefusals, TwoScanVars) {
@@ -350,7 +404,8 @@ TEST(ScanRefusals, TwoScanVars) {
 }
 
 TEST(ScanRefusals, AccumulationOntoAnotherBlocksResultInARecurrence) {
-  EXPECT_EQ(refusal(R"(func acc(X: f32[5, 3], U: f32[4, 3]) -> (A: f32[5, 4]) {
+  EXPECT_EQ(
+      refusal(R"(func acc(X: f32[5, 3], U: f32[4, 3]) -> (A: f32[5, 4]) {
   for t in serial(5) {
     for i in serial(4) {
       block pre(vt: scan(5) = t, vi: spatial(4) = i) {
@@ -364,9 +419,9 @@ TEST(ScanRefusals, AccumulationOntoAnotherBlocksResultInARecurrence) {
     }
   }
 })",
-                    "acc"),
-            "block inp: in a recurrence through several blocks (or with a reduction), a block must store a value "
-            "or sum with an init (max, min, product and accumulation onto earlier content are not supported)");
+              "acc"),
+      "block inp: in a recurrence through several blocks (or with a reduction), a block must store a value "
+      "or sum with an init (max, min, product and accumulation onto earlier content are not supported)");
 }
 
 TEST(ScanRefusals, ReadOfALaterBlockAtTheSameStep) {
@@ -395,7 +450,8 @@ TEST(ScanRefusals, BlockWithoutAStepVarInARecurrence) {
 }
 
 TEST(ScanRefusals, MaxReductionInARecurrence) {
-  EXPECT_EQ(refusal(R"(func mx(X: f32[5, 3]) -> (Y: f32[5]) {
+  EXPECT_EQ(
+      refusal(R"(func mx(X: f32[5, 3]) -> (Y: f32[5]) {
   for t, k in grid(5, 3) {
     block m(vt: scan(5) = t, vk: reduce(3) = k) {
       init { Y[vt] = if_then_else(vt == 0, 0.0, Y[vt - 1]) }
@@ -403,9 +459,9 @@ TEST(ScanRefusals, MaxReductionInARecurrence) {
     }
   }
 })",
-                    "mx"),
-            "block m: in a recurrence through several blocks (or with a reduction), a block must store a value "
-            "or sum with an init (max, min, product and accumulation onto earlier content are not supported)");
+              "mx"),
+      "block m: in a recurrence through several blocks (or with a reduction), a block must store a value "
+      "or sum with an init (max, min, product and accumulation onto earlier content are not supported)");
 }
 
 TEST(ScanRefusals, NestedScanLoops) {
@@ -435,13 +491,14 @@ TEST(ScanRefusals, BindingIsNotALoopVar) {
 }
 
 TEST(ScanRefusals, ReadAtAComputedStep) {
-  EXPECT_EQ(refusal(R"(func half(X: f32[8]) -> (Y: f32[8]) {
+  EXPECT_EQ(
+      refusal(R"(func half(X: f32[8]) -> (Y: f32[8]) {
   for t in serial(8) {
     block s(vt: scan(8) = t) { Y[vt] = if_then_else(vt == 0, X[0], Y[vt // 2] + X[vt]) }
   }
 })",
-                    "half"),
-            "block s: a scan step reads Y at an index that is not the scan var vt plus a constant in dimension 0");
+              "half"),
+      "block s: a scan step reads Y at an index that is not the scan var vt plus a constant in dimension 0");
 }
 
 TEST(ScanRefusals, ReadOfAnElementNotYetWritten) {

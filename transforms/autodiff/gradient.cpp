@@ -727,11 +727,11 @@ void GradientBuilder::find_regions() {
             locate_step(w, static_cast<int>(k), true);
         }
         if (!w.scan_loop)
-          throw Error(where + "inside the scan loop " + L->loop_var.name() + ", a block needs an iter var bound to " +
-                      L->loop_var.name());
+          throw Error(where + "inside the scan loop " + L->loop_var.name() +
+                      ", a block needs an iter var bound to " + L->loop_var.name());
         if (w.blk->iter_vars[w.step_iv].kind == IterKind::Reduce)
-          throw Error(where + "the iter var " + w.blk->iter_vars[w.step_iv].var.name() + " bound to the scan loop " +
-                      L->loop_var.name() + " is a reduce var");
+          throw Error(where + "the iter var " + w.blk->iter_vars[w.step_iv].var.name() +
+                      " bound to the scan loop " + L->loop_var.name() + " is a reduce var");
       }
       w.region = idx;
     }
@@ -748,9 +748,10 @@ void GradientBuilder::analyze_region(const Region& r) {
     const BlockNode& b = *w.blk;
     const std::string where = "block " + b.name + ": ";
     if (!w.inactive && !(w.kind == RedKind::Spatial || (w.kind == RedKind::Sum && w.init_store)))
-      throw Error(where +
-                  "in a recurrence through several blocks (or with a reduction), a block must store a value or "
-                  "sum with an init (max, min, product and accumulation onto earlier content are not supported)");
+      throw Error(
+          where +
+          "in a recurrence through several blocks (or with a reduction), a block must store a value or "
+          "sum with an init (max, min, product and accumulation onto earlier content are not supported)");
     // Single assignment: the forward recomputation leaves every step's value in place.
     const std::vector<Expr>& I = w.store->indices;
     std::unordered_set<const VarNode*> seen;
@@ -769,8 +770,8 @@ void GradientBuilder::analyze_region(const Region& r) {
     const std::string sv = b.iter_vars[w.step_iv].var.name();
     if (!ok || !has_step || seen.size() != nonreduce)
       throw Error(where + "a scan step must write elements of its own: index the store to " + w.Y->name +
-                  " by distinct iter vars, " + sv + " among them (to carry a state, keep its history, e.g. H[" +
-                  sv + ", ...])");
+                  " by distinct iter vars, " + sv +
+                  " among them (to carry a state, keep its history, e.g. H[" + sv + ", ...])");
   }
   // Reads of the loop's results: at an earlier step, or at the same step from an earlier
   // block of the loop body.
@@ -846,50 +847,50 @@ void GradientBuilder::reverse_region(const Region& r) {
     Expr Gi = make_load(G[j], I_ad);
     ExprAD ad(names_, active_fn);
     // One statement per leaf: cotangent += term, under the leaf's own guards, in the lets.
-    auto contributions = [&](const std::shared_ptr<Scope>& Sp, const std::shared_ptr<std::vector<Binding>>& adjp,
-                             const std::vector<LeafTerm>& leaves, const std::vector<Expr>& guards,
-                             bool wrap = true) {
-      const Scope& S = *Sp;
-      const std::vector<Binding>& adj_lets = *adjp;
-      std::vector<Stmt> stmts;
-      std::unordered_set<const VarNode*> need;
-      for (auto& g : leaves) {
-        if (!in_loop(g)) {
-          later.push_back({j, Sp, adjp, g});
-          continue;
-        }
-        auto* ld = g.load.as<LoadNode>();
-        Buffer A = adj_write(ld->buffer);
-        zero_init_.erase(A.get());
-        Expr cur = make_load(A, ld->indices);
-        Expr val;
-        if (auto* n = g.term.as<UnaryNode>(); n && n->op == UnOp::Neg)
-          val = cur - n->a;
-        else
-          val = cur + g.term;
-        Stmt st = make_store(A, ld->indices, val);
-        std::vector<Expr> own;
-        for (size_t i = 0; i < g.guards.size(); ++i)
-          if (i >= guards.size() || !expr_identical(g.guards[i], guards[i])) own.push_back(g.guards[i]);
-        if (!own.empty()) st = make_if(and_all(own), st);
-        collect_vars(g.term, &need);
-        for (auto& x : own) collect_vars(x, &need);
-        for (auto& x : ld->indices) collect_vars(x, &need);
-        stmts.push_back(st);
-      }
-      if (stmts.empty()) return Stmt();
-      Stmt body = make_seq(stmts);
-      std::vector<const Binding*> all;
-      for (auto* l : {&S.lets, &adj_lets})
-        for (auto& x : *l) all.push_back(&x);
-      for (size_t i = all.size(); i-- > 0;) {
-        if (!need.count(all[i]->var.get())) continue;
-        collect_vars(all[i]->value, &need);
-        body = make_let_stmt(all[i]->var, all[i]->value, body);
-      }
-      if (wrap && !guards.empty()) body = make_if(and_all(guards), body);
-      return body;
-    };
+    auto contributions =
+        [&](const std::shared_ptr<Scope>& Sp, const std::shared_ptr<std::vector<Binding>>& adjp,
+            const std::vector<LeafTerm>& leaves, const std::vector<Expr>& guards, bool wrap = true) {
+          const Scope& S = *Sp;
+          const std::vector<Binding>& adj_lets = *adjp;
+          std::vector<Stmt> stmts;
+          std::unordered_set<const VarNode*> need;
+          for (auto& g : leaves) {
+            if (!in_loop(g)) {
+              later.push_back({j, Sp, adjp, g});
+              continue;
+            }
+            auto* ld = g.load.as<LoadNode>();
+            Buffer A = adj_write(ld->buffer);
+            zero_init_.erase(A.get());
+            Expr cur = make_load(A, ld->indices);
+            Expr val;
+            if (auto* n = g.term.as<UnaryNode>(); n && n->op == UnOp::Neg)
+              val = cur - n->a;
+            else
+              val = cur + g.term;
+            Stmt st = make_store(A, ld->indices, val);
+            std::vector<Expr> own;
+            for (size_t i = 0; i < g.guards.size(); ++i)
+              if (i >= guards.size() || !expr_identical(g.guards[i], guards[i])) own.push_back(g.guards[i]);
+            if (!own.empty()) st = make_if(and_all(own), st);
+            collect_vars(g.term, &need);
+            for (auto& x : own) collect_vars(x, &need);
+            for (auto& x : ld->indices) collect_vars(x, &need);
+            stmts.push_back(st);
+          }
+          if (stmts.empty()) return Stmt();
+          Stmt body = make_seq(stmts);
+          std::vector<const Binding*> all;
+          for (auto* l : {&S.lets, &adj_lets})
+            for (auto& x : *l) all.push_back(&x);
+          for (size_t i = all.size(); i-- > 0;) {
+            if (!need.count(all[i]->var.get())) continue;
+            collect_vars(all[i]->value, &need);
+            body = make_let_stmt(all[i]->var, all[i]->value, body);
+          }
+          if (wrap && !guards.empty()) body = make_if(and_all(guards), body);
+          return body;
+        };
     std::vector<Stmt> parts;
     Stmt init_alone;  // the init's contributions, for a block without the reduce vars
     {
@@ -916,7 +917,8 @@ void GradientBuilder::reverse_region(const Region& r) {
       auto S0 = std::make_shared<Scope>();
       auto adj_lets = std::make_shared<std::vector<Binding>>();
       std::vector<Expr> rz;
-      for (auto& iv : u.reduce_iters) rz.push_back(make_binary(BinOp::EQ, iv.var, make_int(0, iv.var.dtype())));
+      for (auto& iv : u.reduce_iters)
+        rz.push_back(make_binary(BinOp::EQ, iv.var, make_int(0, iv.var.dtype())));
       for (auto& l : u.init_lets) ad.bind_let(l.var, rename_ad(u, l.value), *S0);
       Expr root0 = ad.linearize(rename_ad(u, u.init_store->value), *S0);
       std::vector<LeafTerm> leaves;
@@ -975,7 +977,8 @@ void GradientBuilder::reverse_region(const Region& r) {
       bn.body = substitute(body, m);
       bn.annotations = {{"atomic", "1"}};
       set_regions(bn);
-      Stmt st = make_block_realize(bindings, substitute(u.br->predicate, loop_sub), make_block(std::move(bn)));
+      Stmt st =
+          make_block_realize(bindings, substitute(u.br->predicate, loop_sub), make_block(std::move(bn)));
       for (size_t i = u.path.size(); i-- > u.scan_at + 1;) {
         const Stmt& ps = u.path[i].s;
         if (auto* f = ps.as<ForNode>()) {
@@ -1177,7 +1180,9 @@ Stmt GradientBuilder::elementwise(const std::string& name, const Buffer& like,
   return s;
 }
 
-Stmt GradientBuilder::wrap_path(const Unit& u, Stmt inner) { return wrap_path_range(u, inner, 0, u.path.size()); }
+Stmt GradientBuilder::wrap_path(const Unit& u, Stmt inner) {
+  return wrap_path_range(u, inner, 0, u.path.size());
+}
 
 Stmt GradientBuilder::wrap_path_range(const Unit& u, Stmt inner, size_t from, size_t to) {
   for (size_t i = to; i-- > from;) {
@@ -1775,21 +1780,21 @@ Function GradientBuilder::build() {
   for (auto& w : wrt_) active_.insert(w.get());
   size_t before;
   do {
-  before = active_.size();
-  for (auto& u : units_) {
-    bool act = false;
-    auto check = [&](const Expr& e) {
-      for_each_expr(e, [&](const Expr& x) {
-        if (auto* l = x.as<LoadNode>(); l && active_.count(l->buffer.get()) && is_float(l->buffer->dtype))
-          act = true;
-      });
-    };
-    for (auto& it : u.items) check(it.value);
-    check(u.store->value);
-    if (u.init_store) check(u.init_store->value);
-    for (auto& l : u.init_lets) check(l.value);
-    if (act && is_float(u.Y->dtype)) active_.insert(u.Y.get());
-  }
+    before = active_.size();
+    for (auto& u : units_) {
+      bool act = false;
+      auto check = [&](const Expr& e) {
+        for_each_expr(e, [&](const Expr& x) {
+          if (auto* l = x.as<LoadNode>(); l && active_.count(l->buffer.get()) && is_float(l->buffer->dtype))
+            act = true;
+        });
+      };
+      for (auto& it : u.items) check(it.value);
+      check(u.store->value);
+      if (u.init_store) check(u.init_store->value);
+      for (auto& l : u.init_lets) check(l.value);
+      if (act && is_float(u.Y->dtype)) active_.insert(u.Y.get());
+    }
   } while (!regions_.empty() && active_.size() != before);
   // Results: zero-initialised adjoints of the wrt inputs.
   std::vector<Buffer> outs;

@@ -349,6 +349,15 @@ class Normalizer : public IRMutator {
   // piece 1 before piece 2, as gradient() reads it, and the interpreter can check that this
   // equals the original (the conditions of iterations_disjoint / instances_distinct).
   Stmt mutate_for(const ForNode* n, const Stmt& s) override {
+    Stmt r = mutate_for_inner(n, s);
+    auto it = after_loop_.find(n);
+    if (it == after_loop_.end()) return r;
+    std::vector<Stmt> all{r};
+    for (auto& x : it->second) all.push_back(x);
+    after_loop_.erase(it);
+    return make_seq(all);
+  }
+  Stmt mutate_for_inner(const ForNode* n, const Stmt& s) {
     loop_scope_.push_back(n->loop_var.name());
     loops_.push_back(n);
     Stmt body = mutate(n->body);
@@ -391,6 +400,7 @@ class Normalizer : public IRMutator {
   std::optional<std::vector<Item>> body_items(const Stmt& body);
   std::optional<std::vector<Stmt>> normalize_block(const BlockRealizeNode* br);
   std::optional<Stmt> inline_scope_block(const BlockRealizeNode* br);
+  std::optional<std::vector<Stmt>> expand_state(const BlockRealizeNode* br, const Item& it);
   Stmt build(const CtxList& ctx, const Stmt& leaf, VarMap m);
   Stmt build_piece(const BlockRealizeNode* br, const Piece& p, const std::string& name, bool fresh);
   // base, base_1, base_2, ...: the first that no enclosing loop, parameter, buffer or
@@ -424,6 +434,8 @@ class Normalizer : public IRMutator {
   std::vector<const ForNode*> loops_;          // the loops themselves
   std::unordered_set<const StmtNode*> split_;  // Seqs of pieces of one block (or their loops)
   std::vector<Buffer> new_allocs_;
+  // Blocks to run right after a loop (the final state of an expanded scan, rewrite 6).
+  std::unordered_map<const ForNode*, std::vector<Stmt>> after_loop_;
   int next_if_ = 0;
 };
 
@@ -1078,6 +1090,11 @@ std::optional<std::vector<Stmt>> Normalizer::normalize_block(const BlockRealizeN
     if (iv.kind != IterKind::Spatial) all_spatial = false;
   }
   const bool has_init = b.init.defined();
+  if (scan && !has_init && b.allocs.empty()) {
+    auto items = body_items(b.body);
+    if (items && items->size() == 1)
+      if (auto r = expand_state(br, (*items)[0])) return r;
+  }
   {
     // Blocks gradient() accepts as they are stay untouched.
     std::vector<Item> items;
@@ -1183,6 +1200,174 @@ std::optional<std::vector<Stmt>> Normalizer::normalize_block(const BlockRealizeN
   }
   for (auto& e : expanded) new_allocs_.push_back(e);
   return out;
+}
+
+// Loads of `y` at `idx` replaced by `by`.
+class ReplaceStateLoad : public IRMutator {
+ public:
+  ReplaceStateLoad(const BufferNode* y, const std::vector<Expr>& idx, Expr by) : y_(y), idx_(idx), by_(by) {}
+  bool other = false;  // a load of y elsewhere
+
+ protected:
+  Expr mutate_load(const LoadNode* n, const Expr& e) override {
+    if (n->buffer.get() != y_) return IRMutator::mutate_load(n, e);
+    if (!same_indices(n->indices, idx_)) {
+      other = true;
+      return e;
+    }
+    return by_;
+  }
+
+ private:
+  const BufferNode* y_;
+  const std::vector<Expr>& idx_;
+  Expr by_;
+};
+
+// Rewrite 6: a scan block that overwrites a state at every step (`H[vj] = tanh(H[vj] * w +
+// X[vt, vj])`, the scan var not among the store's indices) keeps the state's history
+// instead, so that each step writes elements of its own (what gradient() needs, the tape of
+// reverse mode): `H_hist[vt, vj] = f(if_then_else(vt == first, H[vj], H_hist[vt - 1, vj]))`,
+// then a block `H[vj] = H_hist[last, vj]` (predicate: the last step). Sound when every step
+// runs for every spatial point (the scan var bound to a loop var plus a constant, predicate
+// true) and the step reads the state only at the element it writes.
+std::optional<std::vector<Stmt>> Normalizer::expand_state(const BlockRealizeNode* br, const Item& it) {
+  const BlockNode& b = *br->block.get();
+  auto* st = it.leaf.as<StoreNode>();
+  if (!st || !is_one(br->predicate)) return std::nullopt;
+  int sv = -1;
+  for (size_t i = 0; i < b.iter_vars.size(); ++i) {
+    if (b.iter_vars[i].kind == IterKind::Scan) {
+      if (sv >= 0) return std::nullopt;
+      sv = static_cast<int>(i);
+    } else if (b.iter_vars[i].kind != IterKind::Spatial) {
+      return std::nullopt;
+    }
+  }
+  if (sv < 0) return std::nullopt;
+  const Var& s = b.iter_vars[sv].var;
+  // The store: distinct spatial iter vars, all of them, not the scan var.
+  VarSet seen;
+  for (auto& i : st->indices) {
+    auto* v = i.as<VarNode>();
+    bool spatial = false;
+    for (size_t k = 0; k < b.iter_vars.size(); ++k)
+      if (static_cast<int>(k) != sv && v && b.iter_vars[k].var.get() == v) spatial = true;
+    if (!spatial || seen.count(v)) return std::nullopt;
+    seen.insert(v);
+  }
+  if (seen.size() + 1 != b.iter_vars.size()) return std::nullopt;
+  // The scan var's binding: a loop var (plus a constant) of a loop with fixed bounds.
+  auto a = ad::to_affine(br->bindings[sv]);
+  if (!a || a->terms.size() != 1 || a->terms[0].second != 1) return std::nullopt;
+  const ForNode* L = nullptr;
+  for (auto* f : loops_)
+    if (f->loop_var.same_as(a->terms[0].first)) L = f;
+  if (!L) return std::nullopt;
+  for (const Expr& e : {L->min, L->extent})
+    for (auto* v : vars_of(e))
+      if (!scalars_.count(v)) return std::nullopt;
+  for (size_t k = 0; k < b.iter_vars.size(); ++k)
+    if (static_cast<int>(k) != sv && vars_of(br->bindings[k]).count(L->loop_var.get())) return std::nullopt;
+  for (auto* f : loops_)
+    if (vars_of(f->min).count(L->loop_var.get()) || vars_of(f->extent).count(L->loop_var.get()))
+      return std::nullopt;
+  int64_t ext;
+  if (is_const_int(L->extent, &ext) && ext < 1) return std::nullopt;
+  const Buffer& Y = st->buffer;
+  // Nothing else in the scan loop may touch the state: it now changes only after the loop.
+  struct Others : IRVisitor {
+    const BlockRealizeNode* self;
+    const BufferNode* y;
+    bool found = false;
+    void visit_block_realize(const BlockRealizeNode* n) override {
+      if (n != self) IRVisitor::visit_block_realize(n);
+    }
+    void visit_load(const LoadNode* n) override {
+      found = found || n->buffer.get() == y;
+      IRVisitor::visit_load(n);
+    }
+    void visit_store(const StoreNode* n) override {
+      found = found || n->buffer.get() == y;
+      IRVisitor::visit_store(n);
+    }
+    void visit_block(const BlockNode* n) override {
+      for (auto* r : {&n->reads, &n->writes})
+        for (auto& x : *r) found = found || x.buffer.get() == y;
+      IRVisitor::visit_block(n);
+    }
+  } others;
+  others.self = br;
+  others.y = Y.get();
+  others.visit(L->body);
+  if (others.found) return std::nullopt;
+  DType it_t = s.dtype();
+  Expr c = make_const(it_t, a->constant);
+  auto fold = [&](const Expr& e) {
+    auto f = ad::to_affine(e);
+    return f ? ad::affine_to_expr(*f, it_t) : e;
+  };
+  Expr first = fold(L->min + c), last = fold(L->min + L->extent - make_const(it_t, 1) + c);
+  std::vector<Expr> shape{b.iter_vars[sv].extent};
+  shape.insert(shape.end(), Y->shape.begin(), Y->shape.end());
+  Buffer Hh(names_.unique(Y->name + "_hist"), Y->dtype, shape, "global");
+  std::vector<Expr> prev_idx{s - make_const(it_t, 1)}, cur_idx{s};
+  prev_idx.insert(prev_idx.end(), st->indices.begin(), st->indices.end());
+  cur_idx.insert(cur_idx.end(), st->indices.begin(), st->indices.end());
+  Expr state =
+      make_if_then_else(make_binary(BinOp::EQ, s, first), make_load(Y, st->indices), make_load(Hh, prev_idx));
+  ReplaceStateLoad rep(Y.get(), st->indices, state);
+  Item ni;
+  for (auto& cx : it.ctx) {
+    Expr v = rep.mutate(cx->value);
+    if (v.same_as(cx->value)) {
+      ni.ctx.push_back(cx);
+    } else {
+      auto nc = std::make_shared<Ctx>(*cx);
+      nc->value = v;
+      ni.ctx.push_back(nc);
+    }
+  }
+  Expr value = rep.mutate(st->value);
+  if (rep.other) return std::nullopt;
+  bool reads_state = !value.same_as(st->value);
+  for (size_t k = 0; k < it.ctx.size(); ++k) reads_state = reads_state || ni.ctx[k] != it.ctx[k];
+  if (!reads_state) return std::nullopt;  // the last step's value wins: not a recurrence
+  ni.leaf = make_store(Hh, cur_idx, value, st->loc);
+  Stmt hist = build_piece(br, Piece{{ni}, std::nullopt, std::nullopt}, b.name, false);
+  // The state after the loop: the last step's value.
+  BlockNode cb;
+  cb.name = names_.unique(b.name + "_last");
+  VarMap m;
+  for (auto& iv : b.iter_vars) {
+    Var nv(iv.var.name(), iv.var.dtype());
+    m[iv.var.get()] = nv;
+    cb.iter_vars.push_back({nv, IterKind::Spatial, iv.extent});
+  }
+  std::vector<Expr> idx;
+  for (auto& i : st->indices) idx.push_back(substitute(i, m));
+  std::vector<Expr> hidx{m.at(s.get())};
+  hidx.insert(hidx.end(), idx.begin(), idx.end());
+  cb.body = make_store(Y, idx, make_load(Hh, hidx));
+  ad::set_regions(cb);
+  Stmt copy = make_block_realize(br->bindings, make_binary(BinOp::EQ, br->bindings[sv], last),
+                                 make_block(std::move(cb)));
+  // It runs after the scan loop (other blocks of the loop may read the state): inside copies
+  // of the loops from the scan loop inwards, with fresh loop vars.
+  size_t at = 0;
+  while (loops_[at] != L) ++at;
+  VarMap fresh;
+  std::vector<Var> fv;
+  for (size_t k = at; k < loops_.size(); ++k) {
+    fv.emplace_back(loops_[k]->loop_var.name(), loops_[k]->loop_var.dtype());
+    fresh[loops_[k]->loop_var.get()] = fv.back();
+  }
+  copy = substitute(copy, fresh);
+  for (size_t k = loops_.size(); k-- > at;)
+    copy = make_for(fv[k - at], loops_[k]->min, loops_[k]->extent, ForKind::Serial, copy);
+  after_loop_[L].push_back(copy);
+  new_allocs_.push_back(Hh);
+  return std::vector<Stmt>{hist};
 }
 
 // Rewrite 5: a block with only spatial iter vars whose body holds nested blocks (TVM's

@@ -21,7 +21,10 @@
 //   4. `if rv == 0 && ... { Y[I] = e0 }` (every reduce var at 0) followed by an
 //      accumulation into Y[I] in a reduction block without init becomes its init;
 //   5. a spatial block whose body holds nested blocks is dissolved into its nested blocks
-//      (outer iter vars replaced by their bindings) and blocks for its own statements.
+//      (outer iter vars replaced by their bindings) and blocks for its own statements;
+//   6. a scan block overwriting a state at every step keeps the state's history in a new
+//      buffer `<Y>_hist` (leading dim: the scan var), and a block after the scan loop
+//      copies the last step into Y.
 // Every rewrite is applied only under the soundness conditions written in normalize.cpp;
 // a block that cannot be rewritten soundly is left exactly as it was (gradient() then
 // refuses it with its usual message). Blocks autodiff already accepts are never touched.
