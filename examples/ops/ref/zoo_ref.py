@@ -109,6 +109,21 @@ def _rnn_tanh(X, W, U, Bias):
     return {"H": torch.stack(hs)}
 
 
+@ref("gru")
+def _gru(X, Wi, Wh, Bi, Bh):
+    h = torch.zeros(4, dtype=X.dtype)
+    hs = []
+    for t in range(X.shape[0]):
+        gi, gh = F.linear(X[t], Wi, Bi), F.linear(h, Wh, Bh)
+        ir, iz, inn = gi.chunk(3)
+        hr, hz, hn = gh.chunk(3)
+        r, z = torch.sigmoid(ir + hr), torch.sigmoid(iz + hz)
+        n = torch.tanh(inn + r * hn)
+        h = (1 - z) * n + z * h
+        hs.append(h)
+    return {"H": torch.stack(hs)}
+
+
 @ref("lstm")
 def _lstm(X, U, W, Bias):
     h = torch.zeros(4, dtype=X.dtype)
