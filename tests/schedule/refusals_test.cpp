@@ -136,7 +136,8 @@ TEST(Refusal, UnknownPrimitive) {
 TEST(Refusal, Split) {
   EXPECT_EQ(refusal(kMM, kGetC + "  a, b2 = split(i, [2, 4])\n"),
             "split: factors multiply to 8, less than the extent 16 of loop i");
-  EXPECT_EQ(refusal(kMM, kGetC + "  a, b2 = split(i, [_, _])\n"), "split: at most one factor may be _");
+  EXPECT_EQ(refusal(kMM, kGetC + "  a, b2 = split(i, [_, _])\n"),
+            "split: at most one factor may be inferred (_ or None)");
   EXPECT_EQ(refusal(kMM, kGetC + "  a, b2 = split(i, [0, _])\n"), "split: factor 0 is not positive");
   EXPECT_EQ(refusal(kMM, kGetC + "  a = split(i, [16])\n"), "split: needs at least 2 factors, got 1");
   EXPECT_EQ(refusal(kMM, kGetC + "  a, b2 = split(i, 4)\n"),
@@ -145,8 +146,10 @@ TEST(Refusal, Split) {
             "split: a factor must be a positive integer or _");
   EXPECT_EQ(refusal(kMM, kGetC + "  bind(i, \"blockIdx.x\")\n  a, b2 = split(i, [_, 4])\n"),
             "split: loop i is bound to blockIdx.x; split it before binding it");
-  EXPECT_EQ(refusal(kSym, "  b = get_block(\"B\")\n  i = get_loops(b)\n  a, c = split(i, [4, 4])\n"),
-            "split: loop i has the symbolic extent; write _ for one factor");
+  EXPECT_EQ(
+      refusal(kSym, "  b = get_block(\"B\")\n  i = get_loops(b)\n  a, c = split(i, [4, 4])\n"),
+      "split: loop i has a symbolic extent that the factors (product 16) may not cover; write _ (or None) "
+      "for one factor");
 }
 
 TEST(Refusal, Fuse) {
@@ -205,7 +208,8 @@ TEST(Refusal, LoopKinds) {
             "vectorize: loop k is bound to the reduce iter var vk of block C");
   EXPECT_EQ(refusal(kSym, "  b = get_block(\"B\")\n  i = get_loops(b)\n  vectorize(i)\n"),
             "vectorize: loop i has a non-constant extent");
-  EXPECT_EQ(refusal(kMM, kGetC + "  parallel(i)\n  unroll(i)\n"), "unroll: loop i is already parallel");
+  EXPECT_EQ(refusal(kMM, kGetC + "  bind(i, \"blockIdx.x\")\n  unroll(i)\n"),
+            "unroll: loop i is already bound to blockIdx.x");
   EXPECT_EQ(refusal(kMM, kGetC + "  bind(i, \"warp.x\")\n"),
             "bind: unknown thread axis \"warp.x\" (expected blockIdx.x/y/z, threadIdx.x/y/z or vthread)");
   EXPECT_EQ(refusal(kMM, kGetC + "  bind(i, \"threadIdx.x\")\n  bind(j, \"threadIdx.x\")\n"),

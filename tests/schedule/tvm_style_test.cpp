@@ -8,12 +8,16 @@
 //                        (after "FILE:LINE:COL: error: "), at the line of the refused
 //                        instruction, which carries the comment "# <- refused".
 // tests/schedule/tvm_style/todo/ holds reproducers of known bugs (disabled tests).
+//   # ptx: yes           also `tirc build --target nvptx --emit ptx`, checked with ptxas.
 // Otherwise every schedule must apply, change the function, compute the same as the
 // unscheduled function in the interpreter (also with parallel / vectorized / thread-bound
 // loops run backwards, which exposes order dependences), and print to text that re-parses to
 // the same IR.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -141,6 +145,70 @@ TEST_P(TvmStyle, Schedule) {
   Module again = parse_module(printed, "again.tir");
   EXPECT_EQ(print_module(again), printed);
 }
+
+// ---- the CLI: `tirc verify` (interpreter and JIT) and, for `# ptx:` files, the NVPTX build ----
+
+struct CmdResult {
+  int code;
+  std::string out;
+};
+
+CmdResult run(const std::string& cmd) {
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  int st = pclose(p);
+  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+}
+
+std::string ptxas_path() {
+  for (const char* c : {"/usr/local/cuda/bin/ptxas", "/usr/bin/ptxas"})
+    if (fs::exists(c)) return c;
+  return "";
+}
+
+// Every applied file (grad functions added first, as `tirc grad` prints them) goes through
+// `tirc verify`, which also runs the scheduled functions with the JIT when tirc has LLVM.
+// Header `# ptx: yes`: `tirc build --target nvptx --emit ptx` must succeed and ptxas
+// (sm_80) must accept the PTX.
+class TvmStyleCli : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(TvmStyleCli, VerifyAndPtx) {
+  std::string text = read(GetParam());
+  if (!header(text, "refuse").empty()) GTEST_SKIP() << "refusal file";
+  Module m = load(GetParam(), text);
+  fs::path tmp = fs::temp_directory_path() / ("tirc_tvm_style_" + std::to_string(::getpid()) + "_" +
+                                              fs::path(GetParam()).filename().string());
+  std::ofstream(tmp) << print_module(m);
+  CmdResult v = run(std::string("'") + TIRC_BINARY + "' verify '" + tmp.string() + "'");
+  EXPECT_EQ(v.code, 0) << v.out;
+  EXPECT_NE(v.out.find(" 0 failed"), std::string::npos) << v.out;
+  if (header(text, "ptx") == "yes") {
+    fs::path ptx = tmp;
+    ptx += ".ptx";
+    CmdResult b = run(std::string("'") + TIRC_BINARY + "' build '" + tmp.string() +
+                      "' --target nvptx --emit ptx -o '" + ptx.string() + "'");
+    if (b.code != 0 && b.out.find("LLVM") != std::string::npos) {
+      fs::remove(tmp);
+      GTEST_SKIP() << "tirc without LLVM: " << b.out;
+    }
+    EXPECT_EQ(b.code, 0) << b.out;
+    std::string pa = ptxas_path();
+    if (b.code == 0 && !pa.empty()) {
+      CmdResult a = run(pa + " -arch=sm_80 -o /dev/null '" + ptx.string() + "'");
+      EXPECT_EQ(a.code, 0) << a.out;
+    }
+    fs::remove(ptx);
+  }
+  fs::remove(tmp);
+}
+
+INSTANTIATE_TEST_SUITE_P(Files, TvmStyleCli, ::testing::ValuesIn(files()),
+                         [](const ::testing::TestParamInfo<std::string>& i) {
+                           return fs::path(i.param).stem().string();
+                         });
 
 INSTANTIATE_TEST_SUITE_P(Files, TvmStyle, ::testing::ValuesIn(files()),
                          [](const ::testing::TestParamInfo<std::string>& i) {

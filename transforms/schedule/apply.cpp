@@ -69,9 +69,19 @@ static ScheduleInstr normalize_keywords(const ScheduleInstr& ins) {
   ScheduleInstr out = ins;
   out.args.clear();
   std::vector<const ScheduleArg*> kws;
+  // reorder / fuse take loops as varargs (TVM: `sch.reorder(*loops)`); a list written in
+  // their place (`reorder([j, i])`, `fuse([i, j], k)`) means its items, in order.
+  bool varargs = ins.primitive == "reorder" || ins.primitive == "fuse";
   for (auto& a : ins.args) {
     if (a.kind != ScheduleArg::Keyword) {
       if (!kws.empty()) refuse("a positional argument follows a keyword argument");
+      if (varargs && a.kind == ScheduleArg::List) {
+        for (auto& x : a.list) {
+          if (x.kind == ScheduleArg::List) refuse("lists of loops may not be nested");
+          out.args.push_back(x);
+        }
+        continue;
+      }
       out.args.push_back(a);
     } else {
       kws.push_back(&a);

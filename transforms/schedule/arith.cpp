@@ -243,15 +243,57 @@ std::optional<IntRange> const_bound(const Expr& e, const RangeMap& ranges) {
   }
 }
 
+namespace {
+// A lower bound of a linear form with floor divisions removed: k * (x // c) with c > 0 and k a
+// multiple of c (k = m * c) is at least m * (x - c + 1) when m > 0 (x // c > x / c - 1) and at
+// least m * x when m < 0 (x // c <= x / c). This proves facts such as
+// ceil(n / 4) * 4 >= n, i.e. `((n + 3) // 4) * 4 - n >= 0`, for a symbolic n (the cover of a
+// split with an inferred factor). nullopt when no term was rewritten.
+std::optional<Expr> without_floordiv_lower(const Expr& d) {
+  auto l = to_linear(d);
+  if (!l) return std::nullopt;
+  Linear out;
+  out.dtype = l->dtype;
+  out.c = l->c;
+  bool changed = false;
+  Expr extra = make_int(0, l->dtype);
+  for (auto& [a, k] : l->terms) {
+    auto* fd = a.as<BinaryNode>();
+    int64_t c;
+    if (fd && fd->op == BinOp::FloorDiv && is_const_int(fd->b, &c) && c > 0 && k % c == 0) {
+      int64_t m = k / c;
+      Expr x = fd->a;
+      Expr lb = m > 0 ? make_binary(BinOp::Mul, make_binary(BinOp::Sub, x, make_int(c - 1, l->dtype)),
+                                    make_int(m, l->dtype))
+                      : make_binary(BinOp::Mul, x, make_int(m, l->dtype));
+      extra = make_binary(BinOp::Add, extra, lb);
+      changed = true;
+    } else {
+      out.terms.emplace_back(a, k);
+    }
+  }
+  if (!changed) return std::nullopt;
+  return fold(make_binary(BinOp::Add, from_linear(out), extra));
+}
+}  // namespace
+
 bool prove_le(const Expr& a, const Expr& b, const RangeMap& ranges) {
   Expr d = fold(make_binary(BinOp::Sub, b, a));
   auto r = const_bound(d, ranges);
-  return r && r->lo >= 0;
+  if (r && r->lo >= 0) return true;
+  // d >= lower >= 0 proves it.
+  if (auto lower = without_floordiv_lower(d)) {
+    auto r2 = const_bound(*lower, ranges);
+    return r2 && r2->lo >= 0;
+  }
+  return false;
 }
 bool prove_lt(const Expr& a, const Expr& b, const RangeMap& ranges) {
   Expr d = fold(make_binary(BinOp::Sub, b, a));
   auto r = const_bound(d, ranges);
-  return r && r->lo >= 1;
+  if (r && r->lo >= 1) return true;
+  // Integers: a < b is a + 1 <= b.
+  return a.defined() && int_like(a.dtype()) && prove_le(fold(a + make_int(1, a.dtype())), b, ranges);
 }
 bool prove_eq(const Expr& a, const Expr& b) {
   if (expr_identical(a, b)) return true;

@@ -5,6 +5,7 @@
 // every reader of A then reads the copy. Legal when A is not written by its readers and no
 // loop nest both writes and reads A (the copy must sit between them).
 #include "transforms/schedule/cache_common.h"
+#include "transforms/schedule/deps.h"
 #include "transforms/schedule/prims.h"
 
 namespace tirc::sched {
@@ -113,6 +114,23 @@ void cache_read_in_loop(ScheduleState& st, const ScheduleInstr& ins, const Buffe
     need[d] = rg;
     exts.push_back(ext);
     los.push_back(rg.lo);
+  }
+  // Everything copied must have been written when the copy runs (found by the fuzzer: after a
+  // fuse of the readers' loops their region is unknown, the copy took whole dimensions and
+  // read rows a compute_at producer writes only in later iterations). A writer in L before the
+  // copy must have written, in the same iteration, every element of the copied region (a pure
+  // spatial writer whose exact hull, clipped to the buffer, holds it: deps.h).
+  for (auto& w : writers) {
+    bool before = false;
+    for (size_t k = 0; k < first && k < items.size(); ++k)
+      before = before || items[k].same_as(w) || !find_path(items[k], w.get()).empty();
+    if (!before) continue;
+    BufferRegion wreg;
+    for (auto& r : block_of(w)->writes)
+      if (r.buffer.same_as(A)) wreg = r;
+    if (!wreg.buffer.defined() || !region_inside_written(st, L, w, wreg, need))
+      refuse("the region of " + A->name + " read in one iteration of loop " + loop_name(L) +
+             " is not known to be written by block " + block_of(w)->name + " in that iteration");
   }
   std::vector<Var> nvars;
   std::vector<IterVar> ivs;

@@ -3,10 +3,13 @@
 // the block's top-level loop nest copies the elements the block wrote back to C. Legal
 // when the block is the only writer of C, it stores C at one index tuple of spatial iter
 // vars, covers its iteration domain exactly once (so every copied element was written),
-// and no reader of C shares its loop nest. The copy-back has the block's `where` (in the
+// and no reader of C shares its loop nest, or (as TVM) the copy-back can go into the loop
+// those readers share with it (see below). The copy-back has the block's `where` (in the
 // spatial iter vars), so it copies only elements the block wrote.
 #include "ir/printer.h"
 #include "transforms/schedule/cache_common.h"
+#include "transforms/schedule/deps.h"
+#include "transforms/schedule/inline_common.h"
 #include "transforms/schedule/predicate.h"
 #include "transforms/schedule/prims.h"
 
@@ -104,14 +107,6 @@ void prim_cache_write(ScheduleState& st, const ScheduleInstr& ins) {
   if (body_reads(*b, C) && !(b->init.defined() && is_reduction_block(*b)))
     refuse("block " + b->name + " reads buffer " + C->name +
            " before writing it (the cache would start uninitialised)");
-  Stmt item = top_item(st, bs.get());
-  int pos = root_position(st, item);
-  for (auto& r : readers_of(st, C, b))
-    if (top_item(st, r.get()).same_as(item))
-      refuse("block " + block_of(r)->name + " reads buffer " + C->name + " in the loop nest of block " +
-             b->name);
-  Buffer cache(st.fresh_buffer_name(C->name + "_" + scope), C->dtype, C->shape, scope);
-  std::string bname = st.fresh_block_name(cache->name);
   // Copy block over the spatial iter vars of the block.
   std::vector<Expr> cexts;
   std::vector<std::string> names;
@@ -122,6 +117,102 @@ void prim_cache_write(ScheduleState& st, const ScheduleInstr& ins) {
       cexts.push_back(iv.extent);
       names.push_back("ax" + std::to_string(names.size()));
     }
+  Stmt item = top_item(st, bs.get());
+  int pos = root_position(st, item);
+  std::vector<Stmt> nest_readers;
+  for (auto& r : readers_of(st, C, b))
+    if (top_item(st, r.get()).same_as(item)) nest_readers.push_back(r);
+  Buffer cache(st.fresh_buffer_name(C->name + "_" + scope), C->dtype, C->shape, scope);
+  std::string bname = st.fresh_block_name(cache->name);
+  if (!nest_readers.empty()) {
+    // Readers share the block's loop nest (the block was computed at a consumer's loop): as
+    // TVM does, the copy-back goes into the deepest loop L holding the block and those
+    // readers, right after the body item of L holding the block, and copies what the block
+    // wrote in that iteration. Sound when the loops at and above L feed only spatial iter
+    // vars (the part written in an iteration is final there), the block stores at exactly
+    // its iter vars (all spatial), and that part is the exact hull of its bindings, so every
+    // copied element was written; each element is then copied once, after its last write,
+    // before any reader of the iteration, and readers outside the nest run after it.
+    auto refuse_nest = [&]() {
+      refuse("block " + block_of(nest_readers[0])->name + " reads buffer " + C->name +
+             " in the loop nest of block " + b->name);
+    };
+    Stmt L;
+    for (auto& l : st.loops_above(bs.get())) {
+      bool all = true;
+      for (auto& r : nest_readers) all = all && !find_path(l, r.get()).empty();
+      if (all) L = l;
+    }
+    if (!L.defined()) refuse_nest();
+    auto upto = st.loops_above(L.get());
+    upto.push_back(L);
+    for (auto& l : upto)
+      for (auto k : kinds_bound_to(*br, l.as<ForNode>()->loop_var.get()))
+        if (k != IterKind::Spatial) refuse_nest();
+    std::vector<int> ivs;
+    try {
+      ivs = index_vars(*b, widx, "the store");
+    } catch (const Refusal&) {
+      refuse_nest();
+    }
+    if (ivs.size() != sp.size() || !exact_hull(L, bs)) refuse_nest();
+    auto items = seq_items(L.as<ForNode>()->body);
+    size_t at = items.size();
+    for (size_t k = 0; k < items.size(); ++k)
+      if (items[k].same_as(bs) || !find_path(items[k], bs.get()).empty()) at = k;
+    if (at == items.size()) refuse_nest();
+    for (auto& r : nest_readers)
+      if (items[at].same_as(r) || !find_path(items[at], r.get()).empty()) refuse_nest();
+    auto reg = region_under_loop(L, bs, b->writes[idx]);
+    RangeMap known = const_ranges(upto);
+    std::vector<IterVar> civs;
+    std::vector<Expr> cbinds, preds, idxs;
+    std::vector<Var> lvars;
+    std::vector<Expr> lexts;
+    std::unordered_map<const VarNode*, Expr> iv_value;
+    for (size_t d = 0; d < ivs.size(); ++d) {
+      const IterVar& iv = b->iter_vars[static_cast<size_t>(ivs[d])];
+      DType t = iv.var.dtype();
+      if (!reg[d]) refuse_nest();
+      Expr w = fold(reg[d]->hi - reg[d]->lo + make_int(1, t));
+      int64_t wc;
+      if (!is_const_int(w, &wc) || wc <= 0) refuse_nest();
+      Var v(iv.var.name(), t);
+      civs.push_back(IterVar{v, IterKind::Spatial, iv.extent});
+      Expr value = reg[d]->lo;
+      if (wc > 1) {
+        Var ax(fresh_var_name(st, "ax" + std::to_string(d)), t);
+        for (auto& o : lvars)
+          if (o.name() == ax.name()) ax = Var(fresh_var_name(st, ax.name() + "_" + std::to_string(d)), t);
+        lvars.push_back(ax);
+        lexts.push_back(w);
+        value = fold(reg[d]->lo + ax);
+      }
+      cbinds.push_back(value);
+      iv_value[iv.var.get()] = value;
+      idxs.push_back(v);
+      if (!prove_le(make_int(0, t), reg[d]->lo, known))
+        preds.push_back(make_binary(BinOp::LE, make_int(0, t), value));
+      if (!prove_le(reg[d]->hi, fold(iv.extent - make_int(1, t)), known))
+        preds.push_back(make_binary(BinOp::LT, value, iv.extent));
+    }
+    for (auto& c : copy_pred) preds.push_back(fold(substitute(c, iv_value)));
+    Stmt copy = make_simple_block(bname, civs, cbinds, make_store(C, idxs, make_load(cache, idxs)), Stmt(),
+                                  preds.empty() ? Expr() : make_and(preds));
+    for (size_t k = lvars.size(); k-- > 0;)
+      copy = make_for(lvars[k], make_int(0, lexts[k].dtype()), lexts[k], ForKind::Serial, copy);
+    Var lv = L.as<ForNode>()->loop_var;
+    Stmt nb = replace_buffer(bs, C, cache);
+    st.replace(bs.get(), nb);
+    Stmt lnow = st.find_loop(lv.get());
+    auto now = seq_items(lnow.as<ForNode>()->body);
+    now.insert(now.begin() + static_cast<long>(at) + 1, copy);
+    st.replace(lnow.get(), with_body(lnow, make_seq(now)));
+    st.add_root_alloc(cache);
+    refresh_enclosing_regions(st, b->name);
+    bind_block(st, ins, 0, bname);
+    return;
+  }
   Stmt nest = make_nest(st, cexts, names, [&](const std::vector<Var>& vs) {
     std::vector<IterVar> ivs;
     std::vector<Expr> binds;

@@ -11,6 +11,9 @@
 // together with the bound checks of the recomputed region. When X is an output, or blocks
 // under `loop` update it, nothing may be recomputed: the iterations must tile X exactly once
 // (check_exact_tiling). P must not move between the init and the body of its scope block.
+// A P that does not cover its domain is accepted when it stays inside the loops around it
+// and its consumers read only what it wrote in the same iteration (recomputable_in_its_loop).
+#include "transforms/schedule/deps.h"
 #include "transforms/schedule/inline_common.h"
 #include "transforms/schedule/predicate.h"
 #include "transforms/schedule/prims.h"
@@ -84,6 +87,33 @@ void check_exact_tiling(const ScheduleState& st, const Stmt& ls, const std::vect
   if (!bijective_bindings(tiles, tile_exts, loops, Expr()))
     refuse("the parts of " + X->name + " computed in the iterations of loop " + loop_name(ls) +
            " do not cover it exactly once (" + why + ")");
+}
+
+// A producer already inside a loop nest (a cache_read copy placed by cache_read under the
+// k-tile loop, next to the copy it reads, then moved deeper with compute_at as TVM's
+// multi-level tiling does) need not cover its domain: moving it stays sound when every loop
+// around it also encloses the target loop (it stays in the same iteration of each), it is a
+// pure spatial writer (recomputing an element stores the same value from the same inputs:
+// the stability of its inputs is checked by the caller), nothing else writes X, and in every
+// iteration of its innermost loop C the consumers read only what it wrote in that iteration
+// (deps.h read_inside_written). Then each element recomputed under the target loop is one
+// the old position wrote in the same iteration of C, before the consumers (which are all
+// under the target loop, after it).
+bool recomputable_in_its_loop(const ScheduleState& st, const Stmt& ps, const Stmt& ls, const Buffer& X,
+                              bool exact, const std::vector<Stmt>& consumers) {
+  if (exact) return false;
+  // The loops shared with other statements (P's own nest below them is regenerated).
+  auto loops = st.loops_above(exclusive_root(st, ps).get());
+  if (loops.empty()) return false;
+  for (auto& l : loops)
+    if (find_path(l, ls.get()).empty()) return false;
+  BufferRegion wreg;
+  for (auto& r : block_of(ps)->writes)
+    if (r.buffer.same_as(X)) wreg = r;
+  if (!wreg.buffer.defined()) return false;
+  for (auto& c : consumers)
+    if (!read_inside_written(st, loops.back(), ps, wreg, c)) return false;
+  return true;
 }
 
 }  // namespace
@@ -180,7 +210,8 @@ void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
     }
     std::vector<Expr> exts;
     for (auto& iv : p->iter_vars) exts.push_back(iv.extent);
-    if (!bijective_bindings(pr->bindings, exts, loops, pr->predicate))
+    if (!bijective_bindings(pr->bindings, exts, loops, pr->predicate) &&
+        !recomputable_in_its_loop(st, ps, ls, X, exact, consumers))
       refuse("block " + p->name + " does not cover its iteration domain exactly once");
   }
   // Order and stability of P's inputs.

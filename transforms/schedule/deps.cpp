@@ -103,6 +103,8 @@ struct Access {
 // write of an element stores the same value and every read sees a write of its own
 // iteration, so the iterations may run in any order or at once (a benign race, which TVM
 // accepts).
+}  // namespace
+
 bool exact_hull(const Stmt& from_loop, const Stmt& ws) {
   const BlockRealizeNode* wr = realize(ws);
   auto wpath = find_path(from_loop.as<ForNode>()->body, ws.get());
@@ -154,21 +156,18 @@ bool exact_hull(const Stmt& from_loop, const Stmt& ws) {
   return true;
 }
 
-bool recomputed_per_iteration(const ScheduleState& st, const Stmt& loop_s, const BufferNode* buf,
-                              const std::vector<Stmt>& blocks) {
-  auto* loop = loop_s.as<ForNode>();
-  Stmt ws;
-  for (auto& bs : blocks) {
-    for (auto& w : block_of(bs)->writes)
-      if (w.buffer.get() == buf) {
-        if (ws.defined() && !ws.same_as(bs)) return false;
-        ws = bs;
-      }
-  }
-  if (!ws.defined()) return false;
+namespace {
+
+// A pure spatial writer of buf: no init/allocs/nested blocks, spatial iter vars only, one
+// store at exactly its iter vars whose value neither reads buf nor takes pointers, and a
+// `where` that only clips the stores to the buffer (`0 <= b`, `b < shape`, b the binding
+// stored in that dimension: a cache copy with a halo, compute_at at a border). It then writes
+// the hull of its bindings intersected with the buffer, which still holds every element a
+// reader can load, since no valid load leaves the buffer.
+bool pure_spatial_writer(const Stmt& ws, const BufferNode* buf) {
   const BlockRealizeNode* wr = realize(ws);
   const BlockNode* w = wr->block.get();
-  if (w->init.defined() || !w->allocs.empty() || !conjuncts(fold(wr->predicate)).empty()) return false;
+  if (w->init.defined() || !w->allocs.empty()) return false;
   if (!collect_blocks(w->body).empty()) return false;
   for (auto& iv : w->iter_vars)
     if (iv.kind != IterKind::Spatial) return false;
@@ -182,12 +181,44 @@ bool recomputed_per_iteration(const ScheduleState& st, const Stmt& loop_s, const
     return false;
   }
   if (ivs.size() != w->iter_vars.size()) return false;
+  for (auto& cj : conjuncts(fold(wr->predicate))) {
+    auto* bn = cj.as<BinaryNode>();
+    if (!bn) return false;
+    bool clip = false;
+    for (size_t d = 0; d < ivs.size() && !clip; ++d) {
+      const Expr& b = wr->bindings[ivs[d]];
+      const Expr& ext = buf->shape[d];
+      Expr zero = make_int(0, b.dtype());
+      clip = (bn->op == BinOp::LT && prove_eq(bn->a, b) && prove_eq(bn->b, ext)) ||
+             (bn->op == BinOp::GT && prove_eq(bn->a, ext) && prove_eq(bn->b, b)) ||
+             (bn->op == BinOp::LE && prove_eq(bn->a, zero) && prove_eq(bn->b, b)) ||
+             (bn->op == BinOp::GE && prove_eq(bn->a, b) && prove_eq(bn->b, zero));
+    }
+    if (!clip) return false;
+  }
   bool impure = false;
   for_each_expr(flat.as<StoreNode>()->value, [&](const Expr& e) {
     impure = impure || e.kind() == ExprKind::BufferPtr;
     if (auto* l = e.as<LoadNode>(); l && l->buffer.get() == buf) impure = true;
   });
   if (impure) return false;
+  return true;
+}
+
+bool recomputed_per_iteration(const ScheduleState& st, const Stmt& loop_s, const BufferNode* buf,
+                              const std::vector<Stmt>& blocks) {
+  auto* loop = loop_s.as<ForNode>();
+  Stmt ws;
+  for (auto& bs : blocks) {
+    for (auto& w : block_of(bs)->writes)
+      if (w.buffer.get() == buf) {
+        if (ws.defined() && !ws.same_as(bs)) return false;
+        ws = bs;
+      }
+  }
+  if (!ws.defined()) return false;
+  if (!pure_spatial_writer(ws, buf)) return false;
+  const BlockNode* w = block_of(ws);
   for (auto& bs : blocks)
     for (auto& in : read_buffers(*w))
       if (block_writes(*block_of(bs), in)) return false;
@@ -219,7 +250,28 @@ bool recomputed_per_iteration(const ScheduleState& st, const Stmt& loop_s, const
       if (seq->stmts[i].same_as(rpath[k])) ri = static_cast<int>(i);
     }
     if (wi < 0 || ri < 0 || wi >= ri) return false;
-    if (!exact_hull(common, ws)) return false;
+    if (!read_inside_written(st, common, ws, wreg, bs)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool read_inside_written(const ScheduleState& st, const Stmt& common, const Stmt& ws,
+                         const BufferRegion& wreg, const Stmt& bs) {
+  const BlockNode* rb = block_of(bs);
+  for (auto& r : rb->reads)
+    if (r.buffer.same_as(wreg.buffer) &&
+        !region_inside_written(st, common, ws, wreg, region_under_loop(common, bs, r)))
+      return false;
+  return true;
+}
+
+bool region_inside_written(const ScheduleState& st, const Stmt& common, const Stmt& ws,
+                           const BufferRegion& wreg, const std::vector<std::optional<SymRange>>& region) {
+  const BufferNode* buf = wreg.buffer.get();
+  {
+    if (!pure_spatial_writer(ws, buf) || !exact_hull(common, ws)) return false;
     RangeMap ranges;
     for (auto& p : st.path_to(common.get()))
       if (auto* f = p.as<ForNode>()) {
@@ -228,17 +280,56 @@ bool recomputed_per_iteration(const ScheduleState& st, const Stmt& loop_s, const
           ranges[f->loop_var.get()] = IntRange{lo, lo + ext - 1};
       }
     auto wdims = region_under_loop(common, ws, wreg);
-    for (auto& r : rb->reads) {
-      if (r.buffer.get() != buf) continue;
-      auto rdims = region_under_loop(common, bs, r);
+    {
+      const auto& rdims = region;
       if (rdims.size() != wdims.size()) return false;
-      for (size_t d = 0; d < rdims.size(); ++d)
-        if (!wdims[d] || !rdims[d] || !prove_le(wdims[d]->lo, rdims[d]->lo, ranges) ||
-            !prove_le(rdims[d]->hi, wdims[d]->hi, ranges))
-          return false;
+      // Loads stay inside the buffer, so a written end at or beyond the buffer's end covers
+      // whatever the reader's region says on that side (also when it cannot be bounded).
+      for (size_t d = 0; d < rdims.size(); ++d) {
+        if (!wdims[d]) return false;
+        DType t = wdims[d]->lo.dtype();
+        bool lo_ok = prove_le(wdims[d]->lo, make_int(0, t), ranges) ||
+                     (rdims[d] && prove_le(wdims[d]->lo, rdims[d]->lo, ranges));
+        bool hi_ok = prove_le(fold(buf->shape[d] - make_int(1, t)), wdims[d]->hi, ranges) ||
+                     (rdims[d] && prove_le(rdims[d]->hi, wdims[d]->hi, ranges));
+        if (!lo_ok || !hi_ok) return false;
+      }
     }
   }
   return true;
+}
+
+namespace {
+
+// A fused loop (fuse(n, c, h), then parallel) indexes a buffer through several dimensions at
+// once: S[f // 20, f // 5 % 4, f % 5, w]. Iterations touch disjoint elements when, in some set
+// of dimensions, every access of the buffer is the same point expression of the loop (not of
+// inner loops) and these points determine the loop's value: then two iterations differ in one
+// of those dimensions. Injectivity is proven as a bijective mixed-radix map (arith.h) of the
+// loop onto the buffer's extents in those dimensions.
+bool fused_partition(const ForNode* loop, const BufferNode* buf, const std::vector<Access>& all) {
+  if (!is_zero(fold(loop->min)) || all.empty()) return false;
+  size_t nd = all[0].dims.size();
+  std::vector<Expr> points, exts;
+  for (size_t d = 0; d < nd && d < buf->shape.size(); ++d) {
+    bool good = true;
+    Expr p;
+    for (auto& a : all) {
+      if (a.dims.size() != nd || !a.dims[d] || !prove_eq(a.dims[d]->lo, a.dims[d]->hi)) {
+        good = false;
+        break;
+      }
+      if (!p.defined())
+        p = a.dims[d]->lo;
+      else if (!prove_eq(p, a.dims[d]->lo))
+        good = false;
+    }
+    if (!good || !uses_var(p, loop->loop_var.get())) continue;
+    points.push_back(p);
+    exts.push_back(buf->shape[d]);
+  }
+  if (points.empty()) return false;
+  return bijective_bindings(points, exts, {LoopDom{loop->loop_var, loop->extent}}, Expr());
 }
 
 }  // namespace
@@ -329,6 +420,7 @@ void check_iterations_independent(const ScheduleState& st, const Stmt& loop_s, c
       }
       if (good && *hi_max - *lo_min < std::abs(coef)) ok = true;
     }
+    if (!ok) ok = fused_partition(loop, buf, all);
     if (!ok) ok = recomputed_per_iteration(st, loop_s, buf, blocks);
     if (!ok) {
       std::string names;

@@ -33,4 +33,20 @@ namespace tirc::sched {
 // [c*l + a, c*l + b] with the same c and all such slices narrower than |c|, so different
 // iterations touch disjoint parts. Used by parallel, vectorize and bind.
 void check_iterations_independent(const ScheduleState& st, const Stmt& loop, const std::string& prim);
+
+// True when, in every iteration of loop `common`, what block `reader` (under `common`) reads
+// of wreg's buffer lies inside what the pure spatial writer `ws` (under `common`, storing
+// at its iter vars, region wreg) writes in that iteration: the writer's region is the exact
+// hull of its mixed-radix bindings over the loops between `common` and it, clipped to the
+// buffer (loads never leave the buffer). The order of the two is not checked here.
+// True when the region block `ws` writes in one iteration of loop `from_loop` is exactly the
+// hull of its bindings over the loops between them (mixed-radix sums of distinct loops).
+bool exact_hull(const Stmt& from_loop, const Stmt& ws);
+
+bool read_inside_written(const ScheduleState& st, const Stmt& common, const Stmt& ws,
+                         const BufferRegion& wreg, const Stmt& reader);
+// The same for a region (per dimension, in the loops at and above `common`; nullopt =
+// unknown) instead of a reader's reads.
+bool region_inside_written(const ScheduleState& st, const Stmt& common, const Stmt& ws,
+                           const BufferRegion& wreg, const std::vector<std::optional<SymRange>>& region);
 }  // namespace tirc::sched

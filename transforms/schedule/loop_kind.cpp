@@ -16,9 +16,12 @@ Stmt loop_for_kind(ScheduleState& st, const ScheduleInstr& ins, ForKind kind, co
   Stmt ls = arg_loop(st, ins, 0);
   auto* f = ls.as<ForNode>();
   if (f->for_kind == kind && f->thread_tag == tag) return Stmt();
-  if (f->for_kind != ForKind::Serial)
-    refuse("loop " + loop_name(ls) + " is already " + for_kind_name(f->for_kind) +
-           (f->thread_tag.empty() ? "" : " (" + f->thread_tag + ")"));
+  // As in TVM, a parallel / vectorized / unrolled loop may get another kind: the new kind's
+  // own checks run (independent iterations for parallel, vectorize and bind; none for unroll,
+  // whose in-order execution is one of the orders the old kind allowed). A thread-bound loop
+  // stays bound (its extent is the launch size of that axis).
+  if (f->for_kind == ForKind::ThreadBinding)
+    refuse("loop " + loop_name(ls) + " is already bound to " + f->thread_tag);
   return ls;
 }
 
@@ -67,6 +70,8 @@ void prim_bind(ScheduleState& st, const ScheduleInstr& ins) {
   expect_args(ins, 2, 2);
   expect_results(ins, 0);
   std::string tag = arg_string(ins, 1, "the thread axis");
+  // TVM's virtual threads are "vthread.x/y/z"; here every vthread is one serial loop.
+  if (tag == "vthread.x" || tag == "vthread.y" || tag == "vthread.z") tag = "vthread";
   static const std::set<std::string> tags = {"blockIdx.x",  "blockIdx.y",  "blockIdx.z", "threadIdx.x",
                                              "threadIdx.y", "threadIdx.z", "vthread"};
   if (!tags.count(tag))

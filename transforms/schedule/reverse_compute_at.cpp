@@ -8,7 +8,8 @@
 // of successive iterations tile C's domain exactly once (checked as a bijective map from
 // the loops at and above `loop` to tile indices); C covers its domain exactly once; C is
 // after `loop` and nothing C reads or writes is touched between `loop` and C's old place.
-// C's `where` is kept, rewritten in the new bindings.
+// C's `where` is kept, rewritten in the new bindings. A reduce iter var is allowed when its
+// loads need the whole produced extent (the reduction then runs whole in each iteration).
 #include "transforms/schedule/inline_common.h"
 #include "transforms/schedule/predicate.h"
 #include "transforms/schedule/prims.h"
@@ -41,12 +42,28 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
                   : "loop " + loop_name(ls) + " is in the init of block " + sb->name + " and block " +
                         c->name + " is not");
   }
-  // Produced buffers: read by C and written under the loop.
+  // Produced buffers: read by C and written under the loop. Writers after C (a gradient's
+  // later `X_grad += ...`) do not produce what C reads, and C does not move past them.
+  // Writers in top-level nests that end before the loop's nest starts (a gradient's zero-fill
+  // `X_grad_init` before the accumulating loop) finish before every iteration; the producers
+  // under the loop then write each element only in the iteration that produces its tile
+  // (checked below), so it is final after that iteration as before.
   std::vector<Buffer> produced;
+  auto order0 = blocks_in_order(st);
+  int cidx0 = block_index(order0, cs);
+  int first_l0 = 1 << 30;
+  for (auto& b : collect_blocks(ls)) first_l0 = std::min(first_l0, block_index(order0, b));
+  Stmt litem0 = top_item(st, ls.get());
   for (auto& buf : read_buffers(*c)) {
     auto ws = writers_of(st, buf, c);
     bool under = false, outside = false;
-    for (auto& w : ws) (find_path(ls, w.get()).empty() ? outside : under) = true;
+    for (auto& w : ws) {
+      bool in_loop = !find_path(ls, w.get()).empty();
+      int wi = block_index(order0, w);
+      if (!in_loop && wi > cidx0 && !top_item(st, w.get()).same_as(top_item(st, cs.get()))) continue;
+      if (!in_loop && wi < first_l0 && !top_item(st, w.get()).same_as(litem0)) continue;
+      (in_loop ? under : outside) = true;
+    }
     if (under && outside) refuse("buffer " + buf->name + " is also written outside loop " + loop_name(ls));
     if (under) produced.push_back(buf);
   }
@@ -78,6 +95,7 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
     std::vector<std::optional<SymRange>> reg;
     bool first = true;
     for (auto& w : writers_of(st, X, c)) {
+      if (find_path(ls, w.get()).empty()) continue;  // a writer after C (see above)
       const BlockRealizeNode* wr = realize(w);
       for (auto& l : above)
         for (auto k : kinds_bound_to(*wr, l.as<ForNode>()->loop_var.get()))
@@ -118,6 +136,16 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
   for (size_t i = 0; i < c->iter_vars.size(); ++i) {
     if (!range_of[i]) continue;
     const IterVar& iv = c->iter_vars[i];
+    // A reduce iter var whose loads need the whole produced extent (softmax's row sum
+    // consuming a row of exp) keeps its full range, as if unmapped: each iteration of the
+    // loop then runs whole reductions (init at the first reduce point, reduce order kept),
+    // over inputs that are final in that iteration. TVM accepts this (reductions may be
+    // reverse_compute_at-ed; the reduce var's domain comes from the consumed region).
+    if (iv.kind == IterKind::Reduce && is_zero(fold(range_of[i]->lo)) &&
+        prove_eq(fold(range_of[i]->hi), fold(iv.extent - make_int(1, iv.var.dtype())))) {
+      range_of[i].reset();
+      continue;
+    }
     if (iv.kind != IterKind::Spatial)
       refuse("iter var " + iv.var.name() + " of block " + c->name + " is not spatial");
     DType t = iv.var.dtype();
@@ -177,6 +205,27 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
   for (auto& b : collect_blocks(ls)) last_l = std::max(last_l, block_index(order, b));
   if (last_l > cidx) refuse("block " + c->name + " comes before loop " + loop_name(ls));
   Stmt litem = top_item(st, ls.get());
+  // C leaves the loops it shares with other blocks (found by the fuzzer: lstm's `gates`,
+  // reading H[t - 1] that `hidden` writes later in the same scan loop t): in those loops a
+  // block after C may produce what C reads in the next iteration (or C feed it), an order the
+  // move would break. Refused when such a block touches what C reads and one of them writes.
+  {
+    Stmt citem = top_item(st, cs.get());
+    if (!citem.same_as(cs) && !citem.same_as(litem)) {
+      for (auto& o : collect_blocks(citem)) {
+        if (o.same_as(cs)) continue;
+        const BlockNode* ob = block_of(o);
+        for (auto& buf : read_buffers(*c))
+          if (block_writes(*ob, buf))
+            refuse("block " + ob->name + " writes buffer " + buf->name + ", which block " + c->name +
+                   " reads, in a loop that block " + c->name + " would leave");
+        for (auto& buf : written_buffers(*c))
+          if (block_reads(*ob, buf) || block_writes(*ob, buf))
+            refuse("block " + ob->name + " accesses buffer " + buf->name + ", which block " + c->name +
+                   " writes, in a loop that block " + c->name + " would leave");
+      }
+    }
+  }
   std::vector<Buffer> touched = read_buffers(*c);
   for (auto& b : written_buffers(*c)) touched.push_back(b);
   for (auto& buf : touched) {

@@ -4,10 +4,12 @@
 // only its reduce iter vars, computes partial results into a new buffer "<C>_rf" with the
 // loop's extent inserted at dimension factor_axis (block "<C>_rf", the loop becoming a
 // spatial iter var), then reduces them into C in the original block (the write-back, same
-// name) under new loops. Legal when the loop nest holds only this block, the bindings are
+// name) under new loops. Legal when the loop nest holds only this block (below outer loops
+// that feed only spatial iter vars and may hold other statements), the bindings are
 // affine and one-to-one, no loop feeds both spatial and reduce iter vars, and a predicate
 // over the reduction loops (non-dividing split) still runs the first iteration of every
-// partial result. Results differ from the original only by float reassociation.
+// partial result that runs at all (the write-back then skips the partials that never run). Results differ
+// from the original only by float reassociation.
 #include <cmath>
 
 #include "ir/printer.h"
@@ -154,7 +156,14 @@ void prim_rfactor(ScheduleState& st, const ScheduleInstr& ins) {
   // Loop nest: only this block, loops start at 0, affine one-to-one bindings.
   auto loops = st.loops_above(bs.get());
   Stmt root = exclusive_root(st, bs);
-  if (loops.empty() || !root.same_as(loops[0]))
+  // Outer loops may be shared with other statements (a consumer moved into the row loop by
+  // reverse_compute_at) as long as they feed only spatial iter vars (checked below): the rf
+  // nest and the write-back then replace the exclusive part, inside them, so each iteration
+  // of the shared loops still finishes its results before the statements after it (TVM asks
+  // only that the block be the first child of its outermost reduction loop).
+  size_t nshared = 0;
+  while (nshared < loops.size() && !root.same_as(loops[nshared])) ++nshared;
+  if (loops.empty() || nshared == loops.size())
     refuse("the loops of block " + b->name + " hold other statements");
   std::vector<LoopDom> doms;
   for (auto& l : loops) {
@@ -173,6 +182,7 @@ void prim_rfactor(ScheduleState& st, const ScheduleInstr& ins) {
       (k == IterKind::Spatial ? sp : rd) = true;
     if (sp && rd) refuse("loop " + loop_name(loops[i]) + " feeds both spatial and reduce iter vars");
     red_loop[i] = rd;
+    if (rd && i < nshared) refuse("the loops of block " + b->name + " hold other statements");
   }
   // Conjuncts of the predicate over reduction loops (a non-dividing split of the reduction)
   // stay on the rf block. Every partial result must still be initialised: the rf block must
@@ -183,7 +193,7 @@ void prim_rfactor(ScheduleState& st, const ScheduleInstr& ins) {
       if (red_loop[i] && loops[i].as<ForNode>()->loop_var.get() == v) return true;
     return false;
   };
-  std::vector<Expr> wpred;
+  std::vector<Expr> wpred, wpred_rf;  // wpred_rf: over the rf loop (which partials exist)
   {
     RangeMap ranges = const_ranges(loops);
     std::unordered_map<const VarNode*, Expr> first;
@@ -201,10 +211,39 @@ void prim_rfactor(ScheduleState& st, const ScheduleInstr& ins) {
                            (cmp->op == BinOp::LE && prove_le(cmp->a, cmp->b, ranges)) ||
                            (cmp->op == BinOp::GT && prove_lt(cmp->b, cmp->a, ranges)) ||
                            (cmp->op == BinOp::GE && prove_le(cmp->b, cmp->a, ranges)));
-      if (!holds)
+      if (holds) continue;
+      // Otherwise a partial result whose first iteration is skipped must get no iteration at
+      // all (a symbolic extent split with `_`: `ko * 4 + ki < n` skips partial ki entirely
+      // when ki >= n). That holds when c implies c0: c is `a < b` (or <=, or mirrored) with b
+      // free of the other reduction loops and a - a0 >= 0 (a0 = a at those loops = 0; their
+      // coefficients are non-negative and the loops start at 0). Then every running
+      // iteration of a partial implies its first one runs (initialising it), and the
+      // write-back skips the partials with c0 false, which never ran. The write-back's own
+      // first partial (rf loop at 0) must run whenever another does (for its init): c0
+      // implies c0 at rf loop = 0 by the same argument.
+      auto* oc = c.as<BinaryNode>();
+      bool implied = false;
+      if (oc && cmp && oc->op == cmp->op) {
+        bool lt_form = oc->op == BinOp::LT || oc->op == BinOp::LE;
+        bool gt_form = oc->op == BinOp::GT || oc->op == BinOp::GE;
+        Expr small = lt_form ? oc->a : oc->b, big = lt_form ? oc->b : oc->a;
+        Expr small0 = lt_form ? cmp->a : cmp->b;
+        RangeMap nonneg = ranges;
+        for (auto& l : loops) {
+          const VarNode* v = l.as<ForNode>()->loop_var.get();
+          if (is_red(v) && !nonneg.count(v)) nonneg[v] = IntRange{0, int64_t(1) << 30};
+        }
+        auto other_red = [&](const VarNode* v) { return is_red(v) && v != L->loop_var.get(); };
+        std::unordered_map<const VarNode*, Expr> rf0{{L->loop_var.get(), make_int(0, L->loop_var.dtype())}};
+        implied = (lt_form || gt_form) && !uses_var(big, other_red) && !uses_var(big, L->loop_var.get()) &&
+                  prove_le(small0, small, nonneg) &&
+                  prove_le(fold(substitute(small0, rf0)), small0, nonneg) && !uses_var(small0, other_red);
+      }
+      if (!implied)
         refuse("the predicate of block " + b->name +
                " involves the reduction loops and may skip the first iteration " + "of a partial result (" +
                print_expr(c) + ")");
+      wpred_rf.push_back(c0);
     }
   }
   int64_t nd = static_cast<int64_t>(C->ndim());
@@ -267,7 +306,7 @@ void prim_rfactor(ScheduleState& st, const ScheduleInstr& ins) {
     used.push_back(n);
     return n;
   };
-  for (size_t i = 0; i < loops.size(); ++i) {
+  for (size_t i = nshared; i < loops.size(); ++i) {
     if (red_loop[i]) continue;
     auto* f = loops[i].as<ForNode>();
     Var v(fresh(f->loop_var.name() + "_wb"), f->loop_var.dtype());
@@ -299,6 +338,8 @@ void prim_rfactor(ScheduleState& st, const ScheduleInstr& ins) {
   Stmt wbody = make_store(C, cidx, make_binary(comb_op, make_load(C, cidx), make_load(R, widx)));
   // Without an init the write-back accumulates into what C held, as the block did.
   Stmt winit = init ? make_store(C, cidx, init->value) : Stmt();
+  wloop[L->loop_var.get()] = wr;  // the write-back's predicate may test the rf loop (wpred_rf)
+  for (auto& c0 : wpred_rf) wpred.push_back(c0);
   Stmt wblock =
       make_simple_block(b->name, wivs, wbinds, wbody, winit, fold(substitute(make_and(wpred), wloop)));
   wblock = update_realize(wblock, [&](BlockRealizeNode& r) {

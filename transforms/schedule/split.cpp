@@ -35,11 +35,11 @@ void prim_split(ScheduleState& st, const ScheduleInstr& ins) {
   for (size_t k = 0; k < n; ++k) {
     const ScheduleArg& a = fl->list[k];
     if (a.kind == ScheduleArg::Wildcard) {
-      if (wild >= 0) refuse("at most one factor may be _");
+      if (wild >= 0) refuse("at most one factor may be inferred (_ or None)");
       wild = static_cast<int>(k);
     } else if (a.kind == ScheduleArg::Ident && a.text == "None") {
       // TVM spells the inferred factor None.
-      if (wild >= 0) refuse("at most one factor may be _");
+      if (wild >= 0) refuse("at most one factor may be inferred (_ or None)");
       wild = static_cast<int>(k);
     } else if (a.kind == ScheduleArg::Int) {
       if (a.int_value <= 0) refuse("factor " + std::to_string(a.int_value) + " is not positive");
@@ -62,7 +62,8 @@ void prim_split(ScheduleState& st, const ScheduleInstr& ins) {
       refuse("factors multiply to " + std::to_string(prod) + ", less than the extent " +
              std::to_string(ext_c) + " of loop " + loop_name(ls));
   } else {
-    refuse("loop " + loop_name(ls) + " has the symbolic extent; write _ for one factor");
+    refuse("loop " + loop_name(ls) + " has a symbolic extent that the factors (product " +
+           std::to_string(prod) + ") may not cover; write _ (or None) for one factor");
   }
   // Total covered and whether a predicate is needed.
   Expr total = exts[0];
