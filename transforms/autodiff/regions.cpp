@@ -1,9 +1,11 @@
 #include "transforms/autodiff/regions.h"
 
+#include <algorithm>
 #include <unordered_set>
 #include <vector>
 
 #include "ir/visitor.h"
+#include "transforms/autodiff/affine.h"
 
 namespace tirc::ad {
 
@@ -64,16 +66,46 @@ std::vector<BufferRegion> regions(const std::vector<Access>& acc,
                                   const std::unordered_set<const VarNode*>& bound) {
   std::vector<BufferRegion> out;
   for (auto& a : acc) {
+    // Per dimension: the index when every access uses the same one, [i + lo, i + hi + 1)
+    // when they differ by constants (a scan reading the step before the one it writes),
+    // else the whole extent. Keeping the exact dimensions lets the schedule see that, e.g.,
+    // the rows of a backward scan are independent.
     BufferRegion r;
     r.buffer = a.buffer;
-    bool point = a.tuples.size() == 1;
-    if (point)
-      for (auto& i : a.tuples[0])
-        if (!uses_only(i, bound)) point = false;
-    if (point) {
-      for (auto& i : a.tuples[0]) r.ranges.push_back({i, Expr()});
-    } else {
-      for (auto& s : a.buffer->shape) r.ranges.push_back({make_const(s.dtype(), 0), s});
+    for (size_t d = 0; d < a.buffer->ndim(); ++d) {
+      const Expr& i0 = a.tuples[0][d];
+      bool ok = uses_only(i0, bound);
+      int64_t lo = 0, hi = 0;
+      bool same = true;
+      auto base = ok ? to_affine(i0) : std::nullopt;
+      for (size_t t = 1; t < a.tuples.size() && ok; ++t) {
+        const Expr& it = a.tuples[t][d];
+        if (expr_identical(it, i0)) continue;
+        same = false;
+        auto x = uses_only(it, bound) ? to_affine(it) : std::nullopt;
+        if (!x || !base) {
+          ok = false;
+          break;
+        }
+        x->add(*base, -1);
+        if (!x->is_const()) {
+          ok = false;
+          break;
+        }
+        lo = std::min(lo, x->constant);
+        hi = std::max(hi, x->constant);
+      }
+      const Expr& ext = a.buffer->shape[d];
+      if (!ok) {
+        r.ranges.push_back({make_const(ext.dtype(), 0), ext});
+      } else if (same) {
+        r.ranges.push_back({i0, Expr()});
+      } else {
+        Affine b = *base, e = *base;
+        b.constant += lo;
+        e.constant += hi + 1;
+        r.ranges.push_back({affine_to_expr(b, i0.dtype()), affine_to_expr(e, i0.dtype())});
+      }
     }
     out.push_back(std::move(r));
   }
