@@ -257,6 +257,47 @@ Expr and_all(const std::vector<Expr>& cs) {
   return out;
 }
 
+// `A[J] += term` for every leaf (A = target(leaf load)), each under the leaf's own guards
+// (those after the prefix `guards` that the caller applies around everything), in the lets
+// of `lets` that the terms need; undefined when there is no leaf. Used inside the backward
+// scans, where the cotangents are updated step by step.
+Stmt accumulate_leaves(const std::vector<LeafTerm>& leaves, const std::vector<Expr>& guards,
+                       const std::vector<const std::vector<Binding>*>& lets,
+                       const std::function<Buffer(const LoadNode*)>& target) {
+  std::vector<Stmt> stmts;
+  std::unordered_set<const VarNode*> need;
+  for (auto& g : leaves) {
+    auto* ld = g.load.as<LoadNode>();
+    Buffer A = target(ld);
+    Expr cur = make_load(A, ld->indices);
+    Expr val;
+    if (auto* n = g.term.as<UnaryNode>(); n && n->op == UnOp::Neg)
+      val = cur - n->a;
+    else
+      val = cur + g.term;
+    Stmt st = make_store(A, ld->indices, val);
+    std::vector<Expr> own;
+    for (size_t i = 0; i < g.guards.size(); ++i)
+      if (i >= guards.size() || !expr_identical(g.guards[i], guards[i])) own.push_back(g.guards[i]);
+    if (!own.empty()) st = make_if(and_all(own), st);
+    collect_vars(g.term, &need);
+    for (auto& x : own) collect_vars(x, &need);
+    for (auto& x : ld->indices) collect_vars(x, &need);
+    stmts.push_back(st);
+  }
+  if (stmts.empty()) return Stmt();
+  Stmt body = make_seq(stmts);
+  std::vector<const Binding*> all;
+  for (auto* l : lets)
+    for (auto& x : *l) all.push_back(&x);
+  for (size_t i = all.size(); i-- > 0;) {
+    if (!need.count(all[i]->var.get())) continue;
+    collect_vars(all[i]->value, &need);
+    body = make_let_stmt(all[i]->var, all[i]->value, body);
+  }
+  return body;
+}
+
 class GradientBuilder {
  public:
   GradientBuilder(const FunctionNode& f, const std::vector<std::string>& wrt, const GradientOptions& opts)
@@ -850,45 +891,19 @@ void GradientBuilder::reverse_region(const Region& r) {
     auto contributions =
         [&](const std::shared_ptr<Scope>& Sp, const std::shared_ptr<std::vector<Binding>>& adjp,
             const std::vector<LeafTerm>& leaves, const std::vector<Expr>& guards, bool wrap = true) {
-          const Scope& S = *Sp;
-          const std::vector<Binding>& adj_lets = *adjp;
-          std::vector<Stmt> stmts;
-          std::unordered_set<const VarNode*> need;
+          std::vector<LeafTerm> mine;
           for (auto& g : leaves) {
-            if (!in_loop(g)) {
+            if (in_loop(g))
+              mine.push_back(g);
+            else
               later.push_back({j, Sp, adjp, g});
-              continue;
-            }
-            auto* ld = g.load.as<LoadNode>();
+          }
+          Stmt body = accumulate_leaves(mine, guards, {&Sp->lets, adjp.get()}, [&](const LoadNode* ld) {
             Buffer A = adj_write(ld->buffer);
             zero_init_.erase(A.get());
-            Expr cur = make_load(A, ld->indices);
-            Expr val;
-            if (auto* n = g.term.as<UnaryNode>(); n && n->op == UnOp::Neg)
-              val = cur - n->a;
-            else
-              val = cur + g.term;
-            Stmt st = make_store(A, ld->indices, val);
-            std::vector<Expr> own;
-            for (size_t i = 0; i < g.guards.size(); ++i)
-              if (i >= guards.size() || !expr_identical(g.guards[i], guards[i])) own.push_back(g.guards[i]);
-            if (!own.empty()) st = make_if(and_all(own), st);
-            collect_vars(g.term, &need);
-            for (auto& x : own) collect_vars(x, &need);
-            for (auto& x : ld->indices) collect_vars(x, &need);
-            stmts.push_back(st);
-          }
-          if (stmts.empty()) return Stmt();
-          Stmt body = make_seq(stmts);
-          std::vector<const Binding*> all;
-          for (auto* l : {&S.lets, &adj_lets})
-            for (auto& x : *l) all.push_back(&x);
-          for (size_t i = all.size(); i-- > 0;) {
-            if (!need.count(all[i]->var.get())) continue;
-            collect_vars(all[i]->value, &need);
-            body = make_let_stmt(all[i]->var, all[i]->value, body);
-          }
-          if (wrap && !guards.empty()) body = make_if(and_all(guards), body);
+            return A;
+          });
+          if (body.defined() && wrap && !guards.empty()) body = make_if(and_all(guards), body);
           return body;
         };
     std::vector<Stmt> parts;
@@ -1628,39 +1643,13 @@ void GradientBuilder::emit_reverse_scan(Unit& u, const Buffer& G,
                                         const std::vector<Expr>& guards) {
   const BlockNode& b = *u.blk;
   const std::vector<Expr>& I = u.store->indices;
-  std::vector<Stmt> stmts;
-  std::unordered_set<const VarNode*> need;
   bool cross = false;  // a step feeds earlier elements of other spatial points
   for (auto& g : carried) {
     auto* ld = g.load.as<LoadNode>();
     for (size_t d = 0; d < I.size(); ++d)
       if (d != u.scan_dim && !expr_identical(ld->indices[d], I[d])) cross = true;
-    Expr cur = make_load(G, ld->indices);
-    Expr val;
-    if (auto* n = g.term.as<UnaryNode>(); n && n->op == UnOp::Neg)
-      val = cur - n->a;
-    else
-      val = cur + g.term;
-    Stmt st = make_store(G, ld->indices, val);
-    // The leaf's guards start with the body's (applied around everything below).
-    std::vector<Expr> own;
-    for (size_t i = 0; i < g.guards.size(); ++i)
-      if (i >= guards.size() || !expr_identical(g.guards[i], guards[i])) own.push_back(g.guards[i]);
-    if (!own.empty()) st = make_if(and_all(own), st);
-    collect_vars(g.term, &need);
-    for (auto& x : own) collect_vars(x, &need);
-    for (auto& x : ld->indices) collect_vars(x, &need);
-    stmts.push_back(st);
   }
-  Stmt body = make_seq(stmts);
-  std::vector<const Binding*> all;
-  for (auto* l : lets)
-    for (auto& x : *l) all.push_back(&x);
-  for (size_t i = all.size(); i-- > 0;) {
-    if (!need.count(all[i]->var.get())) continue;
-    collect_vars(all[i]->value, &need);
-    body = make_let_stmt(all[i]->var, all[i]->value, body);
-  }
+  Stmt body = accumulate_leaves(carried, guards, lets, [&](const LoadNode*) { return G; });
   if (!guards.empty()) body = make_if(and_all(guards), body);
   // The loop runs backwards: t -> (2 min + extent - 1) - t in the bindings and predicate, and
   // the new scan var w counts the steps from the end (s = extent - 1 - w), so that it still
