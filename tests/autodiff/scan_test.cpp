@@ -513,3 +513,78 @@ TEST(ScanRefusals, ReadOfAnElementNotYetWritten) {
 
 }  // namespace
 }  // namespace tirc
+
+namespace tirc {
+namespace {
+
+TEST(ScanRefusals, ScanLoopAlsoBindsASpatialVar) {
+  EXPECT_EQ(refusal(R"(func d(X: f32[6, 6]) -> (Y: f32[6, 6]) {
+  for t in serial(6) {
+    block s(vt: scan(6) = t, vi: spatial(6) = t) {
+      Y[vt, vi] = if_then_else(vt == 0, X[0, vi], Y[vt - 1, vi] + X[vt, vi])
+    }
+  }
+})",
+                    "d"),
+            "block s: the loop t of the scan var vt also binds iter var vi");
+}
+
+TEST(ScanRefusals, InnerLoopDependsOnTheScanLoop) {
+  EXPECT_EQ(refusal(R"(func tri(X: f32[6, 6]) -> (Y: f32[6, 6]) {
+  for t in serial(6) {
+    for i in serial(t + 1) {
+      block s(vt: scan(6) = t, vi: spatial(6) = i) {
+        Y[vt, vi] = if_then_else(vt == 0, X[0, vi], Y[vt - 1, vi] + X[vt, vi])
+      }
+    }
+  }
+})",
+                    "tri"),
+            "block s: a loop or condition inside the scan loop t depends on it");
+}
+
+TEST(ScanRefusals, RecurrenceBufferWrittenBeforeTheLoop) {
+  EXPECT_EQ(
+      refusal(R"(func pre(X: f32[5]) -> (Y: f32[5]) {
+  alloc A: f32[5]
+  for i in serial(5) {
+    block z(vi: spatial(5) = i) { A[vi] = X[vi] }
+  }
+  for t in serial(5) {
+    block a(vt: scan(5) = t) { A[vt] = if_then_else(vt == 0, X[0], Y[vt - 1] * 0.5) }
+    block y(vt: scan(5) = t) { Y[vt] = A[vt] + X[vt] }
+  }
+})",
+              "pre"),
+      "block a: in a recurrence through several blocks, A must be written by one block of the loop and by "
+      "no block before it");
+}
+
+TEST(ScanRefusals, ReduceVarBoundToTheScanLoop) {
+  EXPECT_EQ(refusal(R"(func rv(X: f32[5]) -> (Y: f32[5], S: f32[1]) {
+  for t in serial(5) {
+    block y(vt: scan(5) = t) { Y[vt] = if_then_else(vt == 0, X[0], Y[vt - 1] * 0.5 + X[vt]) }
+    block s(z: spatial(1) = 0, vr: reduce(5) = t) {
+      init { S[z] = 0.0 }
+      S[z] = S[z] + Y[vr]
+    }
+  }
+})",
+                    "rv"),
+            "block s: the iter var vr bound to the scan loop t is a reduce var");
+}
+
+TEST(ScanRefusals, RecurrenceReadAtAComputedStep) {
+  EXPECT_EQ(refusal(R"(func half(X: f32[8]) -> (Y: f32[8]) {
+  alloc A: f32[8]
+  for t in serial(8) {
+    block a(vt: scan(8) = t) { A[vt] = if_then_else(vt == 0, X[0], Y[vt // 2] * 0.5) }
+    block y(vt: scan(8) = t) { Y[vt] = A[vt] + X[vt] }
+  }
+})",
+                    "half"),
+            "block a: reads Y at an index that is not vt plus a constant in dimension 0");
+}
+
+}  // namespace
+}  // namespace tirc
