@@ -1,5 +1,6 @@
 #include "tests/accept/accept_util.h"
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -8,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include "runtime/npy.h"
 
 namespace tirc::accept {
 namespace fs = std::filesystem;
@@ -76,6 +79,24 @@ std::string compare(const NDArray& got, const NDArray& want, double rtol, double
     }
   }
   return "";
+}
+
+void check_run_against_npy(const std::string& file, const std::string& func, const std::string& engine,
+                           const NpyNames& inputs, const NpyNames& outputs, double tol,
+                           const std::string& prefix) {
+  SCOPED_TRACE(file + " " + func + " --engine " + engine);
+  std::string args = "run @/" + file + " --func " + func + " --engine " + engine;
+  for (auto& [name, v] : inputs)
+    args += " --input " + name + "=" + (v[0] == '=' ? v.substr(1) : "@/data/" + prefix + v + ".npy");
+  for (auto& [name, v] : outputs) args += " --output " + name + "=%/" + name + ".npy";
+  CliRun r = run(args);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  for (auto& [name, v] : outputs) {
+    NDArray got = read_npy(tmp() + name + ".npy");
+    NDArray want = read_npy(cases() + "data/" + prefix + v + ".npy");
+    EXPECT_EQ(compare(got, want, tol, tol), "") << "output " << name;
+  }
 }
 
 }  // namespace tirc::accept

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "runtime/ndarray.h"
 
@@ -37,5 +39,13 @@ void write_file(const std::string& path, const std::string& text);
 // atol + rtol*|want| (NaN matches NaN, inf matches the same inf); else a description of
 // the first difference.
 std::string compare(const NDArray& got, const NDArray& want, double rtol, double atol);
+
+// `tirc run @/FILE --func FUNC --engine ENGINE` with inputs NAME -> "=VALUE" or a data stem
+// (cases/data/PREFIX<stem>.npy), every output written as .npy and compared with
+// cases/data/PREFIX<stem>.npy within tol (relative and absolute); no stderr.
+using NpyNames = std::vector<std::pair<std::string, std::string>>;
+void check_run_against_npy(const std::string& file, const std::string& func, const std::string& engine,
+                           const NpyNames& inputs, const NpyNames& outputs, double tol,
+                           const std::string& prefix = "");
 
 }  // namespace tirc::accept

@@ -79,19 +79,7 @@ std::vector<RunCase> run_cases() {
 }
 
 void check_case(const RunCase& c, const std::string& engine) {
-  SCOPED_TRACE(std::string(c.func) + " --engine " + engine);
-  std::string args = "run @/lang_r2.tir --func " + std::string(c.func) + " --engine " + engine;
-  for (auto& [name, v] : c.inputs)
-    args += " --input " + name + "=" + (v[0] == '=' ? v.substr(1) : "@/data/r2_" + v + ".npy");
-  for (auto& [name, v] : c.outputs) args += " --output " + name + "=%/" + name + ".npy";
-  CliRun r = run(args);
-  ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(r.err, "");
-  for (auto& [name, v] : c.outputs) {
-    NDArray got = read_npy(tmp() + name + ".npy");
-    NDArray want = read_npy(cases() + "data/r2_" + v + ".npy");
-    EXPECT_EQ(compare(got, want, c.tol, c.tol), "") << "output " << name;
-  }
+  check_run_against_npy("lang_r2.tir", c.func, engine, c.inputs, c.outputs, c.tol, "r2_");
 }
 
 TEST(AcceptRunR2, InterpMatchesNumpy) {

@@ -72,19 +72,7 @@ std::vector<RunCase> run_cases() {
 }
 
 void check_case(const RunCase& c, const std::string& engine) {
-  SCOPED_TRACE(std::string(c.file) + " " + c.func + " --engine " + engine);
-  std::string args = "run @/" + std::string(c.file) + " --func " + c.func + " --engine " + engine;
-  for (auto& [name, v] : c.inputs)
-    args += " --input " + name + "=" + (v[0] == '=' ? v.substr(1) : "@/data/" + v + ".npy");
-  for (auto& [name, v] : c.outputs) args += " --output " + name + "=%/" + name + ".npy";
-  CliRun r = run(args);
-  ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(r.err, "");
-  for (auto& [name, v] : c.outputs) {
-    NDArray got = read_npy(tmp() + name + ".npy");
-    NDArray want = read_npy(cases() + "data/" + v + ".npy");
-    EXPECT_EQ(compare(got, want, c.tol, c.tol), "") << "output " << name;
-  }
+  check_run_against_npy(c.file, c.func, engine, c.inputs, c.outputs, c.tol);
 }
 
 TEST(AcceptRun, InterpMatchesNumpy) {
