@@ -43,6 +43,9 @@ std::string compare(const NDArray& got, const NDArray& want, double rtol, double
 // `tirc run @/FILE --func FUNC --engine ENGINE` with inputs NAME -> "=VALUE" or a data stem
 // (cases/data/PREFIX<stem>.npy), every output written as .npy and compared with
 // cases/data/PREFIX<stem>.npy within tol (relative and absolute); no stderr.
+// A `check-grad` run that exits 0 and reports exactly n inputs passed, none failed.
+void expect_passed(const CliRun& r, int n);
+
 using NpyNames = std::vector<std::pair<std::string, std::string>>;
 void check_run_against_npy(const std::string& file, const std::string& func, const std::string& engine,
                            const NpyNames& inputs, const NpyNames& outputs, double tol,

@@ -10,16 +10,6 @@
 namespace tirc::accept {
 namespace {
 
-void expect_passed(const CliRun& r, int n) {
-  EXPECT_EQ(r.code, 0) << r.out << r.err;
-  std::string last = std::to_string(n) + " passed, 0 failed\n";
-  ASSERT_GE(r.out.size(), last.size()) << r.out << r.err;
-  EXPECT_EQ(r.out.substr(r.out.size() - last.size()), last) << r.out;
-  size_t lines = 0, p = 0;
-  while ((p = r.out.find(": passed\n", p)) != std::string::npos) ++lines, ++p;
-  EXPECT_EQ(lines, static_cast<size_t>(n)) << r.out;
-}
-
 struct GradCase {
   const char* func;
   const char* extra;
