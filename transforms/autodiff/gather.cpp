@@ -632,11 +632,38 @@ std::optional<GatherResult> Solver::run(const GatherInput& in) {
     }
     ineqs_ = kept;
   }
+  // `c*w + rest >= 0` (c = +-1) with w a loop of the result whose box [lo, hi) is symbolic
+  // (scalar params): implied by the loop bounds when `lo + rest` (c = 1) or
+  // `rest - (hi - 1)` (c = -1) is a constant >= 0. (A loop `for i in serial(n)` gives
+  // `i >= 0` and `n - 1 - i >= 0`, which would otherwise stay as a `where`.)
+  std::unordered_set<const VarNode*> looped;
+  for (auto& w : order) looped.insert(w.get());
+  auto implied_by_box = [&](const Affine& q) {
+    for (auto& [v, c] : q.terms) {
+      if ((c != 1 && c != -1) || !looped.count(v.get())) continue;
+      auto it = box_.find(v.get());
+      if (it == box_.end()) continue;
+      Affine rest = q;
+      rest.add(v, -c);
+      auto bound = to_affine(c == 1 ? it->second.lo : it->second.hi);
+      if (!bound) continue;
+      Affine d = rest;
+      if (c == 1) {
+        d.add(*bound, 1);
+      } else {
+        d.add(*bound, -1);
+        d.constant += 1;
+      }
+      if (d.is_const() && d.constant >= 0) return true;
+    }
+    return false;
+  };
   std::vector<Expr> pred;
   for (auto& q : ineqs_) {
     bool has_nonaff = false;
     for (auto& [v, c] : q.terms)
       if (nonaff_.count(v.get())) has_nonaff = true;
+    if (!has_nonaff && implied_by_box(q)) continue;
     if (!has_nonaff) {
       auto iv = interval(q);
       if (iv && iv->first >= 0) continue;  // holds on the whole box

@@ -23,6 +23,8 @@ using namespace ad;
 namespace {
 
 constexpr int64_t kNoIndex = 2147483647;  // "no arg-extremum" in the K buffer of max/min
+// gather_costs_more: the largest gather box kept, relative to the forward loop nest's box.
+constexpr double kGatherOverScatter = 4.0;
 
 struct PathElem {
   Stmt s;
@@ -335,6 +337,14 @@ class GradientBuilder {
   void assign_versions();
   void reverse_unit(Unit& u);
   void emit_contribution(Unit& u, const std::vector<const std::vector<Binding>*>& lets, const LeafTerm& leaf);
+  // Whether the gather blocks of one contribution iterate over many more points than the
+  // forward loop nest (whose scatter visits each contributing point once): adaptive
+  // pooling's window start `i * 5 // 3 + r` leaves quotient and remainder vars free in the
+  // inverted map, a box of 51030 points (its `where` keeps 144) for 162 forward points. Then
+  // the scatter is emitted instead. Boxes, not predicates, are compared (the loops iterate
+  // the box); a gather up to kGatherOverScatter times larger is kept, as it runs in parallel
+  // without atomics (a valid convolution's gather box exceeds the forward's near borders).
+  bool gather_costs_more(const GatherInput& gi, const std::vector<GatherResult>& results) const;
   // Max/min: the gradient goes to the arg-extremum only: a block over the spatial points
   // that decodes the reduce point from K (a scatter: windows may overlap).
   void emit_argext(Unit& u, const std::vector<const std::vector<Binding>*>& lets, const LeafTerm& leaf,
@@ -366,8 +376,38 @@ class GradientBuilder {
   Expr reduce_index(const Unit& u);
   void emit(Stmt s) {
     if (opts_.simplify && !std::getenv("TIRC_AD_NO_SIMPLIFY")) s = IndexTidy().mutate(s);
+    for_each_expr(s, [&](const Expr& x) {
+      if (auto* l = x.as<LoadNode>()) bwd_loads_.insert(l->buffer.get());
+    });
     bwd_.push_back(s);
   }
+  // Whether F_grad recomputes the forward block that writes version v anyway: an adjoint
+  // block emitted so far reads v, or a forward block that reads v (or updates it in place)
+  // is recomputed itself. Exact once every later unit is reversed (an earlier unit reads
+  // only earlier versions); conservative (true) for recurrences.
+  bool version_needed(const BufferNode* v);
+  // Leaves of a spatial unit read at exactly the unit's iteration point (distinct iter vars,
+  // one per dimension, every iter var used): their adjoint blocks would all be the forward
+  // loop nest, so they are emitted as one block with one store per leaf (the lets they
+  // share, e.g. the derivative of `abs(P - T)` for both P and T, computed once). Returns
+  // the leaves left for emit_contribution.
+  // Splits groups into those leaves (`mine`, at least two, or none) and the rest.
+  void split_pointwise(const Unit& u, const std::vector<LeafTerm>& groups, std::vector<LeafTerm>* mine,
+                       std::vector<LeafTerm>* rest) const;
+  void emit_pointwise(Unit& u, const std::vector<const std::vector<Binding>*>& lets,
+                      const std::vector<LeafTerm>& mine);
+  // Spatial unit whose stored value (the last let of S) the adjoints use: whether they read
+  // it back from Y (F_grad then recomputes Y's forward block, if it does not anyway) rather
+  // than recompute it inline in each adjoint block that needs it, whichever costs fewer FLOPs.
+  // FLOPs per forward point of the adjoint blocks of these leaf terms (each block: the lets
+  // its terms need, once, and its terms and guards).
+  double leaf_terms_cost(const std::vector<const std::vector<Binding>*>& lets,
+                         const std::vector<std::vector<LeafTerm>>& blocks) const;
+  bool load_stored_value(const Unit& u, const Scope& S, const std::vector<Binding>& adj_lets,
+                         const std::vector<std::vector<LeafTerm>>& blocks);
+  // Whether the load's index map is a bijection of u's iteration box onto the buffer (the
+  // box is the loop nest: trivial bindings, no predicate or conditions).
+  bool pointwise_load(const Unit& u, const LoadNode* ld) const;
 
   const FunctionNode& f_;
   GradientOptions opts_;
@@ -383,6 +423,11 @@ class GradientBuilder {
   std::unordered_map<const BufferNode*, int> nversions_;
   // Adjoint buffers whose zero-initialisation (index in bwd_) no block has built on yet.
   std::unordered_map<const BufferNode*, size_t> zero_init_;
+  // Buffers loaded by the statements of bwd_ (version_needed).
+  std::unordered_set<const BufferNode*> bwd_loads_;
+  // Version -> units whose forward block reads it or updates it (built on first use).
+  std::unordered_map<const BufferNode*, std::vector<size_t>> readers_;
+  bool readers_built_ = false;
 };
 
 void GradientBuilder::resolve_wrt(const std::vector<std::string>& wrt) {
@@ -1271,6 +1316,227 @@ Expr GradientBuilder::reduce_index(const Unit& u) {
   return out;
 }
 
+bool GradientBuilder::version_needed(const BufferNode* v) {
+  if (!readers_built_) {
+    readers_built_ = true;
+    for (size_t j = 0; j < units_.size(); ++j) {
+      const Unit& w = units_[j];
+      MentionedBuffers mb;
+      mb.collect(w.br);
+      for (auto* b : mb.bufs)
+        if (auto it = w.read_ver.find(b); it != w.read_ver.end()) readers_[it->second.get()].push_back(j);
+      if (w.ver_in.defined()) readers_[w.ver_in.get()].push_back(j);
+    }
+  }
+  // Depth-first over the forward blocks that would read v (iterative: chains are long).
+  std::unordered_set<const BufferNode*> seen{v};
+  std::vector<const BufferNode*> todo{v};
+  while (!todo.empty()) {
+    const BufferNode* x = todo.back();
+    todo.pop_back();
+    if (bwd_loads_.count(x)) return true;
+    auto it = readers_.find(x);
+    if (it == readers_.end()) continue;
+    for (size_t j : it->second) {
+      if (units_[j].region >= 0 || units_[j].scan_iv >= 0) return true;
+      // The units of one block are recomputed together.
+      size_t a = j, b = j;
+      while (a > 0 && units_[a - 1].group == units_[j].group) --a;
+      while (b + 1 < units_.size() && units_[b + 1].group == units_[j].group) ++b;
+      for (size_t k = a; k <= b; ++k) {
+        const BufferNode* o = units_[k].ver_out.get();
+        if (seen.insert(o).second) todo.push_back(o);
+      }
+    }
+  }
+  return false;
+}
+
+bool GradientBuilder::pointwise_load(const Unit& u, const LoadNode* ld) const {
+  const BlockNode& b = *u.blk;
+  if (ld->indices.size() != b.iter_vars.size() || ld->indices.size() != ld->buffer->ndim()) return false;
+  size_t nloops = 0;
+  for (auto& pe : u.path)
+    if (pe.s.as<ForNode>()) ++nloops;
+  if (nloops != b.iter_vars.size()) return false;
+  std::unordered_set<const VarNode*> seen, loops;
+  for (size_t d = 0; d < ld->indices.size(); ++d) {
+    auto* vn = ld->indices[d].as<VarNode>();
+    if (!vn || !seen.insert(vn).second) return false;
+    int k = -1;
+    for (size_t j = 0; j < b.iter_vars.size(); ++j)
+      if (b.iter_vars[j].var.get() == vn) k = static_cast<int>(j);
+    if (k < 0 || b.iter_vars[k].kind != IterKind::Spatial ||
+        !same_extent(b.iter_vars[k].extent, ld->buffer->shape[d]))
+      return false;
+    auto* bv = u.br->bindings[k].as<VarNode>();
+    if (!bv || !loops.insert(bv).second) return false;
+    const ForNode* loop = nullptr;
+    for (auto& pe : u.path)
+      if (auto* fn = pe.s.as<ForNode>(); fn && fn->loop_var.get() == bv) loop = fn;
+    if (!loop || !is_zero(loop->min) || !same_extent(loop->extent, b.iter_vars[k].extent)) return false;
+  }
+  return true;
+}
+
+void GradientBuilder::split_pointwise(const Unit& u, const std::vector<LeafTerm>& groups,
+                                      std::vector<LeafTerm>* mine, std::vector<LeafTerm>* rest) const {
+  mine->clear();
+  *rest = groups;
+  int64_t pv;
+  if (u.kind != RedKind::Spatial || !u.once.empty() || !u.reduce_iters.empty() || u.scan_iv >= 0 ||
+      !is_const_int(u.br->predicate, &pv) || pv == 0)
+    return;
+  for (auto& pe : u.path)
+    if (pe.s.as<IfThenElseStmtNode>()) return;
+  std::vector<LeafTerm> m, r;
+  std::unordered_set<const BufferNode*> bufs;
+  for (auto& g : groups) {
+    auto* ld = g.load.as<LoadNode>();
+    if (pointwise_load(u, ld) && bufs.insert(ld->buffer.get()).second)
+      m.push_back(g);
+    else
+      r.push_back(g);
+  }
+  if (m.size() < 2) return;
+  *mine = std::move(m);
+  *rest = std::move(r);
+}
+
+void GradientBuilder::emit_pointwise(Unit& u, const std::vector<const std::vector<Binding>*>& lets,
+                                     const std::vector<LeafTerm>& mine) {
+  if (mine.empty()) return;
+  std::vector<Stmt> stores;
+  std::unordered_set<const VarNode*> need;
+  std::string name = u.blk->name;
+  for (auto& g : mine) {
+    auto* ld = g.load.as<LoadNode>();
+    Buffer A = adj_write(ld->buffer);
+    name += "_d" + ld->buffer->name;
+    Expr cur = make_load(A, ld->indices);
+    Expr val;
+    auto zit = zero_init_.find(A.get());
+    if (zit != zero_init_.end()) {
+      // First contribution: each element is written once (the load is a bijection of the
+      // box); unguarded, it covers the buffer, so the zero-initialisation goes.
+      if (g.guards.empty()) bwd_[zit->second] = Stmt();
+      zero_init_.erase(zit);
+      val = g.term;
+    } else if (auto* n = g.term.as<UnaryNode>(); n && n->op == UnOp::Neg) {
+      val = cur - n->a;
+    } else {
+      val = cur + g.term;
+    }
+    Stmt st = make_store(A, ld->indices, val);
+    if (!g.guards.empty()) st = make_if(and_all(g.guards), st);
+    collect_vars(g.term, &need);
+    for (auto& x : g.guards) collect_vars(x, &need);
+    stores.push_back(st);
+  }
+  Stmt body = make_seq(stores);
+  std::vector<const Binding*> all;
+  for (auto* l : lets)
+    for (auto& x : *l) all.push_back(&x);
+  for (size_t i = all.size(); i-- > 0;) {
+    if (!need.count(all[i]->var.get())) continue;
+    collect_vars(all[i]->value, &need);
+    body = make_let_stmt(all[i]->var, all[i]->value, body);
+  }
+  emit(clone_block(
+      u, name, [&] { return body; }, nullptr, false));
+}
+
+namespace {
+// FLOPs of an expression as `tirc stats` counts them (float arithmetic and intrinsics).
+double expr_flops(const Expr& e) {
+  double n = 0;
+  for_each_expr(e, [&](const Expr& x) {
+    if (auto* b = x.as<BinaryNode>()) {
+      if (is_float(b->a.dtype()) && !binop_is_logic(b->op)) n += 1;
+    } else if (auto* c = x.as<CallNode>()) {
+      if (is_float(c->dtype)) n += 1;
+    }
+  });
+  return n;
+}
+}  // namespace
+
+double GradientBuilder::leaf_terms_cost(const std::vector<const std::vector<Binding>*>& lets,
+                                        const std::vector<std::vector<LeafTerm>>& blocks) const {
+  std::unordered_map<const VarNode*, const Expr*> def;
+  for (auto* l : lets)
+    for (auto& b : *l) def[b.var.get()] = &b.value;
+  double cost = 0;
+  for (auto& blk : blocks) {
+    std::unordered_set<const VarNode*> vs;
+    for (auto& g : blk) {
+      collect_vars(g.term, &vs);
+      cost += expr_flops(g.term);
+      for (auto& x : g.guards) {
+        collect_vars(x, &vs);
+        cost += expr_flops(x);
+      }
+    }
+    std::vector<const VarNode*> todo(vs.begin(), vs.end());
+    std::unordered_set<const VarNode*> seen;
+    while (!todo.empty()) {
+      const VarNode* v = todo.back();
+      todo.pop_back();
+      if (!seen.insert(v).second) continue;
+      auto it = def.find(v);
+      if (it == def.end()) continue;
+      cost += expr_flops(*it->second);
+      std::unordered_set<const VarNode*> more;
+      collect_vars(*it->second, &more);
+      todo.insert(todo.end(), more.begin(), more.end());
+    }
+  }
+  return cost;
+}
+
+bool GradientBuilder::load_stored_value(const Unit& u, const Scope& S, const std::vector<Binding>& adj_lets,
+                                        const std::vector<std::vector<LeafTerm>>& blocks) {
+  const VarNode* root = S.lets.back().var.get();
+  std::unordered_map<const VarNode*, const Expr*> def;
+  for (auto& b : S.lets) def[b.var.get()] = &b.value;
+  for (auto& b : adj_lets) def[b.var.get()] = &b.value;
+  // The let-bound vars a set of expressions needs (not expanding `stop`).
+  auto closure = [&](std::vector<const VarNode*> todo, const VarNode* stop) {
+    std::unordered_set<const VarNode*> out;
+    while (!todo.empty()) {
+      const VarNode* v = todo.back();
+      todo.pop_back();
+      if (!out.insert(v).second || v == stop) continue;
+      auto it = def.find(v);
+      if (it == def.end()) continue;
+      std::unordered_set<const VarNode*> vs;
+      collect_vars(*it->second, &vs);
+      todo.insert(todo.end(), vs.begin(), vs.end());
+    }
+    return out;
+  };
+  std::vector<const VarNode*> root_only{root};
+  auto root_cl = closure(root_only, nullptr);
+  double inline_cost = 0;
+  for (auto& blk : blocks) {
+    std::unordered_set<const VarNode*> vs;
+    for (auto& g : blk) {
+      collect_vars(g.term, &vs);
+      for (auto& x : g.guards) collect_vars(x, &vs);
+    }
+    auto need = closure(std::vector<const VarNode*>(vs.begin(), vs.end()), root);
+    if (!need.count(root)) continue;
+    for (auto* v : root_cl) {
+      if (v != root && need.count(v)) continue;
+      if (auto it = def.find(v); it != def.end()) inline_cost += expr_flops(*it->second);
+    }
+  }
+  if (inline_cost == 0) return false;
+  double fwd_cost = 0;
+  for (auto& b : S.lets) fwd_cost += expr_flops(b.value);
+  return fwd_cost < inline_cost || version_needed(u.ver_out.get());
+}
+
 void GradientBuilder::reverse_unit(Unit& u) {
   Buffer G = adj_read(u.ver_out);
   if (u.inactive || !G.defined() || !active_.count(u.Y.get())) return;
@@ -1388,9 +1654,10 @@ void GradientBuilder::reverse_unit(Unit& u) {
     for (auto& o : u.once) guards.push_back(o);
     Expr root = ad.linearize(Ead, S);
     Expr seed = Gi;
-    if (u.kind == RedKind::Spatial) {
+    bool root_let = !S.lets.empty() && root.same_as(S.lets.back().var);
+    if (u.kind == RedKind::Spatial && u.scan_iv >= 0) {
       // The stored value is materialised: adjoints that need it read it back.
-      if (!S.lets.empty() && root.same_as(S.lets.back().var)) S.lets.back().value = Yk;
+      if (root_let) S.lets.back().value = Yk;
     } else if (u.kind == RedKind::Sum) {
       if (u.negate) seed = -Gi;
     } else if (u.kind == RedKind::Prod) {
@@ -1401,23 +1668,54 @@ void GradientBuilder::reverse_unit(Unit& u) {
                                make_select(make_binary(BinOp::EQ, lin, z), p, make_const(T, 0)));
       if (base_active) seed = base * seed;
     }
+    // Reverse sweep seeded with sd; leaf terms grouped by (load, guards).
+    auto sweep = [&](const Expr& sd, std::vector<Binding>* al, std::vector<LeafTerm>* gs) {
+      std::vector<LeafTerm> leaves;
+      ad.reverse(S, {{root, sd}}, guards, al, &leaves);
+      for (auto& lt : leaves) {
+        bool merged = false;
+        for (auto& g : *gs)
+          if (expr_identical(g.load, lt.load) && g.guards.size() == lt.guards.size()) {
+            bool same = true;
+            for (size_t i = 0; i < g.guards.size() && same; ++i)
+              same = expr_identical(g.guards[i], lt.guards[i]);
+            if (!same) continue;
+            g.term = g.term + lt.term;
+            merged = true;
+            break;
+          }
+        if (!merged) gs->push_back(lt);
+      }
+    };
     std::vector<Binding> adj_lets;
-    std::vector<LeafTerm> leaves;
-    ad.reverse(S, {{root, seed}}, guards, &adj_lets, &leaves);
     std::vector<LeafTerm> groups;
-    for (auto& lt : leaves) {
-      bool merged = false;
-      for (auto& g : groups)
-        if (expr_identical(g.load, lt.load) && g.guards.size() == lt.guards.size()) {
-          bool same = true;
-          for (size_t i = 0; i < g.guards.size() && same; ++i)
-            same = expr_identical(g.guards[i], lt.guards[i]);
-          if (!same) continue;
-          g.term = g.term + lt.term;
-          merged = true;
-          break;
-        }
-      if (!merged) groups.push_back(lt);
+    sweep(seed, &adj_lets, &groups);
+    if ((u.kind == RedKind::Spatial || u.kind == RedKind::Sum) && u.scan_iv < 0) {
+      // The vector-Jacobian product is linear in the cotangent: sweeping with seed 1 gives
+      // each leaf's local derivative J, and its term is then G * J. Cheaper when several
+      // paths reach one leaf (silu's x * sigmoid(x): G * (s + x * (s * (1 - s))), 6 FLOPs,
+      // instead of G * s + (G * x) * (s * (1 - s)), 7); dearer when one adjoint feeds
+      // several leaves. The cheaper sweep is kept.
+      std::vector<Binding> al1;
+      std::vector<LeafTerm> g1;
+      sweep(make_const(T, 1), &al1, &g1);
+      for (auto& g : g1) {
+        Expr t = is_one(g.term) ? Gi : Gi * g.term;
+        g.term = u.negate ? make_unary(UnOp::Neg, t) : t;
+      }
+      // Costed per emitted block (the pointwise leaves share one).
+      auto cost = [&](const std::vector<Binding>& al, const std::vector<LeafTerm>& gs) {
+        std::vector<LeafTerm> pw, rest;
+        split_pointwise(u, gs, &pw, &rest);
+        std::vector<std::vector<LeafTerm>> blocks;
+        if (!pw.empty()) blocks.push_back(pw);
+        for (auto& g : rest) blocks.push_back({g});
+        return leaf_terms_cost({&S.lets, &al}, blocks);
+      };
+      if (cost(al1, g1) < cost(adj_lets, groups)) {
+        adj_lets = std::move(al1);
+        groups = std::move(g1);
+      }
     }
     if (u.scan_iv >= 0) {
       std::vector<LeafTerm> carried, rest;
@@ -1428,6 +1726,15 @@ void GradientBuilder::reverse_unit(Unit& u) {
       emit_pass();
       groups = std::move(rest);
     }
+    std::vector<LeafTerm> pointwise;
+    split_pointwise(u, groups, &pointwise, &groups);
+    if (u.kind == RedKind::Spatial && u.scan_iv < 0 && root_let) {
+      std::vector<std::vector<LeafTerm>> blocks;
+      if (!pointwise.empty()) blocks.push_back(pointwise);
+      for (auto& g : groups) blocks.push_back({g});
+      if (load_stored_value(u, S, adj_lets, blocks)) S.lets.back().value = Yk;
+    }
+    emit_pointwise(u, {&S.lets, &adj_lets}, pointwise);
     for (auto& g : groups) {
       if (u.kind == RedKind::Max || u.kind == RedKind::Min)
         emit_argext(u, {&S.lets, &adj_lets}, g, K, I_ad);
@@ -1461,6 +1768,37 @@ void GradientBuilder::reverse_unit(Unit& u) {
     ad.reverse(S0, {{root0, seed}}, guards, &adj_lets, &leaves);
     for (auto& g : leaves) emit_contribution(u, {&S0.lets, &adj_lets}, g);
   }
+}
+
+namespace {
+// Points of a loop nest's box (the product of its extents: the points it iterates, whatever
+// its `where`); -1 when an extent is not a constant.
+double box_points(const std::vector<Expr>& extents) {
+  double n = 1;
+  for (auto& ext : extents) {
+    int64_t e;
+    if (!is_const_int(ext, &e)) return -1;
+    n *= static_cast<double>(std::max<int64_t>(e, 0));
+  }
+  return n;
+}
+}  // namespace
+
+bool GradientBuilder::gather_costs_more(const GatherInput& gi,
+                                        const std::vector<GatherResult>& results) const {
+  std::vector<Expr> fl;
+  for (auto& l : gi.loops) fl.push_back(l.extent);
+  double fwd = box_points(fl);
+  if (fwd < 0) return false;
+  double gather = 0;
+  for (auto& r : results) {
+    std::vector<Expr> gl;
+    for (auto& l : r.loops) gl.push_back(make_extent(l.lo, l.hi));
+    double n = box_points(gl);
+    if (n < 0) return false;
+    gather += n;
+  }
+  return gather > kGatherOverScatter * fwd;
 }
 
 void GradientBuilder::emit_contribution(Unit& u, const std::vector<const std::vector<Binding>*>& lets,
@@ -1588,6 +1926,7 @@ void GradientBuilder::emit_contribution(Unit& u, const std::vector<const std::ve
       if (!r->empty) results.push_back(std::move(*r));
     }
   }
+  if (solved && gather_costs_more(gi, results)) solved = false;
   if (solved) {
     for (auto& res : results) {
       auto* r = &res;

@@ -114,10 +114,12 @@ class Hoister {
       const ForNode* loop = nullptr;
       for (auto* f : loops)
         if (f->loop_var.get() == bv) loop = f;
+      // Same extent: equal constants, or the same expression of scalar params (symbolic
+      // sizes, `for i in serial(n)` around `vi: spatial(n) = i`).
       int64_t e1, e2;
-      if (!loop || used_loops.count(bv) || !is_zero(loop->min) || !is_const_int(loop->extent, &e1) ||
-          !is_const_int(iv.extent, &e2) || e1 != e2)
-        return s;
+      bool c1 = loop && is_const_int(loop->extent, &e1), c2 = is_const_int(iv.extent, &e2);
+      bool same = c1 && c2 ? e1 == e2 : !c1 && !c2 && loop && expr_identical(loop->extent, iv.extent);
+      if (!loop || used_loops.count(bv) || !is_zero(loop->min) || !same) return s;
       used_loops.insert(bv);
     }
     iv_ = &b.iter_vars;
@@ -126,8 +128,7 @@ class Hoister {
     for (size_t i = 0; i < n; ++i) {
       dep_[b.iter_vars[i].var.get()] = uint64_t(1) << i;
       int64_t e;
-      is_const_int(b.iter_vars[i].extent, &e);
-      if (e > 1) eff_ |= uint64_t(1) << i;
+      if (!is_const_int(b.iter_vars[i].extent, &e) || e > 1) eff_ |= uint64_t(1) << i;
     }
     written_.clear();
     stored_buffers(b.body, &written_);
@@ -158,12 +159,22 @@ class Hoister {
       if (!nv.same_as(lets_[i].value)) changed = true;
       lets_[i].value = nv;
     }
-    if (auto* st = t.as<StoreNode>()) {
+    // The terminal: one store, or several unguarded stores (a block writing the adjoints of
+    // several pointwise reads at once).
+    auto rewrite_store = [&](const Stmt& x) {
+      auto* st = x.as<StoreNode>();
+      if (!st) return x;
       Expr nv = rewrite(st->value, lets_.size());
-      if (!nv.same_as(st->value)) {
-        changed = true;
-        t = make_store(st->buffer, st->indices, nv);
-      }
+      if (nv.same_as(st->value)) return x;
+      changed = true;
+      return make_store(st->buffer, st->indices, nv);
+    };
+    if (auto* q = t.as<SeqNode>()) {
+      std::vector<Stmt> xs;
+      for (auto& x : q->stmts) xs.push_back(rewrite_store(x));
+      if (changed) t = make_seq(xs);
+    } else {
+      t = rewrite_store(t);
     }
     // Invariant lets still used by varying code are materialised whole; lets whose only
     // users were hoisted are dead now (they would still count).

@@ -198,3 +198,58 @@ def _product_chain(X):
     for _ in range(7):
         y = y * X
     return {"Y": y}
+
+
+# ---------------------------------------------------------------- session 4 (autodiff r3)
+ref("silu")(lambda X: {"T_silu": F.silu(X)})
+ref("mish")(lambda X: {"Y": F.mish(X)})
+ref("elu")(lambda X: {"Y": F.elu(X, alpha=1.3)})
+ref("selu")(lambda X: {"Y": torch.selu(X)})
+ref("hardswish")(lambda X: {"Y": F.hardswish(X)})
+ref("hardsigmoid")(lambda X: {"Y": F.hardsigmoid(X)})
+ref("log_sigmoid")(lambda X: {"Y": F.logsigmoid(X)})
+ref("softsign")(lambda X: {"Y": F.softsign(X)})
+ref("smooth_l1_loss")(lambda P, T: {"L": F.smooth_l1_loss(P, T, beta=0.5).reshape(1)})
+ref("huber_loss")(lambda P, T: {"L": F.huber_loss(P, T, reduction="sum", delta=1.0).reshape(1)})
+ref("kl_div")(lambda P, T: {"L": F.kl_div(P, T, reduction="batchmean").reshape(1)})
+ref("cosine_similarity")(lambda A, B: {"Y": F.cosine_similarity(A, B, dim=1, eps=1e-8)})
+
+
+@ref("rms_norm")
+def _rms_norm(n, X, G):
+    return {"Y": X * torch.rsqrt(X.pow(2).mean(dim=-1, keepdim=True) + 1e-6) * G}
+
+
+ref("instance_norm")(lambda X: {"Y": F.instance_norm(X, eps=1e-5)})
+ref("group_norm")(lambda X, Gamma, Beta: {"Y": F.group_norm(X, 2, Gamma, Beta, eps=1e-5)})
+ref("conv2d_group")(lambda X, W: {"Y": F.conv2d(X, W, groups=2)})
+# NHWC input, HWIO weight.
+ref("conv2d_nhwc")(lambda X, W: {
+    "Y": F.conv2d(X.permute(0, 3, 1, 2), W.permute(3, 2, 0, 1), padding=1).permute(0, 2, 3, 1)})
+ref("conv3d")(lambda X, W: {"Y": F.conv3d(X, W)})
+ref("max_pool2d_pad")(lambda X: {"Y": F.max_pool2d(X, 3, 2, padding=1)})
+ref("avg_pool2d_nopad")(lambda X: {"Y": F.avg_pool2d(X, 3, 1, padding=1, count_include_pad=False)})
+ref("adaptive_avg_pool")(lambda X: {"Y": F.adaptive_avg_pool2d(X, (3, 3))})
+ref("upsampling_bilinear")(lambda X: {
+    "Y": F.interpolate(X, scale_factor=2, mode="bilinear", align_corners=False)})
+ref("pixel_shuffle")(lambda X: {"Y": F.pixel_shuffle(X, 2)})
+
+
+@ref("im2col")
+def _im2col(X):
+    # F.unfold wants a batch: [1, C, H, W] -> [1, C*3*3, H*W].
+    return {"Y": F.unfold(X.unsqueeze(0), 3, padding=1)[0]}
+
+
+ref("flip")(lambda X: {"Y": torch.flip(X, dims=[1])})
+ref("roll")(lambda n, X: {"Y": torch.roll(X, 3, dims=1)})
+ref("tril")(lambda X: {"Y": torch.tril(X)})
+ref("gather")(lambda X, I: {"Y": torch.gather(X, 1, I)})
+ref("one_hot_matmul")(lambda E, I: {"Y": F.one_hot(I, E.shape[0]).to(E.dtype) @ E})
+ref("outer")(lambda A, B: {"C": torch.outer(A, B)})
+ref("einsum_bmm_t")(lambda A, Bt: {"C": torch.einsum("bij,bjk->bik", A, Bt.transpose(1, 2))})
+ref("trace")(lambda X: {"Y": torch.trace(X).reshape(1)})
+ref("rev_cumsum")(lambda X: {"Y": torch.flip(torch.cumsum(torch.flip(X, dims=[1]), dim=1), dims=[1])})
+ref("softmax_temp")(lambda T, X: {"Y": torch.softmax(X / T, dim=1)})
+ref("dense_bias_relu")(lambda X, W, B: {"Y": torch.relu(F.linear(X, W, B))})
+ref("embedding_bag")(lambda W, I: {"Y": F.embedding_bag(I, W, mode="sum")})
