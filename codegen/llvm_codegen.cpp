@@ -30,6 +30,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -110,6 +111,155 @@ void for_each_stmt_for(const Stmt& s, const std::function<void(const ForNode*)>&
   v.visit(s);
 }
 
+// What a statement of a kernel does, for the thread-block barriers (gpu_sync): the buffers
+// it reads and writes, whether several threads run it (it holds a threadIdx-bound loop) and
+// whether it holds a barrier already.
+struct GpuAccess {
+  std::unordered_set<const BufferNode*> reads, writes;
+  bool multi = false;
+  bool sync = false;
+  bool inside = false;  // inside a threadIdx loop
+  // Per buffer, the one index tuple of all its accesses (none when they differ).
+  std::unordered_map<const BufferNode*, std::optional<std::vector<Expr>>> index;
+};
+
+// `inside`: s runs inside a threadIdx loop. Buffers allocated in s by one thread (inside a
+// threadIdx loop, not "shared") are private and never shared with another thread.
+GpuAccess gpu_access(const Stmt& s, bool inside) {
+  struct V : IRVisitor {
+    GpuAccess a;
+    int tid = 0;
+    std::unordered_set<const BufferNode*> priv;
+    void at(const BufferNode* b, const std::vector<Expr>* idx) {
+      auto [it, fresh] = a.index.try_emplace(b);
+      if (fresh && idx) {
+        it->second = *idx;
+      } else if (it->second) {
+        bool same = idx && idx->size() == it->second->size();
+        for (size_t i = 0; same && i < idx->size(); ++i) same = expr_identical((*idx)[i], (*it->second)[i]);
+        if (!same) it->second.reset();
+      }
+    }
+    void visit_load(const LoadNode* n) override {
+      a.reads.insert(n->buffer.get());
+      at(n->buffer.get(), &n->indices);
+      IRVisitor::visit_load(n);
+    }
+    void visit_buffer_ptr(const BufferPtrNode* n) override {
+      a.reads.insert(n->buffer.get());
+      a.writes.insert(n->buffer.get());
+      at(n->buffer.get(), nullptr);
+      IRVisitor::visit_buffer_ptr(n);
+    }
+    void visit_store(const StoreNode* n) override {
+      a.writes.insert(n->buffer.get());
+      at(n->buffer.get(), &n->indices);
+      IRVisitor::visit_store(n);
+    }
+    void visit_for(const ForNode* n) override {
+      bool t = n->for_kind == ForKind::ThreadBinding && n->thread_tag.rfind("threadIdx", 0) == 0;
+      a.multi = a.multi || t;
+      tid += t;
+      IRVisitor::visit_for(n);
+      tid -= t;
+    }
+    void visit_block(const BlockNode* n) override {
+      for (auto& b : n->allocs)
+        if (tid > 0 && b->scope != "shared") priv.insert(b.get());
+      IRVisitor::visit_block(n);
+    }
+    void visit_evaluate(const EvaluateNode* n) override {
+      if (n->extern_name == "__syncthreads") a.sync = true;
+      IRVisitor::visit_evaluate(n);
+    }
+  } v;
+  v.tid = inside ? 1 : 0;
+  v.visit(s);
+  for (auto* b : v.priv) {
+    v.a.reads.erase(b);
+    v.a.writes.erase(b);
+  }
+  if (inside) v.a.multi = v.a.inside = true;
+  return v.a;
+}
+
+// True when s holds a loop bound to one of `axes` (threadIdx.x/y/z) whose body accesses `buf`
+// (any access when buf is null).
+bool bound_access(const Stmt& s, const std::set<std::string>& axes, const BufferNode* buf) {
+  struct V : IRVisitor {
+    const std::set<std::string>* axes;
+    const BufferNode* buf;
+    int in = 0;
+    bool hit = false;
+    void visit_for(const ForNode* n) override {
+      bool b = n->for_kind == ForKind::ThreadBinding && axes->count(n->thread_tag);
+      if (b && !buf) hit = true;
+      in += b;
+      IRVisitor::visit_for(n);
+      in -= b;
+    }
+    void visit_load(const LoadNode* n) override {
+      hit = hit || (in > 0 && n->buffer.get() == buf);
+      IRVisitor::visit_load(n);
+    }
+    void visit_store(const StoreNode* n) override {
+      hit = hit || (in > 0 && n->buffer.get() == buf);
+      IRVisitor::visit_store(n);
+    }
+    void visit_buffer_ptr(const BufferPtrNode* n) override {
+      hit = hit || (in > 0 && n->buffer.get() == buf);
+      IRVisitor::visit_buffer_ptr(n);
+    }
+  } v;
+  v.axes = &axes;
+  v.buf = buf;
+  v.visit(s);
+  return v.hit;
+}
+
+bool uses_var_in(const Expr& e, const std::unordered_set<const VarNode*>& vars) {
+  struct V : IRVisitor {
+    const std::unordered_set<const VarNode*>* vars;
+    bool hit = false;
+    void visit_var(const VarNode* n) override { hit = hit || vars->count(n) > 0; }
+  } v;
+  v.vars = &vars;
+  v.visit(e);
+  return v.hit;
+}
+
+// True when `later` must wait for `earlier` at a barrier: one writes what the other touches
+// and different threads may run them (a statement without threadIdx loops runs on thread 0).
+// Inside the threadIdx loops, two writes of one element by different threads write the same
+// value (independent iterations, or a tile recomputed by every thread): only reads and writes
+// meet.
+// There, a buffer accessed at one same index tuple by both (`R[i, t] = R[i, t] + ...` in the
+// iterations of a lane loop t) is an element each thread reads only after writing it itself.
+bool gpu_conflict(const GpuAccess& earlier, const GpuAccess& later) {
+  if (!earlier.multi && !later.multi) return false;
+  bool in = earlier.inside && later.inside;
+  auto meet = [&](const std::unordered_set<const BufferNode*>& a,
+                  const std::unordered_set<const BufferNode*>& b) {
+    for (auto* x : a) {
+      if (!b.count(x)) continue;
+      if (in) {
+        auto i = earlier.index.find(x), j = later.index.find(x);
+        if (i != earlier.index.end() && j != later.index.end() && i->second && j->second &&
+            i->second->size() == j->second->size()) {
+          bool same = true;
+          for (size_t k = 0; same && k < i->second->size(); ++k)
+            same = expr_identical((*i->second)[k], (*j->second)[k]);
+          if (same) continue;
+        }
+      }
+      return true;
+    }
+    return false;
+  };
+  return (!in && meet(earlier.writes, later.writes)) || meet(earlier.writes, later.reads) ||
+         meet(earlier.reads, later.writes);
+}
+
 class FuncEmitter {
  public:
   FuncEmitter(llvm::Module& m, const CodegenOptions& opts, llvm::TargetMachine& tm)
@@ -127,6 +277,12 @@ class FuncEmitter {
   }
 
   void emit_function(const FunctionNode& lowered);
+  void emit_gpu_function(const FunctionNode& f, llvm::FunctionType* fty);
+  // One kernel named `name` running `body` (a part of f's root block body).
+  void emit_kernel(const FunctionNode& f, llvm::FunctionType* fty, const std::string& name, const Stmt& body,
+                   bool need_binding);
+  // The function (or kernel) `name` with f's parameters, running `body`.
+  void emit_body(const FunctionNode& f, llvm::FunctionType* fty, const std::string& name, const Stmt& body);
 
  private:
   // ---- types ----
@@ -329,12 +485,29 @@ class FuncEmitter {
   void emit_for(const ForNode* n);
   void emit_parallel_for(const ForNode* n, Value* minv, Value* ext);
   void emit_thread_loop(const ForNode* n, Value* minv, Value* ext);
+  // Kernels with several threads per block (gpu_sync): code outside every threadIdx loop is
+  // run by all threads of a block. Stores there are made by thread 0 alone, and barriers
+  // (bar.sync) separate the parts of a sequence (and the iterations of a loop) where one
+  // writes what another, run by other threads, reads or writes (TVM's ThreadSync).
+  // gpu_sync_ok: every thread of the block reaches this point together (no threadIdx loop
+  // around it that some threads skip, no condition that depends on the thread).
+  bool gpu_sync_ok() const { return gpu_ && has_tid_ && !tid0_ && !lanes_ && nonuniform_ == 0; }
+  GpuAccess access(const Stmt& s);
+  bool thread_dependent(const Expr& e) const { return !tdep_.empty() && uses_var_in(e, tdep_); }
+  void emit_on_thread0(const Stmt& s, const std::set<std::string>& axes);
+  void emit_gpu_seq(const SeqNode* n);
+  void loop_body(const ForNode* n);
+  void barrier() { B.CreateCall(llvm::Intrinsic::getDeclaration(&M, llvm::Intrinsic::nvvm_barrier0)); }
   void emit_store(const StoreNode* n);
   void emit_block(const BlockRealizeNode* n);
   void emit_evaluate(const EvaluateNode* n);
   void loop_metadata(llvm::BranchInst* br, const ForNode* n);
   // Allocates `buffers`; returns the heap pointers to free at the end of the scope.
-  std::vector<Value*> allocate(const std::vector<Buffer>& buffers);
+  // `body`: the statement the buffers are allocated for (to see which threads use them).
+  std::vector<Value*> allocate(const std::vector<Buffer>& buffers, const Stmt& body = Stmt());
+  // A .shared array for buffer b (numel elements): one slice per thread of the enclosing
+  // threadIdx loops, or one for the whole thread block at its level.
+  void shared_global(const Buffer& b, int64_t numel);
   void free_all(const std::vector<Value*>& ps) {
     for (auto* p : ps) B.CreateCall(rt_free(), {p});
   }
@@ -369,9 +542,25 @@ class FuncEmitter {
   llvm::TargetMachine& tm_;
   bool gpu_ = false;  // NVPTX kernel: thread-bound loops read the thread/block index registers
   int thread_depth_ = 0;
-  bool kernel_level_ = false;  // allocating the function-level buffers of a kernel
-  int tid_depth_ = 0;          // enclosing threadIdx-bound loops
-  bool has_tid_ = false;       // the kernel has a threadIdx-bound loop (more than 1 thread per block)
+  // The function-level buffers of a kernel: module variables in global device memory.
+  std::unordered_map<const BufferNode*, llvm::GlobalVariable*> device_bufs_;
+  int tid_depth_ = 0;     // enclosing threadIdx-bound loops
+  bool has_tid_ = false;  // the kernel has a threadIdx-bound loop (more than 1 thread per block)
+  bool tid0_ = false;     // emitting code that only thread 0 of the block runs
+  int nonuniform_ = 0;    // enclosing constructs that some threads of a block skip
+  std::unordered_set<const VarNode*> tdep_;        // vars whose value depends on the thread
+  std::unordered_set<const BufferNode*> private_;  // buffers private to one thread (allocas)
+  std::unordered_set<const BufferNode*> shared_;   // buffers in .shared memory
+  std::map<std::string, int64_t> tid_extent_;      // launch size per threadIdx axis (-1: unknown)
+  std::map<std::string, int> active_;              // enclosing threadIdx loops per axis
+  // The threadIdx axes of the kernel with no enclosing loop here: their threads all run
+  // the code being emitted.
+  std::set<std::string> missing_axes() {
+    std::set<std::string> out;
+    for (auto& [tag, e] : tid_extent_)
+      if (active_[tag] == 0) out.insert(tag);
+    return out;
+  }
   llvm::Function* fn_ = nullptr;
   std::string base_name_;
   int outlined_ = 0;
@@ -768,6 +957,21 @@ void FuncEmitter::stmt(const Stmt& s) {
     }
     throw Error("codegen: internal error, statement not vectorizable");
   }
+  if (gpu_ && has_tid_ && !tid0_ && !lanes_) {
+    // All the threads along the kernel's threadIdx axes without an enclosing loop here run
+    // this statement. If it has no loop bound to them, only their thread 0 makes its stores
+    // (each thread would repeat them: a reduction at this level would add every term once
+    // per thread), unless it writes thread-private buffers, which every thread needs.
+    auto miss = missing_axes();
+    if (!miss.empty() && !bound_access(s, miss, nullptr)) {
+      GpuAccess a = gpu_access(s, tid_depth_ > 0);
+      bool priv = false, other = false;
+      for (auto* b : a.writes) (private_.count(b) ? priv : other) = true;
+      if (!a.sync && !priv && other) return emit_on_thread0(s, miss);
+    }
+    // Sequences get barriers between their parts where the threads exchange data.
+    if (auto* q = s.as<SeqNode>(); q && gpu_sync_ok()) return emit_gpu_seq(q);
+  }
   switch (s.kind()) {
     case StmtKind::For: emit_for(s.as<ForNode>()); return;
     case StmtKind::BlockRealize: emit_block(s.as<BlockRealizeNode>()); return;
@@ -775,6 +979,13 @@ void FuncEmitter::stmt(const Stmt& s) {
     case StmtKind::IfThenElse: {
       auto* n = s.as<IfThenElseStmtNode>();
       Value* c = expr(n->cond);
+      // A condition on the thread: the threads of a block part ways (no barrier inside).
+      struct Guard {
+        int& n;
+        bool on;
+        ~Guard() { n -= on; }
+      } nu{nonuniform_, gpu_ && thread_dependent(n->cond)};
+      nonuniform_ += nu.on;
       auto* tb = BasicBlock::Create(C, "if.then", fn_);
       auto* jb = BasicBlock::Create(C, "if.end", fn_);
       auto* fb = n->else_case.defined() ? BasicBlock::Create(C, "if.else", fn_) : jb;
@@ -793,6 +1004,15 @@ void FuncEmitter::stmt(const Stmt& s) {
     case StmtKind::LetStmt: {
       auto* n = s.as<LetStmtNode>();
       Value* v = expr(n->value);
+      bool dep = gpu_ && thread_dependent(n->value) && tdep_.insert(n->var.get()).second;
+      struct Erase {
+        std::unordered_set<const VarNode*>& set;
+        const VarNode* v;
+        bool on;
+        ~Erase() {
+          if (on) set.erase(v);
+        }
+      } er{tdep_, n->var.get(), dep};
       auto old = vars_.find(n->var.get());
       Value* saved = old == vars_.end() ? nullptr : old->second;
       vars_[n->var.get()] = v;
@@ -853,13 +1073,30 @@ void FuncEmitter::emit_for(const ForNode* n) {
     emit_parallel_for(n, minv, ext);
     return;
   }
+  // A loop whose bounds depend on the thread runs a different number of times per thread.
+  bool dep = gpu_ && (thread_dependent(n->min) || thread_dependent(n->extent));
+  struct Guard {
+    FuncEmitter& e;
+    const VarNode* v;
+    bool on;
+    ~Guard() {
+      if (on) {
+        --e.nonuniform_;
+        e.tdep_.erase(v);
+      }
+    }
+  } nu{*this, n->loop_var.get(), dep};
+  if (dep) {
+    ++nonuniform_;
+    tdep_.insert(n->loop_var.get());
+  }
   int64_t cext = 0;
   if (n->for_kind == ForKind::Unrolled && is_const_int(n->extent, &cext) && cext <= 64) {
     // Explicit unrolling: the body once per iteration with a constant offset, so indices of
     // small local buffers become constants (registers after SROA).
     for (int64_t i = 0; i < cext; ++i) {
       vars_[n->loop_var.get()] = B.CreateAdd(minv, llvm::ConstantInt::get(ty, i));
-      stmt(n->body);
+      loop_body(n);
     }
     vars_.erase(n->loop_var.get());
     return;
@@ -881,7 +1118,7 @@ void FuncEmitter::emit_for(const ForNode* n) {
   B.CreateCondBr(B.CreateICmpSLT(iv, end), body, exit);
   B.SetInsertPoint(body);
   vars_[n->loop_var.get()] = iv;
-  stmt(n->body);
+  loop_body(n);
   vars_.erase(n->loop_var.get());
   Value* next = B.CreateAdd(iv, llvm::ConstantInt::get(ty, 1), "", false, true);
   iv->addIncoming(next, B.GetInsertBlock());
@@ -910,14 +1147,89 @@ void FuncEmitter::emit_thread_loop(const ForNode* n, Value* minv, Value* ext) {
   B.SetInsertPoint(body);
   vars_[n->loop_var.get()] = B.CreateAdd(minv, idx);
   bool tid = n->thread_tag.rfind("threadIdx", 0) == 0;
+  // Some threads skip the body of a threadIdx loop shorter than the launch size of its axis
+  // (the largest extent bound to it): no barrier may be placed inside it.
+  int64_t e = 0;
+  bool partial = tid && (!is_const_int(n->extent, &e) || e != tid_extent_[n->thread_tag]);
+  if (tid) tdep_.insert(n->loop_var.get());
   ++thread_depth_;
   tid_depth_ += tid;
+  if (tid) ++active_[n->thread_tag];
+  nonuniform_ += partial;
   stmt(n->body);
+  nonuniform_ -= partial;
+  if (tid) --active_[n->thread_tag];
   tid_depth_ -= tid;
   --thread_depth_;
+  tdep_.erase(n->loop_var.get());
   vars_.erase(n->loop_var.get());
   B.CreateBr(exit);
   B.SetInsertPoint(exit);
+}
+
+void FuncEmitter::emit_on_thread0(const Stmt& s, const std::set<std::string>& axes) {
+  static const std::map<std::string, llvm::Intrinsic::ID> ids = {
+      {"threadIdx.x", llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x},
+      {"threadIdx.y", llvm::Intrinsic::nvvm_read_ptx_sreg_tid_y},
+      {"threadIdx.z", llvm::Intrinsic::nvvm_read_ptx_sreg_tid_z}};
+  Value* t = nullptr;
+  for (auto& a : axes) {
+    Value* v = B.CreateCall(llvm::Intrinsic::getDeclaration(&M, ids.at(a)));
+    t = t ? B.CreateOr(t, v) : v;
+  }
+  auto* body = BasicBlock::Create(C, "thread0.body", fn_);
+  auto* exit = BasicBlock::Create(C, "thread0.end", fn_);
+  B.CreateCondBr(B.CreateICmpEQ(t, B.getInt32(0)), body, exit);
+  B.SetInsertPoint(body);
+  tid0_ = true;
+  stmt(s);
+  tid0_ = false;
+  B.CreateBr(exit);
+  B.SetInsertPoint(exit);
+}
+
+void FuncEmitter::emit_gpu_seq(const SeqNode* n) {
+  std::vector<GpuAccess> pending;  // parts since the last barrier
+  for (auto& x : n->stmts) {
+    GpuAccess a = access(x);
+    bool wait = false;
+    for (auto& p : pending) wait = wait || gpu_conflict(p, a);
+    if (wait) {
+      barrier();
+      pending.clear();
+    }
+    stmt(x);
+    pending.push_back(std::move(a));
+  }
+}
+
+void FuncEmitter::loop_body(const ForNode* n) {
+  stmt(n->body);
+  // The next iteration's parts must not overtake this one's (a shared tile overwritten while
+  // other threads still read it).
+  if (gpu_sync_ok()) {
+    GpuAccess a = access(n->body);
+    if (gpu_conflict(a, a)) barrier();
+  }
+}
+
+GpuAccess FuncEmitter::access(const Stmt& s) {
+  GpuAccess a = gpu_access(s, tid_depth_ > 0);
+  for (auto* b : private_) {
+    a.reads.erase(b);
+    a.writes.erase(b);
+  }
+  if (tid_depth_ > 0) {
+    // Inside the threadIdx loops the iterations were checked independent when bound: threads
+    // meet only in shared memory, where they may recompute the same tile (a cache copied by
+    // every thread that reads it), which must not be overwritten while others still read it.
+    auto keep = [&](std::unordered_set<const BufferNode*>& set) {
+      for (auto it = set.begin(); it != set.end();) it = shared_.count(*it) ? std::next(it) : set.erase(it);
+    };
+    keep(a.reads);
+    keep(a.writes);
+  }
+  return a;
 }
 
 void FuncEmitter::emit_parallel_for(const ForNode* n, Value* minv, Value* ext) {
@@ -1243,7 +1555,41 @@ void FuncEmitter::emit_store(const StoreNode* n) {
   B.CreateStore(to_mem(t, v), p);
 }
 
-std::vector<Value*> FuncEmitter::allocate(const std::vector<Buffer>& buffers) {
+void FuncEmitter::shared_global(const Buffer& b, int64_t numel) {
+  static const std::map<std::string, llvm::Intrinsic::ID> ids = {
+      {"threadIdx.x", llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x},
+      {"threadIdx.y", llvm::Intrinsic::nvvm_read_ptx_sreg_tid_y},
+      {"threadIdx.z", llvm::Intrinsic::nvvm_read_ptx_sreg_tid_z}};
+  int64_t slices = 1;
+  Value* slice = nullptr;
+  if (b->scope != "shared") {
+    // Allocated inside threadIdx loops: each of their threads has its own slice.
+    for (auto& [tag, n] : active_) {
+      if (n == 0) continue;
+      int64_t e = tid_extent_[tag];
+      if (e <= 0)
+        throw Error("nvptx: buffer " + b->name + " is shared inside a threadIdx loop of non-constant extent");
+      Value* id =
+          B.CreateZExt(B.CreateCall(llvm::Intrinsic::getDeclaration(&M, ids.at(tag))), B.getInt64Ty());
+      slice = slice ? B.CreateAdd(B.CreateMul(slice, B.getInt64(e)), id) : id;
+      slices *= e;
+    }
+  }
+  Type* at =
+      llvm::ArrayType::get(smem_type(b->dtype), static_cast<uint64_t>(std::max<int64_t>(numel, 1) * slices));
+  auto* g =
+      new llvm::GlobalVariable(M, at, false, llvm::GlobalValue::InternalLinkage, llvm::UndefValue::get(at),
+                               base_name_ + "." + b->name, nullptr, llvm::GlobalValue::NotThreadLocal, 3);
+  g->setAlignment(llvm::Align(16));
+  Value* p = B.CreateAddrSpaceCast(g, B.getPtrTy());
+  if (slice)
+    p = B.CreateInBoundsGEP(smem_type(b->dtype), p,
+                            B.CreateMul(slice, B.getInt64(std::max<int64_t>(numel, 1))));
+  bufs_[b.get()] = p;
+  shared_.insert(b.get());
+}
+
+std::vector<Value*> FuncEmitter::allocate(const std::vector<Buffer>& buffers, const Stmt& body) {
   std::vector<Value*> heap;
   constexpr int64_t kStackLimit = 64 * 1024;
   for (auto& b : buffers) {
@@ -1254,23 +1600,44 @@ std::vector<Value*> FuncEmitter::allocate(const std::vector<Buffer>& buffers) {
     if (gpu_) {
       if (numel.defined() && !is_const_int(numel, &cn))
         throw Error("nvptx: buffer " + b->name + " has a non-constant size");
-      Type* at = llvm::ArrayType::get(smem_type(b->dtype), static_cast<uint64_t>(std::max<int64_t>(cn, 1)));
       if (b->scope == "shared") {
-        auto* g = new llvm::GlobalVariable(M, at, false, llvm::GlobalValue::InternalLinkage,
-                                           llvm::UndefValue::get(at), base_name_ + "." + b->name, nullptr,
-                                           llvm::GlobalValue::NotThreadLocal, 3);
-        g->setAlignment(llvm::Align(16));
-        bufs_[b.get()] = B.CreateAddrSpaceCast(g, B.getPtrTy());
+        shared_global(b, cn);
       } else {
         // Buffers that are not "shared" are private to a thread: refuse one placed where
         // several threads would have to see it (it would need device memory).
         // Without any threadIdx loop a thread block is one thread, so a buffer inside a
         // blockIdx loop is private to it (cache_write + reverse_compute_at under a bound block).
-        if (tid_depth_ == 0 && (has_tid_ || thread_depth_ == 0))
+        if (tid_depth_ == 0 && thread_depth_ == 0)
           throw Error("nvptx: buffer " + b->name +
-                      " is used by several threads and would need device memory: give it scope \"shared\" "
-                      "or allocate it inside the threadIdx-bound loops");
+                      " is used by several thread blocks and would need device memory: move the blocks "
+                      "using it under one blockIdx-bound loop (compute_at / reverse_compute_at) or "
+                      "allocate it inside the threadIdx-bound loops");
+        if (tid_depth_ == 0 && has_tid_ && !tid0_) {
+          // Inside a blockIdx loop but outside the threadIdx loops: one buffer per thread
+          // block, seen by its threads (an intermediate of a row computed by one block) goes
+          // to shared memory. A "local" one was asked to be private to a thread.
+          if (b->scope == "local")
+            throw Error("nvptx: buffer " + b->name +
+                        " is used by several threads and would need device memory: give it scope \"shared\" "
+                        "or allocate it inside the threadIdx-bound loops");
+          shared_global(b, cn);
+          continue;
+        }
+        if (has_tid_ && !tid0_ && body.defined()) {
+          // Inside some threadIdx loops, used in loops bound to the other axes (a rfactor
+          // buffer under threadIdx.y filled by threadIdx.x lanes): shared by those threads.
+          auto miss = missing_axes();
+          if (!miss.empty() && bound_access(body, miss, b.get())) {
+            if (b->scope == "local")
+              throw Error("nvptx: buffer " + b->name + " is used by several threads (" + *miss.begin() +
+                          ") and would need device memory: give it scope \"shared\" or allocate it inside "
+                          "the threadIdx-bound loops");
+            shared_global(b, cn);
+            continue;
+          }
+        }
         bufs_[b.get()] = entry_alloca(smem_type(b->dtype), B.getInt64(std::max<int64_t>(cn, 1)), 16);
+        private_.insert(b.get());
       }
       continue;
     }
@@ -1293,7 +1660,7 @@ void FuncEmitter::emit_block(const BlockRealizeNode* n) {
   const BlockNode* b = n->block.get();
   if (!b->iter_vars.empty() || b->init.defined())
     throw Error("codegen: block " + b->name + " was not lowered (run lower_function first)");
-  auto heap = allocate(b->allocs);
+  auto heap = allocate(b->allocs, b->body);
   bool atomic = b->annotations.count("atomic") > 0;
   if (atomic) ++atomic_depth_;
   stmt(b->body);
@@ -1331,18 +1698,126 @@ void FuncEmitter::emit_function(const FunctionNode& f) {
   for (size_t i = 0; i < f.outputs.size(); ++i) ptys.push_back(B.getPtrTy());
   auto* fty = llvm::FunctionType::get(gpu_ ? B.getVoidTy() : B.getInt32Ty(), ptys, false);
   if (M.getFunction(f.name)) throw Error("codegen: function " + f.name + " is defined twice");
-  if (gpu_) {
+  if (gpu_) return emit_gpu_function(f, fty);
+  emit_body(f, fty, f.name, f.body);
+}
+
+void FuncEmitter::emit_gpu_function(const FunctionNode& f, llvm::FunctionType* fty) {
+  // Stages that exchange data through device memory (a function-level buffer, or an output
+  // read by a later stage) need every thread block of one stage to finish before the next
+  // starts: each top-level statement then becomes its own kernel F_kernel0, F_kernel1, ...
+  // (launched in order, each with the sizes of its own bound loops), as TVM makes one kernel
+  // per thread-bound nest. Function-level buffers live in global device memory (module
+  // variables of constant size), shared by these kernels.
+  auto* root = f.body.as<BlockRealizeNode>();
+  std::vector<Stmt> items;
+  device_bufs_.clear();
+  if (root) {
+    if (auto* q = root->block->body.as<SeqNode>())
+      items = q->stmts;
+    else
+      items.push_back(root->block->body);
+    for (auto& b : root->block->allocs) {
+      Expr numel;
+      for (auto& d : b->shape) numel = numel.defined() ? numel * d : d;
+      int64_t cn = 1;
+      if (numel.defined() && !is_const_int(numel, &cn))
+        throw Error("nvptx: buffer " + b->name + " has a non-constant size");
+      if (b->scope == "shared" || b->scope == "local")
+        throw Error("nvptx: buffer " + b->name + " (scope \"" + b->scope +
+                    "\") is used outside the thread-bound loops: compute_at the blocks using it into a "
+                    "blockIdx-bound loop");
+      Type* at = llvm::ArrayType::get(smem_type(b->dtype), static_cast<uint64_t>(std::max<int64_t>(cn, 1)));
+      auto* g = new llvm::GlobalVariable(M, at, false, llvm::GlobalValue::InternalLinkage,
+                                         llvm::UndefValue::get(at), f.name + "." + b->name, nullptr,
+                                         llvm::GlobalValue::NotThreadLocal, 1);
+      g->setAlignment(llvm::Align(16));
+      device_bufs_[b.get()] = g;
+    }
+  } else {
+    items.push_back(f.body);
+  }
+  bool split = false;
+  if (items.size() > 1) {
+    std::vector<GpuAccess> acc;
+    for (auto& it : items) acc.push_back(gpu_access(it, false));
+    auto meet = [](const std::unordered_set<const BufferNode*>& a,
+                   const std::unordered_set<const BufferNode*>& b) {
+      for (auto* x : a)
+        if (b.count(x)) return true;
+      return false;
+    };
+    for (size_t i = 0; i < acc.size() && !split; ++i)
+      for (size_t j = i + 1; j < acc.size() && !split; ++j)
+        split = meet(acc[i].writes, acc[j].reads) || meet(acc[i].writes, acc[j].writes) ||
+                meet(acc[i].reads, acc[j].writes);
+  }
+  if (!split) {
+    emit_kernel(f, fty, f.name, root ? root->block->body : f.body, true);
+    return;
+  }
+  auto bound_in = [](const Stmt& st) {
+    bool b = false;
+    for_each_stmt_for(st, [&](const ForNode* l) {
+      b = b || (l->for_kind == ForKind::ThreadBinding && l->thread_tag != "vthread");
+    });
+    return b;
+  };
+  bool any = false;
+  for (auto& it : items) any = any || bound_in(it);
+  if (!any)
+    throw Error("nvptx: function " + f.name +
+                " has no loop bound to blockIdx/threadIdx (bind loops with bind())");
+  for (auto& it : items) {
+    if (bound_in(it)) continue;
+    // TVM refuses such code too (memory accessed outside a thread environment).
+    std::string what = "a statement";
+    if (auto* l = it.as<ForNode>()) what = "the loop " + l->loop_var.name();
+    throw Error(
+        "nvptx: in function " + f.name + ", " + what +
+        " is outside every thread-bound loop and would run on one GPU thread: bind its loops (bind())");
+  }
+  for (size_t k = 0; k < items.size(); ++k) {
+    std::string name = f.name + "_kernel" + std::to_string(k);
+    if (M.getFunction(name)) throw Error("codegen: function " + name + " is defined twice");
+    emit_kernel(f, fty, name, items[k], false);
+  }
+}
+
+void FuncEmitter::emit_kernel(const FunctionNode& f, llvm::FunctionType* fty, const std::string& name,
+                              const Stmt& body, bool need_binding) {
+  {
     bool bound = false;
     has_tid_ = false;
-    for_each_stmt_for(f.body, [&](const ForNode* l) {
+    tid_extent_.clear();
+    active_.clear();
+    shared_.clear();
+    private_.clear();
+    tdep_.clear();
+    for_each_stmt_for(body, [&](const ForNode* l) {
       if (l->for_kind == ForKind::ThreadBinding && l->thread_tag != "vthread") bound = true;
-      if (l->for_kind == ForKind::ThreadBinding && l->thread_tag.rfind("threadIdx", 0) == 0) has_tid_ = true;
+      if (l->for_kind == ForKind::ThreadBinding && l->thread_tag.rfind("threadIdx", 0) == 0) {
+        has_tid_ = true;
+        int64_t e = 0;
+        int64_t& m = tid_extent_[l->thread_tag];
+        if (!is_const_int(l->extent, &e) || m < 0)
+          m = -1;
+        else
+          m = std::max(m, e);
+      }
     });
-    if (!bound)
+    if (!bound && need_binding)
       throw Error("nvptx: function " + f.name +
                   " has no loop bound to blockIdx/threadIdx (bind loops with bind())");
   }
-  auto* fn = new_function(f.name, fty, llvm::GlobalValue::ExternalLinkage);
+  emit_body(f, fty, name, body);
+}
+
+void FuncEmitter::emit_body(const FunctionNode& f, llvm::FunctionType* fty, const std::string& name,
+                            const Stmt& body) {
+  vars_.clear();
+  bufs_.clear();
+  auto* fn = new_function(name, fty, llvm::GlobalValue::ExternalLinkage);
   fn_ = fn;
   auto* entry = BasicBlock::Create(C, "entry", fn);
   B.SetInsertPoint(entry);
@@ -1373,10 +1848,11 @@ void FuncEmitter::emit_function(const FunctionNode& f) {
     bufs_[o.get()] = arg;
   }
   auto* root = f.body.as<BlockRealizeNode>();
-  if (root) {
-    kernel_level_ = gpu_;
-    auto heap = allocate(root->block->allocs);
-    kernel_level_ = false;
+  if (gpu_) {
+    for (auto& [b, g] : device_bufs_) bufs_[b] = B.CreateAddrSpaceCast(g, B.getPtrTy());
+    stmt(body);
+  } else if (root) {
+    auto heap = allocate(root->block->allocs, root->block->body);
     stmt(root->block->body);
     free_all(heap);
   } else {
@@ -1396,9 +1872,10 @@ void FuncEmitter::emit_function(const FunctionNode& f) {
   auto* pf = new_function("__tirc_packed_" + f.name, pty, llvm::GlobalValue::ExternalLinkage);
   B.SetInsertPoint(BasicBlock::Create(C, "entry", pf));
   std::vector<Value*> args;
-  for (size_t i = 0; i < ptys.size(); ++i) {
+  for (unsigned i = 0; i < fty->getNumParams(); ++i) {
     Value* p = B.CreateLoad(B.getPtrTy(), B.CreateConstInBoundsGEP1_64(B.getPtrTy(), pf->getArg(0), i));
-    args.push_back(ptys[i]->isPointerTy() ? p : B.CreateLoad(ptys[i], p));
+    Type* t = fty->getParamType(i);
+    args.push_back(t->isPointerTy() ? p : B.CreateLoad(t, p));
   }
   B.CreateCall(fn, args);
   B.CreateRetVoid();

@@ -159,7 +159,7 @@ func f(A: f32[8, 16]) -> (B: f32[8, 16]) {
   alloc T: f32[16]
   for i in parallel(8) {
     for j in serial(16) {
-      block t(vi: spatial(8) = i, vj: spatial(16) = j) { T[vj] = A[vi, vj] + 1.0 }
+      block t(vi: opaque(8) = i, vj: spatial(16) = j) { T[vj] = A[vi, vj] + 1.0 }
     }
     for j in serial(16) {
       block b(vi: spatial(8) = i, vj: spatial(16) = j) { B[vi, vj] = T[15 - vj] * 2.0 }
@@ -273,7 +273,7 @@ func f(A: f32[4]) -> (B: f32[4]) {
   alloc T: f32[16]
   for s in serial(2) {
     for p in parallel(4) {
-      block b(vs: spatial(2) = s, vp: spatial(4) = p) {
+      block b(vs: opaque(2) = s, vp: spatial(4) = p) {
         if vs == 0 { T[vp] = A[vp] * 2.0 } else { B[vp] = T[vp] + 1.0 }
       }
     }

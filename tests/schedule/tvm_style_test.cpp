@@ -122,7 +122,7 @@ TEST_P(TvmStyle, Schedule) {
   for (auto& item : m.schedules) {
     Function f = m.find_func(item.func);
     ASSERT_TRUE(f) << item.func;
-    Function g = apply_schedule(*f, item);
+    Function g = apply_schedule(*f, item, m.intrins);
     EXPECT_FALSE(structural_equal(*f, *g)) << "the schedule changed nothing";
     for (uint64_t seed : {1, 2}) {
       CompareOptions o;

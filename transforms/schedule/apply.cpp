@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "ir/error.h"
 #include "transforms/schedule/prims.h"
@@ -108,13 +109,70 @@ static ScheduleInstr normalize_keywords(const ScheduleInstr& ins) {
   return out;
 }
 
+// `l = prim(...)[k]` (TVM: `sch.get_loops(b)[-1]`): runs the instruction with one hidden
+// name per returned handle and binds the k-th one (k < 0 counts from the end) to the result.
+static void apply_indexed(ScheduleState& st, PrimFn fn, ScheduleInstr norm, int64_t k) {
+  if (norm.results.size() != 1)
+    refuse("an indexed result `" + norm.primitive + "(...)[" + std::to_string(k) +
+           "]` binds exactly one name");
+  size_t n = 0;
+  if (norm.primitive == "get_loops") {
+    if (norm.args.size() != 1) refuse("expected 1 argument (block), got " + std::to_string(norm.args.size()));
+    n = st.loops_above(arg_block(st, norm, 0).get()).size();
+  } else if (norm.primitive == "get_child_blocks") {
+    if (norm.args.size() != 1)
+      refuse("expected 1 argument (block_or_loop), got " + std::to_string(norm.args.size()));
+    n = child_blocks(st, norm).size();
+  } else if (norm.primitive == "split") {
+    if (norm.args.size() < 2 || norm.args[1].kind != ScheduleArg::List)
+      refuse("expected a list of factors as argument 2");
+    n = norm.args[1].list.size();
+  } else {
+    refuse("only get_loops, get_child_blocks and split return several handles; " + norm.primitive +
+           "(...) cannot be indexed");
+  }
+  int64_t sn = static_cast<int64_t>(n);
+  if (k < -sn || k >= sn)
+    refuse("index " + std::to_string(k) + " is out of range: " + norm.primitive + " returns " +
+           std::to_string(n) + " handle" + (n == 1 ? "" : "s"));
+  size_t pick = static_cast<size_t>(k < 0 ? k + sn : k);
+  std::string name = norm.results[0];
+  norm.results.clear();
+  for (size_t i = 0; i < n; ++i) {
+    // split names its new loops after the results: `jo = split(j, [None, 8])[0]` makes j_0, j_1.
+    std::string h = name + "_" + std::to_string(i);
+    while (st.handles.count(h)) h += "_";
+    norm.results.push_back(h);
+  }
+  fn(st, norm);
+  Handle picked = st.handles.at(norm.results[pick]);
+  picked.name = name;
+  for (auto& h : norm.results) st.handles.erase(h);
+  st.handles[name] = picked;
+}
+
 void apply_instruction(ScheduleState& st, const ScheduleInstr& ins) {
   auto it = table().find(ins.primitive);
   if (it == table().end()) refuse("unknown schedule primitive '" + ins.primitive + "'");
-  ScheduleInstr norm = normalize_keywords(ins);
+  // The parser passes `prim(...)[k]` as the keyword __index=k.
+  ScheduleInstr plain = ins;
+  std::optional<int64_t> index;
+  for (size_t i = 0; i < plain.args.size(); ++i) {
+    auto& a = plain.args[i];
+    if (a.kind == ScheduleArg::Keyword && a.text == "__index" && a.list.size() == 1 &&
+        a.list[0].kind == ScheduleArg::Int) {
+      index = a.list[0].int_value;
+      plain.args.erase(plain.args.begin() + static_cast<long>(i));
+      break;
+    }
+  }
+  ScheduleInstr norm = normalize_keywords(plain);
   // Work on a copy so that a refusal (or an unexpected error) never leaves a partial change.
   ScheduleState work = st;
-  it->second(work, norm);
+  if (index)
+    apply_indexed(work, it->second, std::move(norm), *index);
+  else
+    it->second(work, norm);
   st = std::move(work);
 }
 }  // namespace sched

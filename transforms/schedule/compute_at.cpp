@@ -60,6 +60,10 @@ void check_exact_tiling(const ScheduleState& st, const Stmt& ls, const std::vect
     std::string bad = "the parts of " + X->name + " computed in the iterations of loop " + loop_name(ls) +
                       " do not cover it exactly once (" + why + ")";
     if (!need[d]) refuse(bad);
+    // A dimension computed whole in every iteration (`[0, n)` of a symbolic n): the parts are
+    // disjoint and cover X exactly when the tiles of the other dimensions are (the loops must
+    // then map one-to-one onto those tiles).
+    if (is_zero(fold(need[d]->lo)) && prove_eq(fold(need[d]->hi), fold(iv.extent - make_int(1, t)))) continue;
     int64_t wc, ext;
     if (!is_const_int(fold(need[d]->hi - need[d]->lo + make_int(1, t)), &wc) || wc <= 0) refuse(bad);
     auto lin = to_linear(need[d]->lo);
@@ -78,6 +82,9 @@ void check_exact_tiling(const ScheduleState& st, const Stmt& ls, const std::vect
     else
       refuse(bad);
   }
+  if (tiles.empty())  // every dimension whole in every iteration: computed more than once
+    refuse("the parts of " + X->name + " computed in the iterations of loop " + loop_name(ls) +
+           " do not cover it exactly once (" + why + ")");
   std::vector<LoopDom> loops;
   for (auto& l : above) {
     auto* f = l.as<ForNode>();

@@ -36,9 +36,8 @@ void prim_get_loops(ScheduleState& st, const ScheduleInstr& ins) {
   for (size_t i = 0; i < loops.size(); ++i) bind_loop(st, ins, i, loops[i].as<ForNode>()->loop_var);
 }
 
-// a, b = get_child_blocks(block_or_loop): the blocks directly below (not inside other blocks).
-void prim_get_child_blocks(ScheduleState& st, const ScheduleInstr& ins) {
-  expect_args(ins, 1, 1);
+// The blocks directly below the handle argument 0 of `ins` (not inside other blocks).
+std::vector<Stmt> child_blocks(ScheduleState& st, const ScheduleInstr& ins) {
   const Handle& h = arg_handle(st, ins, 0);
   Stmt root;
   std::vector<Stmt> kids;
@@ -50,6 +49,14 @@ void prim_get_child_blocks(ScheduleState& st, const ScheduleInstr& ins) {
     root = arg_loop(st, ins, 0);
     kids = collect_blocks(root.as<ForNode>()->body, false);
   }
+  return kids;
+}
+
+// a, b = get_child_blocks(block_or_loop): the blocks directly below (not inside other blocks).
+void prim_get_child_blocks(ScheduleState& st, const ScheduleInstr& ins) {
+  expect_args(ins, 1, 1);
+  const Handle& h = arg_handle(st, ins, 0);
+  std::vector<Stmt> kids = child_blocks(st, ins);
   if (ins.results.size() != kids.size())
     refuse("'" + h.name + "' has " + std::to_string(kids.size()) + " child block" +
            (kids.size() == 1 ? "" : "s") + ", but " + std::to_string(ins.results.size()) + " name" +

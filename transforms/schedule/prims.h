@@ -31,6 +31,9 @@ void prim_rfactor(ScheduleState&, const ScheduleInstr&);
 void prim_blockize(ScheduleState&, const ScheduleInstr&);
 void prim_tensorize(ScheduleState&, const ScheduleInstr&);
 
+// The blocks get_child_blocks returns for `ins` (its argument 0, a block or loop handle).
+std::vector<Stmt> child_blocks(ScheduleState& st, const ScheduleInstr& ins);
+
 }  // namespace tirc::sched
 
 namespace tirc::sched {
