@@ -108,14 +108,16 @@ def chain_rows(tirc, tmp, sizes):
         gpath = os.path.join(tmp, f"chain{n}_grad.tir")
         rc, out, t = run([tirc, "grad", path, "--func", "chain", "-o", gpath], timeout=1800)
         if rc != 0:
-            rows.append(f"| {n} | grad failed: {first_line(out)} | | | |")
+            rows.append(f"| {n} | grad failed: {first_line(out)} | | | | | |")
             continue
+        size = os.path.getsize(gpath)
         fs, gs = stats(tirc, path, "chain", []), stats(tirc, gpath, "chain_grad", [])
         f = fs.get("flops") if fs else None
         g = gs.get("flops") if gs else None
-        growth = f"{t / prev:.1f}x" if prev else ""
-        prev = t
-        rows.append(f"| {n} | {t:.2f} | {growth} | {f} | {g} |")
+        growth = f"{t / prev[0]:.1f}x" if prev else ""
+        size_growth = f"{size / prev[1]:.1f}x" if prev else ""
+        prev = (t, size)
+        rows.append(f"| {n} | {t:.2f} | {growth} | {size} | {size_growth} | {f} | {g} |")
     return rows
 
 
@@ -152,10 +154,12 @@ def main():
         if not a.no_chain:
             sizes = [int(s) for s in a.chain_sizes.split(",")]
             lines += ["", "### Linear growth: N-deep product chain (`bench/zoo_chain.py N`)", "",
-                      "`tirc grad` wall time on a chain of N blocks `T_k = T_{k-1} * X`; linear "
-                      "growth means time x10 for N x10.", "",
-                      "| N | grad s | growth | forward FLOPs | gradient FLOPs |",
-                      "|---:|---:|---:|---:|---:|"]
+                      "`tirc grad` wall time and printed size (bytes of the module `tirc grad -o` "
+                      "writes) on a chain of N blocks `T_k = T_{k-1} * X`; linear growth means "
+                      "both x10 for N x10.", "",
+                      "| N | grad s | time growth | printed bytes | size growth | forward FLOPs "
+                      "| gradient FLOPs |",
+                      "|---:|---:|---:|---:|---:|---:|---:|"]
             for row in chain_rows(a.tirc, tmp, sizes):
                 lines.append(row)
                 print(row, file=sys.stderr)

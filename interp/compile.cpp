@@ -40,11 +40,35 @@ namespace {
   site_error(blk, std::string("out-of-bounds ") + what + " " + b->name + "[" + idx_text(idx) +
                       "]: " + b->name + " has shape [" + idx_text(b->shape) + "]");
 }
-[[noreturn, gnu::cold, gnu::noinline]] void uninit_error(const Site* blk, const BufInfo* b, int64_t off) {
+// "B[1, 2]" for a flat offset into b.
+std::string element_text(const BufInfo* b, int64_t off) {
   std::vector<int64_t> idx(b->shape.size());
   for (size_t d = 0; d < idx.size(); ++d) idx[d] = b->shape[d] ? (off / b->strides[d]) % b->shape[d] : 0;
-  site_error(blk, "read of uninitialised element " + b->name + "[" + idx_text(idx) + "] of " + b->role +
-                      " buffer " + b->name);
+  return b->name + "[" + idx_text(idx) + "]";
+}
+[[noreturn, gnu::cold, gnu::noinline]] void uninit_error(const Site* blk, const BufInfo* b, int64_t off) {
+  site_error(
+      blk, "read of uninitialised element " + element_text(b, off) + " of " + b->role + " buffer " + b->name);
+}
+// Two spatial iterations of one block touch the same element (see the writer tags in
+// nodes.h): `prev` is the tag of the element, x.tag the current instance. Defined after BlockS.
+[[noreturn, gnu::cold, gnu::noinline]] void conflict_error(const Ctx& x, const Site* blk, const BufInfo* b,
+                                                           int64_t off, uint64_t prev, bool read);
+
+// Checks of a load of a tracked element whose tag t differs from the current instance's.
+inline void check_read(const Ctx& x, const Site* blk, const BufInfo* b, int64_t off, uint64_t t) {
+  if (!t) uninit_error(blk, b, off);
+  if (same_block_other_point(t, x.tag)) conflict_error(x, blk, b, off, t, true);
+}
+// Marks a tracked element as written by the current instance. Overwriting another
+// iteration's element of an alloc is allowed: it is how TVM users write a scratch buffer shared
+// by the iterations (each writes before it reads; reading another iteration's value is still
+// caught by check_read). On an output the last writer would decide the result: a conflict.
+inline void mark_write(const Ctx& x, uint64_t* tags, const Site* blk, const BufInfo* b, int64_t off) {
+  uint64_t t = tags[off];
+  if (same_block_other_point(t, x.tag) && std::strcmp(b->role, "alloc") != 0)
+    conflict_error(x, blk, b, off, t, false);
+  tags[off] = x.tag;
 }
 [[noreturn, gnu::cold, gnu::noinline]] void div0_error(const Site* blk, const char* op, int64_t a) {
   site_error(blk, "integer division by zero: " + std::string(op) + "(" + std::to_string(a) + ", 0)");
@@ -111,7 +135,7 @@ struct LoadFlat final : E<typename Tr<D>::C> {
     int64_t o = off.ev(x);
     const BufState& b = x.bufs[slot];
     if constexpr (kInit)
-      if (!b.init[o]) uninit_error(blk, info, o);
+      if (uint64_t t = b.tag[o]; t != x.tag) check_read(x, blk, info, o, t);
     return Tr<D>::ld(reinterpret_cast<const St*>(b.data)[o]);
   }
 };
@@ -148,7 +172,8 @@ struct LoadGen final : E<typename Tr<D>::C> {
   C ev(Ctx& x) const override {
     int64_t o = a.offset(x, "load");
     const BufState& b = x.bufs[a.slot];
-    if (b.init && !b.init[o]) uninit_error(a.blk, a.info, o);
+    if (b.tag)
+      if (uint64_t t = b.tag[o]; t != x.tag) check_read(x, a.blk, a.info, o, t);
     return Tr<D>::ld(reinterpret_cast<const St*>(b.data)[o]);
   }
 };
@@ -224,12 +249,12 @@ struct MulLoads final : E<typename Tr<D>::C> {
     int64_t pa = oa.ev(x);
     const BufState& a = x.bufs[sa];
     if constexpr (kIa)
-      if (!a.init[pa]) uninit_error(blk, ia, pa);
+      if (uint64_t t = a.tag[pa]; t != x.tag) check_read(x, blk, ia, pa, t);
     C u = Tr<D>::ld(reinterpret_cast<const St*>(a.data)[pa]);
     int64_t pb = ob.ev(x);
     const BufState& b = x.bufs[sb];
     if constexpr (kIb)
-      if (!b.init[pb]) uninit_error(blk, ib, pb);
+      if (uint64_t t = b.tag[pb]; t != x.tag) check_read(x, blk, ib, pb, t);
     return Tr<D>::fix(u * Tr<D>::ld(reinterpret_cast<const St*>(b.data)[pb]));
   }
 };
@@ -467,12 +492,14 @@ struct StoreFlat final : S {
   int slot;
   Index off;
   EP<C> v;
+  const BufInfo* info;
+  const Site* blk;
   void run(Ctx& x) const override {
     C val = v->ev(x);
     int64_t o = off.ev(x);
     BufState& b = x.bufs[slot];
+    if constexpr (kInit) mark_write(x, b.tag, blk, info, o);
     reinterpret_cast<St*>(b.data)[o] = Tr<D>::st(val);
-    if constexpr (kInit) b.init[o] = 1;
   }
 };
 
@@ -492,11 +519,12 @@ struct StoreAcc final : S {
     int64_t o = off.ev(x);
     BufState& b = x.bufs[slot];
     if constexpr (kInit)
-      if (!b.init[o]) uninit_error(blk, info, o);
+      if (uint64_t t = b.tag[o]; t != x.tag) check_read(x, blk, info, o, t);
     St* p = reinterpret_cast<St*>(b.data) + o;
     C cur = Tr<D>::ld(*p);
     C v = rhs->ev(x);
     *p = Tr<D>::st(arith<D, OP>(cur, v, blk));
+    if constexpr (kInit) b.tag[o] = x.tag;
   }
 };
 
@@ -510,8 +538,8 @@ struct StoreGen final : S {
     C val = v->ev(x);
     int64_t o = a.offset(x, "store");
     BufState& b = x.bufs[a.slot];
+    if (b.tag) mark_write(x, b.tag, a.blk, a.info, o);
     reinterpret_cast<St*>(b.data)[o] = Tr<D>::st(val);
-    if (b.init) b.init[o] = 1;
   }
 };
 
@@ -589,10 +617,33 @@ struct BlockS final : S {
   EP<int64_t> pred;
   std::vector<Bind> binds;
   std::vector<int> reduce_regs;
-  std::vector<std::pair<int, int64_t>> allocs;  // slot, numel: init flags reset per execution
+  std::vector<std::pair<int, int64_t>> allocs;  // slot, numel: writer tags reset per execution
   SP init, body;
+  // Writer tag of this block's instances (nodes.h): base_tag | spatial point, the point
+  // mixed-radix over `spatial` (empty: every instance has point 0 and nothing conflicts).
+  struct Spatial {
+    int r;
+    int64_t ext;
+    std::string name;
+  };
+  uint64_t base_tag = 0;
+  std::vector<Spatial> spatial;
+  bool decodable = true;  // the point determines the iter var values (no wrap, constant extents)
 
   void run(Ctx& x) const override { exec(x); }
+  // "vi = 0, vj = 1" for a point of this block.
+  std::string point_text(uint64_t p) const {
+    if (!decodable) return "another iteration";
+    std::vector<int64_t> v(spatial.size());
+    for (size_t k = spatial.size(); k-- > 0;) {
+      v[k] = static_cast<int64_t>(p % static_cast<uint64_t>(spatial[k].ext));
+      p /= static_cast<uint64_t>(spatial[k].ext);
+    }
+    std::string s;
+    for (size_t k = 0; k < spatial.size(); ++k)
+      s += (k ? ", " : "") + spatial[k].name + " = " + std::to_string(v[k]);
+    return s;
+  }
   inline void exec(Ctx& x) const {
     if (pred && !pred->ev(x)) return;
     for (const Bind& b : binds) {
@@ -604,19 +655,41 @@ struct BlockS final : S {
       x.regs[b.r].i = v;
     }
     ++x.block_counts[id];
-    for (auto& [slot, n] : allocs) std::memset(x.bufs[slot].init, 0, static_cast<size_t>(n));
+    for (auto& [slot, n] : allocs)
+      std::memset(x.bufs[slot].tag, 0, static_cast<size_t>(n) * sizeof(uint64_t));
+    const uint64_t outer_tag = x.tag;
+    const void* outer_block = x.block;
+    uint64_t p = 0;
+    for (const Spatial& s : spatial)
+      p = p * static_cast<uint64_t>(s.ext) + static_cast<uint64_t>(x.regs[s.r].i);
+    x.tag = base_tag | (p & kTagPointMask);
+    x.block = this;
     if (init) {
       bool first = true;
       for (int r : reduce_regs) first &= x.regs[r].i == 0;
       if (first) init->run(x);
     }
     body->run(x);
+    x.tag = outer_tag;
+    x.block = outer_block;
   }
   [[noreturn, gnu::cold, gnu::noinline]] void bind_error(const Bind& b, int64_t v, int64_t e) const {
     site_error(blk, "binding of iter var " + b.name + " = " + std::to_string(v) +
                         " is outside its domain [0, " + std::to_string(e) + ")");
   }
 };
+
+void conflict_error(const Ctx& x, const Site* blk, const BufInfo* b, int64_t off, uint64_t prev, bool read) {
+  auto* bs = static_cast<const BlockS*>(x.block);
+  std::string cur = "(" + bs->point_text(x.tag & kTagPointMask) + ")";
+  std::string earlier = "(" + bs->point_text(prev & kTagPointMask) + ")";
+  if (read)
+    site_error(blk, "spatial iterations conflict: " + cur + " reads " + element_text(b, off) +
+                        ", written by " + earlier +
+                        " (iterations of spatial iter vars must be independent; use a scan iter var)");
+  site_error(blk, "spatial iterations conflict: " + earlier + " and " + cur + " both write " +
+                      element_text(b, off) + " (use a reduce iter var for a reduction)");
+}
 
 // A constant loop whose body is a block: the block runs without a virtual call.
 struct ForBlockS final : S {
@@ -1487,6 +1560,27 @@ class Compiler {
       ivs_[v] = new_ivs[i];
       if (b.iter_vars[i].kind == IterKind::Reduce) p->reduce_regs.push_back(r);
     }
+    // Spatial points for the conflict check (see BlockS::spatial).
+    bool ordered = false;
+    for (auto& itv : b.iter_vars) ordered |= itv.kind == IterKind::Scan || itv.kind == IterKind::Opaque;
+    constexpr uint64_t kMaxId = (uint64_t(1) << (64 - kTagPointBits)) - 1;
+    uint64_t id1 = std::min<uint64_t>(static_cast<uint64_t>(p->id) + 1, kMaxId);
+    p->base_tag = id1 << kTagPointBits;
+    if (!ordered && id1 < kMaxId) {
+      double radix = 1;
+      for (size_t i = 0; i < b.iter_vars.size(); ++i) {
+        if (b.iter_vars[i].kind != IterKind::Spatial) continue;
+        Iv e = iv(b.iter_vars[i].extent);
+        int64_t ext = e.lo == e.hi && e.bounded() && e.lo > 0 ? e.lo : 0;
+        if (!ext) {
+          ext = int64_t(1) << 20;  // not a compile-time constant: still a (wrapping) mix
+          p->decodable = false;
+        }
+        radix *= static_cast<double>(ext);
+        p->spatial.push_back({regs_[b.iter_vars[i].var.get()], ext, b.iter_vars[i].var.name()});
+      }
+      if (radix > static_cast<double>(kTagPointMask)) p->decodable = false;
+    }
     p->binds = std::move(kept);
     for (auto& a : b.allocs) {
       const BufInfo& info = *out_.bufs[slot_of(a)];
@@ -1562,6 +1656,8 @@ class Compiler {
           p->slot = a.slot;
           p->off = std::move(flat);
           p->v = cx<C>(n->value);
+          p->info = a.info;
+          p->blk = blk_;
           return SP(p);
         };
         if (a.info->track_init) return mk(new StoreFlat<D, true>);

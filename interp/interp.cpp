@@ -114,7 +114,8 @@ class Program final : public InterpProgram {
     double total = 0;
     for (auto& b : cf.bufs) {
       if (std::string(b->role) == "input" && !b->written) continue;
-      total += static_cast<double>(b->numel) * (dtype_bytes(b->dtype) + (b->track_init ? 1 : 0));
+      total +=
+          static_cast<double>(b->numel) * (dtype_bytes(b->dtype) + (b->track_init ? sizeof(uint64_t) : 0));
     }
     if (total > limit) {
       std::ostringstream os;
@@ -126,11 +127,11 @@ class Program final : public InterpProgram {
 
   ArgMap execute(const CompiledFunc& cf, const ArgMap& inputs, RunStats* stats) {
     std::vector<BufState> bufs(cf.bufs.size());
-    std::vector<NDArray> keep;  // storage owned for this run
-    std::vector<std::vector<uint8_t>> flags;
+    std::vector<NDArray> keep;                // storage owned for this run
+    std::vector<std::vector<uint64_t>> tags;  // writer tags of outputs and allocs (interp/nodes.h)
     ArgMap outputs;
     keep.reserve(cf.bufs.size());
-    flags.reserve(cf.bufs.size());
+    tags.reserve(cf.bufs.size());
     check_memory(cf);
     for (size_t s = 0; s < cf.bufs.size(); ++s) {
       const BufInfo& b = *cf.bufs[s];
@@ -163,8 +164,8 @@ class Program final : public InterpProgram {
         NDArray arr(b.dtype, b.shape);
         bufs[s].data = static_cast<uint8_t*>(arr.data());
         if (b.track_init) {
-          flags.emplace_back(static_cast<size_t>(std::max<int64_t>(b.numel, 1)), 0);
-          bufs[s].init = flags.back().data();
+          tags.emplace_back(static_cast<size_t>(std::max<int64_t>(b.numel, 1)), 0);
+          bufs[s].tag = tags.back().data();
         }
         if (std::string(b.role) == "output") outputs[b.name] = arr;
         keep.push_back(std::move(arr));

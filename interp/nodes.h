@@ -39,16 +39,31 @@ inline double& reg<double>(Val& v) {
   return v.d;
 }
 
+// Writer tags. Every element of an output or alloc remembers which block instance wrote it
+// last: 0 = never written (reading it is an error), else (block id + 1) in the high bits and
+// the instance's spatial point (its spatial iter var values, mixed-radix) in the low
+// kTagPointBits bits. A store or load by an instance of the same block at another spatial
+// point is a conflict between spatial iterations (LANGUAGE.md: such a block is invalid).
+// Blocks whose instances may legally depend on each other (scan or opaque iter vars) and
+// blocks without spatial vars use point 0 for every instance, so they never conflict.
+constexpr int kTagPointBits = 44;
+constexpr uint64_t kTagPointMask = (uint64_t(1) << kTagPointBits) - 1;
+inline bool same_block_other_point(uint64_t a, uint64_t b) {
+  return a != b && ((a ^ b) >> kTagPointBits) == 0;
+}
+
 // Run-time state of one buffer slot.
 struct BufState {
   uint8_t* data = nullptr;
-  uint8_t* init = nullptr;  // one flag per element (1 = written); null when not tracked
+  uint64_t* tag = nullptr;  // writer tag per element (see above); null when not tracked
 };
 
 struct Ctx {
   Val* regs = nullptr;
   BufState* bufs = nullptr;
-  uint64_t* block_counts = nullptr;  // body executions per block id
+  uint64_t* block_counts = nullptr;             // body executions per block id
+  uint64_t tag = uint64_t(1) << kTagPointBits;  // writer tag of the block instance being run
+  const void* block = nullptr;                  // the BlockS being run (for messages)
 };
 
 // Static description of a buffer slot (for messages and allocation).

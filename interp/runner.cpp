@@ -175,9 +175,9 @@ std::string summarize_output(const std::string& name, const NDArray& a, int firs
   for (int64_t i = 0; i < a.numel(); ++i) sum += a.get(i);
   std::string s = name + ": " + describe(a) +
                   " sum=" + fmt_value(sum, is_float(a.dtype()) ? DType::F64 : DType::I64) + " first=[";
-  int64_t n = std::min<int64_t>(first, a.numel());
+  int64_t n = std::max<int64_t>(0, std::min<int64_t>(first, a.numel()));
   for (int64_t i = 0; i < n; ++i) s += (i ? ", " : "") + fmt_value(a.get(i), a.dtype());
-  if (a.numel() > n) s += ", ...";
+  if (a.numel() > n) s += n ? ", ..." : "...";
   return s + "]";
 }
 

@@ -6,6 +6,7 @@
 
 #include "interp/compile.h"
 #include "ir/error.h"
+#include "ir/visitor.h"
 
 namespace tirc {
 namespace {
@@ -68,6 +69,75 @@ class Counter {
   const FunctionNode& f_;
   bool dynamic_;
   interp::ScalarEnv env_;
+  // Enclosing loops (innermost last) and conditions (enclosing `if`s, negated in `else`, and
+  // `where` predicates of enclosing blocks), for exact static counts under predicates.
+  struct Loop {
+    const VarNode* var;
+    bool known;
+    int64_t min, ext;
+  };
+  std::vector<Loop> loops_;
+  std::vector<std::pair<Expr, bool>> conds_;
+
+  // Maximum number of points of the loops a predicate depends on that are enumerated.
+  static constexpr double kMaxEnumerated = 1 << 22;
+
+  // Executions of a block whose loops run `mult` times in total, under the enclosing
+  // conditions and the block's predicate `pred`. Exact when every condition is an integer
+  // expression of scalar parameters and of enclosing loops with constant bounds whose
+  // domain has at most kMaxEnumerated points (the points are enumerated); else `mult`, an
+  // upper bound (TVM's estimate_tir_flops ignores predicates altogether).
+  double executions(double mult, const Expr& pred) {
+    std::vector<std::pair<Expr, bool>> cs = conds_;
+    int64_t pv;
+    if (pred.defined() && !(is_const_int(pred, &pv) && pv != 0)) cs.push_back({pred, false});
+    if (cs.empty() || !(mult > 0)) return mult;
+    std::vector<const Loop*> vars;
+    bool ok = true;
+    for (auto& c : cs)
+      for_each_expr(c.first, [&](const Expr& e) {
+        if (e.as<LoadNode>() || e.as<LetNode>()) ok = false;
+        auto* v = e.as<VarNode>();
+        if (!v || env_.count(v)) return;
+        const Loop* l = nullptr;
+        for (size_t k = loops_.size(); k-- > 0;)
+          if (loops_[k].var == v) {
+            l = &loops_[k];
+            break;
+          }
+        if (!l || !l->known) {
+          ok = false;
+          return;
+        }
+        if (std::find(vars.begin(), vars.end(), l) == vars.end()) vars.push_back(l);
+      });
+    double points = 1;
+    for (auto* l : vars) points *= static_cast<double>(l->ext);
+    if (!ok || points > kMaxEnumerated || !(points > 0)) return mult;
+    std::vector<int64_t> at(vars.size(), 0);
+    double count = 0;
+    bool failed = false;
+    for (double n = 0; n < points && !failed; ++n) {
+      for (size_t k = 0; k < vars.size(); ++k) {
+        int64_t v = vars[k]->min + at[k];
+        env_[vars[k]->var] = interp::ScalarVal{v, static_cast<double>(v)};
+      }
+      bool all = true;
+      try {
+        for (auto& [c, neg] : cs) all &= (interp::eval_int_expr(c, env_) != 0) != neg;
+      } catch (const Error&) {
+        failed = true;
+      }
+      if (all) count += 1;
+      for (size_t k = vars.size(); k-- > 0;) {
+        if (++at[k] < vars[k]->ext) break;
+        at[k] = 0;
+      }
+    }
+    for (auto* l : vars) env_.erase(l->var);
+    if (failed) return mult;
+    return mult / points * count;
+  }
 
   double extent(const Expr& e, bool* known) {
     try {
@@ -140,7 +210,12 @@ class Counter {
         if (!known && !dynamic_)
           throw Error("loop " + n->loop_var.name() +
                       ": its extent is not a constant of scalar parameters; use tirc stats --dynamic");
+        bool min_known = false;
+        double lo = extent(n->min, &min_known);
+        loops_.push_back({n->loop_var.get(), known && min_known, min_known ? static_cast<int64_t>(lo) : 0,
+                          known ? static_cast<int64_t>(ext) : 0});
         OpCounts body = stmt(n->body, mult * ext);
+        loops_.pop_back();
         if (!known) {
           if (!empty(body))
             throw Error("loop " + n->loop_var.name() + " inside a block body has a non-constant extent");
@@ -152,7 +227,10 @@ class Counter {
         auto* n = s.as<BlockRealizeNode>();
         const BlockNode& b = *n->block.get();
         size_t idx = recs.size();
-        recs.push_back({b.name, mult, {}});
+        recs.push_back({b.name, dynamic_ ? mult : executions(mult, n->predicate), {}});
+        int64_t pv;
+        bool pred = n->predicate.defined() && !(is_const_int(n->predicate, &pv) && pv != 0);
+        if (pred) conds_.push_back({n->predicate, false});
         OpCounts own = stmt(b.body, mult);
         if (b.init.defined()) {
           double red = 1;
@@ -166,6 +244,7 @@ class Counter {
           if (!all_known || red <= 0) red = 1;
           own = own + scaled(stmt(b.init, mult / red), 1.0 / red);
         }
+        if (pred) conds_.pop_back();
         recs[idx].per_exec = own;
         return c;
       }
@@ -179,7 +258,12 @@ class Counter {
       }
       case StmtKind::IfThenElse: {
         auto* n = s.as<IfThenElseStmtNode>();
-        return expr(n->cond) + maxc(stmt(n->then_case, mult), stmt(n->else_case, mult));
+        conds_.push_back({n->cond, false});
+        OpCounts a = stmt(n->then_case, mult);
+        conds_.back().second = true;
+        OpCounts b = stmt(n->else_case, mult);
+        conds_.pop_back();
+        return expr(n->cond) + maxc(a, b);
       }
       case StmtKind::LetStmt: {
         // An integer let of scalar parameters (`let w = m + 1` before `for j in serial(w)`)

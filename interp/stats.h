@@ -2,8 +2,11 @@
 //
 // What is counted, per block (a block's own statements, nested blocks count separately):
 // - iterations: executions of the block body. Static: the product of the extents of every
-//   loop around the block (the `where` predicate and enclosing `if`s are ignored, so this is
-//   an upper bound for predicated blocks). Dynamic (`--dynamic`): counted by the interpreter.
+//   loop around the block; under a `where` predicate or enclosing `if`s (of this block or of
+//   enclosing blocks) that are integer expressions of scalar params and of constant-bound
+//   loops, the points of those loops are enumerated (up to 4M points) and only the ones
+//   where every condition holds count; otherwise the product, an upper bound.
+//   Dynamic (`--dynamic`): counted by the interpreter.
 // - flops: as TVM's estimate_tir_flops, one per arithmetic operation whose operands are
 //   floats: + - * / // % min max, comparisons of floats, and every intrinsic call (exp, sqrt,
 //   pow, ...) with a float result. Integer (index) arithmetic, casts, negation, select,

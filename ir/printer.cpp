@@ -631,8 +631,17 @@ class Printer {
       for (size_t i = 0; i < in.results.size(); ++i) l += (i ? ", " : "") + in.results[i];
       if (!in.results.empty()) l += " = ";
       l += in.primitive + "(";
-      for (size_t i = 0; i < in.args.size(); ++i) l += (i ? ", " : "") + sched_arg(in.args[i]);
-      line(1, l + ")");
+      // `prim(...)[k]` is kept by the parser as the keyword argument __index=k.
+      std::string index;
+      size_t n = 0;
+      for (auto& a : in.args) {
+        if (a.kind == ScheduleArg::Keyword && a.text == "__index" && a.list.size() == 1) {
+          index = "[" + sched_arg(a.list[0]) + "]";
+          continue;
+        }
+        l += (n++ ? ", " : "") + sched_arg(a);
+      }
+      line(1, l + ")" + index);
     }
     line(0, "}");
   }

@@ -100,12 +100,34 @@ Stmt make_evaluate(std::string name, std::vector<Expr> args) {
   return Stmt(std::move(n));
 }
 
+namespace {
+// e as X + d with d a positive constant written on the right (`X + 3`, `X - 3`), else (e, 0).
+std::pair<Expr, int64_t> split_const(const Expr& e) {
+  int64_t d;
+  if (auto* b = e.as<BinaryNode>();
+      b && (b->op == BinOp::Add || b->op == BinOp::Sub) && is_const_int(b->b, &d) && d > 0)
+    return {b->a, b->op == BinOp::Add ? d : -d};
+  return {e, 0};
+}
+// x + d, written x - |d| for a negative d and x for 0 (the forms split_const recognises).
+Expr add_const(const Expr& x, int64_t d, DType t) {
+  if (d == 0) return x;
+  if (d > 0) return x + make_int(d, t);
+  return x - make_int(-d, t);
+}
+}  // namespace
+
 Expr make_extent(const Expr& lo, const Expr& hi) {
   int64_t a, b;
   if (is_const_int(lo, &a) && is_const_int(hi, &b)) return make_int(b - a, hi.dtype());
   if (is_const_int(lo, &a) && a == 0) return hi;
   if (auto* add = hi.as<BinaryNode>(); add && add->op == BinOp::Add && expr_identical(add->a, lo))
     return add->b;
+  // serial(1, n + 1) has extent n, serial(2, n) extent n - 2.
+  if (is_const_int(lo, &a)) {
+    auto [x, d] = split_const(hi);
+    return add_const(x, d - a, hi.dtype());
+  }
   return hi - lo;
 }
 
@@ -113,6 +135,13 @@ Expr make_end(const Expr& min, const Expr& extent) {
   int64_t a, b;
   if (is_const_int(min, &a) && is_const_int(extent, &b)) return make_int(a + b, extent.dtype());
   if (is_const_int(min, &a) && a == 0) return extent;
+  if (is_const_int(min, &a)) {
+    // min 1, extent n: end n + 1 (not 1 + n), as a user writes serial(1, n + 1); kept only
+    // when make_extent gives the extent back exactly.
+    auto [x, d] = split_const(extent);
+    Expr end = add_const(x, d + a, extent.dtype());
+    if (expr_identical(make_extent(min, end), extent)) return end;
+  }
   return min + extent;
 }
 

@@ -6,7 +6,8 @@ grammar Tir;
 
 program : item* EOF ;
 
-item : funcDef | scheduleDef | intrinDef ;
+// A `;` may follow an item (`};`, a C habit), as it may follow a statement.
+item : (funcDef | scheduleDef | intrinDef) ';'? ;
 
 // ---------------------------------------------------------------- functions
 funcDef : FUNC name=ID '(' inputs=paramList? ')' ('->' '(' outputs=paramList? ')')? body ;
@@ -81,7 +82,11 @@ exprList : expr (',' expr)* ','? ;
 
 // ---------------------------------------------------------------- schedules
 scheduleDef : SCHEDULE name=ID '{' schedInstr* '}' ;
-schedInstr : (anyName (',' anyName)* ','? '=')? prim=anyName '(' (schedArg (',' schedArg)* ','?)? ')' ';'? ;
+schedInstr : (anyName (',' anyName)* ','? '=')? schedRecv? prim=anyName '(' (schedArg (',' schedArg)* ','?)? ')' schedIndex? ';'? ;
+// `sch.split(...)`: TVM's Python spelling; the receiver must be `sch` (checked by the builder).
+schedRecv : recv=anyName '.' ;
+// `get_loops(b)[-1]`: one handle of the list an instruction returns (TVM's Python indexing).
+schedIndex : '[' neg='-'? INT ']' ;
 schedArg : key=anyName '=' schedValue | schedValue ;
 schedValue
   : anyName                                             # sIdent
@@ -91,7 +96,7 @@ schedValue
   | '[' (schedValue (',' schedValue)* ','?)? ']'        # sList
   // A nested instruction (`compute_inline(get_block("B"))`): the builder hoists it into
   // its own instruction bound to a fresh name.
-  | prim=anyName '(' (schedArg (',' schedArg)* ','?)? ')'  # sCall
+  | schedRecv? prim=anyName '(' (schedArg (',' schedArg)* ','?)? ')' schedIndex?  # sCall
   ;
 // Schedule handles may reuse reserved words (`init = decompose_reduction(b, k)`).
 anyName : ID | DTYPE | FUNC | SCHEDULE | INTRIN | DESC | IMPL | FOR | IN | BLOCK | INIT | WHERE

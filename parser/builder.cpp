@@ -154,6 +154,7 @@ class Builder {
   std::vector<std::string> block_stack_;
   std::vector<Buffer>* alloc_target_ = nullptr;
   std::unordered_set<const VarNode*> variant_;
+  std::unordered_set<const VarNode*> reads_buffer_;  // lets whose value reads a buffer (messages)
   std::unordered_map<const VarNode*, Interval> ranges_;
   std::unordered_set<std::string> func_names_, block_names_;
   std::unordered_set<const BufferNode*> read_only_bufs_;  // inputs of the current function
@@ -222,6 +223,9 @@ class Builder {
       if (s->kind == Sym::IterVar)
         fail(tok, "iter var '" + name + "' of block '" + s->block + "' cannot be used inside block '" + blk +
                       "'; bind it to an iter var");
+      if (reads_buffer_.count(s->var.get()))
+        fail(tok, "'" + name + "' reads a buffer outside block '" + blk +
+                      "' and cannot be used inside it; read the buffer inside the block");
       fail(tok, "'" + name + "' depends on loop variables and cannot be used inside block '" + blk + "'");
     }
     return s->var;
@@ -255,6 +259,7 @@ class Builder {
     level_ = 0;
     block_stack_.clear();
     variant_.clear();
+    reads_buffer_.clear();
     ranges_.clear();
     func_names_.clear();
     block_names_.clear();
@@ -400,6 +405,12 @@ class Builder {
   void bind_let(const std::string& name, const Var& var, const Expr& value) {
     bool inv = !depends_on_variant(value);
     if (!inv) variant_.insert(var.get());
+    bool loads = false;
+    for_each_expr(value, [&](const Expr& x) {
+      auto* v = x.as<VarNode>();
+      loads |= x.kind() == ExprKind::Load || (v && reads_buffer_.count(v));
+    });
+    if (loads) reads_buffer_.insert(var.get());
     push(name, Sym{Sym::LetVar, var, Buffer(), level_, "", inv, false});
   }
 
@@ -1304,7 +1315,7 @@ class Builder {
         break;
       default:
         if (!is_float(t))
-          fail(c->ID(), name + " expects a float argument" + std::string(args.size() == 2 ? "s" : "") +
+          fail(c->ID(), name + (args.size() == 2 ? " expects float arguments" : " expects a float argument") +
                             ", got " + tname(t));
         break;
     }
@@ -1326,12 +1337,21 @@ class Builder {
       auto names = in->anyName();
       for (auto* n : names)
         if (n != in->prim) instr.results.push_back(n->getText());
+      check_receiver(in->schedRecv());
       instr.primitive = in->prim->getText();
       instr.loc = loc(in->prim->getStart());
       instr.args = sched_args(in->schedArg(), item.instrs);
+      if (auto* ix = in->schedIndex()) instr.args.push_back(sched_index(ix));
       item.instrs.push_back(std::move(instr));
     }
     return item;
+  }
+
+  // `sch.prim(...)` is `prim(...)`: the schedule item is the only receiver there is.
+  void check_receiver(P::SchedRecvContext* r) {
+    if (!r || r->recv->getText() == "sch") return;
+    fail(r, "unknown receiver '" + r->recv->getText() +
+                "': schedule instructions are written prim(...) or sch.prim(...)");
   }
 
   // Arguments of one instruction; nested calls are appended to `out` first.
@@ -1351,6 +1371,22 @@ class Builder {
       }
     }
     return r;
+  }
+
+  // `prim(...)[k]` is passed to the schedule stage as the keyword argument `__index=k` (the
+  // number of handles the instruction returns is known only when it runs).
+  ScheduleArg sched_index(P::SchedIndexContext* ix) {
+    ScheduleArg v;
+    v.kind = ScheduleArg::Int;
+    v.loc = loc(ix->getStart());
+    v.int_value = parse_int(ix->INT()->getSymbol(), ix->neg != nullptr);
+    v.text = (ix->neg ? "-" : "") + ix->INT()->getText();
+    ScheduleArg k;
+    k.kind = ScheduleArg::Keyword;
+    k.text = "__index";
+    k.loc = v.loc;
+    k.list.push_back(std::move(v));
+    return k;
   }
 
   ScheduleArg sched_value(P::SchedValueContext* v, std::vector<ScheduleInstr>& out) {
@@ -1378,9 +1414,11 @@ class Builder {
       // `prim(args)` as an argument: `_N = prim(args)` before the instruction, and the
       // argument is the handle `_N` (TVM users write sch.compute_inline(sch.get_block("B"))).
       ScheduleInstr nested;
+      check_receiver(c->schedRecv());
       nested.primitive = c->prim->getText();
       nested.loc = loc(c->prim->getStart());
       nested.args = sched_args(c->schedArg(), out);
+      if (auto* ix = c->schedIndex()) nested.args.push_back(sched_index(ix));
       std::string name;
       do name = "_" + std::to_string(sched_fresh_++);
       while (sched_names_.count(name));

@@ -155,8 +155,6 @@ TEST(AcceptScheduleR2, IndexedHandleLists) {
       "  vectorize(get_loops(b)[-1])\n"
       "}\n";
   CliRun r = run("verify -", text);
-  if (r.code == 2 && r.err.find("unexpected '['") != std::string::npos)
-    GTEST_SKIP() << "bug: S5 (transforms/schedule + parser): " << r.err;
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   CliRun s = run("schedule -", text);
   EXPECT_NE(s.out.find("for i in parallel(8)"), std::string::npos) << s.out;

@@ -34,6 +34,33 @@ TEST(AcceptSchedule, ErrorsInNestedCallsPointAtThem) {
   EXPECT_EQ(r.err, "<stdin>:5:22: error: get_block: no block named \"nope\" in function f\n");
 }
 
+// TVM's Python spelling `sch.prim(...)`, also nested; any other receiver is an error.
+TEST(AcceptSchedule, SchReceiver) {
+  TIRC_ACCEPT_REQUIRE_LLVM();
+  std::string text =
+      "func f(A: f32[8, 8]) -> (B: f32[8, 8]) {\n"
+      "  for i, j in grid(8, 8) { block b(vi: spatial(8) = i, vj: spatial(8) = j) { B[vi, vj] = A[vi, vj] } "
+      "}\n"
+      "}\n"
+      "schedule f {\n"
+      "  b = sch.get_block(\"b\")\n"
+      "  i, j = sch.get_loops(b)\n"
+      "  sch.parallel(i)\n"
+      "  sch.vectorize(sch.get_loops(b)[-1])\n"
+      "}\n";
+  CliRun r = run("verify -", text);
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  CliRun s = run("schedule -", text);
+  EXPECT_NE(s.out.find("for i in parallel(8)"), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("for j in vectorized(8)"), std::string::npos) << s.out;
+  size_t p = text.find("sch.parallel");
+  CliRun bad = run("schedule -", text.replace(p, 3, "tvm"));
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(bad.err,
+            "<stdin>:7:3: error: unknown receiver 'tvm': schedule instructions are written prim(...) or "
+            "sch.prim(...)\n");
+}
+
 // STATUS-accept.md S1: results may be left unbound (discarded), as in TVM scripts.
 TEST(AcceptSchedule, DiscardedResults) {
   CliRun r = run("verify @/schedules_discard.tir");

@@ -222,7 +222,7 @@ TEST(Printer, LoopsAllocsAndSchedules) {
   EXPECT_EQ(print_module(m),
             "func g(n: i32 in [1, 8], X: f32[n] in [0.5, 4.0]) -> (A: f32[n]) {\n"
             "  alloc T: f16[8] scope \"shared\"\n"
-            "  for i in serial(2, 2 + (n - 2)) {\n"
+            "  for i in serial(2, n) {\n"
             "    A[i] = 0.0\n"
             "  }\n"
             "  for i in thread_binding(8, \"threadIdx.x\") {\n"

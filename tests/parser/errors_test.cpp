@@ -417,6 +417,14 @@ const ErrorCase kCases[] = {
      "}\n"
      "",
      3, 12, "sqrt expects a float argument, got i32"},
+    {"PowOnInt",  // round 3: the message said "a float arguments"
+     "func f(A: f32[8, 8], I: i32[8], n: i32) -> (B: f32[8, 8], J: i32[8]) {\n"
+     "  for i, j in grid(8, 8) {\n"
+     "    J[i] = pow(I[i], 2)\n"
+     "  }\n"
+     "}\n"
+     "",
+     3, 12, "pow expects float arguments, got i32"},
     {"TruncdivOnFloat",
      "func f(A: f32[8, 8], I: i32[8], n: i32) -> (B: f32[8, 8], J: i32[8]) {\n"
      "  for i, j in grid(8, 8) {\n"

@@ -48,7 +48,8 @@ void register_run(CLI::App& app) {
       ->check(CLI::IsMember({"interp", "jit"}));
   cmd->add_option("--dump", o->dump,
                   "write every input as DIR/in_NAME.npy (scalars 0-d) and every output as DIR/out_NAME.npy");
-  cmd->add_option("--show", o->first, "how many leading values to print per output (default 8)");
+  cmd->add_option("--show", o->first, "how many leading values to print per output (default 8)")
+      ->check(at_least(0, "at least 0"));
   cmd->callback([o] {
     run_guarded([o] {
       Module m = parse_file(o->file);

@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
   using namespace tirc::cli;
   CLI::App app{"tirc: a compiler for a block-structured loop IR with automatic differentiation"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", "tirc 0.1", "print the version and exit");
   register_parse(app);
   register_run(app);
   register_stats(app);
@@ -69,6 +70,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     app.exit(e);
