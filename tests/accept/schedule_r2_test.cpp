@@ -231,10 +231,12 @@ TEST(AcceptScheduleR2, ComputeAtOutputSymbolic) {
   CliRun c = run("verify - --seed 1", constant);
   ASSERT_EQ(c.code, 0) << c.out << c.err << constant;
   CliRun r = run("verify - --input n=8 --seed 1", text);
-  if (r.code == 2 && r.err.find("do not cover it exactly once") != std::string::npos)
-    GTEST_SKIP() << "bug: S6 (transforms/schedule): " << r.err;
   EXPECT_EQ(r.code, 0) << r.out << r.err;
-  EXPECT_NE(r.out.find("2 passed, 0 failed"), std::string::npos) << r.out;
+#ifdef TIRC_WITH_LLVM
+  EXPECT_NE(r.out.find("2 passed, 0 failed"), std::string::npos) << r.out;  // interpreter and JIT
+#else
+  EXPECT_NE(r.out.find("1 passed, 0 failed"), std::string::npos) << r.out;
+#endif
   for (const char* n : {"1", "5", "17"}) {
     CliRun s = run(std::string("verify - --seed 2 --input n=") + n, text);
     EXPECT_EQ(s.code, 0) << n << s.out << s.err;

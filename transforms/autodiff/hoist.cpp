@@ -2,6 +2,7 @@
 #include "transforms/autodiff/hoist.h"
 
 #include <algorithm>
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -74,6 +75,7 @@ class Hoister {
   Hoister(NameGen& names, std::vector<Buffer>* allocs) : names_(names), allocs_(allocs) {}
 
   std::vector<Stmt> run(const std::vector<Stmt>& stmts) {
+    find_shared(stmts);
     for (auto& s : stmts) {
       Stmt t = process(s);
       for (auto& p : pending_) out_.push_back(p);
@@ -93,23 +95,23 @@ class Hoister {
  private:
   static constexpr uint64_t kImpure = ~uint64_t(0);
 
-  Stmt process(const Stmt& s) {
-    // Match: For(0, e0) ... For(0, ek) { BlockRealize } with bindings = the loop vars.
-    std::vector<const ForNode*> loops;
+  // Match: For(0, e0) ... For(0, ek) { BlockRealize } with bindings = the loop vars; null
+  // when s is not such a nest.
+  const BlockRealizeNode* match(const Stmt& s, std::vector<const ForNode*>& loops) {
     Stmt cur = s;
     while (auto* f = cur.as<ForNode>()) {
       loops.push_back(f);
       cur = f->body;
     }
     auto* br = cur.as<BlockRealizeNode>();
-    if (!br || loops.empty() || !is_one(br->predicate)) return s;
+    if (!br || loops.empty() || !is_one(br->predicate)) return nullptr;
     const BlockNode& b = *br->block.get();
     size_t n = b.iter_vars.size();
-    if (n != loops.size() || n > 60) return s;
+    if (n != loops.size() || n > 60) return nullptr;
     std::unordered_set<const VarNode*> used_loops;
     for (size_t i = 0; i < n; ++i) {
       const IterVar& iv = b.iter_vars[i];
-      if (iv.kind != IterKind::Spatial && iv.kind != IterKind::Reduce) return s;
+      if (iv.kind != IterKind::Spatial && iv.kind != IterKind::Reduce) return nullptr;
       auto* bv = br->bindings[i].as<VarNode>();
       const ForNode* loop = nullptr;
       for (auto* f : loops)
@@ -119,9 +121,16 @@ class Hoister {
       int64_t e1, e2;
       bool c1 = loop && is_const_int(loop->extent, &e1), c2 = is_const_int(iv.extent, &e2);
       bool same = c1 && c2 ? e1 == e2 : !c1 && !c2 && loop && expr_identical(loop->extent, iv.extent);
-      if (!loop || used_loops.count(bv) || !is_zero(loop->min) || !same) return s;
+      if (!loop || used_loops.count(bv) || !is_zero(loop->min) || !same) return nullptr;
       used_loops.insert(bv);
     }
+    return br;
+  }
+
+  // Per-block state of the analyses below (iter vars, dependences, lets); returns the
+  // terminal statement after the lets.
+  Stmt enter(const BlockNode& b) {
+    size_t n = b.iter_vars.size();
     iv_ = &b.iter_vars;
     dep_.clear();
     eff_ = 0;
@@ -142,14 +151,24 @@ class Hoister {
       lets_.push_back({l->var, l->value});
       t = l->body;
     }
+    for (auto& l : lets_) {
+      dep_[l.var.get()] = info(l.value).deps;
+      inl_[l.var.get()] = substitute(l.value, inl_);
+    }
+    return t;
+  }
+
+  Stmt process(const Stmt& s) {
+    std::vector<const ForNode*> loops;
+    const BlockRealizeNode* br = match(s, loops);
+    if (!br) return s;
+    const BlockNode& b = *br->block.get();
+    Stmt t = enter(b);
     bool changed = false;
     std::vector<bool> inv(lets_.size());
     for (size_t i = 0; i < lets_.size(); ++i) {
-      const Expr& v = lets_[i].value;
-      dep_[lets_[i].var.get()] = info(v).deps;
       uint64_t m;
-      inv[i] = candidate(v, &m);
-      inl_[lets_[i].var.get()] = substitute(v, inl_);
+      inv[i] = candidate(lets_[i].value, &m);
     }
     // Maximal invariant sub-expressions of the varying lets and of the store value (their
     // hoisted blocks recompute the invariant lets they need).
@@ -289,7 +308,137 @@ class Hoister {
     const Info& i = info(e);
     if (i.flops == 0 || i.guarded) return false;
     *m = i.deps;
-    return invariant(*m);
+    if (invariant(*m)) return true;
+    return *m != kImpure && !shared_.empty() && shared_.count(key_of(substitute(e, inl_), nullptr));
+  }
+
+  // The key under which a value is shared between blocks: the extents of the iter vars it
+  // uses (in order of first appearance; *dims gets their indices) and its text with those
+  // vars renamed canonically. Values too large to print get a unique key (not shared).
+  std::string key_of(const Expr& inlined, std::vector<size_t>* dims) {
+    std::vector<size_t> local;
+    std::vector<size_t>& d = dims ? *dims : local;
+    std::unordered_set<size_t> seen;
+    for_each_expr(inlined, [&](const Expr& x) {
+      if (auto* v = x.as<VarNode>())
+        for (size_t i = 0; i < iv_->size(); ++i)
+          if ((*iv_)[i].var.get() == v && !seen.count(i)) {
+            seen.insert(i);
+            d.push_back(i);
+          }
+    });
+    std::unordered_map<const VarNode*, Expr> canon_map;
+    std::string key;
+    for (size_t k = 0; k < d.size(); ++k) {
+      const IterVar& iv = (*iv_)[d[k]];
+      canon_map[iv.var.get()] = Var("_h" + std::to_string(k), iv.var.dtype());
+      key += print_expr(iv.extent) + ",";
+    }
+    std::unordered_map<const ExprNode*, size_t> sz;
+    if (tree_size(inlined, sz) > 4000)
+      return "#" + std::to_string(reg_.size()) + "#" + std::to_string(++unique_);
+    return key + "|" + std::string(dtype_name(inlined.dtype())) + "|" +
+           print_expr(substitute(inlined, canon_map));
+  }
+
+  // Values over the whole iteration space (not invariant) that two or more blocks compute:
+  // softmax written without an `exp` buffer recomputes exp(X - M) in the forward sum and in
+  // five adjoint blocks. Such a value is computed once into a buffer like an invariant one.
+  // Only the outermost shared value of a nest is kept (exp(X - M), not also X - M inside it).
+  void find_shared(const std::vector<Stmt>& stmts) {
+    std::unordered_map<std::string, int> blocks;                 // key -> number of blocks computing it
+    std::vector<std::vector<std::pair<std::string, bool>>> occ;  // per block: key, nested
+    // Visits the maximal-first candidates of an inlined value; `f` returns whether to stop.
+    std::function<void(const Expr&, const std::function<bool(const Expr&)>&)> walk =
+        [&](const Expr& e, const std::function<bool(const Expr&)>& f) {
+          if (!e.defined() || e.kind() == ExprKind::IfThenElse || e.kind() == ExprKind::Let) return;
+          uint64_t m;
+          if (is_float(e.dtype()) && !e.as<LoadNode>() && !e.as<VarNode>()) {
+            const Info& i = info(e);
+            m = i.deps;
+            if (i.flops > 0 && !i.guarded && m != kImpure && !invariant(m) && f(e)) return;
+          }
+          switch (e.kind()) {
+            case ExprKind::Binary:
+              walk(e.as<BinaryNode>()->a, f);
+              walk(e.as<BinaryNode>()->b, f);
+              break;
+            case ExprKind::Unary: walk(e.as<UnaryNode>()->a, f); break;
+            case ExprKind::Cast: walk(e.as<CastNode>()->value, f); break;
+            case ExprKind::Call:
+              for (auto& a : e.as<CallNode>()->args) walk(a, f);
+              break;
+            case ExprKind::Select:
+              walk(as_select_like(e)->t, f);
+              walk(as_select_like(e)->f, f);
+              break;
+            default: break;
+          }
+        };
+    // A shared value gets a buffer of its block's box: never larger than the largest buffer
+    // the function already touches (a 7-d convolution box would be far larger), and only
+    // for constant boxes.
+    int64_t max_numel = 0;
+    for (auto& st : stmts)
+      for_each_expr(st, [&](const Expr& x) {
+        auto* l = x.as<LoadNode>();
+        if (!l) return;
+        int64_t n = 1, e;
+        for (auto& d : l->buffer->shape) n = is_const_int(d, &e) ? n * e : 0;
+        max_numel = std::max(max_numel, n);
+      });
+    // The inlined values of a matched block's lets and stores (small blocks only).
+    auto roots = [&](const Stmt& s, std::vector<Expr>* out) {
+      std::vector<const ForNode*> loops;
+      const BlockRealizeNode* br = match(s, loops);
+      if (!br) return false;
+      int64_t box = 1, e;
+      for (auto& iv : br->block->iter_vars) {
+        if (!is_const_int(iv.extent, &e) || box * e > max_numel) return false;
+        box *= e;
+      }
+      Stmt t = enter(*br->block.get());
+      std::vector<Stmt> terms;
+      if (auto* q = t.as<SeqNode>())
+        terms = q->stmts;
+      else
+        terms.push_back(t);
+      for (auto& x : terms)
+        if (auto* st = x.as<StoreNode>()) out->push_back(substitute(st->value, inl_));
+      std::unordered_map<const ExprNode*, size_t> sz;
+      size_t total = 0;
+      for (auto& e : *out) total += tree_size(e, sz);
+      return total <= 2000;
+    };
+    // Pass 1: which keys occur in which blocks.
+    std::vector<std::vector<Expr>> all(stmts.size());
+    for (size_t k = 0; k < stmts.size(); ++k) {
+      if (!roots(stmts[k], &all[k])) {
+        all[k].clear();
+        continue;
+      }
+      std::unordered_set<std::string> here;
+      for (auto& r : all[k])
+        walk(r, [&](const Expr& e) {
+          here.insert(key_of(e, nullptr));
+          return false;
+        });
+      for (auto& key : here) ++blocks[key];
+    }
+    // Pass 2: a shared key is kept where some occurrence is not inside another shared one.
+    for (size_t k = 0; k < stmts.size(); ++k) {
+      if (all[k].empty()) continue;
+      std::vector<Expr> again;
+      roots(stmts[k], &again);  // the block's state (iter vars, lets) for key_of
+      for (auto& r : again)
+        walk(r, [&](const Expr& e) {
+          std::string key = key_of(e, nullptr);
+          auto it = blocks.find(key);
+          if (it == blocks.end() || it->second < 2) return false;
+          shared_.insert(key);
+          return true;  // nested shared values are computed inside this one
+        });
+    }
   }
 
   // Replaces the maximal hoistable sub-expressions of e (lets before index `nlets` visible).
@@ -310,30 +459,39 @@ class Hoister {
     return mut.mutate(e);
   }
 
+  // e (in the current block's terms) with its sub-values that are already in a buffer
+  // (reg_, still valid) replaced by loads of it.
+  Expr reuse(const Expr& e) {
+    if (reg_.empty()) return e;
+    struct M : IRMutator {
+      Hoister* h;
+      Expr mutate(const Expr& x) override {
+        if (x.kind() == ExprKind::IfThenElse || x.kind() == ExprKind::Let) return x;
+        if (is_float(x.dtype()) && !x.as<LoadNode>() && !x.as<VarNode>()) {
+          const Info& i = h->info(x);
+          if (i.flops > 0 && !i.guarded && i.deps != kImpure) {
+            std::vector<size_t> dims;
+            auto it = h->reg_.find(h->key_of(substitute(x, h->inl_), &dims));
+            if (it != h->reg_.end()) {
+              std::vector<Expr> idx;
+              for (size_t d : dims) idx.push_back((*h->iv_)[d].var);
+              if (dims.empty()) idx.push_back(make_int(0));
+              return make_load(it->second.H, idx);
+            }
+          }
+        }
+        return IRMutator::mutate(x);
+      }
+      using IRMutator::mutate;
+    } mut;
+    mut.h = this;
+    return mut.mutate(e);
+  }
+
   Expr materialize(const Expr& e, size_t nlets) {
     Expr inlined = substitute(e, inl_);
     std::vector<size_t> dims;
-    std::unordered_set<size_t> seen;
-    for_each_expr(inlined, [&](const Expr& x) {
-      if (auto* v = x.as<VarNode>())
-        for (size_t i = 0; i < iv_->size(); ++i)
-          if ((*iv_)[i].var.get() == v && !seen.count(i)) {
-            seen.insert(i);
-            dims.push_back(i);
-          }
-    });
-    std::unordered_map<const VarNode*, Expr> canon_map;
-    std::string key;
-    for (size_t k = 0; k < dims.size(); ++k) {
-      const IterVar& iv = (*iv_)[dims[k]];
-      canon_map[iv.var.get()] = Var("_h" + std::to_string(k), iv.var.dtype());
-      key += print_expr(iv.extent) + ",";
-    }
-    std::unordered_map<const ExprNode*, size_t> sz;
-    if (tree_size(inlined, sz) > 4000)
-      key = "#" + std::to_string(reg_.size()) + "#" + std::to_string(++unique_);  // not shared
-    else
-      key += "|" + std::string(dtype_name(e.dtype())) + "|" + print_expr(substitute(inlined, canon_map));
+    std::string key = key_of(inlined, &dims);
     std::vector<Expr> idx;
     for (size_t d : dims) idx.push_back((*iv_)[d].var);
     if (dims.empty()) idx.push_back(make_int(0));
@@ -359,13 +517,18 @@ class Hoister {
       bn.iter_vars.push_back({w, IterKind::Spatial, shape[k]});
       if (!dims.empty()) m[(*iv_)[dims[k]].var.get()] = w;
     }
+    // Values already in a buffer are loaded, not recomputed (a shared exp(X - M) inside a
+    // hoisted a / S * exp(X - M)); the lets are collected after that, so dead ones drop out.
+    Expr ev = reuse(e);
     std::unordered_set<const VarNode*> need;
-    collect_vars(e, &need);
+    collect_vars(ev, &need);
     std::vector<size_t> used;
+    std::unordered_map<size_t, Expr> let_value;
     for (size_t i = nlets; i-- > 0;) {
       if (!need.count(lets_[i].var.get())) continue;
       used.push_back(i);
-      collect_vars(lets_[i].value, &need);
+      let_value[i] = reuse(lets_[i].value);
+      collect_vars(let_value[i], &need);
     }
     std::unordered_map<const VarNode*, Var> copy;
     for (size_t j = used.size(); j-- > 0;) {
@@ -374,11 +537,9 @@ class Hoister {
       copy[l.var.get()] = c;
       m[l.var.get()] = c;
     }
-    Stmt body = make_store(H, store_idx, substitute(e, m));
-    for (size_t i : used) {
-      const Binding& l = lets_[i];
-      body = make_let_stmt(copy.at(l.var.get()), substitute(l.value, m), body);
-    }
+    Stmt body = make_store(H, store_idx, substitute(ev, m));
+    for (size_t i : used)
+      body = make_let_stmt(copy.at(lets_[i].var.get()), substitute(let_value.at(i), m), body);
     bn.body = body;
     set_regions(bn);
     Stmt st = make_block_realize(bindings, make_bool(true), make_block(std::move(bn)));
@@ -397,6 +558,7 @@ class Hoister {
   NameGen& names_;
   std::vector<Buffer>* allocs_;
   std::unordered_map<std::string, Entry> reg_;
+  std::unordered_set<std::string> shared_;  // keys of values several blocks compute (find_shared)
   std::vector<Stmt> out_, pending_;
   const std::vector<IterVar>* iv_ = nullptr;
   std::unordered_map<const VarNode*, uint64_t> dep_;

@@ -13,6 +13,10 @@
 // `let` expressions are left alone (they may be guarded), and so are values that read a
 // buffer the block writes. The same value (alpha-equivalent, same extents) needed by a
 // later block reuses the buffer while no statement in between writes a buffer it reads.
+// Values over a block's whole box that two or more top-level blocks compute (same text up to
+// iter var names, same extents: softmax's exp(X - M) when no buffer holds it) are
+// materialised the same way, over all their iter vars (find_shared); hoisted values load the
+// buffers of shared values inside them.
 // Safety: the hoisted block evaluates the value at exactly the points of D that the user
 // block evaluates it at (every point of the box), so it reads no element the user does not.
 #pragma once
