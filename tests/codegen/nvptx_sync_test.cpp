@@ -14,12 +14,11 @@
 #include "codegen/codegen.h"
 #include "ir/error.h"
 #include "parser/parser.h"
+#include "tests/codegen/ptxas_util.h"
 #include "transforms/schedule/schedule.h"
 
 namespace tirc {
 namespace {
-
-const char* kPtxas = "/usr/local/cuda/bin/ptxas";
 
 std::string emit(const std::string& text, const std::string& func, EmitKind kind) {
   Module m = apply_module_schedules(parse_module(text, "gpu.tir"));
@@ -27,21 +26,6 @@ std::string emit(const std::string& text, const std::string& func, EmitKind kind
   o.triple = "nvptx64-nvidia-cuda";
   o.opt_level = 0;  // keep the labels of the emitted blocks
   return compile_to({m.find_func(func)}, kind, o);
-}
-
-int ptxas_rc(const std::string& ptx, std::string* log) {
-  if (!std::filesystem::exists(kPtxas)) return -2;
-  auto dir = std::filesystem::temp_directory_path();
-  std::string in = (dir / ("tirc_nvptx_sync_" + std::to_string(::getpid()) + ".ptx")).string();
-  std::ofstream(in) << ptx;
-  std::string cmd = std::string(kPtxas) + " -arch=sm_80 -o /dev/null " + in + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) log->append(buf, n);
-  int st = pclose(p);
-  std::filesystem::remove(in);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 size_t count(const std::string& s, const std::string& what) {
@@ -109,7 +93,7 @@ TEST(NvptxSync, BlockLevelStagesRunOnThreadZeroBetweenBarriers) {
   EXPECT_GE(count(ir, "call void @llvm.nvvm.barrier0()"), 3u) << ir;
   std::string ptx = emit(kSoftmaxRows, "softmax", EmitKind::Asm);
   std::string log;
-  int rc = ptxas_rc(ptx, &log);
+  int rc = testing::run_ptxas(ptx, &log);
   if (rc == -2) GTEST_SKIP() << "ptxas not installed";
   EXPECT_EQ(rc, 0) << log << "\n" << ptx;
 }
@@ -151,7 +135,7 @@ TEST(NvptxSync, RfactorWriteBackAfterThreadPartials) {
   EXPECT_GE(count(ir, "call void @llvm.nvvm.barrier0()"), 1u) << ir;
   std::string ptx = emit(kRfactorRows, "rowsum", EmitKind::Asm);
   std::string log;
-  int rc = ptxas_rc(ptx, &log);
+  int rc = testing::run_ptxas(ptx, &log);
   if (rc == -2) GTEST_SKIP() << "ptxas not installed";
   EXPECT_EQ(rc, 0) << log << "\n" << ptx;
 }
@@ -183,7 +167,7 @@ func f(A: f32[4, 8]) -> (B: f32[4, 8]) {
   EXPECT_EQ(ir.find("define void @f("), std::string::npos) << ir;
   std::string ptx = emit(text, "f", EmitKind::Asm);
   std::string log;
-  int rc = ptxas_rc(ptx, &log);
+  int rc = testing::run_ptxas(ptx, &log);
   if (rc != -2) {
     EXPECT_EQ(rc, 0) << log << "\n" << ptx;
   }
@@ -234,7 +218,7 @@ TEST(NvptxSync, SharedTilesInsideThreadLoops) {
   EXPECT_EQ(count(ir, "call void @llvm.nvvm.barrier0()"), 2u) << ir;
   std::string ptx = emit(slurp_case("r3_batch_matmul_gpu.tir"), "bmm", EmitKind::Asm);
   std::string log;
-  int rc = ptxas_rc(ptx, &log);
+  int rc = testing::run_ptxas(ptx, &log);
   if (rc == -2) GTEST_SKIP() << "ptxas not installed";
   EXPECT_EQ(rc, 0) << log;
 }

@@ -9,33 +9,16 @@
 #include "codegen/codegen.h"
 #include "ir/error.h"
 #include "parser/parser.h"
+#include "tests/codegen/ptxas_util.h"
 
 namespace tirc {
 namespace {
-
-const char* kPtxas = "/usr/local/cuda/bin/ptxas";
 
 std::string ptx_of(const std::string& text, const std::string& func) {
   Module m = parse_module(text, "gpu.tir");
   CodegenOptions o;
   o.triple = "nvptx64-nvidia-cuda";
   return compile_to({m.find_func(func)}, EmitKind::Asm, o);
-}
-
-// Runs ptxas on the text; returns its exit code (0 = valid PTX), or -2 without ptxas.
-int ptxas(const std::string& ptx, std::string* log) {
-  if (!std::filesystem::exists(kPtxas)) return -2;
-  auto dir = std::filesystem::temp_directory_path();
-  std::string in = (dir / ("tirc_nvptx_" + std::to_string(::getpid()) + ".ptx")).string();
-  std::ofstream(in) << ptx;
-  std::string cmd = std::string(kPtxas) + " -arch=sm_80 -o /dev/null " + in + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) log->append(buf, n);
-  int st = pclose(p);
-  std::filesystem::remove(in);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 }  // namespace
@@ -78,7 +61,7 @@ func rowsum(A: f32[64, 128]) -> (S: f32[64]) {
     EXPECT_NE(ptx.find(".visible .entry " + std::string(f)), std::string::npos) << ptx;
     EXPECT_NE(ptx.find("%tid.x"), std::string::npos) << ptx;
     std::string log;
-    int rc = ptxas(ptx, &log);
+    int rc = testing::run_ptxas(ptx, &log);
     if (rc == -2) GTEST_SKIP() << "ptxas not installed";
     EXPECT_EQ(rc, 0) << log << "\n" << ptx;
   }

@@ -259,6 +259,21 @@ Expr and_all(const std::vector<Expr>& cs) {
   return out;
 }
 
+// body inside the lets of `lets` (in order) that it needs, directly or through later lets;
+// `need` holds the variables body uses and grows with those of the kept lets.
+Stmt wrap_needed_lets(Stmt body, const std::vector<const std::vector<Binding>*>& lets,
+                      std::unordered_set<const VarNode*>& need) {
+  std::vector<const Binding*> all;
+  for (auto* l : lets)
+    for (auto& x : *l) all.push_back(&x);
+  for (size_t i = all.size(); i-- > 0;) {
+    if (!need.count(all[i]->var.get())) continue;
+    collect_vars(all[i]->value, &need);
+    body = make_let_stmt(all[i]->var, all[i]->value, body);
+  }
+  return body;
+}
+
 // `A[J] += term` for every leaf (A = target(leaf load)), each under the leaf's own guards
 // (those after the prefix `guards` that the caller applies around everything), in the lets
 // of `lets` that the terms need; undefined when there is no leaf. Used inside the backward
@@ -288,15 +303,7 @@ Stmt accumulate_leaves(const std::vector<LeafTerm>& leaves, const std::vector<Ex
     stmts.push_back(st);
   }
   if (stmts.empty()) return Stmt();
-  Stmt body = make_seq(stmts);
-  std::vector<const Binding*> all;
-  for (auto* l : lets)
-    for (auto& x : *l) all.push_back(&x);
-  for (size_t i = all.size(); i-- > 0;) {
-    if (!need.count(all[i]->var.get())) continue;
-    collect_vars(all[i]->value, &need);
-    body = make_let_stmt(all[i]->var, all[i]->value, body);
-  }
+  Stmt body = wrap_needed_lets(make_seq(stmts), lets, need);
   return body;
 }
 
@@ -1433,15 +1440,7 @@ void GradientBuilder::emit_pointwise(Unit& u, const std::vector<const std::vecto
     for (auto& x : g.guards) collect_vars(x, &need);
     stores.push_back(st);
   }
-  Stmt body = make_seq(stores);
-  std::vector<const Binding*> all;
-  for (auto* l : lets)
-    for (auto& x : *l) all.push_back(&x);
-  for (size_t i = all.size(); i-- > 0;) {
-    if (!need.count(all[i]->var.get())) continue;
-    collect_vars(all[i]->value, &need);
-    body = make_let_stmt(all[i]->var, all[i]->value, body);
-  }
+  Stmt body = wrap_needed_lets(make_seq(stores), lets, need);
   emit(clone_block(
       u, name, [&] { return body; }, nullptr, false));
 }
