@@ -11,18 +11,14 @@
 #include "ir/printer.h"
 #include "ir/visitor.h"
 #include "parser/parser.h"
+#include "tests/autodiff/parse_one.h"
 #include "transforms/autodiff/check_grad.h"
 #include "transforms/autodiff/gradient.h"
 
 namespace tirc {
 namespace {
 
-Function parse_one(const std::string& src, const std::string& name) {
-  Module m = parse_module(src, name + ".tir");
-  Function f = m.find_func(name);
-  if (!f) throw Error("no function " + name);
-  return f;
-}
+using testing::parse_one;
 
 // F_grad printed and parsed back (what `tirc grad` hands to a later stage).
 Function grad_text_roundtrip(const Function& f) {

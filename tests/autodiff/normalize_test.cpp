@@ -16,6 +16,7 @@
 #include "ir/printer.h"
 #include "ir/structural_equal.h"
 #include "parser/parser.h"
+#include "tests/autodiff/parse_one.h"
 #include "transforms/autodiff/check_grad.h"
 #include "transforms/autodiff/gradient.h"
 #include "transforms/schedule/verify.h"
@@ -23,12 +24,7 @@
 namespace tirc {
 namespace {
 
-Function parse_one(const std::string& src, const std::string& name) {
-  Module m = parse_module(src, name + ".tir");
-  Function f = m.find_func(name);
-  if (!f) throw Error("no function " + name);
-  return f;
-}
+using testing::parse_one;
 
 // Normalises f, checks print/parse round trip, equal outputs and gradients; returns the
 // printed normalised function.
