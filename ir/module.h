@@ -41,7 +41,10 @@ const BlockNode& root_block(const FunctionNode& f);
 
 // One argument of a schedule instruction, kept as written.
 struct ScheduleArg {
-  enum Kind { Ident, String, Int, Float, Wildcard, List, Keyword } kind;
+  // Subscript: `x[k]` (text "", list = {x, k}) or a slice `x[lo:hi:step]` (text ":", list =
+  // {x, lo, hi, step}, an absent bound is a Wildcard) of a list variable x (an Ident).
+  // Star: `*x` (list[0] = x), the items of a list as separate arguments.
+  enum Kind { Ident, String, Int, Float, Wildcard, List, Keyword, Subscript, Star } kind;
   std::string text;               // Ident/String (unquoted)/Keyword name
   int64_t int_value = 0;          // Int
   double float_value = 0;         // Float
@@ -49,7 +52,8 @@ struct ScheduleArg {
   SourceLoc loc;
 };
 
-// `a, b = prim(args...)` or `prim(args...)`.
+// `a, b = prim(args...)` or `prim(args...)`; `a, b = x` / `a = x[k]` (no call: primitive is
+// empty and args[0] is the value, an Ident or a Subscript of a list variable).
 struct ScheduleInstr {
   std::vector<std::string> results;
   std::string primitive;

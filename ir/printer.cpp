@@ -7,7 +7,7 @@
 // "weak" subtree (literals combined by + - * / // %) is printed bare only when the parser
 // surely recovers its dtype; otherwise each literal leaf is printed as a cast call
 // `i64(5)`, which the parser folds into a (strongly typed) literal of that dtype. The rules
-// are written down in docs/STATUS-printer.md.
+// are written down in docs/language.md ("Canonical printing").
 //
 // Names. Variables and buffers print under their own names, except when a name is reserved
 // or already bound to a different variable/buffer in scope: then `name_1`, `name_2`, ...
@@ -620,6 +620,20 @@ class Printer {
       }
       case ScheduleArg::Keyword:
         return a.text + "=" + (a.list.empty() ? std::string("_") : sched_arg(a.list[0]));
+      case ScheduleArg::Subscript: {
+        // `x[k]` (list {x, k}) or `x[lo:hi:step]` (text ":", list {x, lo, hi, step}; an absent
+        // bound is a Wildcard).
+        if (a.list.empty()) return "?";
+        std::string s = sched_arg(a.list[0]) + "[";
+        auto bound = [&](size_t i) {
+          return i < a.list.size() && a.list[i].kind != ScheduleArg::Wildcard ? sched_arg(a.list[i]) : "";
+        };
+        if (a.text != ":") return s + bound(1) + "]";
+        s += bound(1) + ":" + bound(2);
+        if (!bound(3).empty()) s += ":" + bound(3);
+        return s + "]";
+      }
+      case ScheduleArg::Star: return "*" + (a.list.empty() ? std::string("?") : sched_arg(a.list[0]));
     }
     return "?";
   }
@@ -630,6 +644,10 @@ class Printer {
       std::string l;
       for (size_t i = 0; i < in.results.size(); ++i) l += (i ? ", " : "") + in.results[i];
       if (!in.results.empty()) l += " = ";
+      if (in.primitive.empty() && in.args.size() == 1) {  // `i, j = loops`: no call
+        line(1, l + sched_arg(in.args[0]));
+        continue;
+      }
       l += in.primitive + "(";
       // `prim(...)[k]` is kept by the parser as the keyword argument __index=k.
       std::string index;

@@ -82,21 +82,29 @@ exprList : expr (',' expr)* ','? ;
 
 // ---------------------------------------------------------------- schedules
 scheduleDef : SCHEDULE name=ID '{' schedInstr* '}' ;
-schedInstr : (anyName (',' anyName)* ','? '=')? schedRecv? prim=anyName '(' (schedArg (',' schedArg)* ','?)? ')' schedIndex? ';'? ;
+// Without a call (`i, j, k = loops`, `l = loops[0]`, `ls = loops[1:]`), `prim` names a list
+// variable (checked by the builder: such an instruction binds at least one name).
+// Results may be parenthesised, as a Python tuple: `(k,) = get_loops(b)`.
+schedInstr : ('(' anyName (',' anyName)* ','? ')' '=' | anyName (',' anyName)* ','? '=')? schedRecv? prim=anyName (call='(' (schedArg (',' schedArg)* ','?)? ')')? schedIndex* ';'? ;
 // `sch.split(...)`: TVM's Python spelling; the receiver must be `sch` (checked by the builder).
 schedRecv : recv=anyName '.' ;
-// `get_loops(b)[-1]`: one handle of the list an instruction returns (TVM's Python indexing).
-schedIndex : '[' neg='-'? INT ']' ;
+// `get_loops(b)[-1]`: one handle of the list an instruction returns (TVM's Python indexing);
+// `loops[1:]`, `loops[::-1]`: a slice of it (Python's bounds and steps).
+schedIndex : '[' (idx=schedInt | lo=schedInt? slice=':' hi=schedInt? (':' step=schedInt?)?) ']' ;
+schedInt : '-'? INT ;
 schedArg : key=anyName '=' schedValue | schedValue ;
 schedValue
-  : anyName                                             # sIdent
+  : anyName schedIndex+                                 # sItem
+  | anyName                                             # sIdent
+  // `*loops` (TVM's `sch.reorder(*loops)`): the items of a list as separate arguments.
+  | '*' schedValue                                      # sStar
   | STRING                                              # sString
   | '-'? INT                                            # sInt
   | '-'? FLOAT                                          # sFloat
   | '[' (schedValue (',' schedValue)* ','?)? ']'        # sList
   // A nested instruction (`compute_inline(get_block("B"))`): the builder hoists it into
   // its own instruction bound to a fresh name.
-  | schedRecv? prim=anyName '(' (schedArg (',' schedArg)* ','?)? ')' schedIndex?  # sCall
+  | schedRecv? prim=anyName '(' (schedArg (',' schedArg)* ','?)? ')' schedIndex*  # sCall
   ;
 // Schedule handles may reuse reserved words (`init = decompose_reduction(b, k)`).
 anyName : ID | DTYPE | FUNC | SCHEDULE | INTRIN | DESC | IMPL | FOR | IN | BLOCK | INIT | WHERE

@@ -17,6 +17,7 @@
 
 #include "ir/error.h"
 #include "ir/visitor.h"
+#include "parser/region_check.h"
 #include "transforms/simplify/region.h"
 
 namespace tirc::parser_detail {
@@ -158,6 +159,7 @@ class Builder {
   std::unordered_map<const VarNode*, Interval> ranges_;
   std::unordered_set<std::string> func_names_, block_names_;
   std::unordered_set<const BufferNode*> read_only_bufs_;  // inputs of the current function
+  parser_detail::AccessLocs access_locs_;                 // positions of loads and pointers
   std::unordered_set<const antlr4::ParserRuleContext*> predeclared_;
   std::unordered_map<const P::ExprContext*, bool> lit_cache_;
   // Schedule item being built: names written in it, counter of fresh names for nested calls.
@@ -177,6 +179,12 @@ class Builder {
   }
   [[noreturn]] void fail(antlr4::tree::TerminalNode* n, const std::string& msg) const {
     fail(n->getSymbol(), msg);
+  }
+
+  // Remembers where a load / buffer pointer was written (declared-region errors).
+  Expr noted(Expr e, const Token* t) {
+    access_locs_[e.get()] = {e, loc(t)};
+    return e;
   }
 
   SourceLoc loc(const Token* t) const {
@@ -264,6 +272,7 @@ class Builder {
     func_names_.clear();
     block_names_.clear();
     read_only_bufs_.clear();
+    access_locs_.clear();
     if_depth_ = 0;
     let_depth_ = 0;
     auto fn = std::make_shared<FunctionNode>();
@@ -607,7 +616,8 @@ class Builder {
     if (value.dtype() != b->dtype)
       fail(c->expr(), "type mismatch: " + tname(b->dtype) + " " + sym + " " + tname(value.dtype()));
     if (!is_numeric(b->dtype)) fail(op, "operator " + sym + " is not defined on " + tname(b->dtype));
-    return make_store(b, idx, make_binary(bop, make_load(b, idx), value), loc(c->getStart()));
+    return make_store(b, idx, make_binary(bop, noted(make_load(b, idx), c->getStart()), value),
+                      loc(c->getStart()));
   }
 
   std::vector<Expr> indices(const Buffer& b, P::ExprListContext* list, const Token* tok) {
@@ -684,7 +694,7 @@ class Builder {
     bool has_parens = p->children.size() > 3;
     if (field == "data") {
       if (has_parens) fail(p->field, name + ".data takes no arguments");
-      return make_buffer_ptr(s.buf, {});
+      return noted(make_buffer_ptr(s.buf, {}), p->getStart());
     }
     if (field != "ptr") fail(p->field, "unknown buffer field '" + field + "' (expected data or ptr)");
     if (!has_parens) fail(p->field, name + ".ptr needs indices: " + name + ".ptr(i, ...)");
@@ -697,7 +707,7 @@ class Builder {
       check_bounds(s.buf, d, e, es[d]);
       idx.push_back(e);
     }
-    return make_buffer_ptr(s.buf, idx);
+    return noted(make_buffer_ptr(s.buf, idx), p->getStart());
   }
 
   // ------------------------------------------------------------------ blocks
@@ -823,6 +833,7 @@ class Builder {
       if (!explicit_reads) node.reads = clamp_regions(std::move(r));
       if (!explicit_writes) node.writes = clamp_regions(std::move(w));
     }
+    check_declared_regions(node, explicit_reads, explicit_writes, access_locs_);
     return make_block_realize(bindings, pred, make_block(std::move(node)));
   }
 
@@ -1191,7 +1202,7 @@ class Builder {
     if (auto* l = dynamic_cast<P::LoadExprContext*>(pr)) {
       const Sym& s = resolve_buffer(l->ID()->getText(), l->ID()->getSymbol());
       Buffer b = s.buf;
-      return make_load(b, indices(b, l->idx, l->ID()->getSymbol()));
+      return noted(make_load(b, indices(b, l->idx, l->ID()->getSymbol())), l->getStart());
     }
     if (auto* c = dynamic_cast<P::CastExprContext*>(pr)) return cast(c);
     if (auto* c = dynamic_cast<P::CallExprContext*>(pr)) return call(c, want);
@@ -1337,14 +1348,96 @@ class Builder {
       auto names = in->anyName();
       for (auto* n : names)
         if (n != in->prim) instr.results.push_back(n->getText());
+      instr.loc = loc(in->prim->getStart());
+      if (!in->call) {
+        // `i, j, k = loops`, `l = loops[0]`: a list variable's value, no primitive.
+        if (instr.results.empty())
+          fail(in->prim, "expected a schedule instruction, e.g. " + in->prim->getText() +
+                             "(...), or names bound to a list: i, j = " + in->prim->getText());
+        if (in->schedRecv()) fail(in->schedRecv(), "expected a call: sch." + in->prim->getText() + "(...)");
+        ScheduleArg base;
+        base.kind = ScheduleArg::Ident;
+        base.text = in->prim->getText();
+        base.loc = instr.loc;
+        for (auto* ix : in->schedIndex()) base = sched_subscript(std::move(base), ix);
+        instr.args.push_back(std::move(base));
+        item.instrs.push_back(std::move(instr));
+        continue;
+      }
       check_receiver(in->schedRecv());
       instr.primitive = in->prim->getText();
-      instr.loc = loc(in->prim->getStart());
       instr.args = sched_args(in->schedArg(), item.instrs);
-      if (auto* ix = in->schedIndex()) instr.args.push_back(sched_index(ix));
+      auto ixs = in->schedIndex();
+      if (ixs.size() > 1 || (ixs.size() == 1 && ixs[0]->slice)) {
+        // `ls = get_loops(b)[1:]`: `_N = get_loops(b)` then `ls = _N[1:]`.
+        ScheduleInstr take;
+        take.results = std::move(instr.results);
+        take.loc = instr.loc;
+        ScheduleArg h = hoist(std::move(instr), item.instrs);
+        for (auto* ix : ixs) h = sched_subscript(std::move(h), ix);
+        take.args.push_back(std::move(h));
+        item.instrs.push_back(std::move(take));
+        continue;
+      }
+      if (ixs.size() == 1) instr.args.push_back(sched_index(ixs[0]));
       item.instrs.push_back(std::move(instr));
     }
     return item;
+  }
+
+  // A fresh name for a hoisted nested instruction, unused by the schedule item.
+  std::string fresh_sched_name() {
+    std::string name;
+    do name = "_" + std::to_string(sched_fresh_++);
+    while (sched_names_.count(name));
+    sched_names_.insert(name);
+    return name;
+  }
+
+  // Appends `nested` (its results replaced by one fresh name) to `out`; returns that name as
+  // an Ident argument.
+  ScheduleArg hoist(ScheduleInstr nested, std::vector<ScheduleInstr>& out) {
+    ScheduleArg a;
+    a.kind = ScheduleArg::Ident;
+    a.text = fresh_sched_name();
+    a.loc = nested.loc;
+    nested.results.assign(1, a.text);
+    out.push_back(std::move(nested));
+    return a;
+  }
+
+  int64_t sched_int(P::SchedIntContext* c) {
+    return parse_int(c->INT()->getSymbol(), c->getStart()->getText() == "-");
+  }
+
+  // `base[k]` or `base[lo:hi:step]` as a Subscript argument.
+  ScheduleArg sched_subscript(ScheduleArg base, P::SchedIndexContext* ix) {
+    ScheduleArg a;
+    a.kind = ScheduleArg::Subscript;
+    a.loc = base.loc;
+    a.list.push_back(std::move(base));
+    auto num = [&](P::SchedIntContext* c) {
+      ScheduleArg v;
+      v.loc = loc(ix->getStart());
+      if (c) {
+        v.kind = ScheduleArg::Int;
+        v.int_value = sched_int(c);
+        v.text = c->getText();
+      } else {
+        v.kind = ScheduleArg::Wildcard;
+      }
+      return v;
+    };
+    if (!ix->slice) {
+      a.list.push_back(num(ix->idx));
+      return a;
+    }
+    a.text = ":";
+    a.list.push_back(num(ix->lo));
+    a.list.push_back(num(ix->hi));
+    a.list.push_back(num(ix->step));
+    if (ix->step && a.list[3].int_value == 0) fail(ix->step, "slice step cannot be zero");
+    return a;
   }
 
   // `sch.prim(...)` is `prim(...)`: the schedule item is the only receiver there is.
@@ -1379,8 +1472,8 @@ class Builder {
     ScheduleArg v;
     v.kind = ScheduleArg::Int;
     v.loc = loc(ix->getStart());
-    v.int_value = parse_int(ix->INT()->getSymbol(), ix->neg != nullptr);
-    v.text = (ix->neg ? "-" : "") + ix->INT()->getText();
+    v.int_value = sched_int(ix->idx);
+    v.text = ix->idx->getText();
     ScheduleArg k;
     k.kind = ScheduleArg::Keyword;
     k.text = "__index";
@@ -1395,6 +1488,16 @@ class Builder {
     if (auto* id = dynamic_cast<P::SIdentContext*>(v)) {
       a.text = id->getText();
       a.kind = a.text == "_" ? ScheduleArg::Wildcard : ScheduleArg::Ident;
+    } else if (auto* it = dynamic_cast<P::SItemContext*>(v)) {
+      ScheduleArg base;
+      base.kind = ScheduleArg::Ident;
+      base.text = it->anyName()->getText();
+      base.loc = a.loc;
+      for (auto* ix : it->schedIndex()) base = sched_subscript(std::move(base), ix);
+      return base;
+    } else if (auto* st = dynamic_cast<P::SStarContext*>(v)) {
+      a.kind = ScheduleArg::Star;
+      a.list.push_back(sched_value(st->schedValue(), out));
     } else if (auto* s = dynamic_cast<P::SStringContext*>(v)) {
       a.kind = ScheduleArg::String;
       a.text = unquote(s->STRING()->getText());
@@ -1418,15 +1521,15 @@ class Builder {
       nested.primitive = c->prim->getText();
       nested.loc = loc(c->prim->getStart());
       nested.args = sched_args(c->schedArg(), out);
-      if (auto* ix = c->schedIndex()) nested.args.push_back(sched_index(ix));
-      std::string name;
-      do name = "_" + std::to_string(sched_fresh_++);
-      while (sched_names_.count(name));
-      sched_names_.insert(name);
-      nested.results.push_back(name);
-      out.push_back(std::move(nested));
-      a.kind = ScheduleArg::Ident;
-      a.text = name;
+      auto ixs = c->schedIndex();
+      // `get_loops(b)[1:]`: the whole list is bound to the fresh name, the argument slices it.
+      if (ixs.size() > 1 || (ixs.size() == 1 && ixs[0]->slice)) {
+        ScheduleArg h = hoist(std::move(nested), out);
+        for (auto* ix : ixs) h = sched_subscript(std::move(h), ix);
+        return h;
+      }
+      if (ixs.size() == 1) nested.args.push_back(sched_index(ixs[0]));
+      return hoist(std::move(nested), out);
     }
     return a;
   }

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Configures and builds tirc into ${BUILD_DIR:-build} (Release-with-debug-info, LLVM on).
+# Configures and builds tirc into ${BUILD_DIR:-build} (Release -O2 without debug info, LLVM on;
+# pass -DCMAKE_BUILD_TYPE=RelWithDebInfo to debug).
 # Extra CMake arguments are passed through; TARGETS limits what is built.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -17,6 +17,7 @@
 #include "ir/structural_equal.h"
 #include "parser/parser.h"
 #include "tests/autodiff/parse_one.h"
+#include "tests/autodiff/rewrite_check.h"
 #include "transforms/autodiff/check_grad.h"
 #include "transforms/autodiff/gradient.h"
 #include "transforms/schedule/verify.h"
@@ -24,54 +25,10 @@
 namespace tirc {
 namespace {
 
+using testing::check_rewrite;
+using testing::contains;
 using testing::parse_one;
-
-// Normalises f, checks print/parse round trip, equal outputs and gradients; returns the
-// printed normalised function.
-std::string check_rewrite(const std::string& src, const std::string& name) {
-  Function f = parse_one(src, name);
-  Function n = normalize_for_autodiff(f);
-  std::string text = print_function(*n);
-  if (std::getenv("TIRC_NORMALIZE_TEST_PRINT")) std::printf("%s\n", text.c_str());
-  EXPECT_NE(text, print_function(*f)) << "not rewritten";
-  Module back = parse_module(text, "normalized.tir");
-  Function nb = back.find_func(name);
-  EXPECT_TRUE(nb && structural_equal(*nb, *n)) << text;
-  for (uint64_t seed : {1, 2, 3}) {
-    CompareOptions o;
-    o.seed = seed;
-    CompareResult r = compare_functions(*f, *n, o, interp_runner(), interp_runner());
-    EXPECT_TRUE(r.ok) << r.detail << "\n" << text;
-  }
-  CheckGradOptions g;
-  g.full = true;
-  CheckGradResult a = check_grad(*n, g);
-  EXPECT_EQ(a.failed, 0) << text;
-  EXPECT_GT(a.passed, 0);
-  CheckGradResult b = check_grad(*f, g);  // gradient() normalises itself
-  EXPECT_EQ(b.failed, 0);
-  EXPECT_EQ(b.passed, a.passed);
-  // F_grad prints and re-parses.
-  Module gm;
-  gm.add_func(b.grad);
-  Module gback = parse_module(print_module(gm), "grad.tir");
-  EXPECT_TRUE(gback.find_func(name + "_grad"));
-  return text;
-}
-
-std::string refusal(const std::string& src, const std::string& name) {
-  Function f = parse_one(src, name);
-  Function n = normalize_for_autodiff(f);
-  EXPECT_TRUE(structural_equal(*n, *f)) << "rewritten:\n" << print_function(*n);
-  try {
-    gradient(*f, {});
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using testing::refusal;
 
 // ---- rewrite 1: if/else ----
 
@@ -662,6 +619,83 @@ TEST(Normalize, AcceptedBlocksAreUntouched) {
                          "ok");
   Function n = normalize_for_autodiff(f);
   EXPECT_EQ(n->body.get(), f->body.get());
+}
+
+}  // namespace
+}  // namespace tirc
+
+// ---- rewrite 8: opaque iter vars ----
+namespace tirc {
+namespace {
+
+TEST(NormalizeOpaque, DisjointWritesBecomeSpatial) {
+  std::string t = testing::check_rewrite(R"(func op(X: f32[4, 8]) -> (Y: f32[4, 8]) {
+  for i, j in grid(4, 8) {
+    block B(vi: opaque(4) = i, vj: opaque(8) = j) {
+      Y[vi, vj] = X[vi, vj] * X[vi, 7 - vj]
+    }
+  }
+})",
+                                         "op");
+  EXPECT_TRUE(testing::contains(t, "vi: spatial(4) = i, vj: spatial(8) = j")) << t;
+}
+
+TEST(NormalizeOpaque, AccumulationBecomesReduce) {
+  std::string t = testing::check_rewrite(R"(func op(X: f32[4, 8]) -> (Y: f32[4]) {
+  for i in serial(4) {
+    block Z(vi: spatial(4) = i) { Y[vi] = 1.0 }
+  }
+  for i, k in grid(4, 8) {
+    block B(vi: opaque(4) = i, vk: opaque(8) = k) {
+      Y[vi] = Y[vi] + X[vi, vk] * X[vi, vk]
+    }
+  }
+})",
+                                         "op");
+  EXPECT_TRUE(testing::contains(t, "vi: spatial(4) = i, vk: reduce(8) = k")) << t;
+}
+
+TEST(NormalizeOpaque, RecurrenceStaysRefused) {
+  EXPECT_EQ(testing::refusal(R"(func op(X: f32[8]) -> (Y: f32[1]) {
+  block Z() { Y[0] = 0.0 }
+  for i in serial(8) {
+    block B(vi: opaque(8) = i) { Y[0] = Y[0] * 0.5 + X[vi] }
+  }
+})",
+                             "op"),
+            "block B: opaque iter vars are not supported (an opaque var is read as spatial when the "
+            "iterations write disjoint elements, or as reduce when every store accumulates into an "
+            "element that does not depend on it)");
+}
+
+}  // namespace
+}  // namespace tirc
+
+namespace tirc {
+namespace {
+
+// Regression (disjointness test rewritten for rewrite 7): a single spatial term of symbolic
+// extent needs no constant extent (tests/accept/cases/lang_r3.tir `local`).
+TEST(Normalize, SplitWithSymbolicExtent) {
+  Function f = testing::parse_one(R"(func local(n: i32, A: f32[n, 8]) -> (B: f32[n, 8]) {
+  for i in serial(n) {
+    block b(vi: spatial(n) = i) {
+      alloc T: f32[8]
+      for j in serial(8) { T[j] = A[vi, j] * A[vi, j] }
+      for j in serial(1, 8) { B[vi, j] = T[j] + T[j - 1] }
+      B[vi, 0] = T[0]
+    }
+  }
+})",
+                                  "local");
+  CheckGradOptions o;
+  o.full = true;
+  NDArray n(DType::I32, {});
+  n.set(0, 3);
+  o.given["n"] = n;
+  CheckGradResult r = check_grad(*f, o);
+  EXPECT_EQ(r.failed, 0);
+  EXPECT_EQ(r.passed, 1);
 }
 
 }  // namespace

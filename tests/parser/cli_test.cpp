@@ -68,5 +68,50 @@ TEST(ParserCli, ErrorsExitTwoWithPosition) {
   EXPECT_EQ(missing.err, "/nonexistent.tir:1:1: error: cannot open file\n");
 }
 
+// Declared regions that the body leaves: exit 2 with the position of the access, from every
+// subcommand that reads the script.
+TEST(ParserCli, DeclaredRegionViolationExitsTwo) {
+  const char* src =
+      "func f(A: f32[16, 16]) -> (B: f32[16]) {\n"
+      "  for i, k in grid(16, 16) {\n"
+      "    block b(vi: spatial(16) = i, vk: reduce(16) = k) {\n"
+      "      reads A[vi, 0:8]\n"
+      "      writes B[vi]\n"
+      "      init { B[vi] = 0.0 }\n"
+      "      B[vi] += A[vi, vk]\n"
+      "    }\n"
+      "  }\n"
+      "}\n";
+  for (const char* sub : {"parse -", "run - --random 1", "grad -", "stats -"}) {
+    CliRun r = run(sub, src);
+    EXPECT_EQ(r.code, 2) << sub;
+    EXPECT_EQ(r.err,
+              "<stdin>:7:16: error: block 'b': load A[vi, vk] is outside its declared region A[vi, 0:8] "
+              "(dimension 1 "
+              "exceeds the region's end by up to 8)\n")
+        << sub;
+  }
+}
+
+// An empty module parses (and prints nothing); commands that need a function say so.
+TEST(ParserCli, EmptyModule) {
+  for (const char* src : {"", "# only a comment\n"}) {
+    CliRun p = run("parse -", src);
+    EXPECT_EQ(p.code, 0) << p.err;
+    EXPECT_EQ(p.out, "");
+    for (const char* sub : {"run - --random 1", "grad -", "stats -", "check-grad -"}) {
+      CliRun r = run(sub, src);
+      EXPECT_EQ(r.code, 2) << sub;
+      EXPECT_EQ(r.err, "tirc: error: - defines no function\n") << sub;
+    }
+  }
+}
+
+TEST(ParserCli, DivisionByZeroAtRunTime) {
+  CliRun r = run("run - --random 1", "func f(A: f32[4]) -> (B: f32[4]) {\n  B[1 // 0] = 1.0\n}\n");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "<stdin>:2:3: error: block \"root\": integer division by zero: floordiv(1, 0)\n");
+}
+
 }  // namespace
 }  // namespace tirc

@@ -118,8 +118,9 @@ TEST(Refusal, Handles) {
             "compute_inline: block B no longer exists (removed by an earlier primitive)");
   EXPECT_EQ(refusal(kMM, kGetC + "  parallel(i, j)\n"), "parallel: expected 1 argument, got 2");
   EXPECT_EQ(refusal(kMM, kGetC + "  x = parallel(i)\n"), "parallel: returns 0 handles, but 1 name is bound");
-  EXPECT_EQ(refusal(kMM, kGetC + "  i0 = split(i, [4, 4])\n"),
-            "split: returns 2 handles, but 1 name is bound");
+  // One name binds a list (lists_test.cpp); several must match the count.
+  EXPECT_EQ(refusal(kMM, kGetC + "  a, b, c = split(i, [4, 4])\n"),
+            "split: returns 2 handles, but 3 names are bound");
   EXPECT_EQ(refusal(kMM, kGetC + "  x = get_child_blocks(i)\n  y, z = get_child_blocks(i)\n"),
             "get_child_blocks: 'i' has 1 child block, but 2 names are bound");
 }
@@ -231,8 +232,87 @@ TEST(Refusal, LoopKinds) {
   }
 })";
   EXPECT_EQ(refusal(tmp, "  b = get_block(\"c\")\n  i = get_loops(b)\n  parallel(i)\n"),
-            "parallel: loop i: blocks t, c share buffer T across its iterations (no dimension of it is "
-            "partitioned by the loop)");
+            "parallel: loop i: iterations share the scratch buffer T (written by block t): index it by the "
+            "loop or allocate it in the block");
+}
+
+// A function-level scratch buffer written and read by one block in every iteration (the
+// interpreter's scratch-alloc exception): one buffer for all iterations, a race once they
+// run at once. parallel, vectorize and bind refuse it; the same buffer indexed by the loop,
+// or allocated in the block, is accepted.
+TEST(Refusal, ScratchShared) {
+  const char* one = R"(func sc(A: f32[4, 8]) -> (C: f32[4, 8]) {
+  alloc T: f32[1]
+  for o, i in grid(4, 8) {
+    block c(vo: spatial(4) = o, vi: spatial(8) = i) {
+      T[0] = A[vo, vi] * 2.0
+      C[vo, vi] = T[0] + 1.0
+    }
+  }
+})";
+  const std::string get = "  o, i = get_loops(get_block(\"c\"))\n";
+  EXPECT_EQ(refusal(one, get + "  parallel(o)\n"),
+            "parallel: loop o: iterations share the scratch buffer T (written by block c): index it by the "
+            "loop or allocate it in the block");
+  EXPECT_EQ(refusal(one, get + "  parallel(i)\n"),
+            "parallel: loop i: iterations share the scratch buffer T (written by block c): index it by the "
+            "loop or allocate it in the block");
+  EXPECT_EQ(refusal(one, get + "  vectorize(i)\n"),
+            "vectorize: loop i: iterations share the scratch buffer T (written by block c): index it by the "
+            "loop or allocate it in the block");
+  EXPECT_EQ(refusal(one, get + "  bind(o, \"threadIdx.x\")\n"),
+            "bind: loop o: iterations share the scratch buffer T (written by block c): index it by the "
+            "loop or allocate it in the block");
+  // Written in the loop, read after it: the value left by the last iteration.
+  const char* after = R"(func la(A: f32[8]) -> (C: f32[1]) {
+  alloc T: f32[1]
+  for i in serial(8) {
+    block w(vi: spatial(8) = i) {
+      T[0] = A[vi]
+    }
+  }
+  block r() {
+    C[0] = T[0]
+  }
+})";
+  EXPECT_EQ(refusal(after, "  i = get_loops(get_block(\"w\"))[0]\n  parallel(i)\n"),
+            "parallel: loop i: iterations share the scratch buffer T (written by block w): index it by the "
+            "loop or allocate it in the block");
+  // Indexed by the loop: each iteration its own element.
+  const char* idx = R"(func ix(A: f32[4, 8]) -> (C: f32[4, 8]) {
+  alloc T: f32[4]
+  for o, i in grid(4, 8) {
+    block c(vo: spatial(4) = o, vi: spatial(8) = i) {
+      T[vo] = A[vo, vi] * 2.0
+      C[vo, vi] = T[vo] + 1.0
+    }
+  }
+})";
+  // A copy whose loop is fused (read as two loops by the recomputation check) but whose values
+  // depend on the parallel loop: still a shared scratch.
+  const char* fz = R"(func fz(A: f32[4, 16]) -> (C: f32[4, 16]) {
+  alloc T: f32[4, 4]
+  for i in serial(4) {
+    for f in serial(16) {
+      block t(vi: spatial(4) = i, a: spatial(4) = f // 4, b: spatial(4) = f % 4) {
+        T[a, b] = A[vi, a * 4 + b] * 2.0
+      }
+    }
+    for j in serial(16) {
+      block c(vi: spatial(4) = i, vj: spatial(16) = j) {
+        C[vi, vj] = T[vj // 4, vj % 4] + 1.0
+      }
+    }
+  }
+})";
+  EXPECT_EQ(refusal(fz, "  i, j = get_loops(get_block(\"c\"))\n  parallel(i)\n"),
+            "parallel: loop i: iterations share the scratch buffer T (written by block t): index it by the "
+            "loop or allocate it in the block");
+  Module ok = parse_module(std::string(idx) + "\nschedule ix {\n" + get + "  parallel(o)\n}\n", "t.tir");
+  EXPECT_NO_THROW(apply_schedule(*ok.find_func("ix"), ok.schedules.at(0)));
+  EXPECT_EQ(refusal(idx, get + "  parallel(i)\n"),
+            "parallel: loop i: iterations share the scratch buffer T (written by block c): index it by the "
+            "loop or allocate it in the block");
 }
 
 TEST(Refusal, SelfDependentBlock) {
@@ -464,8 +544,8 @@ TEST(Refusal, IndexedHandles) {
   EXPECT_EQ(refusal(kMM, kGetC + "  x, y = get_loops(b)[0]\n"),
             "get_loops: an indexed result `get_loops(...)[0]` binds exactly one name");
   EXPECT_EQ(refusal(kMM, kGetC + "  x = fuse(i, j)[0]\n"),
-            "fuse: only get_loops, get_child_blocks and split return several handles; fuse(...) cannot be "
-            "indexed");
+            "fuse: only get_loops, get_child_blocks, get_producers, get_consumers and split return several "
+            "handles; fuse(...) cannot be indexed");
 }
 
 TEST(Accepted, IndexedHandles) {

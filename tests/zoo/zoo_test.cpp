@@ -2,7 +2,7 @@
 // without editing this one) is checked five ways, one parameterised test each:
 //   parse       parser/parser.h parses it and it defines a function named OP;
 //   forward     the interpreter's outputs on random inputs match the PyTorch reference
-//               (examples/ops/ref/zoo_ref.py, compared by examples/ops/ref/check.py);
+//               (examples/ops/ref/zoo_ref.py, computed by examples/ops/ref/check.py);
 //   grad_torch  OP_grad from `tirc grad`, run by the interpreter in f64, matches the
 //               vector-Jacobian product of torch.autograd on the same inputs/cotangents;
 //   check_grad  `tirc check-grad OP.tir --func OP` exits 0 (finite differences);
@@ -19,12 +19,14 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "interp/interp.h"
 #include "ir/error.h"
 #include "parser/parser.h"
+#include "tests/zoo/torch_refs.h"
 #include "tests/zoo/zoo_util.h"
 
 namespace fs = std::filesystem;
@@ -33,13 +35,11 @@ using namespace tirc::zoo;
 
 namespace {
 
-const char* kPython = "/usr/bin/python3";
 constexpr uint64_t kSeed = 20261121;
 constexpr double kMaxFlopRatio = 3.0;
 
 std::string tirc_bin() { return shell_quote(TIRC_BINARY); }
 std::string op_file(const std::string& op) { return (ops_dir() / (op + ".tir")).string(); }
-std::string check_py() { return shell_quote((ops_dir() / "ref" / "check.py").string()); }
 
 // Runs one check of the zoo. For an (op, test) listed in known_failures.txt the check's
 // failures are intercepted and turned into a skip; a listed check that passes fails.
@@ -88,14 +88,6 @@ ArgMap scalar_inputs(const std::string& op, const FunctionNode& f) {
   return given;
 }
 
-// Empty when the Python with NumPy and PyTorch that the references need is there, else why not.
-std::string python_problem() {
-  static const CommandResult probe = run_command(std::string(kPython) + " -c 'import numpy, torch'");
-  if (probe.exit_code == 0) return "";
-  return std::string(kPython) + " cannot import numpy and torch (apt-get install python3-numpy " +
-         "python3-torch):\n" + probe.output;
-}
-
 // Runs `tirc grad` on the op and returns the module text's path inside dir.
 fs::path run_grad(const std::string& op, const fs::path& dir, std::string* log) {
   fs::path out = dir / (op + "_grad.tir");
@@ -131,59 +123,54 @@ void check_parse(const std::string& op) {
   }
 }
 
+// ---- PyTorch references (tests/zoo/torch_refs.h) ----
+// Computed for the whole zoo by one Python process (the ctest fixture ZooSetup.torch_refs,
+// `check.py refs`) into <build>/zoo_torch_refs/OP/; forward and grad_torch compare against
+// them with check.py's tolerances. A test run without the fixture (or after the op's file
+// changed) recomputes its own op's references.
+
+// forward: tirc computes in f32 (the interpreter's own arithmetic), the reference in f64.
+// grad: tirc runs OP_grad with promote_f64; only f32-rounded literals of the .tir differ.
+constexpr double kFwdRtol = 1e-4, kFwdAtol = 1e-5;
+constexpr double kGradRtol = 1e-5, kGradAtol = 1e-6;
+
+TorchRefs& refs() {
+  static TorchRefs r(ops_dir() / "ref" / "check.py", refs_dir("zoo_torch_refs"));
+  return r;
+}
+
+RefCase make_case(const std::string& op) {
+  Function f = load_op(op);
+  return make_ref_case(*f, kSeed, scalar_inputs(op, *f));
+}
+
 void check_forward(const std::string& op) {
-  const std::string py = python_problem();
-  ASSERT_TRUE(py.empty()) << py;
-  ScratchDir dir("fwd_" + op);
   try {
-    Function f = load_op(op);
-    ArgMap inputs = random_inputs(*f, kSeed, scalar_inputs(op, *f));
-    ArgMap outputs = run_interp(*f, inputs);
-    for (const auto& [name, a] : inputs) write_npy(dir.path() / ("in_" + name + ".npy"), a);
-    for (const auto& [name, a] : outputs) write_npy(dir.path() / ("out_" + name + ".npy"), a);
+    RefCase c = refs().case_with_refs(op, make_case);
+    std::map<std::string, NDArray> ref = refs().load(op, "out");
+    std::map<std::string, NDArray> got(c.outputs.begin(), c.outputs.end());
+    ASSERT_EQ(key_list(got), key_list(ref)) << "outputs of tirc vs the reference";
+    for (const auto& [name, want] : ref)
+      expect_close(op + " output " + name, got.at(name), want, kFwdRtol, kFwdAtol);
   } catch (const Error& e) {
     FAIL() << e.what();
   }
-  CommandResult r = run_command(std::string(kPython) + " " + check_py() + " forward " + op + " " +
-                                shell_quote(dir.path().string()));
-  EXPECT_EQ(r.exit_code, 0) << r.output;
 }
 
 void check_grad_torch(const std::string& op) {
-  const std::string py = python_problem();
-  ASSERT_TRUE(py.empty()) << py;
   ScratchDir dir("gradt_" + op);
   std::string log;
   fs::path gfile = run_grad(op, dir.path(), &log);
   ASSERT_FALSE(gfile.empty()) << "tirc grad " << op_file(op) << " --func " << op << " failed:\n" << log;
   try {
-    Function f = load_op(op);
+    RefCase c = refs().case_with_refs(op, make_case);
     Module gm = parse_file(gfile.string());
     Function g = gm.find_func(op + "_grad");
     ASSERT_TRUE(g) << "tirc grad output has no function " << op << "_grad";
-    ArgMap inputs = random_inputs(*f, kSeed, scalar_inputs(op, *f));
-    // The cotangents <output>_grad are the only params of OP_grad not given here.
-    ArgMap all = random_inputs(*g, kSeed + 1, inputs);
-    InterpOptions f64;
-    f64.promote_f64 = true;
-    ArgMap grads = run_interp(*g, all, f64);
-    for (const auto& [name, a] : inputs) write_npy(dir.path() / ("in_" + name + ".npy"), a);
-    for (const auto& o : f->outputs) {
-      const std::string cot = o->name + "_grad";
-      ASSERT_TRUE(all.count(cot)) << op << "_grad has no parameter " << cot;
-      write_npy(dir.path() / ("cot_" + o->name + ".npy"), all.at(cot));
-    }
-    for (const auto& [name, a] : grads) {
-      ASSERT_TRUE(name.size() > 5 && name.substr(name.size() - 5) == "_grad")
-          << op << "_grad result '" << name << "' is not named <input>_grad";
-      write_npy(dir.path() / ("grad_" + name.substr(0, name.size() - 5) + ".npy"), a);
-    }
+    expect_vjp_matches(*g, c, refs().load(op, "grad"), kGradRtol, kGradAtol);
   } catch (const Error& e) {
     FAIL() << e.what();
   }
-  CommandResult r = run_command(std::string(kPython) + " " + check_py() + " grad " + op + " " +
-                                shell_quote(dir.path().string()));
-  EXPECT_EQ(r.exit_code, 0) << r.output;
 }
 
 void check_check_grad(const std::string& op) {
@@ -240,15 +227,27 @@ INSTANTIATE_TEST_SUITE_P(Ops, Zoo, ::testing::ValuesIn(discover_ops()), param_na
 TEST(ZooMeta, every_op_has_a_reference) {
   std::vector<std::string> ops = discover_ops();
   ASSERT_GE(ops.size(), 60u) << "examples/ops looks incomplete";
-  const std::string py = python_problem();
-  ASSERT_TRUE(py.empty()) << py;
-  CommandResult r = run_command(std::string(kPython) + " " + check_py() + " list");
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  try {
+    refs().ensure(ops, make_case);
+  } catch (const Error& e) {
+    FAIL() << e.what();
+  }
   std::string missing;
   for (const auto& op : ops)
-    if (r.output.find("\n" + op + "\n") == std::string::npos && r.output.rfind(op + "\n", 0) != 0)
-      missing += " " + op;
+    if (refs().status(op).find("no reference for operator") != std::string::npos) missing += " " + op;
   EXPECT_TRUE(missing.empty()) << "no PyTorch reference in examples/ops/ref/zoo_ref.py for:" << missing;
+}
+
+// The ctest fixture that computes every op's references in one Python process before the
+// forward and grad_torch tests run (CMakeLists.txt: FIXTURES_SETUP zoo_torch_refs). Not
+// discovered as a test of its own; running it by hand only refreshes the references.
+TEST(ZooSetup, torch_refs) {
+  try {
+    refs().ensure(discover_ops(), make_case);
+  } catch (const Error& e) {
+    // The dependent tests recompute and report it each for its op.
+    std::cout << "no references computed: " << e.what() << "\n";
+  }
 }
 
 // Every known_failures.txt entry names an existing op and test, so stale entries show up.

@@ -64,6 +64,7 @@ void register_bench(CLI::App& app) {
       if (!o->no_schedule && !m.schedules.empty()) m = apply_module_schedules(m, o->func);
       Function f;
       if (o->func.empty()) {
+        if (m.funcs.empty()) throw Error(o->file + " defines no function");
         if (m.funcs.size() != 1)
           throw Error(o->file + " defines " + std::to_string(m.funcs.size()) +
                       " functions: choose one with --func");

@@ -25,6 +25,7 @@ struct RunOptions {
 Function pick_function(const Module& m, const std::string& name, const std::string& file) {
   if (name.empty()) {
     if (m.funcs.size() == 1) return m.funcs[0];
+    if (m.funcs.empty()) throw Error(file + " defines no function");
     throw Error(file + " defines " + std::to_string(m.funcs.size()) + " functions: choose one with --func");
   }
   Function f = m.find_func(name);

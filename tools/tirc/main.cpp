@@ -28,6 +28,7 @@ int exit_code() { return g_exit; }
 
 Function select_function(const Module& m, const std::string& file, const std::string& func) {
   if (func.empty()) {
+    if (m.funcs.empty()) throw Error(file + " defines no function");
     if (m.funcs.size() != 1) throw Error(file + " defines several functions: choose one with --func");
     return m.funcs[0];
   }

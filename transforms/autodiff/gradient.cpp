@@ -493,10 +493,35 @@ void GradientBuilder::collect(const Stmt& s, std::vector<PathElem>& path) {
     case StmtKind::BlockRealize: {
       auto* br = s.as<BlockRealizeNode>();
       const BlockNode* blk = br->block.get();
+      // normalize_for_autodiff moves any other init to a block of its own when that is
+      // sound (docs/autodiff.md, Normalisation, rewrite 7); what is left here is refused.
+      const std::string why =
+          " (it moves to a block of its own only when each instance of the block runs once and "
+          "its spatial iterations touch disjoint elements of the buffers it writes)";
+      if (blk->init.defined()) {
+        struct HasFor : IRVisitor {
+          bool found = false;
+          void visit_for(const ForNode*) override { found = true; }
+        } hf;
+        hf.visit(blk->init);
+        if (hf.found) throw Error("block " + blk->name + ": a loop in init is not supported" + why);
+      }
       std::vector<std::pair<std::vector<Unit::Item>, const StoreNode*>> stores;
       std::vector<Unit::Item> items;
       flatten_body(*blk, blk->body, items, stores);
       if (stores.empty()) throw Error("block " + blk->name + ": empty block body");
+      if (blk->init.defined()) {
+        std::vector<std::pair<std::vector<Unit::Item>, const StoreNode*>> inits;
+        std::vector<Unit::Item> its;
+        flatten_body(*blk, blk->init, its, inits);
+        for (auto& [itv, st] : inits) {
+          bool updated = false;
+          for (auto& [_, bs] : stores) updated = updated || bs->buffer.same_as(st->buffer);
+          if (!updated)
+            throw Error("block " + blk->name + ": init stores to " + st->buffer->name +
+                        ", which the block body does not update" + why);
+        }
+      }
       for (size_t i = 0; i < stores.size(); ++i)
         for (size_t j = 0; j < i; ++j)
           if (stores[i].second->buffer.same_as(stores[j].second->buffer))
@@ -569,7 +594,11 @@ void GradientBuilder::analyze(Unit& u) {
       if (u.scan_iv >= 0) throw Error(where + "several scan iter vars in one block are not supported");
       u.scan_iv = static_cast<int>(j);
     }
-    if (iv.kind == IterKind::Opaque) throw Error(where + "opaque iter vars are not supported");
+    if (iv.kind == IterKind::Opaque)
+      throw Error(where +
+                  "opaque iter vars are not supported (an opaque var is read as spatial when the "
+                  "iterations write disjoint elements, or as reduce when every store accumulates "
+                  "into an element that does not depend on it)");
     if (iv.kind == IterKind::Reduce) u.reduce_iters.push_back(iv);
   }
   if (!b.allocs.empty()) throw Error(where + "block-local allocations are not supported");

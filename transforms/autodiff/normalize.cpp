@@ -130,6 +130,18 @@ bool uses_var(const Expr& e, const VarNode* v) {
   return found;
 }
 
+void for_each_stmt_store(const Stmt& s, std::vector<const StoreNode*>* out) {
+  struct V : IRVisitor {
+    std::vector<const StoreNode*>* out;
+    void visit_store(const StoreNode* n) override {
+      out->push_back(n);
+      IRVisitor::visit_store(n);
+    }
+  } v;
+  v.out = out;
+  if (s.defined()) v.visit(s);
+}
+
 bool has_load_or_let(const Expr& e) {
   bool found = false;
   for_each_expr(e, [&](const Expr& x) {
@@ -153,6 +165,14 @@ struct AccessScan : IRVisitor {
   void visit_buffer_ptr(const BufferPtrNode* n) override {
     opaque.insert(n->buffer.get());
     IRVisitor::visit_buffer_ptr(n);
+  }
+  // Loops inside the scanned statements with constant bounds: var -> [first, last].
+  std::unordered_map<const VarNode*, std::pair<int64_t, int64_t>> loops;
+  void visit_for(const ForNode* n) override {
+    int64_t lo, ext;
+    if (is_const_int(n->min, &lo) && is_const_int(n->extent, &ext) && ext > 0)
+      loops[n->loop_var.get()] = {lo, lo + ext - 1};
+    IRVisitor::visit_for(n);
   }
 };
 
@@ -401,6 +421,10 @@ class Normalizer : public IRMutator {
   std::optional<std::vector<Stmt>> normalize_block(const BlockRealizeNode* br);
   std::optional<Stmt> inline_scope_block(const BlockRealizeNode* br);
   std::optional<std::vector<Stmt>> expand_state(const BlockRealizeNode* br, const Item& it);
+  std::optional<std::vector<Stmt>> split_init(const BlockRealizeNode* br);
+  std::optional<std::vector<Stmt>> opaque_kinds(const BlockRealizeNode* br);
+  bool init_accepted(const BlockNode& b);
+  bool all_blocks_plain(const Stmt& s);
   Stmt build(const CtxList& ctx, const Stmt& leaf, VarMap m);
   Stmt build_piece(const BlockRealizeNode* br, const Piece& p, const std::string& name, bool fresh);
   // base, base_1, base_2, ...: the first that no enclosing loop, parameter, buffer or
@@ -651,16 +675,84 @@ bool Normalizer::iterations_disjoint(const BlockNode& b, const std::vector<Item>
     auto& tuples = scan.acc[Y];
     if (tuples.empty()) return false;
     VarSet covered;
-    for (size_t d = 0; d < tuples[0].size(); ++d) {
-      const Expr& e = tuples[0][d];
-      bool ok = !has_load_or_let(e);
-      for (auto& t : tuples) ok = ok && t.size() == tuples[0].size() && expr_identical(t[d], e);
-      for (auto* v : vars_of(e)) ok = ok && (spatial.count(v) || scalars_.count(v));
-      if (!ok) continue;
-      auto aff = ad::to_affine(e);
-      if (!aff) continue;
+    // Columns: one expression per access. A pair of dimensions `A // c`, `A % c` (the same A
+    // and c in every access, e.g. `Y[vf // 3, vf % 3]` of a fused loop) determines A: it is
+    // one column A.
+    std::vector<std::vector<Expr>> cols(tuples[0].size());
+    for (auto& t : tuples) {
+      if (t.size() != cols.size()) return false;
+      for (size_t d = 0; d < t.size(); ++d) cols[d].push_back(t[d]);
+    }
+    auto divmod = [&](const std::vector<Expr>& col, BinOp op, const Expr* a, const Expr* c) {
+      for (auto& e : col) {
+        auto* bin = e.as<BinaryNode>();
+        if (!bin || bin->op != op || !is_const_int(bin->b) || (a && !expr_identical(bin->a, *a)) ||
+            (c && !expr_identical(bin->b, *c)))
+          return false;
+      }
+      return true;
+    };
+    for (size_t d = 0; d < cols.size(); ++d) {
+      if (cols[d].empty() || !divmod(cols[d], BinOp::FloorDiv, nullptr, nullptr)) continue;
+      auto* b0 = cols[d][0].as<BinaryNode>();
+      if (!divmod(cols[d], BinOp::FloorDiv, &b0->a, &b0->b)) continue;
+      for (size_t d2 = 0; d2 < cols.size(); ++d2)
+        if (d2 != d && !cols[d2].empty() && divmod(cols[d2], BinOp::FloorMod, &b0->a, &b0->b)) {
+          Expr a = b0->a;
+          for (auto& e : cols[d]) e = a;
+          cols[d2].clear();
+          break;
+        }
+    }
+    for (size_t d = 0; d < cols.size(); ++d) {
+      if (cols[d].empty()) continue;
+      // Every access: the same spatial part (coefficients of the spatial iter vars and scalar
+      // params) plus an offset (constant and inner loop vars of constant bounds, e.g.
+      // `C[vo * 4 + ii]` of an inner loop ii in [0, 4)) whose range over all accesses is
+      // [lo, hi]; the spatial part must then be injective with gaps larger than hi - lo.
+      bool ok = true;
+      std::optional<ad::Affine> key;
+      int64_t lo = 0, hi = 0;
+      for (size_t a = 0; a < cols[d].size() && ok; ++a) {
+        const Expr& e = cols[d][a];
+        if (has_load_or_let(e)) {
+          ok = false;
+          break;
+        }
+        auto aff = ad::to_affine(e);
+        if (!aff) {
+          ok = false;
+          break;
+        }
+        ad::Affine sp;
+        int64_t omin = aff->constant, omax = aff->constant;
+        for (auto& [v, c] : aff->terms) {
+          const VarNode* vn = v.get();
+          if (spatial.count(vn) || scalars_.count(vn)) {
+            sp.add(v, c);
+          } else if (auto it = scan.loops.find(vn); it != scan.loops.end()) {
+            omin += c > 0 ? c * it->second.first : c * it->second.second;
+            omax += c > 0 ? c * it->second.second : c * it->second.first;
+          } else {
+            ok = false;
+          }
+        }
+        if (!ok) break;
+        if (!key) {
+          key = sp;
+          lo = omin;
+          hi = omax;
+        } else {
+          bool same = key->terms.size() == sp.terms.size();
+          for (auto& [v, c] : sp.terms) same = same && key->coeff(v.get()) == c;
+          ok = same;
+          lo = std::min(lo, omin);
+          hi = std::max(hi, omax);
+        }
+      }
+      if (!ok || !key) continue;
       std::vector<std::pair<int64_t, const VarNode*>> terms;  // (|coefficient|, var)
-      for (auto& [v, c] : aff->terms) {
+      for (auto& [v, c] : key->terms) {
         const VarNode* vn = v.get();
         if (!spatial.count(vn)) continue;  // a scalar param: the same shift for every iteration
         if (unit(vn)) continue;
@@ -668,17 +760,16 @@ bool Normalizer::iterations_disjoint(const BlockNode& b, const std::vector<Item>
         terms.push_back({c < 0 ? -c : c, vn});
       }
       if (!ok || terms.empty()) continue;
-      if (terms.size() > 1) {
-        std::sort(terms.begin(), terms.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
-        int64_t span = 0;
-        for (auto& [c, v] : terms) {
-          int64_t ext;
-          if (!is_const_int(spatial.at(v), &ext) || c <= span) {
-            ok = false;
-            break;
-          }
-          span += c * (ext - 1);
+      std::sort(terms.begin(), terms.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+      int64_t span = hi - lo;
+      for (size_t q = 0; q < terms.size(); ++q) {
+        auto [c, v] = terms[q];
+        int64_t ext = 0;  // the last term's extent does not matter (symbolic allowed)
+        if (c <= span || (q + 1 < terms.size() && !is_const_int(spatial.at(v), &ext))) {
+          ok = false;
+          break;
         }
+        span += c * (ext - 1);
       }
       if (!ok) continue;
       for (auto& t : terms) covered.insert(t.second);
@@ -702,7 +793,23 @@ bool Normalizer::instances_distinct(const BlockRealizeNode* br) {
     return is_const_int(loops.at(v)->extent, &e) && e == 1;
   };
   VarSet covered;
-  for (auto& bnd : br->bindings) {
+  // A predicate conjunct `e1 == e2` pins an injective affine form of the loops to one value,
+  // just as a binding does (the init block of rewrite 7 runs where the reduce bindings are 0).
+  std::vector<Expr> forms = br->bindings;
+  std::vector<Expr> todo{br->predicate};
+  while (!todo.empty()) {
+    Expr e = todo.back();
+    todo.pop_back();
+    auto* bin = e.defined() ? e.as<BinaryNode>() : nullptr;
+    if (!bin) continue;
+    if (bin->op == BinOp::And) {
+      todo.push_back(bin->a);
+      todo.push_back(bin->b);
+    } else if (bin->op == BinOp::EQ && is_int(bin->a.dtype())) {
+      forms.push_back(bin->a - bin->b);
+    }
+  }
+  for (auto& bnd : forms) {
     auto aff = ad::to_affine(bnd);
     if (!aff) continue;
     std::vector<std::pair<int64_t, const VarNode*>> terms;
@@ -1085,11 +1192,13 @@ std::optional<std::vector<Stmt>> Normalizer::normalize_block(const BlockRealizeN
   const BlockNode& b = *br->block.get();
   bool all_spatial = true, scan = false;
   for (auto& iv : b.iter_vars) {
-    if (iv.kind == IterKind::Opaque) return std::nullopt;
+    if (iv.kind == IterKind::Opaque) return opaque_kinds(br);
     if (iv.kind == IterKind::Scan) scan = true;
     if (iv.kind != IterKind::Spatial) all_spatial = false;
   }
   const bool has_init = b.init.defined();
+  if (has_init && !scan)
+    if (auto r = split_init(br)) return r;
   if (scan && !has_init && b.allocs.empty()) {
     auto items = body_items(b.body);
     if (items && items->size() == 1)
@@ -1200,6 +1309,161 @@ std::optional<std::vector<Stmt>> Normalizer::normalize_block(const BlockRealizeN
   }
   for (auto& e : expanded) new_allocs_.push_back(e);
   return out;
+}
+
+// An init gradient() reads as it is: reduce vars, and stores (lets around them only) each
+// to an element that some store of the body (possibly inside its loops) updates.
+bool Normalizer::init_accepted(const BlockNode& b) {
+  bool reduce = false;
+  for (auto& iv : b.iter_vars) reduce = reduce || iv.kind == IterKind::Reduce;
+  if (!reduce) return false;
+  std::vector<Item> items;
+  CtxList ctx;
+  bool saw_else = false;
+  if (!flatten(b.init, ctx, items, &saw_else) || saw_else || items.empty()) return false;
+  std::vector<const StoreNode*> body;
+  for_each_stmt_store(b.body, &body);
+  for (auto& it : items) {
+    auto* st = it.leaf.as<StoreNode>();
+    if (!st) return false;
+    for (auto& c : it.ctx)
+      if (!c->is_let) return false;
+    bool match = false;
+    for (auto* s : body)
+      match = match || (s->buffer.same_as(st->buffer) && same_indices(s->indices, st->indices));
+    if (!match) return false;
+  }
+  return true;
+}
+
+// Every block realize in s has a body gradient() accepts as it is: lets and guards (no
+// else) around independent stores, no loops, no local allocations.
+bool Normalizer::all_blocks_plain(const Stmt& s) {
+  std::vector<const BlockRealizeNode*> brs;
+  struct V : IRVisitor {
+    std::vector<const BlockRealizeNode*>* out;
+    void visit_block_realize(const BlockRealizeNode* n) override { out->push_back(n); }
+  } v;
+  v.out = &brs;
+  v.visit(s);
+  for (auto* br : brs) {
+    const BlockNode& b = *br->block.get();
+    std::vector<Item> items;
+    CtxList ctx;
+    bool saw_else = false;
+    if (!b.allocs.empty() || !flatten(b.body, ctx, items, &saw_else) || saw_else || items.empty() ||
+        !independent_stores(items))
+      return false;
+    for (auto& it : items)
+      if (!it.leaf.as<StoreNode>()) return false;
+    if (b.init.defined() && !init_accepted(b)) return false;
+  }
+  return !brs.empty();
+}
+
+// Rewrite 7: an init gradient() cannot read as it is -- a loop that fills a row
+// (`init { for j { C[vi, j] = 0 } }`), several statements, guards, a store to an element the
+// body does not update, or an init in a block without reduce vars -- moves to a block of its
+// own, `<name>_init`, run before the block: same spatial iter vars and bindings, no reduce
+// vars (replaced by 0 in the init), predicate `P && r1 == 0 && ...` over the reduce bindings,
+// i.e. exactly the instances where the init ran. The block keeps its body without init (an
+// accumulation onto the init block's result). Both are then normalised as any block. Sound
+// when every point of the iteration space runs once (instances_distinct: else a repeated
+// instance would re-run its init between accumulations) and the spatial iterations touch
+// disjoint elements of every buffer the block writes (iterations_disjoint, init included):
+// then the init of a point still runs before every body instance of that point, no other
+// point touches what it writes or reads of the written buffers, so running all inits first
+// changes nothing. Kept only when both pieces become blocks gradient() accepts, so that a
+// block still refused is refused under its own name.
+std::optional<std::vector<Stmt>> Normalizer::split_init(const BlockRealizeNode* br) {
+  const BlockNode& b = *br->block.get();
+  if (!b.allocs.empty() || init_accepted(b)) return std::nullopt;
+  std::vector<Item> items;
+  CtxList ctx;
+  bool saw_else = false;
+  if (!flatten(b.body, ctx, items, &saw_else) || items.empty()) return std::nullopt;
+  if (!iterations_disjoint(b, items) || !instances_distinct(br)) return std::nullopt;
+  BlockNode ib;
+  ib.name = names_.unique(b.name + "_init");
+  ib.annotations = b.annotations;
+  ib.loc = b.loc;
+  VarMap m;
+  std::vector<Expr> ibind;
+  Expr pred = br->predicate;
+  for (size_t i = 0; i < b.iter_vars.size(); ++i) {
+    const IterVar& iv = b.iter_vars[i];
+    if (iv.kind == IterKind::Reduce) {
+      m[iv.var.get()] = make_int(0, iv.var.dtype());
+      Expr z = make_binary(BinOp::EQ, br->bindings[i], make_int(0, br->bindings[i].dtype()));
+      pred = is_one(pred) ? z : make_binary(BinOp::And, pred, z);
+      continue;
+    }
+    Var nv(iv.var.name(), iv.var.dtype());
+    m[iv.var.get()] = nv;
+    ib.iter_vars.push_back({nv, iv.kind, iv.extent});
+    ibind.push_back(br->bindings[i]);
+  }
+  ib.body = substitute(b.init, m);
+  ad::set_regions(ib);
+  BlockNode mb = b;
+  mb.init = Stmt();
+  ad::set_regions(mb);
+  Stmt a = mutate(make_block_realize(ibind, pred, make_block(std::move(ib))));
+  Stmt c = mutate(make_block_realize(br->bindings, br->predicate, make_block(std::move(mb))));
+  if (!all_blocks_plain(a) || !all_blocks_plain(c)) return std::nullopt;
+  return std::vector<Stmt>{a, c};
+}
+
+// Rewrite 8: opaque iter vars (TVM: no promise about how iterations relate) get the kind
+// their use proves: a var used in the indices of the stores becomes spatial, the others
+// reduce. Kept only when that is what the block computes: the spatial iterations touch
+// disjoint elements of every written buffer (iterations_disjoint) and each instance runs
+// once (instances_distinct), and when there are reduce vars every store is an accumulation
+// `Y[I] = Y[I] op e` (op + - * max min, e not reading Y) whose indices do not use them and
+// no other access of Y in the body uses other indices -- so reordering the reduce
+// iterations changes nothing but the rounding, as for any reduce var. The block is then
+// normalised as any other.
+std::optional<std::vector<Stmt>> Normalizer::opaque_kinds(const BlockRealizeNode* br) {
+  const BlockNode& b = *br->block.get();
+  if (b.init.defined() || !b.allocs.empty()) return std::nullopt;
+  std::vector<const StoreNode*> stores;
+  for_each_stmt_store(b.body, &stores);
+  if (stores.empty()) return std::nullopt;
+  BlockNode nb = b;
+  VarSet reduce;
+  for (auto& iv : nb.iter_vars) {
+    if (iv.kind == IterKind::Scan) return std::nullopt;
+    if (iv.kind != IterKind::Opaque) continue;
+    bool used = false;
+    for (auto* st : stores)
+      for (auto& i : st->indices) used = used || uses_var(i, iv.var.get());
+    iv.kind = used ? IterKind::Spatial : IterKind::Reduce;
+    if (!used) reduce.insert(iv.var.get());
+  }
+  std::vector<Item> items;
+  CtxList ctx;
+  bool saw_else = false;
+  if (!flatten(b.body, ctx, items, &saw_else) || items.empty()) return std::nullopt;
+  if (!iterations_disjoint(nb, items) || !instances_distinct(br)) return std::nullopt;
+  if (!reduce.empty()) {
+    AccessScan scan;
+    scan.visit(b.body);
+    for (auto* st : stores) {
+      if (!split_acc(st) || scan.opaque.count(st->buffer.get())) return std::nullopt;
+      for (auto& i : st->indices)
+        for (auto* v : reduce)
+          if (uses_var(i, v)) return std::nullopt;
+      for (auto& t : scan.acc[st->buffer.get()])
+        if (!same_indices(t, st->indices)) return std::nullopt;
+    }
+    for (auto& it : items)
+      for (auto& c : it.ctx)
+        for (auto* st : stores)
+          if (loads_of(c->value).count(st->buffer.get())) return std::nullopt;
+  }
+  ad::set_regions(nb);
+  Stmt r = mutate(make_block_realize(br->bindings, br->predicate, make_block(std::move(nb))));
+  return std::vector<Stmt>{r};
 }
 
 // Loads of `y` at `idx` replaced by `by`.

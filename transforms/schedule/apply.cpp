@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "ir/error.h"
+#include "transforms/schedule/lists.h"
 #include "transforms/schedule/prims.h"
 #include "transforms/schedule/schedule.h"
 
@@ -16,6 +17,8 @@ const std::map<std::string, PrimFn>& table() {
       {"get_block", prim_get_block},
       {"get_loops", prim_get_loops},
       {"get_child_blocks", prim_get_child_blocks},
+      {"get_producers", prim_get_producers},
+      {"get_consumers", prim_get_consumers},
       {"split", prim_split},
       {"fuse", prim_fuse},
       {"reorder", prim_reorder},
@@ -50,6 +53,8 @@ static ScheduleInstr normalize_keywords(const ScheduleInstr& ins) {
       {"get_block", {"name", "func_name"}},
       {"get_loops", {"block"}},
       {"get_child_blocks", {"block_or_loop"}},
+      {"get_producers", {"block"}},
+      {"get_consumers", {"block"}},
       {"split", {"loop", "factors"}},
       {"parallel", {"loop"}},
       {"vectorize", {"loop"}},
@@ -109,12 +114,14 @@ static ScheduleInstr normalize_keywords(const ScheduleInstr& ins) {
   return out;
 }
 
-// `l = prim(...)[k]` (TVM: `sch.get_loops(b)[-1]`): runs the instruction with one hidden
-// name per returned handle and binds the k-th one (k < 0 counts from the end) to the result.
-static void apply_indexed(ScheduleState& st, PrimFn fn, ScheduleInstr norm, int64_t k) {
-  if (norm.results.size() != 1)
-    refuse("an indexed result `" + norm.primitive + "(...)[" + std::to_string(k) +
-           "]` binds exactly one name");
+static bool returns_list(const std::string& prim) {
+  return prim == "get_loops" || prim == "get_child_blocks" || prim == "split" || prim == "get_producers" ||
+         prim == "get_consumers";
+}
+
+// How many handles `norm` (get_loops, get_child_blocks, get_producers, get_consumers or split)
+// returns.
+static size_t returned_count(ScheduleState& st, const ScheduleInstr& norm) {
   size_t n = 0;
   if (norm.primitive == "get_loops") {
     if (norm.args.size() != 1) refuse("expected 1 argument (block), got " + std::to_string(norm.args.size()));
@@ -127,35 +134,78 @@ static void apply_indexed(ScheduleState& st, PrimFn fn, ScheduleInstr norm, int6
     if (norm.args.size() < 2 || norm.args[1].kind != ScheduleArg::List)
       refuse("expected a list of factors as argument 2");
     n = norm.args[1].list.size();
+  } else if (norm.primitive == "get_producers" || norm.primitive == "get_consumers") {
+    n = producers_or_consumers(st, norm, norm.primitive == "get_producers").size();
   } else {
-    refuse("only get_loops, get_child_blocks and split return several handles; " + norm.primitive +
-           "(...) cannot be indexed");
+    refuse(
+        "only get_loops, get_child_blocks, get_producers, get_consumers and split return several handles; " +
+        norm.primitive + "(...) cannot be indexed");
   }
+  return n;
+}
+
+// Result names that do not clash with bound handles, one per returned handle: split names its
+// new loops after them (`<base>_0`, `<base>_1`, ...).
+static std::vector<std::string> hidden_names(const ScheduleState& st, const std::string& base, size_t n) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < n; ++i) {
+    std::string h = base + "_" + std::to_string(i);
+    while (st.handles.count(h) || st.lists.count(h)) h += "_";
+    out.push_back(h);
+  }
+  return out;
+}
+
+// `loops = get_loops(b)`, `parts = split(l, [None, 8])`: one name for several handles binds a
+// list variable (lists.h). A single returned handle is bound as a handle (also a list of one).
+static void apply_list_result(ScheduleState& st, PrimFn fn, ScheduleInstr norm, size_t n) {
+  std::string name = norm.results[0];
+  std::string base = name;
+  // split's loops are named after the loop they replace (TVM: i_0, i_1).
+  if (norm.primitive == "split") base = arg_loop(st, norm, 0).as<ForNode>()->loop_var.name();
+  norm.results = hidden_names(st, base, n);
+  fn(st, norm);
+  bind_list(st, name, norm.results);
+}
+
+// `l = prim(...)[k]` (TVM: `sch.get_loops(b)[-1]`): runs the instruction with one hidden
+// name per returned handle and binds the k-th one (k < 0 counts from the end) to the result.
+static void apply_indexed(ScheduleState& st, PrimFn fn, ScheduleInstr norm, int64_t k) {
+  if (norm.results.size() != 1)
+    refuse("an indexed result `" + norm.primitive + "(...)[" + std::to_string(k) +
+           "]` binds exactly one name");
+  size_t n = returned_count(st, norm);
   int64_t sn = static_cast<int64_t>(n);
   if (k < -sn || k >= sn)
     refuse("index " + std::to_string(k) + " is out of range: " + norm.primitive + " returns " +
            std::to_string(n) + " handle" + (n == 1 ? "" : "s"));
   size_t pick = static_cast<size_t>(k < 0 ? k + sn : k);
   std::string name = norm.results[0];
-  norm.results.clear();
-  for (size_t i = 0; i < n; ++i) {
-    // split names its new loops after the results: `jo = split(j, [None, 8])[0]` makes j_0, j_1.
-    std::string h = name + "_" + std::to_string(i);
-    while (st.handles.count(h)) h += "_";
-    norm.results.push_back(h);
-  }
+  // split names its new loops after the results: `jo = split(j, [None, 8])[0]` makes j_0, j_1.
+  norm.results = hidden_names(st, name, n);
   fn(st, norm);
   Handle picked = st.handles.at(norm.results[pick]);
   picked.name = name;
   for (auto& h : norm.results) st.handles.erase(h);
+  st.lists.erase(name);
   st.handles[name] = picked;
 }
 
 void apply_instruction(ScheduleState& st, const ScheduleInstr& ins) {
+  if (ins.primitive.empty()) {  // `i, j, k = loops`: no call
+    ScheduleState work = st;
+    assign_list_value(work, ins);
+    st = std::move(work);
+    return;
+  }
   auto it = table().find(ins.primitive);
   if (it == table().end()) refuse("unknown schedule primitive '" + ins.primitive + "'");
+  // Work on a copy so that a refusal (or an unexpected error) never leaves a partial change.
+  ScheduleState work = st;
+  // List values in the arguments (`loops[0]`, `*loops`) become temporary handles.
+  std::vector<std::string> temps;
   // The parser passes `prim(...)[k]` as the keyword __index=k.
-  ScheduleInstr plain = ins;
+  ScheduleInstr plain = resolve_list_args(work, ins, &temps);
   std::optional<int64_t> index;
   for (size_t i = 0; i < plain.args.size(); ++i) {
     auto& a = plain.args[i];
@@ -167,12 +217,20 @@ void apply_instruction(ScheduleState& st, const ScheduleInstr& ins) {
     }
   }
   ScheduleInstr norm = normalize_keywords(plain);
-  // Work on a copy so that a refusal (or an unexpected error) never leaves a partial change.
-  ScheduleState work = st;
-  if (index)
+  std::vector<std::string> results = norm.results;
+  if (index) {
     apply_indexed(work, it->second, std::move(norm), *index);
-  else
+  } else if (norm.results.size() == 1 && norm.results[0] != "_" && returns_list(norm.primitive)) {
+    size_t n = returned_count(work, norm);
+    if (n == 1)
+      it->second(work, norm);
+    else
+      apply_list_result(work, it->second, std::move(norm), n);
+  } else {
     it->second(work, norm);
+  }
+  for (auto& t : temps)
+    if (std::find(results.begin(), results.end(), t) == results.end()) work.handles.erase(t);
   st = std::move(work);
 }
 }  // namespace sched
@@ -189,18 +247,20 @@ Function apply_schedule(const FunctionNode& f, const ScheduleItem& item,
   if (!intrins.empty()) st.intrins = std::make_shared<const std::vector<IntrinItem>>(intrins);
   for (auto& ins : item.instrs) {
     auto it = table().find(ins.primitive);
-    if (it == table().end())
+    if (!ins.primitive.empty() && it == table().end())
       throw SourceError(ins.loc.file, ins.loc.line, ins.loc.col,
                         "unknown schedule primitive '" + ins.primitive + "'");
     try {
       apply_instruction(st, ins);
     } catch (const Refusal& r) {
-      throw SourceError(ins.loc.file, ins.loc.line, ins.loc.col, ins.primitive + ": " + r.what());
+      throw SourceError(ins.loc.file, ins.loc.line, ins.loc.col,
+                        (ins.primitive.empty() ? "" : ins.primitive + ": ") + r.what());
     } catch (const SourceError&) {
       throw;
     } catch (const Error& e) {
       // An IR-level error from a helper: still report it at the instruction.
-      throw SourceError(ins.loc.file, ins.loc.line, ins.loc.col, ins.primitive + ": " + e.what());
+      throw SourceError(ins.loc.file, ins.loc.line, ins.loc.col,
+                        (ins.primitive.empty() ? "" : ins.primitive + ": ") + e.what());
     }
   }
   return st.to_function();

@@ -1,6 +1,9 @@
 #include "transforms/schedule/deps.h"
 
 #include <algorithm>
+#include <functional>
+#include <optional>
+#include <set>
 
 #include "transforms/schedule/inline_common.h"
 
@@ -205,6 +208,76 @@ bool pure_spatial_writer(const Stmt& ws, const BufferNode* buf) {
   return true;
 }
 
+// A loop f in [0, E) used only as `f // c` and `f % c` (one constant c dividing E: a copy's
+// loops fused, e.g. `fused // 16`, `fused % 16`) runs the same points in the same order as
+// the two nested loops `hi` in [0, E / c), `lo` in [0, c) with f // c = hi, f % c = lo. The
+// recomputation checks below reason on mixed-radix bindings of loops, so they run on that
+// unfused form (same semantics, hence the same answer for the real loop nest).
+class Unfuse : public IRMutator {
+ protected:
+  Stmt mutate_for(const ForNode* n, const Stmt& s) override {
+    Stmt b = IRMutator::mutate_for(n, s);
+    auto* f = b.as<ForNode>();
+    int64_t ext;
+    if (!is_zero(fold(f->min)) || !is_const_int(fold(f->extent), &ext) || ext <= 1) return b;
+    const VarNode* v = f->loop_var.get();
+    // The divisor c of every `v // c` / `v % c`; any other use of v keeps the loop.
+    std::optional<int64_t> c;
+    bool other = false;
+    size_t uses = 0, pattern_uses = 0;
+    for_each_expr(f->body, [&](const Expr& e) {
+      if (e.get() == v) ++uses;
+      if (auto* bn = e.as<BinaryNode>(); bn && (bn->op == BinOp::FloorDiv || bn->op == BinOp::FloorMod)) {
+        int64_t k;
+        if (bn->a.get() == v && is_const_int(bn->b, &k)) {
+          if (c && *c != k) other = true;
+          c = k;
+          ++pattern_uses;
+        }
+      }
+    });
+    if (uses != pattern_uses) other = true;
+    if (other || !c || *c <= 1 || *c >= ext || ext % *c != 0) return b;
+    Var hi(f->loop_var.name() + "_hi", f->loop_var.dtype()),
+        lo(f->loop_var.name() + "_lo", f->loop_var.dtype());
+    struct Sub : IRMutator {
+      const VarNode* v;
+      Expr hi, lo;
+      Expr mutate_binary(const BinaryNode* n, const Expr& e) override {
+        if (n->a.get() == v && (n->op == BinOp::FloorDiv || n->op == BinOp::FloorMod))
+          return n->op == BinOp::FloorDiv ? hi : lo;
+        return IRMutator::mutate_binary(n, e);
+      }
+    } sub;
+    sub.v = v;
+    sub.hi = hi;
+    sub.lo = lo;
+    Stmt body = sub.mutate(f->body);
+    DType t = f->extent.dtype();
+    return make_for(hi, make_int(0, t), make_int(ext / *c, t), f->for_kind,
+                    make_for(lo, make_int(0, t), make_int(*c, t), f->for_kind, body));
+  }
+};
+
+bool recomputed_per_iteration(const ScheduleState& st, const Stmt& loop_s, const BufferNode* buf,
+                              const std::vector<Stmt>& blocks);
+
+// The same on the loop nest with the fused loops below `loop_s` unfused (Unfuse above).
+bool recomputed_per_iteration_unfused(const ScheduleState& st, const Stmt& loop_s, const BufferNode* buf) {
+  auto* loop = loop_s.as<ForNode>();
+  Stmt body = Unfuse().mutate(loop->body);
+  if (body.same_as(loop->body)) return false;
+  ScheduleState tmp = st;
+  ForNode copy = *loop;
+  copy.body = body;
+  Stmt nl =
+      make_for(copy.loop_var, copy.min, copy.extent, copy.for_kind, body, copy.thread_tag, copy.annotations);
+  tmp.replace(loop_s.get(), nl);
+  Stmt found = tmp.find_loop(loop->loop_var.get());
+  if (!found.defined()) return false;
+  return recomputed_per_iteration(tmp, found, buf, collect_blocks(found.as<ForNode>()->body, false));
+}
+
 bool recomputed_per_iteration(const ScheduleState& st, const Stmt& loop_s, const BufferNode* buf,
                               const std::vector<Stmt>& blocks) {
   auto* loop = loop_s.as<ForNode>();
@@ -342,7 +415,18 @@ void check_iterations_independent(const ScheduleState& st, const Stmt& loop_s, c
   check_loop_bindings(loop->body, loop, false, prim);
   check_self_dependence(loop->body, what);
   auto blocks = collect_blocks(loop->body, false);
-  if (blocks.size() < 2) return;
+  if (blocks.empty()) return;
+  // Buffers allocated by blocks below the loop are fresh in each iteration.
+  std::set<const BufferNode*> private_allocs;
+  for (auto& bs : collect_blocks(loop->body, true))
+    for (auto& a : block_of(bs)->allocs) private_allocs.insert(a.get());
+  auto is_param = [&](const BufferNode* b) {
+    for (auto& p : st.func.params)
+      if (p.is_buffer() && p.buffer.get() == b) return true;
+    for (auto& o : st.func.outputs)
+      if (o.get() == b) return true;
+    return false;
+  };
   // Accesses of each buffer by each block, relaxed over loops inside `loop`.
   std::map<const BufferNode*, std::vector<Access>> acc;
   std::map<const BufferNode*, std::vector<const BlockNode*>> writers;
@@ -380,9 +464,16 @@ void check_iterations_independent(const ScheduleState& st, const Stmt& loop_s, c
   }
   for (auto& [buf, list] : writers) {
     auto& all = acc[buf];
+    if (private_allocs.count(buf)) continue;
     bool shared = false;
     for (auto& a : all) shared = shared || a.block != list[0];
-    if (!shared) continue;
+    // A scratch buffer allocated outside the loop (a function-level `alloc`) that one block
+    // writes in every iteration is one buffer for all of them: run at once, the iterations
+    // overwrite each other's values (the interpreter's scratch-alloc exception holds only for
+    // an order that runs each iteration whole). Outputs written so are spatial conflicts,
+    // which the interpreter reports.
+    bool scratch = !is_param(buf);
+    if (!shared && !scratch) continue;
     // Look for a dimension that partitions every access by the loop.
     size_t nd = all[0].dims.size();
     bool ok = false;
@@ -422,6 +513,15 @@ void check_iterations_independent(const ScheduleState& st, const Stmt& loop_s, c
     }
     if (!ok) ok = fused_partition(loop, buf, all);
     if (!ok) ok = recomputed_per_iteration(st, loop_s, buf, blocks);
+    if (!ok) ok = recomputed_per_iteration_unfused(st, loop_s, buf);
+    if (!ok && scratch) {
+      std::string names;
+      for (auto* w : list)
+        if (names.find(w->name) == std::string::npos) names += (names.empty() ? "" : ", ") + w->name;
+      refuse(what + ": iterations share the scratch buffer " + buf->name + " (written by block" +
+             (names.find(',') != std::string::npos ? "s " : " ") + names +
+             "): index it by the loop or allocate it in the block");
+    }
     if (!ok) {
       std::string names;
       for (auto& a : all)

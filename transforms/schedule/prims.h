@@ -31,6 +31,11 @@ void prim_rfactor(ScheduleState&, const ScheduleInstr&);
 void prim_blockize(ScheduleState&, const ScheduleInstr&);
 void prim_tensorize(ScheduleState&, const ScheduleInstr&);
 
+void prim_get_producers(ScheduleState&, const ScheduleInstr&);
+void prim_get_consumers(ScheduleState&, const ScheduleInstr&);
+// The blocks get_producers (producers true) / get_consumers returns for `ins`.
+std::vector<Stmt> producers_or_consumers(ScheduleState& st, const ScheduleInstr& ins, bool producers);
+
 // The blocks get_child_blocks returns for `ins` (its argument 0, a block or loop handle).
 std::vector<Stmt> child_blocks(ScheduleState& st, const ScheduleInstr& ins);
 

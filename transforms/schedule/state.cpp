@@ -201,6 +201,7 @@ void bind_block(ScheduleState& st, const ScheduleInstr& ins, size_t result, cons
   if (result >= ins.results.size()) return;
   const std::string& n = ins.results[result];
   if (n == "_") return;
+  st.lists.erase(n);
   st.handles[n] = Handle{Handle::BlockH, block, Var(), n};
 }
 
@@ -208,6 +209,7 @@ void bind_loop(ScheduleState& st, const ScheduleInstr& ins, size_t result, const
   if (result >= ins.results.size()) return;
   const std::string& n = ins.results[result];
   if (n == "_") return;
+  st.lists.erase(n);
   st.handles[n] = Handle{Handle::LoopH, "", loop, n};
 }
 

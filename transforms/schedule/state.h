@@ -43,6 +43,9 @@ class ScheduleState {
 
   FunctionNode func;  // the current function (body updated by primitives)
   std::map<std::string, Handle> handles;
+  // List variables (`loops = get_loops(b)`, `parts = split(...)`, `ls = loops[1:]`): a name
+  // bound to several handles. A name is in at most one of `handles` and `lists`.
+  std::map<std::string, std::vector<Handle>> lists;
   // The module's tensor intrinsics (for tensorize); null when none were given.
   std::shared_ptr<const std::vector<IntrinItem>> intrins;
 

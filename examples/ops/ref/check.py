@@ -7,6 +7,12 @@
                               <output>_grad given to OP_grad) and grad_<param>.npy (the
                               <param>_grad that tirc computed); compares with the
                               vector-Jacobian product from torch.autograd in float64.
+    check.py refs ROOT OP...  for each OP, ROOT/OP holds in_<param>.npy and cot_<output>.npy;
+                              writes there the reference outputs ref_out_<output>.npy and the
+                              vector-Jacobian products ref_grad_<param>.npy (float64), then
+                              ref_done: "ok", or why no reference could be computed. One
+                              process for the whole zoo: tests/zoo compares in C++ with the
+                              same tolerances as compare() below (torch is imported once).
     check.py list             prints the operators that have a reference.
 
 Prints one line per compared array and exits 0 when all match, 1 on a mismatch, 2 on bad
@@ -68,7 +74,57 @@ def compare(label, got, want, rtol, atol):
     return True
 
 
+def reference_outputs(op, inputs):
+    """The reference's outputs {name: ndarray} on the inputs, without autograd."""
+    with torch.no_grad():
+        return {k: v.numpy() for k, v in REFS[op](**{k: to_torch(v) for k, v in inputs.items()}).items()}
+
+
+def float_buffers(inputs):
+    """The params that get a gradient by default (LANGUAGE.md: every float input buffer)."""
+    return [k for k, v in inputs.items() if v.dtype.kind == "f" and v.ndim > 0]
+
+
+def reference_vjp(op, inputs, cots):
+    """{param: VJP} from torch.autograd for every float input buffer (zeros when unused)."""
+    tin = {k: to_torch(v, requires_grad=v.dtype.kind == "f") for k, v in inputs.items()}
+    float_bufs = float_buffers(inputs)
+    ref = REFS[op](**tin)
+    if set(cots) != set(ref):
+        raise ValueError(f"cotangents given for {sorted(cots)}, reference outputs {sorted(ref)}")
+    loss = sum((ref[k] * to_torch(cots[k])).sum() for k in ref if ref[k].requires_grad)
+    wrt = [tin[k] for k in float_bufs]
+    if isinstance(loss, torch.Tensor) and loss.requires_grad:
+        g = torch.autograd.grad(loss, wrt, allow_unused=True)
+    else:  # no output depends differentiably on any input
+        g = [None] * len(wrt)
+    return {k: np.zeros(inputs[k].shape) if gk is None else gk.detach().numpy()
+            for k, gk in zip(float_bufs, g)}
+
+
+def write_refs(root, ops):
+    for op in ops:
+        d = os.path.join(root, op)
+        try:
+            if op not in REFS:
+                raise ValueError(f"no reference for operator '{op}' in examples/ops/ref/zoo_ref.py")
+            inputs = load(d, "in_")
+            refs = {"ref_out_": reference_outputs(op, inputs),
+                    "ref_grad_": reference_vjp(op, inputs, load(d, "cot_"))}
+            for prefix, arrays in refs.items():
+                for k, v in arrays.items():
+                    np.save(os.path.join(d, f"{prefix}{k}.npy"), np.asarray(v).astype(np.float64))
+            status = "ok"
+        except Exception as e:  # reported by the op's own tests, never fatal for the others
+            status = f"the reference raised {type(e).__name__}: {e}"
+        with open(os.path.join(d, "ref_done"), "w") as f:
+            f.write(status + "\n")
+    return 0
+
+
 def main(argv):
+    if len(argv) >= 3 and argv[1] == "refs":
+        return write_refs(argv[2], argv[3:])
     if len(argv) == 2 and argv[1] == "list":
         print("\n".join(sorted(REFS)))
         return 0
@@ -82,37 +138,21 @@ def main(argv):
     inputs = load(d, "in_")
     if mode == "forward":
         outs = load(d, "out_")
-        with torch.no_grad():
-            ref = REFS[op](**{k: to_torch(v) for k, v in inputs.items()})
+        ref = reference_outputs(op, inputs)
         if set(ref) != set(outs):
             print(f"FAIL outputs: tirc wrote {sorted(outs)}, reference has {sorted(ref)}")
             return 1
-        ok = all([compare(f"{op} output {k}", outs[k], ref[k].numpy(), FWD_RTOL, FWD_ATOL)
-                  for k in sorted(ref)])
+        ok = all([compare(f"{op} output {k}", outs[k], ref[k], FWD_RTOL, FWD_ATOL) for k in sorted(ref)])
         return 0 if ok else 1
 
-    cots = load(d, "cot_")
     grads = load(d, "grad_")
-    tin = {k: to_torch(v, requires_grad=v.dtype.kind == "f") for k, v in inputs.items()}
-    float_bufs = [k for k, v in inputs.items() if v.dtype.kind == "f" and v.ndim > 0]
-    if set(grads) != set(float_bufs):
+    if set(grads) != set(float_buffers(inputs)):
         print(f"FAIL gradient results: tirc produced {sorted(grads)}_grad, contract default is "
-              f"every float input buffer {sorted(float_bufs)}")
+              f"every float input buffer {sorted(float_buffers(inputs))}")
         return 1
-    ref = REFS[op](**tin)
-    if set(cots) != set(ref):
-        print(f"FAIL cotangents: given for {sorted(cots)}, reference outputs {sorted(ref)}")
-        return 1
-    loss = sum((ref[k] * to_torch(cots[k])).sum() for k in ref if ref[k].requires_grad)
-    wrt = [tin[k] for k in float_bufs]
-    if isinstance(loss, torch.Tensor) and loss.requires_grad:
-        g = torch.autograd.grad(loss, wrt, allow_unused=True)
-    else:  # no output depends differentiably on any input
-        g = [None] * len(wrt)
-    ok = True
-    for k, gk in zip(float_bufs, g):
-        want = np.zeros(inputs[k].shape) if gk is None else gk.detach().numpy()
-        ok &= compare(f"{op} gradient {k}_grad", grads[k], want, GRAD_RTOL, GRAD_ATOL)
+    want = reference_vjp(op, inputs, load(d, "cot_"))
+    ok = all([compare(f"{op} gradient {k}_grad", grads[k], want[k], GRAD_RTOL, GRAD_ATOL)
+              for k in sorted(want)])
     return 0 if ok else 1
 
 
