@@ -176,7 +176,7 @@ TEST(AcceptCliR2, StatsNumbers) {
     EXPECT_NE(t.out.find(row), std::string::npos) << row << "\n" << t.out;
 }
 
-// STATUS-accept2.md B1 (fixed): static stats of a loop whose extent is a function-level
+// acceptance round 2, finding B1 (fixed): static stats of a loop whose extent is a function-level
 // `let` of scalar parameters (`let w = m + 1`, `for j in serial(w)`).
 TEST(AcceptCliR2, StatsLetExtent) {
   CliRun r = run("stats @/lang_r2.tir --func tile_sum --input n=3 --input m=4 --json");

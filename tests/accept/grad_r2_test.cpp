@@ -176,7 +176,7 @@ TEST(AcceptGradR2, GradBuildsAndBenches) {
   EXPECT_EQ(b.out.rfind("conv2d_grad: median ", 0), 0u) << b.out;
 }
 
-// STATUS-accept2.md G1 (fixed): nested blocks under a loop inside a block body, the way
+// acceptance round 2, finding G1 (fixed): nested blocks under a loop inside a block body, the way
 // TVMScript writes opaque reductions (docs/autodiff.md, normalisation rewrite 5).
 TEST(AcceptGradR2, NestedBlocksInBlockBody) {
   CliRun r = run("run @/grads_nested_r2.tir --func nest --input X=1");

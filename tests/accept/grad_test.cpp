@@ -122,7 +122,7 @@ TEST(AcceptGrad, MatchesTorch) {
 }
 
 // Constructs autodiff does not handle yet are refused naming the block and the construct
-// (never a silently wrong gradient). See docs/STATUS-accept.md "Autodiff limitations".
+// (never a silently wrong gradient). See docs/autodiff.md, "Refused".
 // (if/else, loops and several stores to one buffer in a block body are now normalised
 // first: docs/autodiff.md "Normalisation", test IfElseAndInnerLoops.)
 TEST(AcceptGrad, UnsupportedIsRefusedClearly) {
@@ -144,7 +144,7 @@ TEST(AcceptGrad, UnsupportedIsRefusedClearly) {
   }
 }
 
-// STATUS-accept.md A2/A4: if/else and a loop inside a block body (normalised before
+// acceptance round 1, finding A2/A4: if/else and a loop inside a block body (normalised before
 // differentiation, docs/autodiff.md "Normalisation"); F_grad prints and re-parses.
 TEST(AcceptGrad, IfElseAndInnerLoops) {
   expect_passed(run("check-grad @/grads.tir --func mixed --full"), 1);
@@ -161,7 +161,7 @@ TEST(AcceptGrad, IfElseAndInnerLoops) {
   }
 }
 
-// STATUS-accept.md A1: a scan (in place, over a loop starting at 1), against PyTorch.
+// acceptance round 1, finding A1: a scan (in place, over a loop starting at 1), against PyTorch.
 TEST(AcceptGrad, Scan) {
   expect_passed(run("check-grad @/grads.tir --func carried --full"), 1);
   expect_passed(run("check-grad @/grads.tir --func twoblock --full"), 1);

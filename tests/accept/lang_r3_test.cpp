@@ -1,4 +1,4 @@
-// Acceptance round 3 (docs/STATUS-accept3.md): LANGUAGE.md sentences taken literally, through
+// Acceptance round 3 (the third outsider round): LANGUAGE.md sentences taken literally, through
 // the tirc binary. lang_r3.tir against NumPy references (cases/gen_refs3.py, data/r3_*.npy);
 // spatial conflicts; exact static stats under `where`; `;` after items; `--version`;
 // printing of serial(lo, hi); the message for a let that reads a buffer used in a block.

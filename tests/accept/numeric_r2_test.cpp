@@ -282,7 +282,7 @@ TEST(AcceptRunR2, LiteralOnlyExpressions) {
 namespace tirc::accept {
 namespace {
 
-// STATUS-accept2.md I1 (interp): LANGUAGE.md "a block whose spatial iterations conflict is
+// acceptance round 2, finding I1 (interp): LANGUAGE.md "a block whose spatial iterations conflict is
 // invalid" — two spatial iterations of one block writing the same element should be reported
 // (the interpreter is the checking engine), not resolved silently by the serial order.
 TEST(AcceptRunR2, SpatialConflictIsAnError) {

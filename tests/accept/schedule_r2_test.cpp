@@ -140,9 +140,9 @@ TEST(AcceptScheduleR2, RefusalsSayWhy) {
   EXPECT_EQ(ok.code, 0) << ok.out << ok.err;
 }
 
-// STATUS-accept2.md S5 (transforms/schedule + parser): TVM scripts index the handle lists of
-// get_loops / get_child_blocks (`sch.get_loops(b)[0]`, `loops = sch.get_loops(b)`); tirc
-// needs one name per handle.
+// acceptance round 2, finding S5 (transforms/schedule + parser): TVM scripts index the handle lists of
+// get_loops / get_child_blocks (`sch.get_loops(b)[0]`); list variables (`loops = ...`) are
+// covered by tests/schedule/lists_test.cpp.
 TEST(AcceptScheduleR2, IndexedHandleLists) {
   std::string text =
       "func f(A: f32[8, 8]) -> (B: f32[8, 8]) {\n"
@@ -204,7 +204,7 @@ TEST(AcceptScheduleR2, VerifyCatchesWrongImpl) {
 namespace tirc::accept {
 namespace {
 
-// STATUS-accept2.md S6 (transforms/schedule): compute_at of a block that writes an output of
+// acceptance round 2, finding S6 (transforms/schedule): compute_at of a block that writes an output of
 // the function, with a symbolic shape: accepted for n = 8 written as a constant and for an
 // alloc'ed intermediate, refused for `n: i32` ("do not cover it exactly once").
 TEST(AcceptScheduleR2, ComputeAtOutputSymbolic) {

@@ -61,19 +61,19 @@ TEST(AcceptSchedule, SchReceiver) {
             "sch.prim(...)\n");
 }
 
-// STATUS-accept.md S1: results may be left unbound (discarded), as in TVM scripts.
+// acceptance round 1, finding S1: results may be left unbound (discarded), as in TVM scripts.
 TEST(AcceptSchedule, DiscardedResults) {
   CliRun r = run("verify @/schedules_discard.tir");
   EXPECT_EQ(r.code, 0) << r.out << r.err;
 }
 
-// STATUS-accept.md S2 (transforms/schedule): cache_read after compute_at of the producer.
+// acceptance round 1, finding S2 (transforms/schedule): cache_read after compute_at of the producer.
 TEST(AcceptSchedule, CacheReadAfterComputeAt) {
   CliRun r = run("verify @/schedules_cache_read.tir");
   EXPECT_EQ(r.code, 0) << r.out << r.err;
 }
 
-// STATUS-accept.md S4: verify draws float scalars not given, as run and check-grad do.
+// acceptance round 1, finding S4: verify draws float scalars not given, as run and check-grad do.
 TEST(AcceptSchedule, VerifyDrawsFloatScalars) {
   CliRun r = run("verify @/verify_float_scalar.tir");
   EXPECT_EQ(r.code, 0) << r.out << r.err;

@@ -33,7 +33,7 @@ using testing::refusal;
 // ---- rewrite 1: if/else ----
 
 TEST(Normalize, IfElseSameElementWithLets) {
-  // tests/accept/cases/grads.tir `mixed` (STATUS-accept.md A2).
+  // tests/accept/cases/grads.tir `mixed` (acceptance round 1, finding A2).
   std::string t = check_rewrite(R"(func mixed(X: f32[9]) -> (Y: f32[9]) {
   alloc T: f32[9]
   for i in serial(9) {
@@ -251,7 +251,7 @@ TEST(Normalize, IfElseWithDataDependentIndexStaysOneBlock) {
 // ---- rewrite 3: loops inside a block body ----
 
 TEST(Normalize, RowDotInitAndReduceLoop) {
-  // tests/accept/cases/grads2.tir `rowdot` (STATUS-accept.md A4).
+  // tests/accept/cases/grads2.tir `rowdot` (acceptance round 1, finding A4).
   std::string t = check_rewrite(R"(func rowdot(W: f32[4, 4], V: f32[4]) -> (S: f32[4]) {
   for i in serial(4) {
     block s(vi: spatial(4) = i) {
