@@ -6,18 +6,10 @@
 #include "ir/error.h"
 #include "ir/printer.h"
 #include "parser/parser.h"
+#include "tests/parser/outcome.h"
 
 namespace tirc {
 namespace {
-
-std::string outcome(const std::string& src) {
-  try {
-    parse_module(src, "t.tir");
-    return "";
-  } catch (const SourceError& e) {
-    return e.what();
-  }
-}
 
 const char* kHead = "func f(A: f32[4], I: i32[4]) -> (B: f32[4], J: i32[4]) {\n";
 

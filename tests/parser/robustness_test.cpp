@@ -8,22 +8,10 @@
 
 #include "ir/error.h"
 #include "parser/parser.h"
+#include "tests/parser/outcome.h"
 
 namespace tirc {
 namespace {
-
-// Parses; returns "" on success or the error message. Fails the test on any other exception.
-std::string outcome(const std::string& src) {
-  try {
-    parse_module(src, "t.tir");
-    return "";
-  } catch (const SourceError& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "non-SourceError exception: " << e.what();
-    return "?";
-  }
-}
 
 std::string read(const std::string& path) {
   std::ifstream in(path);
