@@ -58,36 +58,41 @@ bool TorchRefs::current(const std::string& name, const RefCase& c) const {
   return true;
 }
 
-void TorchRefs::ensure(const std::vector<std::string>& names,
-                       const std::function<RefCase(const std::string&)>& make) {
-  std::string cmd =
-      std::string(kPython) + " " + shell_quote(script_.string()) + " refs " + shell_quote(root_.string());
-  bool needed = false;
-  for (const auto& name : names) {
-    try {
-      RefCase c = make(name);
-      if (current(name, c)) continue;
-      const fs::path dir = root_ / name;
-      fs::remove_all(dir);
-      fs::create_directories(dir);
-      for (const auto& [n, a] : c.inputs) write_npy(dir / ("in_" + n + ".npy"), a);
-      for (const auto& [n, a] : c.cotangents) write_npy(dir / ("cot_" + n + ".npy"), a);
-      cmd += " " + shell_quote(name);
-      needed = true;
-    } catch (const Error&) {
-    }
-  }
-  if (!needed) return;
-  CommandResult r = run_command(cmd);
+std::string TorchRefs::stage(const std::string& name, const RefCase& c) const {
+  if (current(name, c)) return "";
+  const fs::path dir = root_ / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (const auto& [n, a] : c.inputs) write_npy(dir / ("in_" + n + ".npy"), a);
+  for (const auto& [n, a] : c.cotangents) write_npy(dir / ("cot_" + n + ".npy"), a);
+  return " " + shell_quote(name);
+}
+
+void TorchRefs::run_script(const std::string& names) const {
+  if (names.empty()) return;
+  CommandResult r = run_command(std::string(kPython) + " " + shell_quote(script_.string()) + " refs " +
+                                shell_quote(root_.string()) + names);
   if (r.exit_code != 0)
     throw Error("the references failed (they need " + std::string(kPython) +
                 " with numpy and torch: apt-get install python3-numpy python3-torch):\n" + r.output);
 }
 
+void TorchRefs::ensure(const std::vector<std::string>& names,
+                       const std::function<RefCase(const std::string&)>& make) {
+  std::string staged;
+  for (const auto& name : names) {
+    try {
+      staged += stage(name, make(name));
+    } catch (const Error&) {
+    }
+  }
+  run_script(staged);
+}
+
 RefCase TorchRefs::case_with_refs(const std::string& name,
                                   const std::function<RefCase(const std::string&)>& make) {
-  ensure({name}, make);
-  RefCase c = make(name);
+  RefCase c = make(name);  // once: it parses the script and runs the interpreter
+  run_script(stage(name, c));
   if (!current(name, c)) throw Error(name + ": no references for the current inputs");
   const std::string s = status(name);
   if (s != "ok") throw Error(name + ": " + s);

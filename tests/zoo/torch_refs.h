@@ -38,7 +38,8 @@ class TorchRefs {
   // all that need them). A name whose case cannot be made is left out: its own test reports
   // why. Throws Error when the Python process fails as a whole.
   void ensure(const std::vector<std::string>& names, const std::function<RefCase(const std::string&)>& make);
-  // ensure({name}), then the case; throws Error naming why there is no reference.
+  // The case of make(name), with references computed on it (as ensure); throws Error naming why there is no
+  // reference.
   RefCase case_with_refs(const std::string& name, const std::function<RefCase(const std::string&)>& make);
   // "ok", or why the name has no references.
   std::string status(const std::string& name) const;
@@ -47,6 +48,11 @@ class TorchRefs {
 
  private:
   bool current(const std::string& name, const RefCase& c) const;
+  // Writes c's inputs to root/NAME unless its references are current; returns " NAME"
+  // (quoted, for the script's command line) when they must be computed, else "".
+  std::string stage(const std::string& name, const RefCase& c) const;
+  // Runs the script on the staged names (no-op for none); Error when it fails.
+  void run_script(const std::string& names) const;
   std::filesystem::path script_, root_;
 };
 
