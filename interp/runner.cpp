@@ -42,6 +42,20 @@ std::string fmt_value(double v, DType t) {
   return buf;
 }
 
+// Element i of an integer or bool array, exactly: sign-extended for signed dtypes (as a
+// two's complement uint64), zero-extended for unsigned ones.
+uint64_t int_element(const NDArray& a, int64_t i) {
+  switch (a.dtype()) {
+    case DType::I64: return static_cast<uint64_t>(a.ptr<int64_t>()[i]);
+    case DType::U32: return a.ptr<uint32_t>()[i];
+    default:
+      // Every other integer dtype is exact in a double.
+      return static_cast<uint64_t>(static_cast<int64_t>(a.get(i)));
+  }
+}
+
+bool is_unsigned(DType t) { return t == DType::U8 || t == DType::U16 || t == DType::U32 || t == DType::Bool; }
+
 }  // namespace
 
 void register_engine(const std::string& name, Engine e) {
@@ -132,6 +146,26 @@ ArgMap parse_input_specs(const FunctionNode& f, const std::vector<std::string>& 
       fills.push_back({p, val});
     }
   }
+  // An integer scalar parameter that is a dimension of a buffer read from a file takes that
+  // size when it is not given (TVM binds shape variables from the arrays): `func add(n: i32,
+  // A: f32[n])` runs with `--input A=a.npy` alone. A given value is kept (and checked against
+  // the arrays by the run).
+  for (auto& p : f.params) {
+    if (p.is_buffer() || out.count(p.name()) || !is_int(p.var.dtype())) continue;
+    for (auto& q : f.params) {
+      auto it = q.is_buffer() ? out.find(q.name()) : out.end();
+      if (it == out.end() || out.count(p.name())) continue;
+      const auto& shape = q.buffer->shape;
+      for (size_t d = 0; d < shape.size() && d < it->second.shape().size(); ++d) {
+        auto* v = shape[d].as<VarNode>();
+        if (v && v == p.var.get() && shape.size() == it->second.shape().size()) {
+          out[p.name()] = parse_scalar_value(std::to_string(it->second.shape()[d]), p.var.dtype(),
+                                             "parameter " + p.name() + " (size of " + q.name() + ")");
+          break;
+        }
+      }
+    }
+  }
   // Fill values need the shapes, hence the scalar params given above.
   for (auto& [p, val] : fills) {
     DType t = p->buffer->dtype;
@@ -171,12 +205,26 @@ std::vector<std::pair<std::string, std::string>> parse_output_specs(const Functi
 }
 
 std::string summarize_output(const std::string& name, const NDArray& a, int first) {
-  double sum = 0;
-  for (int64_t i = 0; i < a.numel(); ++i) sum += a.get(i);
-  std::string s = name + ": " + describe(a) +
-                  " sum=" + fmt_value(sum, is_float(a.dtype()) ? DType::F64 : DType::I64) + " first=[";
+  std::string sum_text;
+  if (is_float(a.dtype())) {
+    double sum = 0;
+    for (int64_t i = 0; i < a.numel(); ++i) sum += a.get(i);
+    sum_text = fmt_value(sum, DType::F64);
+  } else {
+    // Integers are summed exactly in 64 bits, wrapping as NumPy's int64/uint64 accumulator
+    // of np.sum does (a double loses i64 values above 2^53).
+    uint64_t sum = 0;
+    for (int64_t i = 0; i < a.numel(); ++i) sum += int_element(a, i);
+    sum_text = is_unsigned(a.dtype()) ? std::to_string(sum) : std::to_string(static_cast<int64_t>(sum));
+  }
+  std::string s = name + ": " + describe(a) + " sum=" + sum_text + " first=[";
   int64_t n = std::max<int64_t>(0, std::min<int64_t>(first, a.numel()));
-  for (int64_t i = 0; i < n; ++i) s += (i ? ", " : "") + fmt_value(a.get(i), a.dtype());
+  for (int64_t i = 0; i < n; ++i) {
+    std::string v = is_float(a.dtype())      ? fmt_value(a.get(i), a.dtype())
+                    : is_unsigned(a.dtype()) ? std::to_string(int_element(a, i))
+                                             : std::to_string(static_cast<int64_t>(int_element(a, i)));
+    s += (i ? ", " : "") + v;
+  }
   if (a.numel() > n) s += n ? ", ..." : "...";
   return s + "]";
 }

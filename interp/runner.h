@@ -26,7 +26,8 @@ Engine find_engine(const std::string& name);
 // dtype; bf16 see runtime/npy.h); NAME=VALUE gives a scalar parameter, or fills a buffer
 // parameter with VALUE (its shape from the scalar parameters). VALUE is an integer, a float,
 // inf/nan, or true/false. A spec is a file when it ends in ".npy" or names an existing file.
-// Errors name the parameter.
+// An integer scalar parameter not given that is a dimension of a buffer read from a file
+// (`A: f32[n]`) takes that size. Errors name the parameter.
 ArgMap parse_input_specs(const FunctionNode& f, const std::vector<std::string>& specs);
 
 // Completes `given` for a run: with a seed, random values for every missing buffer param

@@ -44,7 +44,10 @@ class Counter {
       if (it == scalars.end()) {
         // Extents are integers: a float or bool scalar cannot change a static count.
         if (is_float(p.var.dtype()) || p.var.dtype() == DType::Bool) continue;
-        throw Error("scalar parameter " + p.name() + " must be given (--input " + p.name() + "=VALUE)");
+        // An integer scalar is needed only when a count depends on it (a shape, loop bound,
+        // iter-var extent or predicate): `offset: i32` used as a value is not.
+        missing_[p.var.get()] = p.name();
+        continue;
       }
       interp::ScalarVal v;
       if (is_float(p.var.dtype()))
@@ -69,6 +72,24 @@ class Counter {
   const FunctionNode& f_;
   bool dynamic_;
   interp::ScalarEnv env_;
+  // Integer scalar parameters that were not given, by variable.
+  std::map<const VarNode*, std::string> missing_;
+  // Error when e uses a scalar parameter that was not given (its value decides the count).
+  void require_given(const Expr& e) {
+    std::string name = missing_in(e);
+    if (!name.empty())
+      throw Error("scalar parameter " + name + " must be given (--input " + name + "=VALUE)");
+  }
+  // The name of a missing scalar parameter e uses, or "".
+  std::string missing_in(const Expr& e) {
+    std::string name;
+    for_each_expr(e, [&](const Expr& x) {
+      auto* v = x.as<VarNode>();
+      auto it = v ? missing_.find(v) : missing_.end();
+      if (it != missing_.end() && name.empty()) name = it->second;
+    });
+    return name;
+  }
   // Enclosing loops (innermost last) and conditions (enclosing `if`s, negated in `else`, and
   // `where` predicates of enclosing blocks), for exact static counts under predicates.
   struct Loop {
@@ -94,6 +115,7 @@ class Counter {
     if (cs.empty() || !(mult > 0)) return mult;
     std::vector<const Loop*> vars;
     bool ok = true;
+    for (auto& c : cs) require_given(c.first);
     for (auto& c : cs)
       for_each_expr(c.first, [&](const Expr& e) {
         if (e.as<LoadNode>() || e.as<LetNode>()) ok = false;
@@ -140,6 +162,7 @@ class Counter {
   }
 
   double extent(const Expr& e, bool* known) {
+    require_given(e);
     try {
       *known = true;
       return static_cast<double>(interp::eval_int_expr(e, env_));
@@ -211,7 +234,8 @@ class Counter {
           throw Error("loop " + n->loop_var.name() +
                       ": its extent is not a constant of scalar parameters; use tirc stats --dynamic");
         bool min_known = false;
-        double lo = extent(n->min, &min_known);
+        // A start of a missing scalar only makes predicates on this loop inexact.
+        double lo = missing_in(n->min).empty() ? extent(n->min, &min_known) : 0;
         loops_.push_back({n->loop_var.get(), known && min_known, min_known ? static_cast<int64_t>(lo) : 0,
                           known ? static_cast<int64_t>(ext) : 0});
         OpCounts body = stmt(n->body, mult * ext);
@@ -270,12 +294,17 @@ class Counter {
         // is known statically: loop extents inside may use it.
         auto* n = s.as<LetStmtNode>();
         bool known = false;
-        if (is_int(n->var.dtype())) {
+        std::string miss = missing_in(n->value);
+        if (!miss.empty()) {
+          // Its value is unknown: the let itself is needed only where a count uses it.
+          missing_[n->var.get()] = miss;
+        } else if (is_int(n->var.dtype())) {
           double v = extent(n->value, &known);
           if (known) env_[n->var.get()] = interp::ScalarVal{static_cast<int64_t>(v), v};
         }
         OpCounts body = stmt(n->body, mult);
         if (known) env_.erase(n->var.get());
+        if (!miss.empty()) missing_.erase(n->var.get());
         return expr(n->value) + body;
       }
       case StmtKind::Evaluate: {

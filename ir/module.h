@@ -56,6 +56,9 @@ struct ScheduleArg {
 // empty and args[0] is the value, an Ident or a Subscript of a list variable).
 struct ScheduleInstr {
   std::vector<std::string> results;
+  // One result written as a Python one-element unpack, `k, = ...` or `(k,) = ...` (the value
+  // must then hold exactly one handle); `k = ...` binds the value as it is (a handle or a list).
+  bool unpack = false;
   std::string primitive;
   std::vector<ScheduleArg> args;
   SourceLoc loc;

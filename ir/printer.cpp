@@ -643,6 +643,7 @@ class Printer {
     for (auto& in : s.instrs) {
       std::string l;
       for (size_t i = 0; i < in.results.size(); ++i) l += (i ? ", " : "") + in.results[i];
+      if (in.unpack && in.results.size() == 1) l += ",";
       if (!in.results.empty()) l += " = ";
       if (in.primitive.empty() && in.args.size() == 1) {  // `i, j = loops`: no call
         line(1, l + sched_arg(in.args[0]));

@@ -450,6 +450,7 @@ class Equal {
       Scope s2(this, "[" + std::to_string(i) + "] " + x.primitive);
       if (x.primitive != y.primitive) return fail("primitive " + x.primitive + " vs " + y.primitive);
       if (x.results != y.results) return fail("results differ");
+      if (x.results.size() == 1 && x.unpack != y.unpack) return fail("one-element unpack differs");
       if (x.args.size() != y.args.size()) return fail("argument count differs");
       for (size_t k = 0; k < x.args.size(); ++k) {
         Scope s3(this, "args[" + std::to_string(k) + "]");

@@ -136,6 +136,7 @@ DTYPE : 'bool' | 'i8' | 'i16' | 'i32' | 'i64' | 'u8' | 'u16' | 'u32' | 'f16' | '
 
 FLOAT
   : DIGITS '.' DIGITS? EXPONENT?
+  | '.' DIGITS EXPONENT?
   | DIGITS EXPONENT
   | 'inf'
   | 'nan'

@@ -1239,8 +1239,21 @@ class Builder {
         if (is_const_int(e, &v) && (v == 0 || v == 1)) return make_bool(v == 1);
         return make_cast(t, e);
       }
-      // `i64(5)` is the i64 literal 5 (the printer writes typed literals so).
-      Expr e = lit(args[0], decide(t, has_float(args[0])));
+      // `i64(5)` is the i64 literal 5 (the printer writes typed literals so). A literal that
+      // does not fit the target (`u8(-1)`, `i8(200)`) is a conversion, as the cast of any other
+      // value: a cast of its default-typed value, which wraps (NumPy's astype).
+      Expr e;
+      try {
+        e = lit(args[0], decide(t, has_float(args[0])));
+      } catch (const SourceError&) {
+        if (!is_int(t)) throw;
+        try {
+          e = lit(args[0], decide(std::nullopt, has_float(args[0])));
+        } catch (const SourceError&) {
+          // Report the first problem, in terms of the cast's dtype.
+          e = lit(args[0], decide(t, has_float(args[0])));
+        }
+      }
       return e.dtype() == t ? e : make_cast(t, e);
     }
     Expr e = expr(args[0], std::nullopt);
@@ -1334,6 +1347,20 @@ class Builder {
   }
 
   // ------------------------------------------------------------------ schedules, intrins
+  // Whether the result names of `in` end with a comma (`k, = ...`, `(k,) = ...`): Python's
+  // one-element unpack. Looks at the tokens before the primitive name.
+  static bool has_trailing_comma(P::SchedInstrContext* in) {
+    std::string last;
+    for (auto* c : in->children) {
+      if (c == in->prim || c == in->schedRecv()) break;
+      auto* t = dynamic_cast<antlr4::tree::TerminalNode*>(c);
+      std::string text = t ? t->getText() : std::string("name");
+      if (text == ")" || text == "=") continue;
+      last = text;
+    }
+    return last == ",";
+  }
+
   ScheduleItem build_schedule(P::ScheduleDefContext* s) {
     ScheduleItem item;
     item.func = s->name->getText();
@@ -1348,6 +1375,7 @@ class Builder {
       auto names = in->anyName();
       for (auto* n : names)
         if (n != in->prim) instr.results.push_back(n->getText());
+      instr.unpack = instr.results.size() == 1 && has_trailing_comma(in);
       instr.loc = loc(in->prim->getStart());
       if (!in->call) {
         // `i, j, k = loops`, `l = loops[0]`: a list variable's value, no primitive.
@@ -1372,6 +1400,7 @@ class Builder {
         // `ls = get_loops(b)[1:]`: `_N = get_loops(b)` then `ls = _N[1:]`.
         ScheduleInstr take;
         take.results = std::move(instr.results);
+        take.unpack = instr.unpack;
         take.loc = instr.loc;
         ScheduleArg h = hoist(std::move(instr), item.instrs);
         for (auto* ix : ixs) h = sched_subscript(std::move(h), ix);
@@ -1402,6 +1431,7 @@ class Builder {
     a.text = fresh_sched_name();
     a.loc = nested.loc;
     nested.results.assign(1, a.text);
+    nested.unpack = false;
     out.push_back(std::move(nested));
     return a;
   }

@@ -46,7 +46,7 @@ void register_check_grad(CLI::App& app) {
       Module m = parse_file(o->file);
       Function f = select_function(m, o->file, o->func);
       CheckGradOptions opts;
-      opts.wrt = o->wrt;
+      opts.wrt = wrt_names(o->wrt);
       opts.given = parse_input_specs(*f, o->inputs);
       opts.seed = o->seed;
       opts.rtol = o->rtol;

@@ -60,12 +60,12 @@ void register_run(CLI::App& app) {
       auto outs = parse_output_specs(*f, o->outputs);
       ArgMap inputs = complete_inputs(*f, given, o->seed);
       ArgMap results = engine(*f, inputs);
-      for (auto& b : f->outputs) {
-        auto it = results.find(b->name);
-        if (it == results.end()) throw Error("engine " + o->engine + " returned no output " + b->name);
-        std::cout << summarize_output(b->name, it->second, o->first) << "\n";
-      }
+      for (auto& b : f->outputs)
+        if (!results.count(b->name)) throw Error("engine " + o->engine + " returned no output " + b->name);
+      // Files first: a path that cannot be written is an error with nothing printed.
       for (auto& [name, path] : outs) write_npy(path, results.at(name));
+      for (auto& b : f->outputs)
+        std::cout << summarize_output(b->name, results.at(b->name), o->first) << "\n";
       if (!o->dump.empty()) {
         std::error_code ec;
         std::filesystem::create_directories(o->dump, ec);

@@ -5,7 +5,9 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
+#include <vector>
 
+#include "ir/error.h"
 #include "ir/module.h"
 
 namespace tirc::cli {
@@ -39,6 +41,18 @@ inline CLI::Validator at_least(double lo, const std::string& what) {
         return v >= lo && v == v ? std::string() : "must be " + what + ", got " + s;
       },
       "", "");
+}
+
+// The names of a `--wrt A,B` list, blanks around each name removed ("--wrt 'X, W'" as a
+// user types it). Error for an empty name ("--wrt A,,B", "--wrt ''").
+inline std::vector<std::string> wrt_names(const std::vector<std::string>& items) {
+  std::vector<std::string> out;
+  for (const auto& it : items) {
+    size_t b = it.find_first_not_of(" \t"), e = it.find_last_not_of(" \t");
+    if (b == std::string::npos) throw Error("--wrt: empty buffer name (expected --wrt A,B,...)");
+    out.push_back(it.substr(b, e - b + 1));
+  }
+  return out;
 }
 
 // Each subcommand file registers its subcommand on the app.
