@@ -567,7 +567,10 @@ TEST(Normalize, ScanStateKeepsItsHistory) {
   EXPECT_NE(text.find("H[vj] = H_hist[vt, vj]"), std::string::npos) << text;
 }
 
-TEST(NormalizeRefusals, ScanStateReadByAnotherBlockIsKept) {
+// A later block of the step reading the state (a scan block here) reads its history: the
+// normalised function computes the same and its gradient passes (this was left as written,
+// then refused).
+TEST(Normalize, ScanStateReadByAnotherBlockReadsTheHistory) {
   const char* src = R"(func st(X: f32[5, 4]) -> (S: f32[4], Y: f32[5, 4]) {
   for j in serial(4) {
     block z(vj: spatial(4) = j) { S[vj] = X[0, vj] }
@@ -581,13 +584,62 @@ TEST(NormalizeRefusals, ScanStateReadByAnotherBlockIsKept) {
     }
   }
 })";
-  Function f = parse_one(src, "st");
-  EXPECT_TRUE(normalize_for_autodiff(f).get() == f.get() ||
-              print_function(*normalize_for_autodiff(f)) == print_function(*f));
+  std::string t = testing::check_rewrite(src, "st");
+  EXPECT_TRUE(testing::contains(t, "Y[vt, vj] = X[vt, vj] * S_hist[vt, vj]")) << t;
 }
 
-TEST(NormalizeRefusals, ScanStepWithTwoDependentStoresStaysRefused) {
-  EXPECT_EQ(refusal(R"(func sc(X: f32[8]) -> (Y: f32[8], Z: f32[8]) {
+// Rewrite 6 with a reader: a block after the state's block in the scan loop, bound to the
+// step, reads the state (any element): it reads the history at its step instead (it was
+// refused: "a scan step must write elements of its own").
+TEST(Normalize, ScanStateReadAfterItsBlockReadsTheHistory) {
+  std::string t = testing::check_rewrite(R"(func so(X: f32[6, 3], W: f32[3]) -> (H: f32[6, 3], Z: f32[3]) {
+  alloc h: f32[3]
+  for j in serial(3) {
+    block z(vj: spatial(3) = j) { h[vj] = 0.0 }
+  }
+  for t in serial(6) {
+    for j in serial(3) {
+      block s(vt: scan(6) = t, vj: spatial(3) = j) { h[vj] = tanh(h[vj] * W[vj] + X[vt, vj]) }
+    }
+    for j in serial(3) {
+      block o(vt: spatial(6) = t + 0, vj: spatial(3) = j) { H[vt, vj] = h[vj] * h[2 - vj] }
+    }
+  }
+  for j in serial(3) {
+    block zz(vj: spatial(3) = j) { Z[vj] = h[vj] }
+  }
+})",
+                                         "so");
+  EXPECT_TRUE(testing::contains(t, "H[vt, vj] = h_hist[vt, vj] * h_hist[vt, 2 - vj]")) << t;
+}
+
+// A block reading the state before the state's block (it sees the previous step) is not
+// rewritten: still refused.
+TEST(NormalizeRefusals, ScanStateReadBeforeItsBlockStaysRefused) {
+  EXPECT_EQ(
+      refusal(R"(func sb(X: f32[6, 3], W: f32[3]) -> (H: f32[6, 3]) {
+  alloc h: f32[3]
+  for j in serial(3) {
+    block z(vj: spatial(3) = j) { h[vj] = 0.0 }
+  }
+  for t in serial(6) {
+    for j in serial(3) {
+      block o(vt: spatial(6) = t, vj: spatial(3) = j) { H[vt, vj] = h[vj] * 2.0 }
+    }
+    for j in serial(3) {
+      block s(vt: scan(6) = t, vj: spatial(3) = j) { h[vj] = tanh(h[vj] * W[vj] + X[vt, vj]) }
+    }
+  }
+})",
+              "sb"),
+      "block s: a scan step must write elements of its own: index the store to h by distinct iter vars, vt "
+      "among them (to carry a state, keep its history, e.g. H[vt, ...])");
+}
+
+// Rewrite 9: a scan step whose second store reads the first one's result is split into two
+// blocks inside the scan loop (it was refused: "a store reads Z, which another store ...").
+TEST(Normalize, ScanStepWithTwoDependentStoresIsSplit) {
+  std::string t = testing::check_rewrite(R"(func sc(X: f32[8]) -> (Y: f32[8], Z: f32[8]) {
   for i in serial(8) {
     block B(vi: scan(8) = i) {
       Z[vi] = X[vi] * 2.0
@@ -595,8 +647,43 @@ TEST(NormalizeRefusals, ScanStepWithTwoDependentStoresStaysRefused) {
     }
   }
 })",
-                    "sc"),
-            "block B: a store reads Z, which another store of the same block writes");
+                                         "sc");
+  EXPECT_TRUE(testing::contains(t, "block B_1(vi: scan(8) = i)")) << t;
+}
+
+// Two coupled states reading each other's previous step, under a spatial loop inside the
+// scan loop: the spatial loop is distributed over the pieces, the scan loop is not.
+TEST(Normalize, ScanStepWithCoupledStatesIsSplitInsideTheScanLoop) {
+  std::string t = testing::check_rewrite(
+      R"(func cs(X: f32[6, 3], C: f32[3] in [0.5, 0.9]) -> (A: f32[6, 3], B: f32[6, 3]) {
+  for t in serial(6) {
+    for j in serial(3) {
+      block s(vt: scan(6) = t, vj: spatial(3) = j) {
+        let b = if_then_else(vt > 0, B[vt - 1, vj], 0.0)
+        A[vt, vj] = if_then_else(vt == 0, X[0, vj], A[vt - 1, vj] * C[vj] - b * 0.3)
+        B[vt, vj] = A[vt, vj] * 0.3 + b * C[vj] + X[vt, vj]
+      }
+    }
+  }
+})",
+      "cs");
+  EXPECT_EQ(t.find("for t in serial(6)"), t.rfind("for t in serial(6)")) << t;  // one scan loop
+  EXPECT_TRUE(testing::contains(t, "block s_1(vt: scan(6) = t, vj: spatial(3) = j)")) << t;
+}
+
+// A step reading another store's result at another spatial point of the same step: the
+// points of one step are not independent (conflicting iterations): not split, still refused.
+TEST(NormalizeRefusals, ScanStepReadingAnotherPointOfTheStepStaysRefused) {
+  EXPECT_EQ(refusal(R"(func sx(X: f32[6, 3]) -> (A: f32[6, 3], B: f32[6, 3]) {
+  for t, j in grid(6, 3) {
+    block s(vt: scan(6) = t, vj: spatial(3) = j) {
+      A[vt, vj] = X[vt, vj] * 2.0
+      B[vt, vj] = if_then_else(vt == 0, A[vt, 2 - vj], B[vt - 1, vj] + A[vt, 2 - vj])
+    }
+  }
+})",
+                    "sx"),
+            "block s: a store reads A, which another store of the same block writes");
 }
 
 TEST(Normalize, AcceptedBlocksAreUntouched) {

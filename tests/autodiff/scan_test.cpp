@@ -371,9 +371,12 @@ TEST(ScanRefusals, StateReadAtAnotherElement) {
       "the scan var vt among them (to carry a state, keep its history, e.g. H[vt, ...])");
 }
 
-TEST(ScanRefusals, StateReadByAnotherBlock) {
-  EXPECT_EQ(
-      refusal(R"(func st(X: f32[5, 4]) -> (S: f32[4], Y: f32[5, 4]) {
+// A state read by a later block of its step (normalisation rewrite 6 with a reader): the
+// reader reads the history at its step. This was refused ("a scan step must write elements
+// of its own"); F_grad re-parses (the backward of the history's first step had a dead
+// `S_hist[-1, ...]` load that the parser refuses: folded now) and passes check_grad.
+TEST(ScanStates, StateReadByAnotherBlock) {
+  Function f = parse_func(R"(func st(X: f32[5, 4]) -> (S: f32[4], Y: f32[5, 4]) {
   for j in serial(4) {
     block z(vj: spatial(4) = j) { S[vj] = X[0, vj] }
   }
@@ -386,9 +389,31 @@ TEST(ScanRefusals, StateReadByAnotherBlock) {
     }
   }
 })",
-              "st"),
-      "block acc: a scan step must write elements of its own: index the store to S by distinct iter vars, "
-      "vt among them (to carry a state, keep its history, e.g. H[vt, ...])");
+                          "st");
+  Function g = grad_roundtrip(f);
+  ASSERT_TRUE(g);
+  CheckGradResult r = check_grad(*f, opts_for(*f));
+  EXPECT_EQ(r.failed, 0) << print_function(*r.grad);
+  EXPECT_GT(r.passed, 0);
+}
+
+// The plain state (no reader): its F_grad re-parses (it did not: `S_hist[-1, v]` in a
+// `reads` region, from the dead arm of `if_then_else(0 == 0, S[v], S_hist[-1, v])`).
+TEST(ScanStates, StateGradientReparses) {
+  Function f = parse_func(R"(func st(X: f32[5, 4]) -> (S: f32[4]) {
+  for j in serial(4) {
+    block z(vj: spatial(4) = j) { S[vj] = X[0, vj] }
+  }
+  for t in serial(5) {
+    for j in serial(4) {
+      block acc(vt: scan(5) = t, vj: spatial(4) = j) { S[vj] = sin(S[vj]) + X[vt, vj] }
+    }
+  }
+})",
+                          "st");
+  Function g = grad_roundtrip(f);
+  ASSERT_TRUE(g);
+  EXPECT_EQ(print_function(*g).find("[-1"), std::string::npos) << print_function(*g);
 }
 
 TEST(ScanRefusals, TwoScanVars) {

@@ -658,6 +658,48 @@ std::optional<GatherResult> Solver::run(const GatherInput& in) {
     }
     return false;
   };
+  // A free unknown u pinned to one value by two inequalities `a*u + r1 >= 0` and
+  // `-a*u + r2 >= 0` with r1 + r2 == a - 1 (the interval [-r1/a, r2/a] is shorter than 1
+  // and holds exactly the integer floor(r2 / a)) is that value, not a reduce loop over a
+  // box with a `where`: the quotient of a cyclic shift `X[(i + 3) % 5]` (roll), whose
+  // inverse `i = 5*q + x - 3` has one q in range per x. Only when u occurs in no other
+  // condition.
+  std::unordered_map<const VarNode*, std::pair<Affine, int64_t>> pinned;  // u -> (r2, a)
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (order_dim[i] != SIZE_MAX) continue;
+    const VarNode* u = order[i].get();
+    std::vector<size_t> uses;
+    for (size_t k = 0; k < ineqs_.size(); ++k)
+      if (ineqs_[k].uses(u)) uses.push_back(k);
+    bool other = false;
+    for (auto& [a, c] : divis_) other = other || a.uses(u);
+    for (auto& [k, na] : nonaff_) other = other || na.num.uses(u);
+    if (other || uses.size() != 2) continue;
+    const Affine &q1 = ineqs_[uses[0]], &q2 = ineqs_[uses[1]];
+    int64_t a1 = q1.coeff(u), a2 = q2.coeff(u);
+    if (a1 != -a2) continue;
+    Affine sum = q1;
+    sum.add(q2);
+    int64_t a = a1 > 0 ? a1 : a2;
+    if (!sum.is_const() || sum.constant != a - 1) continue;
+    Affine r2 = a1 > 0 ? q2 : q1;
+    r2.add(order[i], a);
+    bool free_other = false;
+    for (size_t j = 0; j < order.size(); ++j)
+      free_other = free_other || (j != i && order_dim[j] == SIZE_MAX && r2.uses(order[j].get()));
+    if (free_other) continue;
+    pinned[u] = {r2, a};
+    ineqs_.erase(ineqs_.begin() + uses[1]);
+    ineqs_.erase(ineqs_.begin() + uses[0]);
+  }
+  if (!pinned.empty()) {
+    std::vector<Var> o2;
+    std::vector<size_t> d2;
+    for (size_t i = 0; i < order.size(); ++i)
+      if (!pinned.count(order[i].get())) o2.push_back(order[i]), d2.push_back(order_dim[i]);
+    order = o2;
+    order_dim = d2;
+  }
   std::vector<Expr> pred;
   for (auto& q : ineqs_) {
     bool has_nonaff = false;
@@ -714,6 +756,11 @@ std::optional<GatherResult> Solver::run(const GatherInput& in) {
       }
     }
     res.loops.push_back(gl);
+  }
+  // Pinned unknowns: floor(r2 / a) over the loops (r2 uses no other free unknown).
+  for (auto& [u, ra] : pinned) {
+    Expr r = substitute(render(ra.first), to_iter);
+    to_iter[u] = ra.second == 1 ? r : floordiv(r, make_int(ra.second));
   }
   auto iter_expr = [&](const Affine& a) { return substitute(render(a), to_iter); };
   for (size_t d = 0; d < xs_.size(); ++d) {

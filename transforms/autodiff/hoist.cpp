@@ -97,14 +97,15 @@ class Hoister {
 
   // Match: For(0, e0) ... For(0, ek) { BlockRealize } with bindings = the loop vars; null
   // when s is not such a nest.
-  const BlockRealizeNode* match(const Stmt& s, std::vector<const ForNode*>& loops) {
+  // With allow_pred, the block may have a `where` (it then only reuses buffers: see process).
+  const BlockRealizeNode* match(const Stmt& s, std::vector<const ForNode*>& loops, bool allow_pred = false) {
     Stmt cur = s;
     while (auto* f = cur.as<ForNode>()) {
       loops.push_back(f);
       cur = f->body;
     }
     auto* br = cur.as<BlockRealizeNode>();
-    if (!br || loops.empty() || !is_one(br->predicate)) return nullptr;
+    if (!br || loops.empty() || (!allow_pred && !is_one(br->predicate))) return nullptr;
     const BlockNode& b = *br->block.get();
     size_t n = b.iter_vars.size();
     if (n != loops.size() || n > 60) return nullptr;
@@ -125,6 +126,15 @@ class Hoister {
       used_loops.insert(bv);
     }
     return br;
+  }
+
+  // enter() for a matched realize: also its predicate over the iter vars (pred_).
+  Stmt enter_realize(const BlockRealizeNode* br) {
+    std::unordered_map<const VarNode*, Expr> m;
+    for (size_t i = 0; i < br->bindings.size(); ++i)
+      if (auto* v = br->bindings[i].as<VarNode>()) m[v] = br->block->iter_vars[i].var;
+    pred_ = is_one(br->predicate) ? Expr() : substitute(br->predicate, m);
+    return enter(*br->block.get());
   }
 
   // Per-block state of the analyses below (iter vars, dependences, lets); returns the
@@ -160,10 +170,10 @@ class Hoister {
 
   Stmt process(const Stmt& s) {
     std::vector<const ForNode*> loops;
-    const BlockRealizeNode* br = match(s, loops);
+    const BlockRealizeNode* br = match(s, loops, true);
     if (!br) return s;
     const BlockNode& b = *br->block.get();
-    Stmt t = enter(b);
+    Stmt t = enter_realize(br);
     bool changed = false;
     std::vector<bool> inv(lets_.size());
     for (size_t i = 0; i < lets_.size(); ++i) {
@@ -308,14 +318,20 @@ class Hoister {
     const Info& i = info(e);
     if (i.flops == 0 || i.guarded) return false;
     *m = i.deps;
-    if (invariant(*m)) return true;
+    // A block with a `where` visits only part of its box: a value is computed for it only
+    // as a shared one, whose block gets the same `where` (see key_of).
+    if (!pred_.defined() && invariant(*m)) return true;
     return *m != kImpure && !shared_.empty() && shared_.count(key_of(substitute(e, inl_), nullptr));
   }
 
   // The key under which a value is shared between blocks: the extents of the iter vars it
   // uses (in order of first appearance; *dims gets their indices) and its text with those
   // vars renamed canonically. Values too large to print get a unique key (not shared).
-  std::string key_of(const Expr& inlined, std::vector<size_t>* dims) {
+  // In a block with a `where` (pred_), the predicate is part of the key (canonical names
+  // too): the buffer then holds the value only where the predicate holds, for blocks with
+  // the same predicate; a predicate over iter vars the value does not use gives a unique
+  // key (not shared). with_pred = false: the key of the value over the whole box.
+  std::string key_of(const Expr& inlined, std::vector<size_t>* dims, bool with_pred = true) {
     std::vector<size_t> local;
     std::vector<size_t>& d = dims ? *dims : local;
     std::unordered_set<size_t> seen;
@@ -337,8 +353,19 @@ class Hoister {
     std::unordered_map<const ExprNode*, size_t> sz;
     if (tree_size(inlined, sz) > 4000)
       return "#" + std::to_string(reg_.size()) + "#" + std::to_string(++unique_);
+    std::string where;
+    if (with_pred && pred_.defined()) {
+      bool inside = true;
+      for_each_expr(pred_, [&](const Expr& x) {
+        if (auto* v = x.as<VarNode>())
+          for (auto& iv : *iv_)
+            if (iv.var.get() == v && !canon_map.count(v)) inside = false;
+      });
+      if (!inside) return "#" + std::to_string(reg_.size()) + "#" + std::to_string(++unique_);
+      where = "|where " + print_expr(substitute(pred_, canon_map));
+    }
     return key + "|" + std::string(dtype_name(inlined.dtype())) + "|" +
-           print_expr(substitute(inlined, canon_map));
+           print_expr(substitute(inlined, canon_map)) + where;
   }
 
   // Values over the whole iteration space (not invariant) that two or more blocks compute:
@@ -375,9 +402,11 @@ class Hoister {
             default: break;
           }
         };
-    // A shared value gets a buffer of its block's box: never larger than the largest buffer
-    // the function already touches (a 7-d convolution box would be far larger), and only
-    // for constant boxes.
+    // A shared value gets a buffer of its block's box: never larger than 4x the largest
+    // buffer the function already touches (a 7-d convolution box would be far larger; the
+    // n x n scores of attention over n x d inputs, n <= 4d, are not), and only for constant
+    // boxes.
+    constexpr int64_t kMaxBoxFactor = 4;
     int64_t max_numel = 0;
     for (auto& st : stmts)
       for_each_expr(st, [&](const Expr& x) {
@@ -390,14 +419,14 @@ class Hoister {
     // The inlined values of a matched block's lets and stores (small blocks only).
     auto roots = [&](const Stmt& s, std::vector<Expr>* out) {
       std::vector<const ForNode*> loops;
-      const BlockRealizeNode* br = match(s, loops);
+      const BlockRealizeNode* br = match(s, loops, true);
       if (!br) return false;
       int64_t box = 1, e;
       for (auto& iv : br->block->iter_vars) {
-        if (!is_const_int(iv.extent, &e) || box * e > max_numel) return false;
+        if (!is_const_int(iv.extent, &e) || box * e > kMaxBoxFactor * max_numel) return false;
         box *= e;
       }
-      Stmt t = enter(*br->block.get());
+      Stmt t = enter_realize(br);
       std::vector<Stmt> terms;
       if (auto* q = t.as<SeqNode>())
         terms = q->stmts;
@@ -471,7 +500,7 @@ class Hoister {
           const Info& i = h->info(x);
           if (i.flops > 0 && !i.guarded && i.deps != kImpure) {
             std::vector<size_t> dims;
-            auto it = h->reg_.find(h->key_of(substitute(x, h->inl_), &dims));
+            auto it = h->lookup(substitute(x, h->inl_), &dims);
             if (it != h->reg_.end()) {
               std::vector<Expr> idx;
               for (size_t d : dims) idx.push_back((*h->iv_)[d].var);
@@ -488,15 +517,23 @@ class Hoister {
     return mut.mutate(e);
   }
 
+  // The buffer holding an inlined value for the current block: computed under the same
+  // predicate, or (in a block with a `where`) over the whole box. *dims as key_of.
+  std::unordered_map<std::string, Entry>::iterator lookup(const Expr& inlined, std::vector<size_t>* dims) {
+    auto it = reg_.find(key_of(inlined, dims));
+    if (it == reg_.end() && pred_.defined()) it = reg_.find(key_of(inlined, nullptr, false));
+    return it;
+  }
+
   Expr materialize(const Expr& e, size_t nlets) {
     Expr inlined = substitute(e, inl_);
     std::vector<size_t> dims;
-    std::string key = key_of(inlined, &dims);
+    auto it = lookup(inlined, &dims);
     std::vector<Expr> idx;
     for (size_t d : dims) idx.push_back((*iv_)[d].var);
     if (dims.empty()) idx.push_back(make_int(0));
-    auto it = reg_.find(key);
     if (it != reg_.end()) return make_load(it->second.H, idx);
+    std::string key = key_of(inlined, nullptr);
 
     std::vector<Expr> shape;
     for (size_t d : dims) shape.push_back((*iv_)[d].extent);
@@ -542,7 +579,15 @@ class Hoister {
       body = make_let_stmt(copy.at(lets_[i].var.get()), substitute(let_value.at(i), m), body);
     bn.body = body;
     set_regions(bn);
-    Stmt st = make_block_realize(bindings, make_bool(true), make_block(std::move(bn)));
+    // Under the user block's `where` (over the iter vars of D: checked by key_of), on the
+    // new loop vars.
+    Expr pred = make_bool(true);
+    if (pred_.defined()) {
+      std::unordered_map<const VarNode*, Expr> to_loop;
+      for (size_t k = 0; k < dims.size(); ++k) to_loop[(*iv_)[dims[k]].var.get()] = lvars[k];
+      pred = substitute(pred_, to_loop);
+    }
+    Stmt st = make_block_realize(bindings, pred, make_block(std::move(bn)));
     for (size_t k = shape.size(); k-- > 0;)
       st = make_for(lvars[k], make_const(shape[k].dtype(), 0), shape[k], ForKind::Serial, st);
     pending_.push_back(st);
@@ -564,6 +609,7 @@ class Hoister {
   std::unordered_map<const VarNode*, uint64_t> dep_;
   uint64_t eff_ = 0;
   std::unordered_set<const BufferNode*> written_;
+  Expr pred_;  // the current block's `where` over its iter vars (undefined: none)
   std::vector<Binding> lets_;
   std::unordered_map<const VarNode*, Expr> inl_;
   std::unordered_map<const ExprNode*, Info> memo_;

@@ -17,8 +17,13 @@
 // iter var names, same extents: softmax's exp(X - M) when no buffer holds it) are
 // materialised the same way, over all their iter vars (find_shared); hoisted values load the
 // buffers of shared values inside them.
+// Blocks with a `where` predicate take part too, more narrowly: they load values that a
+// buffer already holds over their whole box, and values shared with other blocks under the
+// same predicate (part of the sharing key) are computed by a block under that predicate; no
+// invariant hoisting out of them.
 // Safety: the hoisted block evaluates the value at exactly the points of D that the user
-// block evaluates it at (every point of the box), so it reads no element the user does not.
+// block evaluates it at (every point of the box, or of the predicate), so it reads no element
+// the user does not.
 #pragma once
 
 #include <vector>

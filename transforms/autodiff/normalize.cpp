@@ -384,6 +384,10 @@ class Normalizer : public IRMutator {
     loops_.pop_back();
     loop_scope_.pop_back();
     if (body.same_as(n->body)) return s;
+    if (split_.count(body.get()) && scan_stop_.erase(n)) {
+      // The scan loop of a split scan step (rewrite 9): its steps keep interleaving the pieces.
+      return make_for(n->loop_var, n->min, n->extent, n->for_kind, body, n->thread_tag, n->annotations);
+    }
     if (split_.count(body.get())) {
       auto* q = body.as<SeqNode>();
       std::vector<Stmt> copies;
@@ -399,6 +403,15 @@ class Normalizer : public IRMutator {
     return make_for(n->loop_var, n->min, n->extent, n->for_kind, body, n->thread_tag, n->annotations);
   }
   Stmt mutate_block_realize(const BlockRealizeNode* n, const Stmt& s) override {
+    auto sr = state_readers_.find(n);
+    if (sr != state_readers_.end()) {
+      // A block reading a state that rewrite 6 turned into a history (after the state's
+      // block, in the same step): it reads the history at its step instead.
+      Stmt r = read_history(n, sr->second);
+      state_readers_.erase(sr);
+      Stmt out = mutate_block_realize(r.as<BlockRealizeNode>(), r);
+      return out;
+    }
     if (auto r = inline_scope_block(n)) return *r;
     auto r = normalize_block(n);
     if (!r) return s;
@@ -423,6 +436,8 @@ class Normalizer : public IRMutator {
   std::optional<std::vector<Stmt>> expand_state(const BlockRealizeNode* br, const Item& it);
   std::optional<std::vector<Stmt>> split_init(const BlockRealizeNode* br);
   std::optional<std::vector<Stmt>> opaque_kinds(const BlockRealizeNode* br);
+  std::optional<std::vector<Stmt>> split_scan_step(const BlockRealizeNode* br,
+                                                   const std::vector<Item>& items);
   bool init_accepted(const BlockNode& b);
   bool all_blocks_plain(const Stmt& s);
   Stmt build(const CtxList& ctx, const Stmt& leaf, VarMap m);
@@ -458,6 +473,20 @@ class Normalizer : public IRMutator {
   std::vector<const ForNode*> loops_;          // the loops themselves
   std::unordered_set<const StmtNode*> split_;  // Seqs of pieces of one block (or their loops)
   std::vector<Buffer> new_allocs_;
+  // Blocks after a state's block in its scan loop that read the state (rewrite 6): the
+  // state, its history, the reader's iter var bound to the scan loop and the step offset
+  // (history step = that iter var + offset).
+  struct StateReader {
+    const BufferNode* y;
+    Buffer hist;
+    int iv;
+    int64_t offset;
+  };
+  std::unordered_map<const BlockRealizeNode*, StateReader> state_readers_;
+  Stmt read_history(const BlockRealizeNode* n, const StateReader& r);
+  // Scan loops around a split scan block (rewrite 9): the loops between the loop and the
+  // block are distributed over the pieces, the scan loop itself is not.
+  std::unordered_set<const ForNode*> scan_stop_;
   // Blocks to run right after a loop (the final state of an expanded scan, rewrite 6).
   std::unordered_map<const ForNode*, std::vector<Stmt>> after_loop_;
   int next_if_ = 0;
@@ -1218,9 +1247,10 @@ std::optional<std::vector<Stmt>> Normalizer::normalize_block(const BlockRealizeN
     // place, within one step) keeps the order of its statements, so only that one applies.
     if (!b.allocs.empty()) return std::nullopt;
     auto items = body_items(body);
-    if (!items || items->empty() || !independent_stores(*items)) return std::nullopt;
+    if (!items || items->empty()) return std::nullopt;
     for (auto& it : *items)
       if (it.leaf.as<ForNode>()) return std::nullopt;
+    if (!independent_stores(*items)) return split_scan_step(br, *items);
     return std::vector<Stmt>{build_piece(br, Piece{*items, std::nullopt, std::nullopt}, b.name, false)};
   }
   std::vector<Buffer> expanded;
@@ -1308,6 +1338,54 @@ std::optional<std::vector<Stmt>> Normalizer::normalize_block(const BlockRealizeN
     out.push_back(build_piece(br, pieces[i], name, pieces.size() > 1 && i > 0));
   }
   for (auto& e : expanded) new_allocs_.push_back(e);
+  return out;
+}
+
+// Rewrite 9: a scan step with several stores, a later one reading what an earlier one
+// wrote (an LSTM cell `C[t, j] = ...; H[t, j] = o * tanh(C[t, j])`, two coupled states
+// reading each other's previous step). gradient() reads one store per block, so the step
+// becomes one block per group of independent stores, all inside the scan loop L (the loops
+// between L and the block are distributed over the pieces, L is not): step t runs piece 1
+// at every spatial point, then piece 2, ..., where the original ran all pieces at one point
+// before the next. Equal when the points of one step touch disjoint elements of every
+// buffer the block writes (iterations_disjoint: the scan var's dimension is left out, the
+// spatial vars must be covered) and each instance runs once (instances_distinct); the
+// order of the steps is unchanged. gradient() then reads the pieces as a recurrence through
+// several blocks (docs/autodiff.md, Scans).
+std::optional<std::vector<Stmt>> Normalizer::split_scan_step(const BlockRealizeNode* br,
+                                                             const std::vector<Item>& items) {
+  const BlockNode& b = *br->block.get();
+  if (b.init.defined() || !b.allocs.empty()) return std::nullopt;
+  const ForNode* L = nullptr;
+  for (size_t i = 0; i < b.iter_vars.size(); ++i) {
+    const IterVar& iv = b.iter_vars[i];
+    if (iv.kind == IterKind::Spatial) continue;
+    if (iv.kind != IterKind::Scan || L) return std::nullopt;
+    VarSet vs = vars_of(br->bindings[i]);
+    for (auto* f : loops_)
+      if (vs.size() == 1 && vs.count(f->loop_var.get())) L = f;
+    if (!L) return std::nullopt;
+  }
+  if (!L || !iterations_disjoint(b, items) || !instances_distinct(br)) return std::nullopt;
+  std::vector<Piece> pieces;
+  for (auto& it : items) {
+    if (!pieces.empty()) {
+      std::vector<Item> trial = pieces.back().items;
+      trial.push_back(it);
+      if (independent_stores(trial)) {
+        pieces.back().items.push_back(it);
+        continue;
+      }
+    }
+    pieces.push_back(Piece{{it}, std::nullopt, std::nullopt});
+  }
+  if (pieces.size() < 2) return std::nullopt;
+  std::vector<Stmt> out;
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    std::string name = i == 0 ? b.name : names_.unique(b.name + "_" + std::to_string(i));
+    out.push_back(build_piece(br, pieces[i], name, i > 0));
+  }
+  scan_stop_.insert(L);
   return out;
 }
 
@@ -1539,32 +1617,93 @@ std::optional<std::vector<Stmt>> Normalizer::expand_state(const BlockRealizeNode
   int64_t ext;
   if (is_const_int(L->extent, &ext) && ext < 1) return std::nullopt;
   const Buffer& Y = st->buffer;
-  // Nothing else in the scan loop may touch the state: it now changes only after the loop.
+  // Nothing else in the scan loop may touch the state (it now changes only after the loop),
+  // except blocks after the state's block, in a later statement of the scan loop's body,
+  // that only read it and have an iter var bound to the scan loop's var (plus a constant):
+  // at step t they see the state after step t, i.e. the history at t.
   struct Others : IRVisitor {
     const BlockRealizeNode* self;
     const BufferNode* y;
-    bool found = false;
+    const VarNode* lv;
+    bool bad = false, after = false;
+    int depth = 0;
+    std::vector<std::pair<const BlockRealizeNode*, std::pair<int, int64_t>>> readers;
+    const BlockRealizeNode* cur = nullptr;
+    bool touches = false, writes = false, nested = false;
     void visit_block_realize(const BlockRealizeNode* n) override {
-      if (n != self) IRVisitor::visit_block_realize(n);
+      if (n == self) return;
+      if (depth > 0) {
+        nested = true;
+        IRVisitor::visit_block_realize(n);
+        return;
+      }
+      cur = n;
+      touches = writes = nested = false;
+      ++depth;
+      IRVisitor::visit_block_realize(n);
+      --depth;
+      if (!touches) return;
+      if (!after || writes || nested) {
+        bad = true;
+        return;
+      }
+      int iv = -1;
+      int64_t off = 0;
+      for (size_t k = 0; k < n->bindings.size() && iv < 0; ++k) {
+        auto a = ad::to_affine(n->bindings[k]);
+        if (a && a->terms.size() == 1 && a->terms[0].second == 1 && a->terms[0].first.get() == lv)
+          iv = static_cast<int>(k), off = a->constant;
+      }
+      if (iv < 0) bad = true;
+      readers.push_back({n, {iv, off}});
     }
     void visit_load(const LoadNode* n) override {
-      found = found || n->buffer.get() == y;
+      if (n->buffer.get() == y) (depth > 0 ? touches : bad) = true;
       IRVisitor::visit_load(n);
     }
     void visit_store(const StoreNode* n) override {
-      found = found || n->buffer.get() == y;
+      if (n->buffer.get() == y) touches = writes = true;
       IRVisitor::visit_store(n);
     }
     void visit_block(const BlockNode* n) override {
-      for (auto* r : {&n->reads, &n->writes})
-        for (auto& x : *r) found = found || x.buffer.get() == y;
+      for (auto& x : n->reads) touches = touches || x.buffer.get() == y;
+      for (auto& x : n->writes)
+        if (x.buffer.get() == y) touches = writes = true;
       IRVisitor::visit_block(n);
     }
   } others;
   others.self = br;
   others.y = Y.get();
-  others.visit(L->body);
-  if (others.found) return std::nullopt;
+  others.lv = L->loop_var.get();
+  {
+    // The statement of L's body holding the state's block: later statements run after the
+    // whole step of the state's block.
+    std::vector<Stmt> parts;
+    if (auto* q = L->body.as<SeqNode>())
+      parts = q->stmts;
+    else
+      parts.push_back(L->body);
+    for (auto& part : parts) {
+      struct Has : IRVisitor {
+        const BlockRealizeNode* self;
+        bool found = false;
+        void visit_block_realize(const BlockRealizeNode* n) override {
+          found = found || n == self;
+          IRVisitor::visit_block_realize(n);
+        }
+      } has;
+      has.self = br;
+      has.visit(part);
+      if (has.found) {
+        others.after = false;  // other blocks beside the state's block in its statement
+        others.visit(part);
+        others.after = true;
+      } else {
+        others.visit(part);
+      }
+    }
+  }
+  if (others.bad) return std::nullopt;
   DType it_t = s.dtype();
   Expr c = make_const(it_t, a->constant);
   auto fold = [&](const Expr& e) {
@@ -1631,7 +1770,35 @@ std::optional<std::vector<Stmt>> Normalizer::expand_state(const BlockRealizeNode
     copy = make_for(fv[k - at], loops_[k]->min, loops_[k]->extent, ForKind::Serial, copy);
   after_loop_[L].push_back(copy);
   new_allocs_.push_back(Hh);
+  for (auto& [n, kv] : others.readers)
+    state_readers_[n] = StateReader{Y.get(), Hh, kv.first, a->constant - kv.second};
   return std::vector<Stmt>{hist};
+}
+
+// Loads of the state r.y (any element) in block n become loads of its history at the step
+// of n's iter var r.iv (rewrite 6, readers after the state's block).
+Stmt Normalizer::read_history(const BlockRealizeNode* n, const StateReader& r) {
+  const BlockNode& b = *n->block.get();
+  Expr step = b.iter_vars[r.iv].var;
+  if (r.offset != 0) step = step + make_const(step.dtype(), r.offset);
+  struct M : IRMutator {
+    const StateReader* r;
+    Expr step;
+    Expr mutate_load(const LoadNode* l, const Expr& e) override {
+      if (l->buffer.get() != r->y) return IRMutator::mutate_load(l, e);
+      std::vector<Expr> idx{step};
+      for (auto& i : l->indices) idx.push_back(mutate(i));
+      return make_load(r->hist, idx);
+    }
+    using IRMutator::mutate;
+  } m;
+  m.r = &r;
+  m.step = step;
+  BlockNode nb = b;
+  nb.body = m.mutate(b.body);
+  if (b.init.defined()) nb.init = m.mutate(b.init);
+  ad::set_regions(nb);
+  return make_block_realize(n->bindings, n->predicate, make_block(std::move(nb)));
 }
 
 // Rewrite 5: a block with only spatial iter vars whose body holds nested blocks (TVM's

@@ -24,7 +24,11 @@
 //      (outer iter vars replaced by their bindings) and blocks for its own statements;
 //   6. a scan block overwriting a state at every step keeps the state's history in a new
 //      buffer `<Y>_hist` (leading dim: the scan var), and a block after the scan loop
-//      copies the last step into Y.
+//      copies the last step into Y; blocks later in the scan loop's body that read the
+//      state at their step read the history instead;
+//   9. a scan block whose stores read each other (an LSTM cell's C and H) is split into
+//      one block per group of independent stores inside the same scan loop (the loops
+//      between the scan loop and the block are copied per piece, the scan loop is not).
 // Every rewrite is applied only under the soundness conditions written in normalize.cpp;
 // a block that cannot be rewritten soundly is left exactly as it was (gradient() then
 // refuses it with its usual message). Blocks autodiff already accepts are never touched.
