@@ -37,7 +37,10 @@ void tirc_atomic_lock(void);
 void tirc_atomic_unlock(void);
 
 /* 64-byte aligned heap memory for buffers too large for the stack; never returns NULL for
- * nbytes <= 0 (returns a valid 64-byte block). Aborts with a message when out of memory. */
+ * nbytes <= 0 (returns a valid 64-byte block). Aborts with a message when out of memory.
+ * Blocks of 64 KiB and more are cached by tirc_free and handed out again by tirc_alloc
+ * (same power-of-two size class; at most 32 blocks, 1 GiB), so repeated calls of a function
+ * reuse their intermediates' pages. tirc_free(NULL) does nothing. */
 void* tirc_alloc(int64_t nbytes);
 void tirc_free(void* p);
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstring>
 #include <thread>
 #include <vector>
 
@@ -67,4 +68,27 @@ TEST(Runtime, AllocIsAligned) {
     EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u);
     tirc_free(p);
   }
+}
+
+// Large blocks come back from the cache: a second call of a function reuses the pages of its
+// intermediates instead of faulting in fresh ones.
+TEST(Runtime, LargeBlocksAreReused) {
+  const int64_t big = 3 << 20;
+  void* p = tirc_alloc(big);
+  std::memset(p, 1, big);
+  tirc_free(p);
+  void* q = tirc_alloc(big - 100);  // same size class
+  EXPECT_EQ(p, q);
+  void* r = tirc_alloc(big);  // p is in use: another block
+  EXPECT_NE(q, r);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(r) % 64, 0u);
+  std::memset(r, 2, big);
+  tirc_free(q);
+  tirc_free(r);
+  void* small = tirc_alloc(100);
+  void* small2 = tirc_alloc(100);
+  EXPECT_NE(small, small2);
+  tirc_free(small);
+  tirc_free(small2);
+  tirc_free(nullptr);
 }

@@ -12,7 +12,7 @@ namespace tirc::cli {
 
 namespace {
 struct GradOptions {
-  std::string file, func, out;
+  std::string file, func, out, loop_order = "stride";
   std::vector<std::string> wrt;
 };
 }  // namespace
@@ -29,11 +29,18 @@ void register_grad(CLI::App& app) {
                   "input buffers to differentiate with respect to (default: every float input)")
       ->delimiter(',');
   cmd->add_option("-o,--output", o->out, "write the module to this file instead of standard output");
+  cmd->add_option("--loop-order", o->loop_order,
+                  "loops of the emitted blocks: stride (default: the loop with the smallest access "
+                  "stride innermost) or natural (the written buffer's dims, then reduce loops, as TVM "
+                  "emits a compute); docs/autodiff.md")
+      ->check(CLI::IsMember({"stride", "natural"}));
   cmd->callback([o] {
     run_guarded([o] {
       Module m = parse_file(o->file);
       Function f = select_function(m, o->file, o->func);
-      m.add_func(gradient(*f, o->wrt));
+      GradientOptions opts;
+      opts.order_loops = o->loop_order == "stride";
+      m.add_func(gradient(*f, wrt_names(o->wrt), opts));
       std::string text = print_module(m);
       if (o->out.empty()) {
         std::cout << text;

@@ -14,6 +14,7 @@
 #include "transforms/autodiff/expr_ad.h"
 #include "transforms/autodiff/gather.h"
 #include "transforms/autodiff/hoist.h"
+#include "transforms/autodiff/loop_order.h"
 #include "transforms/autodiff/regions.h"
 
 namespace tirc {
@@ -194,6 +195,56 @@ class IndexTidy : public IRMutator {
     if (is_int(e.dtype()))
       if (auto a = to_affine(e)) return affine_to_expr(*a, e.dtype());
     return IRMutator::mutate_unary(n, e);
+  }
+  // `if_then_else(0 == 0, S[v], S_hist[-1, v])`: a guard that substituting a solved index
+  // made constant picks its arm. The dead arm may hold a load at a constant index out of
+  // bounds, which the parser refuses in a `reads` region: F_grad of a scan state (rewrite 6)
+  // did not re-parse. Blocks whose body changed get their regions inferred again.
+  Expr mutate_select(const SelectNode* n, const Expr& e) override {
+    Expr c = mutate(n->cond);
+    if (auto v = const_cond(c)) return mutate(*v ? n->t : n->f);
+    return IRMutator::mutate_select(n, e);
+  }
+  Block mutate_block(const Block& b) override {
+    Block r = IRMutator::mutate_block(b);
+    if (r.same_as(b) || (r->init.same_as(b->init) && r->body.same_as(b->body))) return r;
+    BlockNode nb = *r.get();
+    set_regions(nb);
+    return make_block(std::move(nb));
+  }
+
+ private:
+  // The value of a condition made of integer comparisons whose sides differ by a constant,
+  // && / || / ! and bool constants; nullopt when it is not constant.
+  static std::optional<bool> const_cond(const Expr& c) {
+    if (auto* i = c.as<IntImmNode>()) return i->value != 0;
+    if (auto* u = c.as<UnaryNode>(); u && u->op == UnOp::Not) {
+      auto a = const_cond(u->a);
+      if (a) return !*a;
+      return std::nullopt;
+    }
+    auto* b = c.as<BinaryNode>();
+    if (!b) return std::nullopt;
+    if (b->op == BinOp::And || b->op == BinOp::Or) {
+      auto x = const_cond(b->a), y = const_cond(b->b);
+      bool is_and = b->op == BinOp::And;
+      if (x && y) return is_and ? (*x && *y) : (*x || *y);
+      if ((x && *x != is_and) || (y && *y != is_and)) return !is_and;  // false && _, true || _
+      return std::nullopt;
+    }
+    if (!is_int(b->a.dtype())) return std::nullopt;
+    auto d = to_affine(b->a - b->b);
+    if (!d || !d->is_const()) return std::nullopt;
+    int64_t v = d->constant;
+    switch (b->op) {
+      case BinOp::EQ: return v == 0;
+      case BinOp::NE: return v != 0;
+      case BinOp::LT: return v < 0;
+      case BinOp::LE: return v <= 0;
+      case BinOp::GT: return v > 0;
+      case BinOp::GE: return v >= 0;
+      default: return std::nullopt;
+    }
   }
 };
 
@@ -529,7 +580,9 @@ void GradientBuilder::collect(const Stmt& s, std::vector<PathElem>& path) {
                         " in one block body are not supported");
       for (size_t i = 0; i < stores.size(); ++i) {
         // The stores of one block are independent updates: none may read another's result.
-        for (size_t j = 0; j < stores.size(); ++j) {
+        // An integer store may (an argmax `A = select(v > Y, k, A)` next to `Y = max(Y, v)`):
+        // it carries no gradient, and the forward recomputation runs the block as written.
+        for (size_t j = 0; j < stores.size() && is_float(stores[i].second->buffer->dtype); ++j) {
           if (i == j) continue;
           const BufferNode* other = stores[j].second->buffer.get();
           bool reads = loads_buffer(stores[i].second->value, other);
@@ -1203,6 +1256,11 @@ void GradientBuilder::assign_versions() {
         if (!l) return;
         if (l->buffer.same_as(u.Y) && u.init_store) return;  // the accumulator
         if (u.carried.count(l)) return;                      // an earlier step of the scan
+        // An integer store reading a sibling store's buffer (argmax next to max): no AD view
+        // needed, the forward recomputation runs the block as written.
+        if (u.inactive)
+          for (auto& w : units_)
+            if (w.group == u.group && w.Y.same_as(l->buffer)) return;
         if (!cur.count(l->buffer.get()))
           throw Error("block " + u.blk->name + " reads " + l->buffer->name + " before any block writes it");
       });
@@ -2299,7 +2357,20 @@ Function normalize_for_autodiff(const FunctionNode& f);  // normalize.h: if/else
 Function gradient(const FunctionNode& f, const std::vector<std::string>& wrt, const GradientOptions& opts) {
   Function nf = normalize_for_autodiff(f);
   GradientBuilder b(*nf, wrt, opts);
-  return b.build();
+  Function g = b.build();
+  if (!opts.order_loops || std::getenv("TIRC_AD_NO_LOOP_ORDER")) return g;
+  // The forward blocks F_grad recomputes keep the author's loop order.
+  std::unordered_set<std::string> forward;
+  struct Names : IRVisitor {
+    std::unordered_set<std::string>* out;
+    void visit_block(const BlockNode* n) override {
+      out->insert(n->name);
+      IRVisitor::visit_block(n);
+    }
+  } names;
+  names.out = &forward;
+  names.visit(nf->body);
+  return ad::order_loops_by_stride(*g, forward);
 }
 
 }  // namespace tirc

@@ -43,6 +43,9 @@ struct GradientOptions {
   // Compute values that depend on fewer iter vars than their block once, into intermediate
   // buffers shared by the blocks that need them (hoist.h; env TIRC_AD_NO_HOIST=1 disables).
   bool hoist = true;
+  // Sort the loops of the emitted blocks by access stride (loop_order.h; env
+  // TIRC_AD_NO_LOOP_ORDER=1 disables). Results are bit-identical either way.
+  bool order_loops = true;
 };
 
 // Throws Error when a wrt name is not a float input buffer of f, or when f contains a
