@@ -92,6 +92,8 @@ for name, dtype, shape, rng in spec["params"]:
         args[name] = (torch.rand(shape, generator=g) * (hi - lo) + lo).requires_grad_()
 fn = eval("lambda " + ",".join(args) + ": " + spec["expr"])
 def best(f, n):
+    for _ in range(3):  # warm-up: allocator and kernels
+        f()
     t = []
     for _ in range(n):
         s = time.perf_counter(); f(); t.append(time.perf_counter() - s)

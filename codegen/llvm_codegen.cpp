@@ -121,14 +121,20 @@ struct GpuAccess {
   bool inside = false;  // inside a threadIdx loop
   // Per buffer, the one index tuple of all its accesses (none when they differ).
   std::unordered_map<const BufferNode*, std::optional<std::vector<Expr>>> index;
+  // Buffers written under a loop bound again to an axis of an enclosing threadIdx loop (a
+  // cooperative copy): each thread writes only its share, so even an element read at the
+  // same index tuple may have been written by another thread.
+  std::unordered_set<const BufferNode*> coop_writes;
 };
 
 // `inside`: s runs inside a threadIdx loop. Buffers allocated in s by one thread (inside a
 // threadIdx loop, not "shared") are private and never shared with another thread.
-GpuAccess gpu_access(const Stmt& s, bool inside) {
+GpuAccess gpu_access(const Stmt& s, bool inside, const std::map<std::string, int>* enclosing = nullptr) {
   struct V : IRVisitor {
     GpuAccess a;
     int tid = 0;
+    std::map<std::string, int> tags;  // threadIdx loops around the visited node, per axis
+    int coop = 0;                     // depth of loops bound again to an enclosing axis
     std::unordered_set<const BufferNode*> priv;
     void at(const BufferNode* b, const std::vector<Expr>* idx) {
       auto [it, fresh] = a.index.try_emplace(b);
@@ -153,14 +159,20 @@ GpuAccess gpu_access(const Stmt& s, bool inside) {
     }
     void visit_store(const StoreNode* n) override {
       a.writes.insert(n->buffer.get());
+      if (coop > 0) a.coop_writes.insert(n->buffer.get());
       at(n->buffer.get(), &n->indices);
       IRVisitor::visit_store(n);
     }
     void visit_for(const ForNode* n) override {
       bool t = n->for_kind == ForKind::ThreadBinding && n->thread_tag.rfind("threadIdx", 0) == 0;
+      bool again = t && tags[n->thread_tag] > 0;
       a.multi = a.multi || t;
       tid += t;
+      coop += again;
+      if (t) ++tags[n->thread_tag];
       IRVisitor::visit_for(n);
+      if (t) --tags[n->thread_tag];
+      coop -= again;
       tid -= t;
     }
     void visit_block(const BlockNode* n) override {
@@ -174,6 +186,7 @@ GpuAccess gpu_access(const Stmt& s, bool inside) {
     }
   } v;
   v.tid = inside ? 1 : 0;
+  if (enclosing) v.tags = *enclosing;
   v.visit(s);
   for (auto* b : v.priv) {
     v.a.reads.erase(b);
@@ -242,7 +255,7 @@ bool gpu_conflict(const GpuAccess& earlier, const GpuAccess& later) {
                   const std::unordered_set<const BufferNode*>& b) {
     for (auto* x : a) {
       if (!b.count(x)) continue;
-      if (in) {
+      if (in && !earlier.coop_writes.count(x) && !later.coop_writes.count(x)) {
         auto i = earlier.index.find(x), j = later.index.find(x);
         if (i != earlier.index.end() && j != later.index.end() && i->second && j->second &&
             i->second->size() == j->second->size()) {
@@ -1147,6 +1160,14 @@ void FuncEmitter::emit_thread_loop(const ForNode* n, Value* minv, Value* ext) {
   B.SetInsertPoint(body);
   vars_[n->loop_var.get()] = B.CreateAdd(minv, idx);
   bool tid = n->thread_tag.rfind("threadIdx", 0) == 0;
+  // A loop bound again to the axis of an enclosing threadIdx loop (a cooperative copy, see
+  // bind in docs/schedule.md): each thread runs only its share, and the readers must wait for
+  // the other threads' shares at a barrier, which needs every thread of the block here.
+  if (tid && active_[n->thread_tag] > 0 && (nonuniform_ > 0 || tid0_ || lanes_))
+    throw Error("nvptx: loop " + n->loop_var.name() + " is bound again to " + n->thread_tag +
+                " inside a loop bound to it (a cooperative copy), where not every thread of the block "
+                "runs: its readers could not wait for it at a barrier (give the enclosing " +
+                n->thread_tag + " loop the launch size of the axis and no thread-dependent condition)");
   // Some threads skip the body of a threadIdx loop shorter than the launch size of its axis
   // (the largest extent bound to it): no barrier may be placed inside it.
   int64_t e = 0;
@@ -1214,7 +1235,7 @@ void FuncEmitter::loop_body(const ForNode* n) {
 }
 
 GpuAccess FuncEmitter::access(const Stmt& s) {
-  GpuAccess a = gpu_access(s, tid_depth_ > 0);
+  GpuAccess a = gpu_access(s, tid_depth_ > 0, &active_);
   for (auto* b : private_) {
     a.reads.erase(b);
     a.writes.erase(b);

@@ -223,5 +223,90 @@ TEST(NvptxSync, SharedTilesInsideThreadLoops) {
   EXPECT_EQ(rc, 0) << log;
 }
 
+// TVM's cooperative fetch (outsider round 2): the shared copies computed at ko inside the
+// thread loops, their loops bound again to threadIdx.y/x. Each thread copies only its share,
+// so a barrier must separate the copies from the multiply (and the next k-tile's copies).
+TEST(NvptxSync, CooperativeFetchWaitsAtBarrier) {
+  std::string ir = emit(slurp_case("outsider2_gpu_mm_cooperative_fetch.tir"), "mm", EmitKind::LLVM);
+  EXPECT_EQ(count(ir, "call void @llvm.nvvm.barrier0()"), 2u) << ir;
+  std::string ptx = emit(slurp_case("outsider2_gpu_mm_cooperative_fetch.tir"), "mm", EmitKind::Asm);
+  std::string log;
+  int rc = testing::run_ptxas(ptx, &log);
+  if (rc == -2) GTEST_SKIP() << "ptxas not installed";
+  EXPECT_EQ(rc, 0) << log;
+}
+
+// A copy shared by the threads (its loop bound again to threadIdx.x) that is read at the same
+// index tuple as written still needs the barrier: a reader may not have written that element.
+TEST(NvptxSync, CooperativeCopySameIndexStillWaits) {
+  const char* src = R"(
+func f(A: f32[64, 16]) -> (C: f32[64, 16]) {
+  alloc S: f32[64] scope "shared"
+  for i in thread_binding(64, "blockIdx.x") {
+    for tx in thread_binding(16, "threadIdx.x") {
+      for c in serial(8) {
+        block S(vi: spatial(64) = i) {
+          S[vi] = A[vi, 0] * 3.0
+        }
+      }
+      block C(vi: spatial(64) = i, vj: spatial(16) = tx) {
+        C[vi, vj] = S[vi] + A[vi, vj]
+      }
+    }
+  }
+}
+schedule f {
+  i, tx, c = get_loops(get_block("S"))
+  bind(c, "threadIdx.x")
+}
+)";
+  std::string ir = emit(src, "f", EmitKind::LLVM);
+  EXPECT_GE(count(ir, "call void @llvm.nvvm.barrier0()"), 1u) << ir;
+}
+
+// Where not every thread of the block runs (the threadIdx.x loop is shorter than the launch
+// size set by another loop), the barrier a cooperative copy needs cannot be placed: refused
+// instead of a race.
+TEST(NvptxSync, CooperativeCopyInPartialThreadLoopRefused) {
+  const char* src = R"(
+func f(A: f32[64, 16], X: f32[64, 32]) -> (C: f32[64, 16], D: f32[64, 32]) {
+  alloc S: f32[64, 16] scope "shared"
+  for i in thread_binding(64, "blockIdx.x") {
+    for t in thread_binding(32, "threadIdx.x") {
+      block D(vi: spatial(64) = i, vj: spatial(32) = t) {
+        D[vi, vj] = X[vi, vj] * 2.0
+      }
+    }
+    for tx in thread_binding(16, "threadIdx.x") {
+      for c in serial(16) {
+        block S(vi: spatial(64) = i, vj: spatial(16) = c) {
+          S[vi, vj] = A[vi, vj] * 3.0
+        }
+      }
+      for k in serial(16) {
+        block C(vi: spatial(64) = i, vj: spatial(16) = tx, vk: reduce(16) = k) {
+          init { C[vi, vj] = 0.0 }
+          C[vi, vj] = C[vi, vj] + S[vi, vk] * A[vi, vj]
+        }
+      }
+    }
+  }
+}
+schedule f {
+  i, tx, c = get_loops(get_block("S"))
+  bind(c, "threadIdx.x")
+}
+)";
+  try {
+    emit(src, "f", EmitKind::LLVM);
+    ADD_FAILURE() << "not refused";
+  } catch (const Error& e) {
+    EXPECT_NE(
+        std::string(e.what()).find("nvptx: loop c is bound again to threadIdx.x inside a loop bound to it"),
+        std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace tirc

@@ -214,7 +214,11 @@ TEST(Refusal, LoopKinds) {
   EXPECT_EQ(refusal(kMM, kGetC + "  bind(i, \"warp.x\")\n"),
             "bind: unknown thread axis \"warp.x\" (expected blockIdx.x/y/z, threadIdx.x/y/z or vthread)");
   EXPECT_EQ(refusal(kMM, kGetC + "  bind(i, \"threadIdx.x\")\n  bind(j, \"threadIdx.x\")\n"),
-            "bind: thread axis threadIdx.x is already bound by the enclosing loop i");
+            "bind: thread axis threadIdx.x is already bound by the enclosing loop i and the body of loop j "
+            "depends on it");
+  EXPECT_EQ(refusal(kMM, kGetC + "  bind(j, \"threadIdx.x\")\n  bind(i, \"threadIdx.x\")\n"),
+            "bind: thread axis threadIdx.x is already bound by the inner loop j and the body of loop j "
+            "depends on it");
   EXPECT_EQ(refusal(kMM, kGetC + "  bind(k, \"threadIdx.x\")\n"),
             "bind: loop k is bound to the reduce iter var vk of block C");
   EXPECT_EQ(refusal(kScan, "  b = get_block(\"scan\")\n  i, j = get_loops(b)\n  parallel(j)\n"),
@@ -313,6 +317,134 @@ TEST(Refusal, ScratchShared) {
   EXPECT_EQ(refusal(idx, get + "  parallel(i)\n"),
             "parallel: loop i: iterations share the scratch buffer T (written by block c): index it by the "
             "loop or allocate it in the block");
+}
+
+// A function-level buffer indexed by the loop, but read at an element another iteration writes
+// (`T[vi - 1]`): the reason names the blocks, not "index it by the loop" (it is indexed by it).
+TEST(Refusal, ScratchReadAcrossIterations) {
+  const char* src = R"(func ac(A: f32[16, 32]) -> (B: f32[16, 32]) {
+  alloc T: f32[16, 32]
+  for i, j in grid(16, 32) {
+    block X(vi: spatial(16) = i, vj: spatial(32) = j) {
+      T[vi, vj] = A[vi, vj] * 2.0
+    }
+    block Y(vi: spatial(16) = i, vj: spatial(32) = j) {
+      B[vi, vj] = if_then_else(vi > 0, T[vi - 1, vj], 0.0) + T[vi, vj]
+    }
+  }
+})";
+  const std::string get = "  i, j = get_loops(get_block(\"Y\"))\n";
+  EXPECT_EQ(refusal(src, get + "  vectorize(i)\n"),
+            "vectorize: loop i: blocks X, Y share buffer T across its iterations (no dimension of it is "
+            "partitioned by the loop)");
+  EXPECT_EQ(refusal(src, get + "  parallel(i)\n"),
+            "parallel: loop i: blocks X, Y share buffer T across its iterations (no dimension of it is "
+            "partitioned by the loop)");
+  Module ok = parse_module(std::string(src) + "\nschedule ac {\n" + get + "  vectorize(j)\n}\n", "t.tir");
+  EXPECT_NO_THROW(apply_schedule(*ok.find_func("ac"), ok.schedules.at(0)));
+}
+
+// Re-binding a thread axis inside a loop bound to it (TVM's cooperative fetch of a shared copy)
+// is accepted only for a body independent of the outer loop, no longer than it, writing only
+// "shared" buffers.
+TEST(Refusal, RebindThreadAxis) {
+  const char* src = R"(func rb(A: f32[64, 32]) -> (C: f32[64, 32]) {
+  alloc S: f32[64, 32] scope "shared"
+  alloc L: f32[64, 32] scope "local"
+  for bi in thread_binding(4, "blockIdx.x") {
+    for tx in thread_binding(16, "threadIdx.x") {
+      for c in serial(32) {
+        block S(vi: spatial(64) = bi * 16 + c // 2, vj: spatial(32) = c % 2 * 16) {
+          S[vi, vj] = A[vi, vj]
+        }
+      }
+      for c2 in serial(8) {
+        block L(vi: spatial(64) = bi * 16 + c2, vj: spatial(32) = 0) {
+          L[vi, vj] = A[vi, vj]
+        }
+      }
+      for j in serial(32) {
+        block C(vi: spatial(64) = bi * 16 + tx, vj: spatial(32) = j) {
+          C[vi, vj] = if_then_else(vj % 16 == 0, S[vi, vj], 0.0) + if_then_else(vi % 16 < 8 && vj == 0, L[vi, vj], 0.0)
+        }
+      }
+    }
+  }
+})";
+  EXPECT_EQ(
+      refusal(src, "  bi, tx, c = get_loops(get_block(\"S\"))\n  bind(c, \"threadIdx.x\")\n"),
+      "bind: thread axis threadIdx.x is already bound by the enclosing loop tx and loop c is not known to "
+      "be at most as long (32 > 16)");
+  EXPECT_EQ(
+      refusal(src, "  bi, tx, c = get_loops(get_block(\"L\"))\n  bind(c, \"threadIdx.x\")\n"),
+      "bind: thread axis threadIdx.x is already bound by the enclosing loop tx and loop c2 writes buffer L, "
+      "which is not \"shared\" (its other threads would not see the values)");
+  Module ok = parse_module(std::string(src) +
+                               "\nschedule rb {\n  bi, tx, c = get_loops(get_block(\"S\"))\n"
+                               "  co, ci = split(c, [None, 16])\n  bind(ci, \"threadIdx.x\")\n}\n",
+                           "t.tir");
+  EXPECT_NO_THROW(apply_schedule(*ok.find_func("rb"), ok.schedules.at(0)));
+}
+
+// A scratch buffer indexed through splits of a fused loop (a cooperative copy: `F // 8`,
+// `F % 8`) is partitioned by the loop when the recombined key F stays in one window per
+// iteration; a reader of the previous iteration's elements still shares it.
+TEST(Refusal, RecombinedSplitPartition) {
+  auto src = [](const std::string& shift) {
+    return std::string(R"(func rc(A: f32[8, 8]) -> (C: f32[8, 8]) {
+  alloc T: f32[8, 8]
+  for i in serial(8) {
+    for f in serial(8) {
+      block t(vi: spatial(8) = (i * 8 + f) // 8, vj: spatial(8) = (i * 8 + f) % 8) {
+        T[vi, vj] = A[vi, vj] * 2.0
+      }
+    }
+    for j in serial(8) {
+      block c(vi: spatial(8) = i, vj: spatial(8) = j) {
+        C[vi, vj] = if_then_else(vi * 8 + vj - )") +
+           shift + R"( >= 0, T[(vi * 8 + vj - )" + shift + R"() // 8, (vi * 8 + vj - )" + shift +
+           R"() % 8], 0.0)
+      }
+    }
+  }
+})";
+  };
+  const std::string get = "  i, j = get_loops(get_block(\"c\"))\n";
+  Module ok = parse_module(src("0") + "\nschedule rc {\n" + get + "  parallel(i)\n}\n", "t.tir");
+  EXPECT_NO_THROW(apply_schedule(*ok.find_func("rc"), ok.schedules.at(0)));
+  EXPECT_EQ(refusal(src("8"), get + "  parallel(i)\n"),
+            "parallel: loop i: blocks t, c share buffer T across its iterations (no dimension of it is "
+            "partitioned by the loop)");
+}
+
+// Tiles of a fused loop: C[(t // 5) * 8 + ii, (t % 5) * 8 + ji] (ii, ji < 8) are disjoint per
+// iteration of t (TVM's fuse-then-parallel of a tiled matmul); a reader of the tile one row up
+// (a different offset) shares C across iterations.
+TEST(Refusal, ScaledSplitTiles) {
+  auto src = [](const std::string& shift) {
+    return R"(func st(A: f32[48, 40]) -> (D: f32[48, 40]) {
+  alloc C: f32[48, 40]
+  for t in serial(30) {
+    for ii, ji in grid(8, 8) {
+      block C(vi: spatial(48) = t // 5 * 8 + ii, vj: spatial(40) = t % 5 * 8 + ji) {
+        C[vi, vj] = A[vi, vj] * 2.0
+      }
+    }
+    for ii, ji in grid(8, 8) {
+      block D(vi: spatial(48) = t // 5 * 8 + ii, vj: spatial(40) = t % 5 * 8 + ji) {
+        D[vi, vj] = if_then_else(vi - )" +
+           shift + R"( >= 0, C[vi - )" + shift + R"(, vj], 0.0)
+      }
+    }
+  }
+})";
+  };
+  const std::string get = "  t = get_loops(get_block(\"C\"))[0]\n";
+  Module ok = parse_module(src("0") + "\nschedule st {\n" + get + "  parallel(t)\n}\n", "t.tir");
+  EXPECT_NO_THROW(apply_schedule(*ok.find_func("st"), ok.schedules.at(0)));
+  EXPECT_EQ(refusal(src("8"), get + "  parallel(t)\n"),
+            "parallel: loop t: blocks C, D share buffer C across its iterations (no dimension of it is "
+            "partitioned by the loop)");
 }
 
 TEST(Refusal, SelfDependentBlock) {

@@ -262,6 +262,29 @@ void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
   // Loop vars at and above `loop`: their constant ranges prove the clamps unnecessary.
   auto above = st.loops_above(ls.get());
   above.push_back(ls);
+  // A "shared" buffer is seen by every thread of a thread block: as TVM's compute_at
+  // (LoopDomainOfSRefTreePath with the storage scope), the region is relaxed over the
+  // threadIdx / vthread loops at and above `loop`, so the copy under them produces the tile
+  // of the whole thread block (each thread recomputes it; binding the copy's own loops to the
+  // same thread axes then shares the work, see bind).
+  if (!exact && X->scope == "shared") {
+    SymRangeMap thr;
+    for (auto& l : above) {
+      auto* f = l.as<ForNode>();
+      if (f->for_kind == ForKind::ThreadBinding &&
+          (f->thread_tag.rfind("threadIdx", 0) == 0 || f->thread_tag == "vthread"))
+        thr[f->loop_var.get()] = SymRange{f->min, fold(f->min + f->extent - make_int(1, f->extent.dtype()))};
+    }
+    if (!thr.empty())
+      for (auto& d : need) {
+        if (!d) continue;
+        auto lo = relax(d->lo, thr), hi = relax(d->hi, thr);
+        if (lo && hi)
+          d = SymRange{lo->lo, hi->hi};
+        else
+          d.reset();
+      }
+  }
   if (exact) check_exact_tiling(st, ls, above, *p, X, ivs, need, others);
   RangeMap known = const_ranges(above);
   std::unordered_set<const VarNode*> loop_vars;

@@ -10,6 +10,37 @@
 
 namespace tirc::sched {
 
+namespace {
+
+// The consumer's reads with X's regions replaced by the regions of `inferred` that the list
+// does not have yet, at the place of X's first region: as TVM, which re-derives the reads in
+// the order of the accesses, the inlined producer's inputs come where X was read, so
+// `cache_read(conv, 0, "shared")` after inlining the padding still names the input.
+std::vector<BufferRegion> splice_regions(const std::vector<BufferRegion>& reads, const Buffer& X,
+                                         const std::vector<BufferRegion>& inferred) {
+  std::vector<BufferRegion> rest = without(reads, X), added;
+  for (auto& e : inferred) {
+    bool has = false;
+    for (auto& r : rest) has = has || r.buffer.same_as(e.buffer);
+    for (auto& r : added) has = has || r.buffer.same_as(e.buffer);
+    if (!has && !e.buffer.same_as(X)) added.push_back(e);
+  }
+  std::vector<BufferRegion> out;
+  bool placed = false;
+  for (auto& r : reads) {
+    if (!r.buffer.same_as(X)) {
+      out.push_back(r);
+    } else if (!placed) {
+      out.insert(out.end(), added.begin(), added.end());
+      placed = true;
+    }
+  }
+  if (!placed) out.insert(out.end(), added.begin(), added.end());
+  return out;
+}
+
+}  // namespace
+
 void prim_compute_inline(ScheduleState& st, const ScheduleInstr& ins) {
   expect_args(ins, 1, 1);
   expect_results(ins, 0);
@@ -74,7 +105,7 @@ void prim_compute_inline(ScheduleState& st, const ScheduleInstr& ins) {
         n.body = replace_loads(n.body, X, inline_value);
         std::vector<BufferRegion> inferred;
         infer_regions(n, &inferred, nullptr);
-        n.reads = merge_regions(without(n.reads, X), inferred);
+        n.reads = splice_regions(n.reads, X, inferred);
       });
     });
     body = replace_stmt(body, c.get(), nc);

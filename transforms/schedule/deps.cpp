@@ -91,6 +91,7 @@ namespace {
 struct Access {
   const BlockNode* block;
   std::vector<std::optional<SymRange>> dims;  // relaxed per dimension, in terms of outer vars
+  bool loop_dep = false;                      // some index uses the loop var (before relaxing)
 };
 
 // A buffer shared across the iterations of `loop` is still safe when every iteration
@@ -405,6 +406,172 @@ bool fused_partition(const ForNode* loop, const BufferNode* buf, const std::vect
   return bijective_bindings(points, exts, {LoopDom{loop->loop_var, loop->extent}}, Expr());
 }
 
+// A copy whose loops were fused and split again (TVM's cooperative fetch: `fuse` the copy's
+// loops, `split` by the thread counts, `bind` the parts) indexes its buffer as
+// S[o1 + F // m, o2 + F % m] (or F // 9, F // 3 % 3, F % 3), F a linear sum of loops. The
+// indices determine key = m * (o1 + F // m) + (o2 + F % m) = m * o1 + o2 + F, a function of
+// the element that is linear in the loops: iterations of `loop` touch disjoint elements when, over every
+// access, the key stays in [c * loop + a, c * loop + b] with b - a < |c| (o1, o2 free of the loops at and
+// inside `loop`; the loops inside relaxed over their ranges).
+bool recombined_partition(const ForNode* loop, const BufferNode* buf, const std::vector<Stmt>& blocks) {
+  std::string signature;       // the dimensions and splits used, the same for every access
+  std::vector<Expr> scaled_o;  // offsets of the scaled parts, the same for every access
+  std::vector<SymRange> keys;
+  for (auto& bs : blocks) {
+    const BlockRealizeNode* br = realize(bs);
+    const BlockNode* b = br->block.get();
+    bool touches = false;
+    for (auto& r : b->reads) touches = touches || r.buffer.get() == buf;
+    for (auto& r : b->writes) touches = touches || r.buffer.get() == buf;
+    if (!touches) continue;
+    SymRangeMap inner;
+    std::unordered_set<const VarNode*> in_vars{loop->loop_var.get()};
+    for (auto& p : find_path(loop->body, bs.get())) {
+      if (p.kind() == StmtKind::BlockRealize && !p.same_as(bs)) return false;  // nested blocks
+      auto* f = p.as<ForNode>();
+      if (!f) continue;
+      SymRange r{f->min, fold(f->min + f->extent - make_int(1, f->extent.dtype()))};
+      if (auto lo = relax(r.lo, inner)) r.lo = lo->lo;
+      if (auto hi = relax(r.hi, inner)) r.hi = hi->hi;
+      inner[f->loop_var.get()] = r;
+      in_vars.insert(f->loop_var.get());
+    }
+    std::unordered_map<const VarNode*, Expr> sub;
+    for (size_t i = 0; i < b->iter_vars.size(); ++i) sub[b->iter_vars[i].var.get()] = br->bindings[i];
+    auto uses_in = [&](const Expr& e) {
+      return uses_var(e, [&](const VarNode* v) { return in_vars.count(v) > 0; });
+    };
+    std::vector<BufferRegion> regs = b->reads;
+    regs.insert(regs.end(), b->writes.begin(), b->writes.end());
+    for (auto& r : regs) {
+      if (r.buffer.get() != buf) continue;
+      std::vector<Expr> idx;
+      for (auto& rg : r.ranges) {
+        if (!rg.is_point()) return false;
+        idx.push_back(fold(substitute(rg.begin, sub)));
+      }
+      // Every dimension of the form o + split(E), split(E) one of E // L, E % X, E // L % X.
+      // scale * split(E) + o + r with o free of the loops at and inside `loop` and r (inner
+      // loops only) in [0, scale): split(E) = (index - o) // scale is a function of the element.
+      struct Part {
+        size_t dim;
+        int64_t lower, ext;  // ext 0: unbounded (E // L)
+        int64_t scale;
+        Expr o;
+      };
+      std::vector<std::pair<Expr, std::vector<Part>>> groups;
+      for (size_t d = 0; d < idx.size(); ++d) {
+        auto l = to_linear(idx[d]);
+        if (!l) continue;
+        for (auto& [a, c] : l->terms) {
+          auto* bn = a.as<BinaryNode>();
+          if (c < 1 || !bn) continue;
+          Expr E;
+          int64_t lower = 1, ext = 0, k;
+          if (bn->op == BinOp::FloorDiv && is_const_int(bn->b, &k) && k > 0) {
+            E = bn->a;
+            lower = k;
+          } else if (bn->op == BinOp::FloorMod && is_const_int(bn->b, &k) && k > 0) {
+            ext = k;
+            auto* in = bn->a.as<BinaryNode>();
+            int64_t k2;
+            if (in && in->op == BinOp::FloorDiv && is_const_int(in->b, &k2) && k2 > 0) {
+              E = in->a;
+              lower = k2;
+            } else {
+              E = bn->a;
+            }
+          } else {
+            continue;
+          }
+          Linear lo_part, r_part;
+          lo_part.dtype = r_part.dtype = l->dtype;
+          lo_part.c = l->c;
+          for (auto& t : l->terms) {
+            if (expr_identical(t.first, a)) continue;
+            (uses_in(t.first) ? r_part : lo_part).terms.push_back(t);
+          }
+          Expr o = from_linear(lo_part);
+          if (!r_part.terms.empty()) {
+            if (c == 1) continue;
+            auto rr = relax(from_linear(r_part), inner);
+            int64_t rlo, rhi;
+            if (!rr || !is_const_int(fold(rr->lo), &rlo) || !is_const_int(fold(rr->hi), &rhi) || rlo < 0 ||
+                rhi >= c)
+              continue;
+          }
+          bool placed = false;
+          for (auto& g : groups)
+            if (expr_identical(g.first, E)) {
+              g.second.push_back(Part{d, lower, ext, c, o});
+              placed = true;
+            }
+          if (!placed) groups.push_back({E, {Part{d, lower, ext, c, o}}});
+          break;
+        }
+      }
+      // A group whose splits chain (lower 1, each next lower = lower * ext, the last
+      // unbounded) determines E: key = sum(lower * split) = E, as a function of the element
+      // sum(lower * index) - sum(lower * o) over the unscaled parts (scaled parts must have the
+      // same o in every access, so that the element determines their split the same way).
+      bool found = false;
+      Expr key;
+      for (auto& [E, parts] : groups) {
+        if (parts.size() < 2) continue;
+        std::sort(parts.begin(), parts.end(), [](const Part& a, const Part& b) { return a.lower < b.lower; });
+        bool chain = parts[0].lower == 1 && parts.back().ext == 0;
+        for (size_t k = 0; chain && k + 1 < parts.size(); ++k)
+          chain = parts[k].ext > 0 && parts[k + 1].lower == parts[k].lower * parts[k].ext;
+        if (!chain) continue;
+        std::string sig;
+        std::vector<Expr> os;
+        for (auto& p : parts) {
+          sig += std::to_string(p.dim) + ":" + std::to_string(p.lower) + "*" + std::to_string(p.scale) + ",";
+          if (p.scale != 1) os.push_back(p.o);
+        }
+        if (!signature.empty() && sig != signature) continue;
+        if (signature.empty()) {
+          scaled_o = os;
+        } else {
+          bool same = os.size() == scaled_o.size();
+          for (size_t k = 0; same && k < os.size(); ++k) same = prove_eq(os[k], scaled_o[k]);
+          if (!same) continue;
+        }
+        signature = sig;
+        Expr k = E;
+        for (auto& p : parts)
+          if (p.scale == 1) k = k + make_int(p.lower, p.o.dtype()) * p.o;
+        key = fold(k);
+        found = true;
+        break;
+      }
+      if (!found) return false;
+      auto x = relax(key, inner);
+      if (!x) return false;
+      keys.push_back(*x);
+    }
+  }
+  if (keys.empty()) return false;
+  int64_t coef = 0;
+  std::optional<int64_t> lo_min, hi_max;
+  Expr base;
+  for (auto& k : keys) {
+    auto llo = to_linear(k.lo), lhi = to_linear(k.hi);
+    if (!llo || !lhi) return false;
+    int64_t c1 = llo->coef_of(loop->loop_var.get()), c2 = lhi->coef_of(loop->loop_var.get());
+    if (c1 == 0 || c1 != c2 || (coef != 0 && c1 != coef)) return false;
+    coef = c1;
+    Expr rest_lo = fold(k.lo - make_int(c1, k.lo.dtype()) * loop->loop_var);
+    Expr rest_hi = fold(k.hi - make_int(c1, k.hi.dtype()) * loop->loop_var);
+    if (!base.defined()) base = rest_lo;
+    auto dl = to_linear(fold(rest_lo - base)), dh = to_linear(fold(rest_hi - base));
+    if (!dl || !dh || !dl->terms.empty() || !dh->terms.empty()) return false;
+    lo_min = lo_min ? std::min(*lo_min, dl->c) : dl->c;
+    hi_max = hi_max ? std::max(*hi_max, dh->c) : dh->c;
+  }
+  return *hi_max - *lo_min < std::abs(coef);
+}
+
 }  // namespace
 
 void check_iterations_independent(const ScheduleState& st, const Stmt& loop_s, const std::string& prim) {
@@ -450,6 +617,7 @@ void check_iterations_independent(const ScheduleState& st, const Stmt& loop_s, c
       for (auto& rg : r.ranges) {
         Expr lo = substitute(rg.begin, sub);
         Expr hi = rg.is_point() ? lo : fold(substitute(rg.end, sub) - make_int(1, rg.end.dtype()));
+        a.loop_dep = a.loop_dep || uses_var(lo, loop->loop_var.get()) || uses_var(hi, loop->loop_var.get());
         auto x = relax(lo, inner), y = relax(hi, inner);
         if (x && y)
           a.dims.push_back(SymRange{x->lo, y->hi});
@@ -512,9 +680,15 @@ void check_iterations_independent(const ScheduleState& st, const Stmt& loop_s, c
       if (good && *hi_max - *lo_min < std::abs(coef)) ok = true;
     }
     if (!ok) ok = fused_partition(loop, buf, all);
+    if (!ok) ok = recombined_partition(loop, buf, blocks);
     if (!ok) ok = recomputed_per_iteration(st, loop_s, buf, blocks);
     if (!ok) ok = recomputed_per_iteration_unfused(st, loop_s, buf);
-    if (!ok && scratch) {
+    // "index it by the loop" is the advice for a buffer no access of which follows the loop;
+    // one indexed by the loop but at elements of other iterations (`T[vi - 1]` read after
+    // `T[vi]` is written) gets the message below, which names the blocks.
+    bool loop_indexed = false;
+    for (auto& a : all) loop_indexed = loop_indexed || a.loop_dep;
+    if (!ok && scratch && !(shared && loop_indexed)) {
       std::string names;
       for (auto* w : list)
         if (names.find(w->name) == std::string::npos) names += (names.empty() ? "" : ", ") + w->name;

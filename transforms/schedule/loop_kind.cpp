@@ -5,6 +5,8 @@
 // the order and is always legal.
 #include <set>
 
+#include "ir/printer.h"
+#include "ir/visitor.h"
 #include "transforms/schedule/deps.h"
 #include "transforms/schedule/prims.h"
 
@@ -23,6 +25,34 @@ Stmt loop_for_kind(ScheduleState& st, const ScheduleInstr& ins, ForKind kind, co
   if (f->for_kind == ForKind::ThreadBinding)
     refuse("loop " + loop_name(ls) + " is already bound to " + f->thread_tag);
   return ls;
+}
+
+// TVM's cooperative fetch: the loops of a copy computed at a loop inside the thread loops
+// (compute_at of a "shared" cache_read relaxes its region over them) are fused, split and
+// bound to the same threadIdx axes again. On the GPU the inner loop then runs only the
+// iteration equal to the thread index, once per thread instead of once per iteration of the
+// enclosing loop `outer` (also the thread index): the threads share the copy. That computes
+// the same when the inner loop's subtree does not depend on `outer`'s variable (every
+// iteration of `outer` would compute the same), every thread reaches it (its extent is at
+// most `outer`'s) and what it writes is visible to the other threads of the block: "shared"
+// buffers only (the backend puts a barrier before their readers).
+void check_rebind(const Stmt& ls, const ForNode* outer, const std::string& tag, std::string why = "") {
+  auto* f = ls.as<ForNode>();
+  if (why.empty())
+    why = "thread axis " + tag + " is already bound by the enclosing loop " + outer->loop_var.name();
+  const VarNode* ov = outer->loop_var.get();
+  bool dep = false;
+  for_each_expr(ls, [&](const Expr& e) { dep = dep || (e.as<VarNode>() == ov); });
+  if (dep) refuse(why + " and the body of loop " + f->loop_var.name() + " depends on it");
+  int64_t ei = 0, eo = 0;
+  if (!is_const_int(fold(f->extent), &ei) || !is_const_int(fold(outer->extent), &eo) || ei > eo)
+    refuse(why + " and loop " + f->loop_var.name() + " is not known to be at most as long (" +
+           print_expr(f->extent) + " > " + print_expr(outer->extent) + ")");
+  for (auto& bs : collect_blocks(ls))
+    for (auto& w : block_of(bs)->writes)
+      if (w.buffer->scope != "shared")
+        refuse(why + " and loop " + f->loop_var.name() + " writes buffer " + w.buffer->name +
+               ", which is not \"shared\" (its other threads would not see the values)");
 }
 
 }  // namespace
@@ -78,10 +108,11 @@ void prim_bind(ScheduleState& st, const ScheduleInstr& ins) {
     for (auto& p : st.path_to(ls.get()))
       if (auto* f = p.as<ForNode>();
           f && f != ls.get() && f->for_kind == ForKind::ThreadBinding && f->thread_tag == tag)
-        refuse("thread axis " + tag + " is already bound by the enclosing loop " + f->loop_var.name());
+        check_rebind(ls, f, tag);
     for (auto& l : collect_loops(ls.as<ForNode>()->body))
       if (auto* f = l.as<ForNode>(); f->for_kind == ForKind::ThreadBinding && f->thread_tag == tag)
-        refuse("thread axis " + tag + " is already bound by the inner loop " + f->loop_var.name());
+        check_rebind(l, ls.as<ForNode>(), tag,
+                     "thread axis " + tag + " is already bound by the inner loop " + f->loop_var.name());
   }
   check_iterations_independent(st, ls, "bind");
   st.replace(ls.get(), with_kind(*ls.as<ForNode>(), ForKind::ThreadBinding, tag));

@@ -296,6 +296,7 @@ void prim_rfactor(ScheduleState& st, const ScheduleInstr& ins) {
   Stmt rblock = make_simple_block(rname, rivs, rbinds, rbody, rinit, br->predicate);
   // Write-back block under copies of the spatial loops plus one loop over the rf axis.
   std::unordered_map<const VarNode*, Expr> wloop;
+  std::unordered_map<const VarNode*, Var> to_wb;  // original loop -> its write-back copy
   std::vector<Var> wvars;
   std::vector<Expr> wexts;
   std::vector<std::string> used;
@@ -311,10 +312,12 @@ void prim_rfactor(ScheduleState& st, const ScheduleInstr& ins) {
     auto* f = loops[i].as<ForNode>();
     Var v(fresh(f->loop_var.name() + "_wb"), f->loop_var.dtype());
     wloop[f->loop_var.get()] = v;
+    to_wb.emplace(f->loop_var.get(), v);
     wvars.push_back(v);
     wexts.push_back(f->extent);
   }
   Var wr(fresh(L->loop_var.name() + "_wb"), L->loop_var.dtype());
+  to_wb.emplace(L->loop_var.get(), wr);
   wvars.push_back(wr);
   wexts.push_back(L->extent);
   std::vector<IterVar> wivs;
@@ -352,6 +355,20 @@ void prim_rfactor(ScheduleState& st, const ScheduleInstr& ins) {
   Stmt rnest = replace_stmt(root, bs.get(), rblock);
   st.replace(root.get(), make_seq({rnest, wnest}));
   st.add_root_alloc(R);
+  // Handles follow TVM: its write-back keeps the original loops (the block's spatial loops
+  // and the rf loop, now the write-back's reduction) and the rf block gets copies. So a
+  // script's `i` / `ki` after `rf = rfactor(ki, 1)` name the write-back's loops
+  // (`bind(i, "blockIdx.x")`, `compute_at(rf, i)`), and the rf nest is reached through
+  // `get_loops(rf)`. The other reduction loops exist only in the rf nest (TVM removes them:
+  // their handles keep naming the rf nest's loops).
+  auto retarget = [&](Handle& h) {
+    if (h.kind != Handle::LoopH) return;
+    auto it = to_wb.find(h.loop.get());
+    if (it != to_wb.end()) h.loop = it->second;
+  };
+  for (auto& [name, h] : st.handles) retarget(h);
+  for (auto& [name, l] : st.lists)
+    for (auto& h : l) retarget(h);
   bind_block(st, ins, 0, rname);
 }
 
