@@ -8,8 +8,8 @@ random inputs. The reference is F itself, run in the same process as F_grad's ti
 rounds are interleaved with F's: `F_grad / F` is the cost of the backward (it includes the
 recomputation of the forward values it needs, as F_grad keeps no state). The PyTorch
 columns (CPU, one thread, when /usr/bin/python3 has torch) time the same operator's forward
-and forward+backward (autograd, activations saved) for context: a peer's ratio on the same
-machine.
+(grad mode) and forward+backward (autograd, activations saved) for context: a peer's ratio
+on the same machine.
 
 Times are the minimum over rounds of `tirc bench`'s minimum (the machine is shared: the
 minimum is the least disturbed run).
@@ -98,8 +98,7 @@ def best(f, n):
     for _ in range(n):
         s = time.perf_counter(); f(); t.append(time.perf_counter() - s)
     return min(t) * 1e3
-with torch.no_grad():
-    fwd = best(lambda: fn(**args), spec["repeat"])
+fwd = best(lambda: fn(**args), spec["repeat"])  # grad mode: the same kernels as below
 def fb():
     y = fn(**args)
     y.backward(torch.ones_like(y))
@@ -158,8 +157,10 @@ def main():
              "realistic size; OP and OP_grad (`tirc grad`) are JIT-compiled unscheduled and "
              "timed with one thread (`tirc bench --no-schedule --threads 1`, minimum over "
              "rounds, F and F_grad interleaved). F_grad recomputes the forward values it "
-             "needs. PyTorch (CPU, one thread): forward under no_grad, and forward + backward "
-             "with autograd (activations saved), on the same shapes.", "",
+             "needs. PyTorch (CPU, one thread): forward (grad mode, graph recorded), and forward + "
+             "backward with autograd (activations saved), on the same shapes; their ratio is "
+             "the peer's cost of a backward. Tiny PyTorch times are dominated by its per-op "
+             "overhead (tens of microseconds).", "",
              "| op | F MFLOP | F_grad MFLOP | F ms | F_grad ms | F_grad / F | torch fwd ms | "
              "torch fwd+bwd ms | torch (fwd+bwd) / fwd |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]

@@ -71,7 +71,7 @@ class Interchange : public IRMutator {
   }
 
  private:
-  // The nest with its bound loops sorted, or undefined when the nest is left alone.
+  // The nest with one of its bound loops moved innermost, or undefined when it stays as it is.
   Stmt reorder(const std::vector<const ForNode*>& chain, const BlockRealizeNode* br) {
     const BlockNode& b = *br->block.get();
     if (keep_.count(b.name) || b.annotations.count("atomic")) return {};
@@ -115,15 +115,13 @@ class Interchange : public IRMutator {
     // Candidates for the innermost position: spatial loops, and the innermost reduce loop
     // (moving it inward keeps the reduce loops' relative order).
     size_t inner = bound.back(), best = inner;
+    bool found = false;
     for (size_t l : bound) {
-      if (is_reduce(l) && l != bound.back()) {
-        bool last_reduce = true;
-        for (size_t m : bound)
-          if (m > l && is_reduce(m)) last_reduce = false;
-        if (!last_reduce) continue;
-      }
-      if (sum(l) < sum(best) || (sum(l) == sum(best) && best != inner && !is_reduce(l) && is_reduce(best)))
-        best = l;
+      bool later_reduce = false;
+      for (size_t m : bound) later_reduce = later_reduce || (m > l && is_reduce(m));
+      if (is_reduce(l) && later_reduce) continue;
+      if (!found || sum(l) < sum(best) || (sum(l) == sum(best) && is_reduce(best) && !is_reduce(l))) best = l;
+      found = true;
     }
     if (best == inner || !(sum(best) < sum(inner))) return {};
     std::vector<size_t> order;
