@@ -27,6 +27,8 @@ import sys
 import tempfile
 import time
 
+from readme_section import write_section
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BEGIN, END = "<!-- grad-scale:begin -->", "<!-- grad-scale:end -->"
 
@@ -169,16 +171,7 @@ def main():
             lines.append(op_row(a.tirc, f, tmp, a.rounds, a.repeat))
     lines += ["", END]
     text = "\n".join(lines) + "\n"
-    if not a.update:
-        sys.stdout.write(text)
-        return
-    old = open(a.update).read()
-    if BEGIN in old and END in old:
-        new = old[:old.index(BEGIN)] + text.rstrip("\n") + old[old.index(END) + len(END):]
-    else:
-        new = old.rstrip("\n") + "\n\n" + text
-    with open(a.update, "w") as f:
-        f.write(new)
+    write_section(text, BEGIN, END, a.update)
 
 
 if __name__ == "__main__":

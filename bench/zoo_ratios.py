@@ -23,6 +23,8 @@ import sys
 import tempfile
 import time
 
+from readme_section import write_section
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BEGIN, END = "<!-- zoo:begin -->", "<!-- zoo:end -->"
 
@@ -170,16 +172,7 @@ def main():
                 print(row, file=sys.stderr)
     lines.append(END)
     text = "\n".join(lines) + "\n"
-    if not a.update:
-        sys.stdout.write(text)
-        return
-    old = open(a.update).read() if os.path.exists(a.update) else "# Benchmarks\n"
-    if BEGIN in old and END in old:
-        new = old[:old.index(BEGIN)] + text.rstrip("\n") + old[old.index(END) + len(END):]
-    else:
-        new = old.rstrip("\n") + "\n\n" + text
-    with open(a.update, "w") as f:
-        f.write(new)
+    write_section(text, BEGIN, END, a.update)
 
 
 if __name__ == "__main__":
