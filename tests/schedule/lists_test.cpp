@@ -187,6 +187,15 @@ std::string error(const std::string& func_text, const std::string& lines, int co
   return "";
 }
 
+// `k, = value` is Python's one-element unpack: the value must hold exactly one handle.
+TEST(Lists, OneElementUnpack) {
+  EXPECT_EQ(error(kMM, kLoops + "  k, = loops\n", 8), "cannot unpack loops (3 handles) into 1 name");
+  EXPECT_EQ(error(kMM, "  b = sch.get_block(\"C\")\n  (k,) = sch.get_loops(b)\n", 14),
+            "get_loops: cannot unpack the 3 handles get_loops returns into 1 name");
+  same_as(kMM, kLoops + "  k, = loops[2:]\n  sch.unroll(k)\n",
+          "  b = get_block(\"C\")\n  i, j, k = get_loops(b)\n  unroll(k)\n");
+}
+
 TEST(Lists, Errors) {
   EXPECT_EQ(error(kMM, kLoops + "  sch.parallel(loops[3])\n", 7),
             "parallel: index 3 is out of range: loops has 3 handles");

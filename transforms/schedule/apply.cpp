@@ -222,6 +222,9 @@ void apply_instruction(ScheduleState& st, const ScheduleInstr& ins) {
     apply_indexed(work, it->second, std::move(norm), *index);
   } else if (norm.results.size() == 1 && norm.results[0] != "_" && returns_list(norm.primitive)) {
     size_t n = returned_count(work, norm);
+    if (norm.unpack && n != 1)
+      refuse("cannot unpack the " + std::to_string(n) + " handles " + norm.primitive +
+             " returns into 1 name");
     if (n == 1)
       it->second(work, norm);
     else

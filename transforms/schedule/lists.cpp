@@ -148,6 +148,9 @@ void assign_list_value(ScheduleState& st, const ScheduleInstr& ins) {
     st.lists.erase(name);
     st.handles[name] = b;
   };
+  if (ins.results.size() == 1 && ins.unpack && v.items.size() != 1)
+    refuse("cannot unpack " + v.text + " (" + (v.list ? plural(v.items.size()) : "one handle") +
+           ") into 1 name");
   if (ins.results.size() == 1) {
     const std::string& name = ins.results[0];
     if (name == "_") return;
