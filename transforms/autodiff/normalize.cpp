@@ -21,6 +21,7 @@
 #include "transforms/autodiff/affine.h"
 #include "transforms/autodiff/expr_ad.h"
 #include "transforms/autodiff/regions.h"
+#include "transforms/autodiff/wrap_stores.h"
 
 namespace tirc {
 namespace {
@@ -1867,7 +1868,8 @@ std::optional<Stmt> Normalizer::inline_scope_block(const BlockRealizeNode* br) {
 
 Function normalize_for_autodiff(const FunctionNode& f) {
   if (std::getenv("TIRC_AD_NO_NORMALIZE")) return std::make_shared<FunctionNode>(f);
-  return Normalizer(f).run();
+  Function wrapped = ad::wrap_blockless_stores(f);  // rewrite 0
+  return Normalizer(*wrapped).run();
 }
 
 }  // namespace tirc

@@ -1,0 +1,130 @@
+// Normalisation rewrite 0 (wrap_stores.h).
+#include "transforms/autodiff/wrap_stores.h"
+
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ir/mutator.h"
+#include "ir/visitor.h"
+#include "transforms/simplify/region.h"
+
+namespace tirc::ad {
+
+namespace {
+
+// Whether s holds a loop or a block (then it is not wrapped as a whole).
+bool has_loop_or_block(const Stmt& s) {
+  struct Find : IRVisitor {
+    bool found = false;
+    void visit_for(const ForNode*) override { found = true; }
+    void visit_block_realize(const BlockRealizeNode*) override { found = true; }
+  } v;
+  v.visit(s);
+  return v.found;
+}
+
+const StoreNode* first_store(const Stmt& s) {
+  struct Find : IRVisitor {
+    const StoreNode* st = nullptr;
+    void visit_store(const StoreNode* n) override {
+      if (!st) st = n;
+    }
+  } v;
+  v.visit(s);
+  return v.st;
+}
+
+bool uses(const Expr& e, const VarNode* v) {
+  bool found = false;
+  for_each_expr(e, [&](const Expr& x) { found = found || x.get() == v; });
+  return found;
+}
+
+class Wrapper : public IRMutator {
+ public:
+  explicit Wrapper(std::unordered_set<std::string> names) : names_(std::move(names)) {}
+
+  Stmt wrap(const Stmt& s) {
+    switch (s.kind()) {
+      case StmtKind::For: {
+        auto* f = s.as<ForNode>();
+        loops_.push_back(f);
+        Stmt body = wrap(f->body);
+        loops_.pop_back();
+        if (body.same_as(f->body)) return s;
+        return make_for(f->loop_var, f->min, f->extent, f->for_kind, body, f->thread_tag, f->annotations);
+      }
+      case StmtKind::Seq: {
+        auto* q = s.as<SeqNode>();
+        std::vector<Stmt> items;
+        bool changed = false;
+        for (auto& x : q->stmts) {
+          items.push_back(wrap(x));
+          changed = changed || !items.back().same_as(x);
+        }
+        return changed ? make_seq(items) : s;
+      }
+      case StmtKind::BlockRealize: return s;
+      default: break;
+    }
+    if (!first_store(s) || has_loop_or_block(s)) return s;  // nothing to wrap, or mixed
+    return make_wrapped(s);
+  }
+
+ private:
+  Stmt make_wrapped(const Stmt& s) {
+    // The loops' ranges must not depend on other loops: an iter var's extent is fixed.
+    for (auto* l : loops_)
+      for (auto* m : loops_)
+        if (uses(l->min, m->loop_var.get()) || uses(l->extent, m->loop_var.get())) return s;
+    BlockNode b;
+    std::string base = first_store(s)->buffer->name;
+    b.name = base;
+    for (int k = 1; names_.count(b.name); ++k) b.name = base + "_" + std::to_string(k);
+    names_.insert(b.name);
+    std::vector<Expr> bindings;
+    std::unordered_map<const VarNode*, Expr> to_iv;
+    for (auto* l : loops_) {
+      Var v("v" + l->loop_var.name(), l->loop_var.dtype());
+      b.iter_vars.push_back(IterVar{v, IterKind::Opaque, l->extent});
+      int64_t m = 0;
+      bool zero_min = is_const_int(l->min, &m) && m == 0;
+      bindings.push_back(zero_min ? Expr(l->loop_var) : Expr(l->loop_var) - l->min);
+      to_iv[l->loop_var.get()] = zero_min ? Expr(v) : Expr(v) + l->min;
+    }
+    b.body = substitute(s, to_iv);
+    infer_access_regions(b, &b.reads, &b.writes);
+    return make_block_realize(bindings, make_bool(true), make_block(std::move(b)));
+  }
+
+  std::unordered_set<std::string> names_;
+  std::vector<const ForNode*> loops_;
+};
+
+}  // namespace
+
+Function wrap_blockless_stores(const FunctionNode& f) {
+  auto* rr = f.body.as<BlockRealizeNode>();
+  auto out = std::make_shared<FunctionNode>(f);
+  if (!rr) return out;
+  const BlockNode& root = *rr->block.get();
+  std::unordered_set<std::string> names;
+  struct Names : IRVisitor {
+    std::unordered_set<std::string>* out;
+    void visit_block(const BlockNode* n) override {
+      out->insert(n->name);
+      IRVisitor::visit_block(n);
+    }
+  } nv;
+  nv.out = &names;
+  nv.visit(f.body);
+  Wrapper w(std::move(names));
+  Stmt body = w.wrap(root.body);
+  if (body.same_as(root.body)) return out;
+  BlockNode rb = root;
+  rb.body = body;
+  out->body = make_block_realize(rr->bindings, rr->predicate, make_block(std::move(rb)));
+  return out;
+}
+
+}  // namespace tirc::ad

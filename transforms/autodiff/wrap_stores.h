@@ -1,0 +1,22 @@
+// Normalisation rewrite 0: stores written outside any block get a block of their own.
+//
+// LANGUAGE.md lets a function store to buffers straight from loops (`for i in serial(4) {
+// B[i] = A[i] * 2.0 }`), as TVM's TIR does outside blocks. The gradient works on blocks (the
+// block list is the Wengert list), so each maximal block-free statement under the root (a
+// store, or lets / if-else / sequences of them with no loop or block inside) becomes a block
+// named after the first buffer it stores to, with one `opaque` iter var per enclosing loop
+// (extent: the loop's, binding: the loop var minus the loop's min). Rewrite 8 then classifies
+// the opaque vars as spatial or reduce, or refuses a true recurrence with its reason, so the
+// meaning and the refusals are those of the same code written with explicit blocks.
+// Loops whose extent depends on an enclosing loop are left alone (gradient() then refuses the
+// store, naming it).
+#pragma once
+
+#include "ir/module.h"
+
+namespace tirc::ad {
+
+// Returns f unchanged (same object contents) when every store is inside a block.
+Function wrap_blockless_stores(const FunctionNode& f);
+
+}  // namespace tirc::ad
