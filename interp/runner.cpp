@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <set>
 
 #include "interp/scalar.h"
 #include "ir/error.h"
@@ -113,6 +114,7 @@ NDArray parse_scalar_value(const std::string& text, DType t, const std::string& 
 ArgMap parse_input_specs(const FunctionNode& f, const std::vector<std::string>& specs) {
   ArgMap out;
   std::vector<std::pair<const Param*, std::string>> fills;  // buffer params filled with a value
+  std::set<std::string> given;
   for (auto& spec : specs) {
     size_t eq = spec.find('=');
     if (eq == std::string::npos || eq == 0)
@@ -120,6 +122,9 @@ ArgMap parse_input_specs(const FunctionNode& f, const std::vector<std::string>& 
     std::string name = spec.substr(0, eq), val = spec.substr(eq + 1);
     const Param* p = find_param(f, name);
     if (!p) throw Error("--input " + spec + ": function " + f.name + " has no parameter named " + name);
+    // A second value for the same parameter is a mistake in the command line, not an override.
+    if (!given.insert(name).second)
+      throw Error("--input " + spec + ": parameter " + name + " is given twice");
     DType t = p->is_buffer() ? p->buffer->dtype : p->var.dtype();
     std::error_code ec;
     if (std::filesystem::is_directory(val, ec))

@@ -347,5 +347,19 @@ TEST(AcceptR4, ShapeScalarsFromArrays) {
   EXPECT_NE(r.out.find("2 passed, 0 failed\n"), std::string::npos) << r.out;
 }
 
+// The same parameter given twice is a usage error (it used to keep the last value silently).
+TEST(AcceptR4, InputGivenTwice) {
+  const std::string fn =
+      "func f(A: f32[2]) -> (B: f32[2]) {\n"
+      "  for i in serial(2) { block b(vi: spatial(2) = i) { B[vi] = A[vi] } }\n"
+      "}\n";
+  CliRun r = run("run - --input A=1 --input A=2", fn);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "tirc: error: --input A=2: parameter A is given twice\n");
+  r = run("run - --input A=1", fn);
+  EXPECT_EQ(r.code, 0) << r.err;
+}
+
 }  // namespace
 }  // namespace tirc::accept
