@@ -129,7 +129,7 @@ void tirc_parallel_for(int64_t n, tirc_parallel_body body, void* closure) {
 /* Large blocks are kept for reuse (TVM's WorkspacePool does the same): a function that
  * allocates a few MiB of intermediates per call would otherwise get fresh pages from the
  * kernel on every call (glibc serves such sizes with mmap), and first-touch page faults then
- * cost more than the arithmetic (measured: 3x on a layer-norm gradient, in a VM). Each block
+ * cost more than the arithmetic (measured in this VM: a layer-norm gradient 84 ms -> 5 ms). Each block
  * carries its size in a 64-byte header. A freed block of at least TIRC_POOL_MIN bytes goes
  * into a small cache (at most TIRC_POOL_SLOTS blocks, TIRC_POOL_MAX_BYTES in all); an
  * allocation takes a cached block of the same size class (a power of two). */
