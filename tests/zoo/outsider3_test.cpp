@@ -27,6 +27,7 @@
 #include "ir/error.h"
 #include "ir/printer.h"
 #include "parser/parser.h"
+#include "tests/zoo/registry_checks.h"
 #include "tests/zoo/torch_refs.h"
 #include "tests/zoo/zoo_util.h"
 #include "transforms/autodiff/check_grad.h"
@@ -81,21 +82,7 @@ class Outsider3 : public ::testing::TestWithParam<std::string> {};
 TEST_P(Outsider3, check_grad) {
   try {
     Function f = load(GetParam());
-    Function g = gradient(*f, {});
-    Module gm;
-    gm.add_func(g);
-    Module back = parse_module(print_module(gm), GetParam() + "_grad.tir");
-    ASSERT_TRUE(back.find_func(GetParam() + "_grad"));
-    CheckGradOptions o;
-    o.full = true;
-    o.given = scalars(*f);
-    for (uint64_t seed : {1, 2}) {
-      o.seed = seed;
-      CheckGradResult r = check_grad(*f, o);
-      EXPECT_EQ(r.failed, 0) << print_function(*r.grad);
-      EXPECT_GT(r.passed, 0);
-      for (auto& in : r.inputs) EXPECT_TRUE(in.passed) << in.name;
-    }
+    expect_grad_checks(*f, scalars(*f));
   } catch (const Error& e) {
     FAIL() << e.what();
   }
@@ -115,11 +102,8 @@ RefCase make_case(const std::string& name) {
 }
 
 TEST_P(Outsider3, grad_torch) {
-  const std::string name = GetParam();
   try {
-    RefCase c = refs().case_with_refs(name, make_case);
-    Function g = gradient(*load(name), {});
-    expect_vjp_matches(*g, c, refs().load(name, "grad"), 1e-5, 1e-6);
+    expect_grad_matches_torch(refs(), GetParam(), *load(GetParam()), make_case);
   } catch (const Error& e) {
     FAIL() << e.what();
   }
@@ -159,17 +143,7 @@ class Outsider3SecondOrder : public ::testing::TestWithParam<std::string> {};
 TEST_P(Outsider3SecondOrder, second_order) {
   try {
     Function f = load(GetParam());
-    Module gm;
-    gm.add_func(gradient(*f, {}));
-    Module back = parse_module(print_module(gm), GetParam() + "_grad.tir");
-    Function g = back.find_func(GetParam() + "_grad");
-    ASSERT_TRUE(g);
-    CheckGradOptions o;
-    o.full = true;
-    o.given = scalars(*f);
-    CheckGradResult r = check_grad(*g, o);
-    EXPECT_EQ(r.failed, 0) << print_function(*r.grad);
-    EXPECT_GT(r.passed, 0);
+    expect_second_order_checks(*f, scalars(*f));
   } catch (const Error& e) {
     FAIL() << e.what();
   }
