@@ -667,7 +667,10 @@ struct BlockS final : S {
     if (init) {
       bool first = true;
       for (int r : reduce_regs) first &= x.regs[r].i == 0;
-      if (first) init->run(x);
+      if (first) {
+        ++x.init_counts[id];
+        init->run(x);
+      }
     }
     body->run(x);
     x.tag = outer_tag;

@@ -172,16 +172,20 @@ class Program final : public InterpProgram {
       }
     }
     std::vector<Val> regs(static_cast<size_t>(std::max(cf.nregs, 1)));
-    std::vector<uint64_t> counts(cf.block_names.size() + 1, 0);
+    std::vector<uint64_t> counts(cf.block_names.size() + 1, 0), init_counts(cf.block_names.size() + 1, 0);
     Ctx ctx;
     ctx.regs = regs.data();
     ctx.bufs = bufs.data();
     ctx.block_counts = counts.data();
+    ctx.init_counts = init_counts.data();
     cf.root->run(ctx);
     if (stats) {
       stats->block_executions.clear();
-      for (size_t i = 0; i < cf.block_names.size(); ++i)
+      stats->init_executions.clear();
+      for (size_t i = 0; i < cf.block_names.size(); ++i) {
         stats->block_executions[*cf.block_names[i]] += counts[i];
+        stats->init_executions[*cf.block_names[i]] += init_counts[i];
+      }
     }
     return outputs;
   }

@@ -26,6 +26,8 @@ struct InterpOptions {
 struct RunStats {
   // Block name -> number of executions of its body (instances whose `where` held).
   std::map<std::string, uint64_t> block_executions;
+  // Block name -> number of executions of its `init` (instances where every reduce var is 0).
+  std::map<std::string, uint64_t> init_executions;
 };
 
 // A function compiled once for repeated runs. Method: the IR is compiled into a tree of typed
@@ -47,7 +49,10 @@ class InterpProgram {
   virtual ArgMap run(const ArgMap& inputs) = 0;
   // As run(), also filling *stats (when not null).
   virtual ArgMap run_with_stats(const ArgMap& inputs, RunStats* stats) {
-    if (stats) stats->block_executions.clear();
+    if (stats) {
+      stats->block_executions.clear();
+      stats->init_executions.clear();
+    }
     return run(inputs);
   }
 };

@@ -62,6 +62,7 @@ struct Ctx {
   Val* regs = nullptr;
   BufState* bufs = nullptr;
   uint64_t* block_counts = nullptr;             // body executions per block id
+  uint64_t* init_counts = nullptr;              // `init` executions per block id
   uint64_t tag = uint64_t(1) << kTagPointBits;  // writer tag of the block instance being run
   const void* block = nullptr;                  // the BlockS being run (for messages)
 };

@@ -101,8 +101,8 @@ NDArray parse_scalar_value(const std::string& text, DType t, const std::string& 
   char* end = nullptr;
   errno = 0;
   long long v = std::strtoll(s.c_str(), &end, 10);
-  if (s.empty() || *end != '\0' || errno == ERANGE) throw Error(what + ": '" + text + "' is not an integer");
-  if (v < interp::int_min_of(t) || v > interp::int_max_of(t))
+  if (s.empty() || *end != '\0') throw Error(what + ": '" + text + "' is not an integer");
+  if (errno == ERANGE || v < interp::int_min_of(t) || v > interp::int_max_of(t))
     throw Error(what + ": " + text + " is out of range for " + std::string(dtype_name(t)));
   if (t == DType::I64)
     a.ptr<int64_t>()[0] = v;

@@ -62,7 +62,10 @@ class Counter {
   struct Rec {
     std::string name;
     double iterations;
-    OpCounts per_exec;
+    OpCounts per_exec;       // the body, per execution of the block
+    OpCounts init_per_exec;  // the init, per execution of the init
+    double init_execs = 0;   // static executions of the init (NaN: unknown, see reduce_points)
+    double reduce_points = 1;  // product of the reduce extents (init runs once per reduction)
   };
   std::vector<Rec> recs;
 
@@ -108,11 +111,14 @@ class Counter {
   // expression of scalar parameters and of enclosing loops with constant bounds whose
   // domain has at most kMaxEnumerated points (the points are enumerated); else `mult`, an
   // upper bound (TVM's estimate_tir_flops ignores predicates altogether).
-  double executions(double mult, const Expr& pred) {
+  // `exact` (optional) tells whether the result is exact rather than the upper bound.
+  double executions(double mult, const Expr& pred, bool* exact = nullptr) {
     std::vector<std::pair<Expr, bool>> cs = conds_;
     int64_t pv;
     if (pred.defined() && !(is_const_int(pred, &pv) && pv != 0)) cs.push_back({pred, false});
+    if (exact) *exact = true;
     if (cs.empty() || !(mult > 0)) return mult;
+    if (exact) *exact = false;
     std::vector<const Loop*> vars;
     bool ok = true;
     for (auto& c : cs) require_given(c.first);
@@ -158,6 +164,7 @@ class Counter {
     }
     for (auto* l : vars) env_.erase(l->var);
     if (failed) return mult;
+    if (exact) *exact = true;
     return mult / points * count;
   }
 
@@ -251,22 +258,46 @@ class Counter {
         auto* n = s.as<BlockRealizeNode>();
         const BlockNode& b = *n->block.get();
         size_t idx = recs.size();
-        recs.push_back({b.name, dynamic_ ? mult : executions(mult, n->predicate), {}});
+        Rec rec;
+        rec.name = b.name;
+        rec.iterations = dynamic_ ? mult : executions(mult, n->predicate);
+        recs.push_back(rec);
         int64_t pv;
         bool pred = n->predicate.defined() && !(is_const_int(n->predicate, &pv) && pv != 0);
         if (pred) conds_.push_back({n->predicate, false});
         OpCounts own = stmt(b.body, mult);
         if (b.init.defined()) {
+          // The init runs at the instances where every reduce var is 0 (and the predicate
+          // holds): counted exactly like the block's executions, by enumerating the loops
+          // when the bindings and predicates allow it; else one init per
+          // (product of the reduce extents) executions.
           double red = 1;
           bool all_known = true;
-          for (auto& iv : b.iter_vars)
-            if (iv.kind == IterKind::Reduce) {
-              bool known;
-              red *= extent(iv.extent, &known);
-              all_known &= known;
+          Expr first = n->predicate;
+          for (size_t k = 0; k < b.iter_vars.size(); ++k) {
+            const IterVar& iv = b.iter_vars[k];
+            if (iv.kind != IterKind::Reduce) continue;
+            bool known;
+            red *= extent(iv.extent, &known);
+            all_known &= known;
+            if (k < n->bindings.size()) {
+              const Expr& v = n->bindings[k];
+              Expr at0 = make_binary(BinOp::EQ, v, make_int(0, v.dtype()));
+              first = first.defined() ? make_binary(BinOp::And, first, at0) : at0;
             }
+          }
           if (!all_known || red <= 0) red = 1;
-          own = own + scaled(stmt(b.init, mult / red), 1.0 / red);
+          double init_execs = NAN;
+          if (!dynamic_) {
+            if (pred) conds_.pop_back();
+            bool exact = false;
+            double e = executions(mult, first, &exact);
+            if (pred) conds_.push_back({n->predicate, false});
+            if (exact) init_execs = e;
+          }
+          recs[idx].reduce_points = red;
+          recs[idx].init_execs = init_execs;
+          recs[idx].init_per_exec = stmt(b.init, std::isnan(init_execs) ? mult / red : init_execs);
         }
         if (pred) conds_.pop_back();
         recs[idx].per_exec = own;
@@ -316,19 +347,22 @@ class Counter {
   }
 };
 
-FunctionCounts assemble(const std::vector<Counter::Rec>& recs, const std::map<std::string, uint64_t>* dyn) {
+FunctionCounts assemble(const std::vector<Counter::Rec>& recs, const RunStats* dyn) {
   FunctionCounts out;
   for (auto& r : recs) {
     BlockCounts b;
     b.name = r.name;
     double it = r.iterations;
+    double init_it = std::isnan(r.init_execs) ? it / r.reduce_points : r.init_execs;
     if (dyn) {
-      auto d = dyn->find(r.name);
-      it = d == dyn->end() ? 0 : static_cast<double>(d->second);
+      auto d = dyn->block_executions.find(r.name);
+      it = d == dyn->block_executions.end() ? 0 : static_cast<double>(d->second);
+      auto di = dyn->init_executions.find(r.name);
+      init_it = di == dyn->init_executions.end() ? 0 : static_cast<double>(di->second);
     }
     bool is_root = &r == &recs.front();
-    if (is_root && empty(r.per_exec)) continue;
-    b.counts = scaled(r.per_exec, it);
+    if (is_root && empty(r.per_exec) && empty(r.init_per_exec)) continue;
+    b.counts = scaled(r.per_exec, it) + scaled(r.init_per_exec, init_it);
     b.counts.iterations = it;
     out.total = out.total + b.counts;
     out.total.iterations += it;
@@ -350,7 +384,7 @@ FunctionCounts dynamic_counts(const FunctionNode& f, const ArgMap& inputs) {
   c.run();
   RunStats st;
   compile_interp(f)->run_with_stats(inputs, &st);
-  return assemble(c.recs, &st.block_executions);
+  return assemble(c.recs, &st);
 }
 
 }  // namespace tirc

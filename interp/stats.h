@@ -10,8 +10,10 @@
 // - flops: as TVM's estimate_tir_flops, one per arithmetic operation whose operands are
 //   floats: + - * / // % min max, comparisons of floats, and every intrinsic call (exp, sqrt,
 //   pow, ...) with a float result. Integer (index) arithmetic, casts, negation, select,
-//   loads and stores are not counted. The init statement counts once per init execution
-//   (iterations / product of the reduce extents).
+//   loads and stores are not counted. The init statement counts once per init execution:
+//   the instances where every reduce var's binding is 0, enumerated like the iterations
+//   (so a `where` gives whole counts); otherwise iterations / product of the reduce extents.
+//   Dynamic: the init executions counted by the interpreter.
 // - loads / stores: buffer element reads and writes.
 // - bytes: (loads + stores) x element size: traffic without any cache reuse.
 // In a block body, a loop multiplies its body's counts by its extent; an `if` statement counts

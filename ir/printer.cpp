@@ -61,7 +61,9 @@ const std::unordered_set<std::string>& reserved_words() {
       "alloc", "scope", "if", "else", "let", "bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "f16",
       "bf16", "f32", "f64", "handle",
       // literals and statement keywords of the extensions
-      "inf", "nan", "true", "false", "annotate", "call_extern"};
+      // (`true` / `false` are not here: a parameter may be called `true`, and the bool
+      // literals then print as `bool(1)` / `bool(0)`, see typed_literal)
+      "inf", "nan", "annotate", "call_extern"};
   return words;
 }
 
@@ -195,8 +197,9 @@ class Printer {
   std::string out;
 
   // ---- names ----
-  // `func_wide`: params and buffers, whose names the parser keeps unique over the whole
-  // function (two sibling blocks cannot both `alloc T`).
+  // `func_wide`: params and buffers, printed under names unique over the whole function
+  // (sibling blocks that both `alloc T` print `T` and `T_1`, so every buffer name in the
+  // text, e.g. in messages, stands for one buffer).
   std::string bind(const void* key, const std::string& want, bool func_wide = false) {
     std::string base = sanitize(want), cand = base;
     auto taken = [&](const std::string& c) {
@@ -258,8 +261,16 @@ class Printer {
 
   // A literal as a cast call: the parser folds a cast applied to a literal into a literal
   // of the cast's dtype.
-  static Text typed_literal(const Expr& e) {
-    if (e.dtype() == DType::Bool) return {e.as<IntImmNode>()->value ? "true" : "false", kPrimary};
+  Text typed_literal(const Expr& e) const {
+    if (e.dtype() == DType::Bool) {
+      // The parser reads `true` as a variable when one of that name is in scope (LANGUAGE.md
+      // does not reserve it): keep the variable's name (a parameter name is interface) and
+      // write the constant as a cast.
+      bool v = e.as<IntImmNode>()->value != 0;
+      const char* word = v ? "true" : "false";
+      if (in_scope_.count(word)) return {v ? "bool(1)" : "bool(0)", kPrimary};
+      return {word, kPrimary};
+    }
     return {std::string(dtype_name(e.dtype())) + "(" + literal_text(e).s + ")", kPrimary};
   }
 
@@ -407,6 +418,16 @@ class Printer {
     stmt(s, indent);
   }
 
+  // The end of `serial(lo, hi)` to print. The parser stores make_extent(lo, hi), which is
+  // `hi - lo` for a symbolic start (`serial(n // 2, n)`): print `hi` back, not make_end's
+  // `lo + (hi - lo)` (both read back to the same extent).
+  static Expr loop_end(const Expr& min, const Expr& extent) {
+    if (auto* sub = extent.as<BinaryNode>(); sub && sub->op == BinOp::Sub && expr_identical(sub->b, min) &&
+                                             expr_identical(make_extent(min, sub->a), extent))
+      return sub->a;
+    return make_end(min, extent);
+  }
+
   void stmt(const Stmt& s, int indent) {
     switch (s.kind()) {
       case StmtKind::Seq:
@@ -418,7 +439,7 @@ class Printer {
         if (is_const_int(n->min, &lo) && lo == 0 && n->min.dtype() == n->extent.dtype())
           range = expr(n->extent);
         else
-          range = expr(n->min) + ", " + expr(make_end(n->min, n->extent));
+          range = expr(n->min) + ", " + expr(loop_end(n->min, n->extent));
         if (n->for_kind == ForKind::ThreadBinding) range += ", " + quote(n->thread_tag);
         size_t m = mark();
         std::string h =
@@ -534,7 +555,12 @@ class Printer {
 
   // ---- functions and items ----
   std::string range_value(double v, DType t) {
-    if (!is_float(t) && std::floor(v) == v && std::fabs(v) < 9e15) return int_text(static_cast<int64_t>(v));
+    // An integral end of an integer parameter prints as an integer literal (up to i64's range:
+    // `in [0, 4611686018427387904]`, not `4611686018427387904.0`).
+    if (!is_float(t) && std::floor(v) == v && v >= -9223372036854775808.0 && v < 9223372036854775808.0)
+      return int_text(static_cast<int64_t>(v));
+    // 2^63 is the double of the literal 9223372036854775807 (i64's max), which reads back to it.
+    if (!is_float(t) && v == 9223372036854775808.0) return "9223372036854775807";
     return print_float_literal(v, DType::F64);
   }
 

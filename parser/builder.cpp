@@ -438,7 +438,11 @@ class Builder {
 
   void build_alloc(P::AllocStmtContext* a) {
     std::string name = a->ID()->getText();
-    declare_name(name, a->ID()->getSymbol(), "buffer");
+    // A buffer is local to its block: sibling blocks may each `alloc T` (as TVMScript blocks
+    // each allocate their own `A_local`). A visible parameter or buffer of that name is a
+    // duplicate (one name would stand for two buffers).
+    if (const Sym* prev = lookup(name); prev && (prev->kind == Sym::Buf || prev->kind == Sym::ScalarParam))
+      fail(a->ID()->getSymbol(), "duplicate buffer '" + name + "'");
     DType t = *parse_dtype(a->DTYPE()->getText());
     std::vector<Expr> shape;
     if (a->shape)

@@ -42,7 +42,7 @@ void register_bench(CLI::App& app) {
   cmd->add_option("--repeat,-n", o->repeat, "timed runs (default 10)")->check(at_least(1, "at least 1"));
   cmd->add_option("--warmup", o->warmup, "untimed runs first (default 2)")->check(at_least(0, ">= 0"));
   cmd->add_option("--input,-i", o->inputs, "NAME=FILE.npy or NAME=VALUE (scalars, fills); others are random");
-  cmd->add_option("--seed", o->seed, "seed of the random inputs (default 0)");
+  cmd->add_option("--seed", o->seed, "seed of the random inputs (default 0)")->check(seed_value());
   cmd->add_option("--threads", o->threads,
                   "threads of parallel loops (default: TIRC_NUM_THREADS or all cores)");
   cmd->add_flag("--no-schedule", o->no_schedule,

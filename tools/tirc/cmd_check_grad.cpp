@@ -34,7 +34,8 @@ void register_check_grad(CLI::App& app) {
   cmd->add_option("--wrt", o->wrt, "input buffers to check (default: every float input)")->delimiter(',');
   cmd->add_option("--input,-i", o->inputs,
                   "NAME=FILE.npy or NAME=VALUE (scalars, or a constant buffer); repeatable");
-  cmd->add_option("--seed", o->seed, "seed of the random inputs, cotangents and directions (default 0)");
+  cmd->add_option("--seed", o->seed, "seed of the random inputs, cotangents and directions (default 0)")
+      ->check(seed_value());
   cmd->add_option("--rtol", o->rtol, "relative tolerance (default 1e-4)")->check(at_least(0, ">= 0"));
   cmd->add_option("--atol", o->atol, "absolute tolerance (default 1e-5)")->check(at_least(0, ">= 0"));
   cmd->add_option("--directions", o->directions, "random directions per input (default 3)")
@@ -53,7 +54,8 @@ void register_check_grad(CLI::App& app) {
       opts.atol = o->atol;
       opts.full = o->full;
       opts.directions = o->directions;
-      CheckGradResult r = check_grad(*f, opts);
+      CheckGradResult r;
+      with_block_positions(*f, [&] { r = check_grad(*f, opts); });
       if (o->json) {
         nlohmann::json j;
         j["function"] = r.func;

@@ -40,7 +40,8 @@ void register_grad(CLI::App& app) {
       Function f = select_function(m, o->file, o->func);
       GradientOptions opts;
       opts.order_loops = o->loop_order == "stride";
-      m.add_func(gradient(*f, wrt_names(o->wrt), opts));
+      std::vector<std::string> wrt = wrt_names(o->wrt);
+      with_block_positions(*f, [&] { m.add_func(gradient(*f, wrt, opts)); });
       std::string text = print_module(m);
       if (o->out.empty()) {
         std::cout << text;

@@ -43,7 +43,8 @@ void register_run(CLI::App& app) {
   cmd->add_option(
       "--input,-i", o->inputs,
       "NAME=FILE.npy or NAME=VALUE (scalar parameter, or a buffer filled with VALUE); repeatable");
-  cmd->add_option("--random", o->seed, "fill every input not given with random values from its range (seed)");
+  cmd->add_option("--random", o->seed, "fill every input not given with random values from its range (seed)")
+      ->check(seed_value());
   cmd->add_option("--output,-o", o->outputs, "NAME=FILE.npy: write an output as .npy; repeatable");
   cmd->add_option("--engine", o->engine, "interp (reference interpreter, default) or jit")
       ->check(CLI::IsMember({"interp", "jit"}));
@@ -64,14 +65,14 @@ void register_run(CLI::App& app) {
         if (!results.count(b->name)) throw Error("engine " + o->engine + " returned no output " + b->name);
       // Files first: a path that cannot be written is an error with nothing printed.
       for (auto& [name, path] : outs) write_npy(path, results.at(name));
-      for (auto& b : f->outputs)
-        std::cout << summarize_output(b->name, results.at(b->name), o->first) << "\n";
       if (!o->dump.empty()) {
         std::error_code ec;
         std::filesystem::create_directories(o->dump, ec);
         for (auto& [name, a] : inputs) write_npy(o->dump + "/in_" + name + ".npy", a);
         for (auto& [name, a] : results) write_npy(o->dump + "/out_" + name + ".npy", a);
       }
+      for (auto& b : f->outputs)
+        std::cout << summarize_output(b->name, results.at(b->name), o->first) << "\n";
       return kExitOk;
     });
   });

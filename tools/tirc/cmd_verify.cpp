@@ -88,7 +88,7 @@ void register_verify(CLI::App& app) {
   static std::vector<std::string> inputs;
   cmd->add_option("FILE", file, "the .tir file, or - for standard input")->required();
   cmd->add_option("--func", func, "verify only this function");
-  cmd->add_option("--seed", seed, "random seed for the inputs (default 0)");
+  cmd->add_option("--seed", seed, "random seed for the inputs (default 0)")->check(seed_value());
   cmd->add_option("--rtol", rtol, "relative tolerance (default 1e-4)")->check(at_least(0, ">= 0"));
   cmd->add_option("--atol", atol, "absolute tolerance (default 1e-5)")->check(at_least(0, ">= 0"));
   cmd->add_option("--input", inputs,

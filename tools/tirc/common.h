@@ -25,6 +25,12 @@ int exit_code();
 // empty. Error when there is no such function or the choice is ambiguous.
 Function select_function(const Module& m, const std::string& file, const std::string& func);
 
+// Runs `body`, which differentiates f (`tirc grad`, `tirc check-grad`). An autodiff error that
+// names a block of f ("block b: if/else in a block body is not supported") is rethrown as a
+// SourceError at that block's `block` keyword (CLI.md: errors in a script carry FILE:LINE:COL);
+// every other error passes unchanged.
+void with_block_positions(const FunctionNode& f, const std::function<void()>& body);
+
 // Option validators with plain messages ("must be at least 1", "must be >= 0"): CLI11's
 // PositiveNumber prints its range up to DBL_MAX.
 inline CLI::Validator at_least(double lo, const std::string& what) {
@@ -39,6 +45,18 @@ inline CLI::Validator at_least(double lo, const std::string& what) {
           return "'" + s + "' is not a number";
         }
         return v >= lo && v == v ? std::string() : "must be " + what + ", got " + s;
+      },
+      "", "");
+}
+
+// A random seed: decimal digits, at most 2^64 - 1. CLI11 alone read `--seed -1` as 2^64 - 1
+// and saturated `--seed 99999999999999999999`, so two different seeds gave the same inputs.
+inline CLI::Validator seed_value() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        bool digits = !s.empty() && s.size() <= 20 && s.find_first_not_of("0123456789") == std::string::npos;
+        if (digits && s.size() == 20 && s > "18446744073709551615") digits = false;
+        return digits ? std::string() : "must be an integer in [0, 18446744073709551615], got " + s;
       },
       "", "");
 }

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "ir/error.h"
+#include "ir/visitor.h"
 #include "tools/tirc/common.h"
 
 namespace tirc::cli {
@@ -25,6 +26,32 @@ void run_guarded(const std::function<int()>& body) {
   }
 }
 int exit_code() { return g_exit; }
+
+void with_block_positions(const FunctionNode& f, const std::function<void()>& body) {
+  try {
+    body();
+  } catch (const SourceError&) {
+    throw;
+  } catch (const Error& e) {
+    std::string msg = e.what();
+    if (msg.rfind("block ", 0) != 0) throw;
+    size_t colon = msg.find(": ", 6);
+    if (colon == std::string::npos) throw;
+    std::string name = msg.substr(6, colon - 6);
+    struct Finder : IRVisitor {
+      std::string name;
+      SourceLoc loc;
+      void visit_block(const BlockNode* n) override {
+        if (n->name == name && !loc.known()) loc = n->loc;
+        IRVisitor::visit_block(n);
+      }
+    } find;
+    find.name = name;
+    find.visit(f.body);
+    if (!find.loc.known()) throw;
+    throw SourceError(find.loc.file, find.loc.line, find.loc.col, msg);
+  }
+}
 
 Function select_function(const Module& m, const std::string& file, const std::string& func) {
   if (func.empty()) {
@@ -63,6 +90,16 @@ int main(int argc, char** argv) {
       std::cerr << "tirc: error: unknown subcommand '" << argv[1]
                 << "' (expected parse, run, stats, grad, check-grad, schedule, verify, build or bench; see "
                    "tirc --help)\n";
+      return kExitBadInput;
+    }
+  }
+  // An option before the subcommand other than --help / --version: CLI11 would only say
+  // "A subcommand is required".
+  if (argc > 1 && argv[1][0] == '-') {
+    std::string a = argv[1];
+    if (a != "-h" && a != "--help" && a != "--version") {
+      std::cerr << "tirc: error: unknown option '" << a
+                << "' before the subcommand (usage: tirc SUBCOMMAND FILE [OPTIONS]; see tirc --help)\n";
       return kExitBadInput;
     }
   }
