@@ -134,6 +134,42 @@ TEST(LoopOrder, DenseGradientsRunAlongRows) {
   }
 }
 
+// The data gradient of a padded convolution is a gather with a `where` over the kernel
+// window, emitted with the reduce loops (f, r, s) innermost: a serial chain of adds over 3
+// taps. The output column (stride 1 in P_grad and Y_grad, 0 in W) vectorizes, so it goes
+// innermost, predicate and all; the weight gradient (no predicate) keeps its sweep along
+// the row too. Results stay bit-identical (LoopOrderZoo below covers conv2d).
+TEST(LoopOrder, ConvDataGradientRunsAlongTheOutputRow) {
+  Function f = parse_file(std::string(TIRC_SOURCE_DIR) + "/examples/conv2d.tir").funcs.at(0);
+  Function g = gradient(*f, {});
+  std::string blk = writer_of(*g, "P_grad");
+  ASSERT_FALSE(blk.empty()) << print_function(*g);
+  const BlockRealizeNode* br = nullptr;
+  loops_of(*g, blk, &br);
+  ASSERT_TRUE(br);
+  int64_t pv = 0;
+  ASSERT_FALSE(is_const_int(br->predicate, &pv) && pv == 1) << "the window guard is a where";
+  std::string w = last_index_var(*g, blk, "P_grad");
+  EXPECT_FALSE(w.empty());
+  EXPECT_EQ(innermost_iter_var(*g, blk), w) << print_function(*g);
+  // A short loop does not qualify: the 3-tap loop stays innermost in a 1-D conv with 6
+  // inputs (too few to vectorize).
+  Function small = parse_one(R"(
+func c1(X: f32[6], W: f32[3]) -> (Y: f32[4]) {
+  for i, r in grid(4, 3) {
+    block c(vi: spatial(4) = i, vr: reduce(3) = r) {
+      init { Y[vi] = 0.0 }
+      Y[vi] += X[vi + vr] * W[vr]
+    }
+  }
+})",
+                             "c1");
+  Function gs = gradient(*small, {});
+  std::string bx = writer_of(*gs, "X_grad");
+  ASSERT_FALSE(bx.empty()) << print_function(*gs);
+  EXPECT_NE(innermost_iter_var(*gs, bx), last_index_var(*gs, bx, "X_grad")) << print_function(*gs);
+}
+
 // The forward blocks F_grad recomputes keep the author's loop order, even a bad one.
 TEST(LoopOrder, ForwardBlocksKeepTheirOrder) {
   const char* src = R"(

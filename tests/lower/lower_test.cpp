@@ -91,6 +91,8 @@ void check_pipeline(const FunctionNode& f, const ArgMap& given = {}, uint64_t se
   expect_same(run_on(*d, in, ref), ref, "flatten_buffers");
   Function e = simplify_indices(*d);
   expect_same(run_on(*e, in, ref), ref, "simplify_indices");
+  Function t = trim_no_ops(*e);
+  expect_same(run_on(*t, in, ref), ref, "trim_no_ops");
   Function all = lower_function(f);
   expect_same(run_on(*all, in, ref), ref, "lower_function");
 }

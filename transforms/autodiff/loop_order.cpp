@@ -12,6 +12,9 @@ namespace tirc::ad {
 
 namespace {
 
+// Fewer iterations than this do not make a vector loop worth a reorder.
+constexpr int64_t kMinVectorLoop = 8;
+
 bool uses(const Expr& e, const VarNode* v) {
   bool found = false;
   for_each_expr(e, [&](const Expr& x) { found = found || x.get() == v; });
@@ -21,8 +24,12 @@ bool uses(const Expr& e, const VarNode* v) {
 // Total stride, in elements, of each iter var over the loads and stores of a block.
 class StrideSum : public IRVisitor {
  public:
-  explicit StrideSum(const std::vector<IterVar>& ivs) : ivs_(ivs), sum_(ivs.size(), 0.0) {}
+  explicit StrideSum(const std::vector<IterVar>& ivs)
+      : ivs_(ivs), sum_(ivs.size(), 0.0), max_(ivs.size(), 0.0), gather_(ivs.size(), false) {}
   const std::vector<double>& sums() const { return sum_; }
+  // Whether iter var i walks every access with a stride of at most one element and indexes
+  // no access through a non-affine expression: a loop over it vectorizes.
+  bool unit_stride(size_t i) const { return max_[i] <= 1.0 && !gather_[i]; }
   bool nested_block = false;
 
  protected:
@@ -39,20 +46,25 @@ class StrideSum : public IRVisitor {
  private:
   void add(const Buffer& b, const std::vector<Expr>& idx) {
     double stride = 1;
+    std::vector<double> acc(ivs_.size(), 0.0);
     for (size_t k = idx.size(); k-- > 0;) {
       auto a = to_affine(idx[k]);
       for (size_t i = 0; i < ivs_.size(); ++i) {
         const VarNode* v = ivs_[i].var.get();
         double c = a ? double(std::llabs(a->coeff(v))) : (uses(idx[k], v) ? 1.0 : 0.0);
+        if (!a && c != 0) gather_[i] = true;
         sum_[i] += c * stride;
+        acc[i] += c * stride;
       }
       int64_t d = 0;
       stride *=
           (k < b->shape.size() && is_const_int(b->shape[k], &d)) ? double(std::max<int64_t>(d, 1)) : 64.0;
     }
+    for (size_t i = 0; i < ivs_.size(); ++i) max_[i] = std::max(max_[i], acc[i]);
   }
   const std::vector<IterVar>& ivs_;
-  std::vector<double> sum_;
+  std::vector<double> sum_, max_;
+  std::vector<bool> gather_;
 };
 
 class Interchange : public IRMutator {
@@ -93,11 +105,11 @@ class Interchange : public IRMutator {
       const ForNode* f = chain[l];
       if (f->for_kind != ForKind::Serial || !f->annotations.empty()) return {};
       if (iv_of[l] == -1) continue;
-      // A loop var used anywhere but its own binding (another binding, the predicate, a loop
-      // range) ties the loops together: leave the nest.
+      // A loop var used anywhere but its own binding (another binding, a loop range) ties
+      // the loops together: leave the nest. The predicate may use any of them: it only
+      // selects points, whatever order they run in.
       for (size_t i = 0; i < br->bindings.size(); ++i)
         if (int(i) != iv_of[l] && uses(br->bindings[i], f->loop_var.get())) return {};
-      if (uses(br->predicate, f->loop_var.get())) return {};
       for (auto* g : chain)
         if (uses(g->min, f->loop_var.get()) || uses(g->extent, f->loop_var.get())) return {};
     }
@@ -112,18 +124,40 @@ class Interchange : public IRMutator {
     if (bound.size() < 2) return {};
     auto is_reduce = [&](size_t l) { return b.iter_vars[iv_of[l]].kind == IterKind::Reduce; };
     auto sum = [&](size_t l) { return ss.sums()[iv_of[l]]; };
-    // Candidates for the innermost position: spatial loops, and the innermost reduce loop
-    // (moving it inward keeps the reduce loops' relative order).
+    // A spatial loop of at least kMinVectorLoop iterations that walks every access with unit
+    // (or zero) stride vectorizes as it stands; a reduce loop innermost is a serial chain of
+    // float adds (no reassociation without fast-math). So such a loop goes innermost when
+    // the innermost loop is not one, whatever the stride sums say: the data gradient of a
+    // convolution then runs along the output row, not along the 3 taps of the kernel.
+    auto vector_loop = [&](size_t l) {
+      int64_t e = 0;
+      bool big = !is_const_int(chain[l]->extent, &e) || e >= kMinVectorLoop;
+      return !is_reduce(l) && big && ss.unit_stride(size_t(iv_of[l]));
+    };
     size_t inner = bound.back(), best = inner;
-    bool found = false;
-    for (size_t l : bound) {
-      bool later_reduce = false;
-      for (size_t m : bound) later_reduce = later_reduce || (m > l && is_reduce(m));
-      if (is_reduce(l) && later_reduce) continue;
-      if (!found || sum(l) < sum(best) || (sum(l) == sum(best) && is_reduce(best) && !is_reduce(l))) best = l;
-      found = true;
+    if (!vector_loop(inner)) {
+      bool found = false;
+      for (size_t l : bound)
+        if (vector_loop(l) && (!found || sum(l) <= sum(best))) {
+          best = l;
+          found = true;
+        }
     }
-    if (best == inner || !(sum(best) < sum(inner))) return {};
+    if (best == inner) {
+      // Otherwise, the candidates are the spatial loops and the innermost reduce loop
+      // (moving it inward keeps the reduce loops' relative order); the smallest stride sum
+      // wins.
+      bool found = false;
+      for (size_t l : bound) {
+        bool later_reduce = false;
+        for (size_t m : bound) later_reduce = later_reduce || (m > l && is_reduce(m));
+        if (is_reduce(l) && later_reduce) continue;
+        if (!found || sum(l) < sum(best) || (sum(l) == sum(best) && is_reduce(best) && !is_reduce(l)))
+          best = l;
+        found = true;
+      }
+      if (best == inner || !(sum(best) < sum(inner))) return {};
+    }
     std::vector<size_t> order;
     for (size_t l : bound)
       if (l != best) order.push_back(l);

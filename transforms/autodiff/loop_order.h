@@ -10,12 +10,20 @@
 //
 // For each block not named in `keep` (the forward blocks F_grad recomputes keep the
 // author's order) whose loops form a perfect nest of serial loops, each bound directly to
-// one spatial or reduce iter var (`v = i`), the total stride of each iter var is summed (in
-// elements, over every load and store of the block body and init; dims that are not
-// constants count 64). When a loop has a smaller total than the innermost one, it moves
-// innermost (ties favour a spatial loop, which vectorizes without reassociation) and the
-// other loops keep their order: the change is the smallest that makes the innermost loop
-// walk memory contiguously or not at all, and the emitted order (spatial loops, then
+// one spatial or reduce iter var (`v = i`; a `where` predicate may use any of them), the
+// innermost loop is chosen in two steps:
+//  1. a spatial loop of at least 8 iterations whose iter var walks every load and store
+//     with a stride of at most one element (and no data-dependent index) vectorizes as it
+//     stands: when the innermost loop is not such a loop, the one with the smallest total
+//     stride moves innermost. A reduce loop innermost is a serial chain of float adds. This
+//     puts the output row innermost in the data gradient of a convolution or pool (a gather
+//     whose `where` over the window lowering then turns into loop bounds, trim_no_ops);
+//  2. otherwise the total stride of each iter var is summed (in elements, over every load
+//     and store of the block body and init; dims that are not constants count 64), and a
+//     loop with a smaller total than the innermost one moves innermost (ties favour a
+//     spatial loop).
+// The other loops keep their order: the change is the smallest that makes the innermost
+// loop walk memory contiguously or not at all, and the emitted order (spatial loops, then
 // reduce loops) is kept wherever it is already good. Only a spatial loop or the innermost
 // reduce loop may move, so the reduce loops keep their relative order and every element is
 // accumulated in the same order as before: the results are bit-identical. Blocks with scan

@@ -67,8 +67,18 @@ Function flatten_buffers(const FunctionNode& f);
 Function simplify_indices(const FunctionNode& f);
 Expr simplify_index_expr(const Expr& e);
 
+// Trimming of no-op iterations (model: Halide TrimNoOps; run after convert_blocks): a serial or
+// parallel loop whose whole body is `if P { S }` gets the range of its var where P can hold,
+// when P bounds the var linearly (`where h >= r && r + 27 >= h` -> loop r in
+// [max(0, h - 27), min(3, h + 1))); conjuncts of P free of the var move out of the loop, so
+// enclosing loops are trimmed in turn. Loops of fewer than 8 iterations keep their constant
+// bounds (unrolled guards are cheaper than a run-time trip count). Only pure integer
+// conjuncts move or become bounds; outputs are bit-identical. Functions with thread-bound loops are returned unchanged (their
+// loop bounds decide barriers and launch sizes).
+Function trim_no_ops(const FunctionNode& f);
+
 // The whole pipeline: lower_init, convert_blocks, plan_alloc, compact_buffers, flatten_buffers (when
-// `flatten`), simplify_indices, then simplify_function (transforms/simplify/simplify.h).
+// `flatten`), simplify_indices, trim_no_ops, then simplify_function (transforms/simplify/simplify.h).
 Function lower_function(const FunctionNode& f, bool flatten = true);
 
 // Helper: a copy of f with a new body.

@@ -1,6 +1,8 @@
 // Index simplification after flattening: integer constant folding and a few identities.
 // Deliberately small: LLVM does the rest; this keeps the printed lowered IR readable and
 // gives codegen constant strides. Integer results wrap to the dtype (as the language does).
+#include <cstdlib>
+
 #include "ir/mutator.h"
 #include "transforms/lower/lower.h"
 #include "transforms/simplify/simplify.h"
@@ -155,6 +157,8 @@ Function lower_function(const FunctionNode& f, bool flatten) {
   g = compact_buffers(*g);
   if (flatten) g = flatten_buffers(*g);
   g = simplify_indices(*g);
+  // TIRC_LOWER_NO_TRIM=1 keeps the guards (to measure what trimming gains).
+  if (!std::getenv("TIRC_LOWER_NO_TRIM")) g = trim_no_ops(*g);
   // The arithmetic simplifier (exact semantics, loop ranges known): removes the // and %
   // of fused/split bindings and proves loop-invariant conditions where it can.
   return simplify_function(*g);
