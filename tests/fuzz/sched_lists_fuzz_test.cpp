@@ -293,11 +293,13 @@ TEST(SchedListsFuzz, ListFormsMatchPlainNames) {
     }
   }
   EXPECT_GT(accepted, iters / 2);
-  if (iters >= 100)
+  if (iters >= 100) {
     for (const char* form : {"loops = sch.get_loops(b)", "loops = get_loops(b)", "*loops[", "*loops[::-1]",
                              "*sch.get_loops(b)[", "get_loops(b)[-", "reorder([loops[", "= loops[",
-                             ", = loops[", "one = loops[", "factors=[None, ", "parts = "})
+                             ", = loops[", "one = loops[", "factors=[None, ", "parts = "}) {
       EXPECT_NE(all_lists.find(form), std::string::npos) << "form never generated: " << form;
+    }
+  }
   std::cout << "[sched lists fuzz] " << iters << " schedules, " << accepted << " steps accepted, " << refused
             << " refused\n";
 }

@@ -314,6 +314,54 @@ bool uses_var(const Expr& e, const VarNode* v) {
   return uses_var(e, [v](const VarNode* x) { return x == v; });
 }
 
+namespace {
+
+// Relaxation of an atom `x // c` or `x % c` (constant c > 0) whose operand uses relaxed vars
+// (a fused loop split back into its parts: `f // 3`, `f % 3`). `x // c` is monotone, so
+// [lo // c, hi // c] is its hull (divided exactly when the ends' terms are multiples of c);
+// `x % c` is [lo % c, hi % c] when both ends fall into the same block of c, the whole
+// [0, c - 1] when x spans at least c values, and unknown otherwise (a wrapped range would be
+// a hull with a hole). Over-approximations only matter for "may access" regions; the
+// "written" hulls are checked exact separately (deps.cpp exact_hull refuses div/mod).
+std::optional<SymRange> relax_divmod(const Expr& a, const SymRangeMap& ranges) {
+  auto* b = a.as<BinaryNode>();
+  int64_t c;
+  if (!b || (b->op != BinOp::FloorDiv && b->op != BinOp::FloorMod) || !is_const_int(b->b, &c) || c <= 0)
+    return std::nullopt;
+  auto r = relax(b->a, ranges);
+  if (!r) return std::nullopt;
+  DType t = a.dtype();
+  auto fdiv = [&](int64_t x) { return x >= 0 ? x / c : -((-x + c - 1) / c); };
+  // An end whose terms are multiples of c divides exactly: (9 * o + 8) // 9 is o + 0.
+  auto exact = [&](const Expr& e) -> std::optional<Linear> {
+    auto l = to_linear(e);
+    if (!l) return std::nullopt;
+    for (auto& [x, k] : l->terms)
+      if (k % c != 0) return std::nullopt;
+    return l;
+  };
+  auto lo = exact(r->lo), hi = exact(r->hi);
+  std::optional<int64_t> width;
+  if (int64_t w; is_const_int(fold(r->hi - r->lo), &w)) width = w;
+  if (b->op == BinOp::FloorDiv) {
+    auto quot = [&](const Expr& e, const std::optional<Linear>& l) {
+      if (!l) return fold(floordiv(e, make_int(c, t)));
+      Linear q = *l;
+      for (auto& [x, k] : q.terms) k /= c;
+      q.c = fdiv(l->c);
+      return fold(from_linear(q));
+    };
+    return SymRange{quot(r->lo, lo), quot(r->hi, hi)};
+  }
+  // x % c: both ends in the same block of c (same terms, same quotient of the constant).
+  if (lo && hi && width && fdiv(lo->c) == fdiv(hi->c))
+    return SymRange{make_int(lo->c - fdiv(lo->c) * c, t), make_int(hi->c - fdiv(hi->c) * c, t)};
+  if (width && *width + 1 >= c) return SymRange{make_int(0, t), make_int(c - 1, t)};
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<SymRange> relax(const Expr& e, const SymRangeMap& ranges) {
   auto in_map = [&](const VarNode* v) { return ranges.count(v) > 0; };
   if (!uses_var(e, in_map)) {
@@ -337,8 +385,18 @@ std::optional<SymRange> relax(const Expr& e, const SymRangeMap& ranges) {
       lo.c += for_lo.c * k;
       for (auto& [x, kk] : for_hi.terms) add_term(hi, x, kk * k);
       hi.c += for_hi.c * k;
+    } else if (uses_var(a, in_map)) {
+      auto ar = relax_divmod(a, ranges);
+      if (!ar) return std::nullopt;
+      auto rl = to_linear(ar->lo), rh = to_linear(ar->hi);
+      if (!rl || !rh) return std::nullopt;
+      const Linear& for_lo = k >= 0 ? *rl : *rh;
+      const Linear& for_hi = k >= 0 ? *rh : *rl;
+      for (auto& [x, kk] : for_lo.terms) add_term(lo, x, kk * k);
+      lo.c += for_lo.c * k;
+      for (auto& [x, kk] : for_hi.terms) add_term(hi, x, kk * k);
+      hi.c += for_hi.c * k;
     } else {
-      if (uses_var(a, in_map)) return std::nullopt;
       add_term(lo, a, k);
       add_term(hi, a, k);
     }

@@ -24,7 +24,8 @@ namespace {
 // spatial or reduce iter vars (not both, not none), the init does not use reduce iter vars
 // and the predicate does not involve the tile's reduce loops; otherwise the init stays inside
 // (which is also correct: it runs at the first iteration of the whole reduction).
-void move_init_out(const ScheduleState& st, const std::string& outer_name, Stmt* body, Stmt* init) {
+void move_init_out(const ScheduleState& st, const std::string& outer_name,
+                   const std::unordered_set<const VarNode*>& outer_reduce, Stmt* body, Stmt* init) {
   std::vector<const ForNode*> loops;
   Stmt cur = *body;
   while (auto* f = cur.as<ForNode>()) {
@@ -54,7 +55,19 @@ void move_init_out(const ScheduleState& st, const std::string& outer_name, Stmt*
     for (auto* v : red_loops)
       if (uses_var(loops[i]->min, v) || uses_var(loops[i]->extent, v)) return;
   auto is_red = [&](const VarNode* v) { return red_loops.count(v) > 0; };
-  if (uses_var(br->predicate, is_red)) return;
+  // Conjuncts of the predicate over reduce loops only (a non-dividing split of the reduction,
+  // `where vko_o * 4 + ki < 10`) restrict the reduction, not the output elements: the init
+  // nest drops them, as decompose_reduction does. A conjunct mixing both kinds keeps the
+  // init inside.
+  auto is_red_any = [&](const VarNode* v) { return red_loops.count(v) > 0 || outer_reduce.count(v) > 0; };
+  std::vector<Expr> init_pred;
+  for (auto& c : conjuncts(fold(br->predicate))) {
+    if (!uses_var(c, is_red_any)) {
+      init_pred.push_back(c);
+      continue;
+    }
+    if (uses_var(c, [&](const VarNode* v) { return !is_red_any(v); })) return;
+  }
   bool init_uses_reduce = false;
   for_each_expr(b->init, [&](const Expr& e) {
     for (auto& iv : b->iter_vars)
@@ -90,7 +103,7 @@ void move_init_out(const ScheduleState& st, const std::string& outer_name, Stmt*
   std::string init_name = st.fresh_block_name(b->name + "_init");
   if (init_name == outer_name) init_name = st.fresh_block_name(b->name + "_init_1");
   Stmt nest = make_simple_block(init_name, ivs, binds, substitute(b->init, iv_sub), Stmt(),
-                                fold(substitute(br->predicate, loop_sub)));
+                                fold(substitute(make_and(init_pred), loop_sub)));
   for (size_t k = copied.size(); k-- > 0;)
     nest = make_for(copied[k].second, substitute(copied[k].first->min, loop_sub),
                     substitute(copied[k].first->extent, loop_sub), ForKind::Serial, nest);
@@ -161,7 +174,10 @@ void prim_blockize(ScheduleState& st, const ScheduleInstr& ins) {
     outer_reduces = outer_reduces || iv.kind == IterKind::Reduce;
     outer_opaque = outer_opaque || iv.kind == IterKind::Opaque;
   }
-  if (outer_reduces && !outer_opaque) move_init_out(st, name, &body, &init);
+  std::unordered_set<const VarNode*> outer_reduce;
+  for (auto& iv : ivs)
+    if (iv.kind == IterKind::Reduce) outer_reduce.insert(iv.var.get());
+  if (outer_reduces && !outer_opaque) move_init_out(st, name, outer_reduce, &body, &init);
   Stmt outer_block = make_simple_block(name, ivs, binds, body, init);
   st.replace(ls.get(), outer_block);
   bind_block(st, ins, 0, name);

@@ -52,6 +52,12 @@ void prim_decompose_reduction(ScheduleState& st, const ScheduleInstr& ins) {
     for (auto k : ks) (k == IterKind::Spatial ? sp : other) = true;
     if (sp && other)
       refuse("loop " + loop_name(loops[i]) + " feeds both spatial and reduce iter vars of block " + b->name);
+    // A loop feeding no iter var runs the block again at the same points, and each run
+    // re-initialises (the init is at every reduce var's first value): one init before the
+    // loop would make the runs accumulate instead.
+    if (!sp && !other && !is_one(fold(loops[i].as<ForNode>()->extent)))
+      refuse("loop " + loop_name(loops[i]) + " feeds no iter var of block " + b->name +
+             " (the block runs again in each of its iterations, re-running its init)");
     if (sp)
       copied.push_back(loops[i]);
     else

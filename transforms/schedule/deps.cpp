@@ -47,7 +47,7 @@ void check_self_dependence(const Stmt& s, const std::string& what) {
 
 void check_blocks_independent(const Stmt& s, const std::string& what) {
   if (has_loose_effects(s)) refuse(what + " has statements outside blocks");
-  if (has_extern_call(s)) refuse(what + " contains call_extern, whose effects are unknown");
+  if (has_extern_call_outside_regions(s)) refuse(what + " contains call_extern, whose effects are unknown");
   auto blocks = collect_blocks(s, false);
   for (size_t i = 0; i < blocks.size(); ++i) {
     const BlockNode* a = block_of(blocks[i]);
@@ -578,7 +578,8 @@ void check_iterations_independent(const ScheduleState& st, const Stmt& loop_s, c
   auto* loop = loop_s.as<ForNode>();
   const std::string what = "loop " + loop->loop_var.name();
   if (has_loose_effects(loop->body)) refuse(what + " has statements outside blocks");
-  if (has_extern_call(loop->body)) refuse(what + " contains call_extern, whose effects are unknown");
+  if (has_extern_call_outside_regions(loop->body))
+    refuse(what + " contains call_extern, whose effects are unknown");
   check_loop_bindings(loop->body, loop, false, prim);
   check_self_dependence(loop->body, what);
   auto blocks = collect_blocks(loop->body, false);

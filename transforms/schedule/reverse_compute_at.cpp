@@ -90,7 +90,24 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
     for_each_expr(c->body, f);
     if (ptr) refuse("block " + c->name + " passes a pointer to buffer " + X->name);
     if (differ) refuse("block " + c->name + " loads buffer " + X->name + " at different indices");
-    auto ivs = index_vars(*c, idx, "the load of " + X->name);
+    // Each index is an iter var plus a constant shift (a padding's adjoint reads
+    // `P_grad[v0, v1, v2 + 1, v3 + 1]`): the iter var then ranges over the written region
+    // shifted back.
+    std::vector<int> ivs;
+    std::vector<int64_t> shifts;
+    for (auto& e : idx) {
+      auto lin = to_linear(e);
+      const VarNode* v = nullptr;
+      if (lin && lin->terms.size() == 1 && lin->terms[0].second == 1) v = lin->terms[0].first.as<VarNode>();
+      int found = -1;
+      for (size_t i = 0; v && i < c->iter_vars.size(); ++i)
+        if (c->iter_vars[i].var.get() == v) found = static_cast<int>(i);
+      if (found < 0 || std::find(ivs.begin(), ivs.end(), found) != ivs.end())
+        refuse("the indices of the load of " + X->name + " in block " + c->name +
+               " are not distinct iter vars");
+      ivs.push_back(found);
+      shifts.push_back(lin->c);
+    }
     // What the producers under the loop write in one iteration.
     std::vector<std::optional<SymRange>> reg;
     bool first = true;
@@ -120,6 +137,10 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
     for (size_t d = 0; d < ivs.size(); ++d) {
       if (!reg[d]) refuse("cannot bound the region of " + X->name + " written under loop " + loop_name(ls));
       int v = ivs[d];
+      if (shifts[d] != 0) {
+        Expr k = make_int(shifts[d], reg[d]->lo.dtype());
+        reg[d] = SymRange{fold(reg[d]->lo - k), fold(reg[d]->hi - k)};
+      }
       if (range_of[v]) {
         if (!prove_eq(range_of[v]->lo, reg[d]->lo) || !prove_eq(range_of[v]->hi, reg[d]->hi))
           refuse("iter var " + c->iter_vars[v].var.name() + " of block " + c->name +
@@ -133,9 +154,19 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
   // bijective map onto [0, ceil(extent / width)).
   std::vector<Expr> tiles, tile_exts;
   std::vector<Expr> widths(c->iter_vars.size());
+  RangeMap known_above = const_ranges(above);
   for (size_t i = 0; i < c->iter_vars.size(); ++i) {
     if (!range_of[i]) continue;
     const IterVar& iv = c->iter_vars[i];
+    // An iter var whose values are all produced in every iteration (the whole padded row of
+    // P_grad for pad_dX) keeps its full range: each iteration runs all of them, reading
+    // only what that iteration produced (the other dimensions tile, checked below, so no
+    // other iteration writes these elements).
+    if (prove_le(range_of[i]->lo, make_int(0, iv.var.dtype()), known_above) &&
+        prove_le(fold(iv.extent - make_int(1, iv.var.dtype())), range_of[i]->hi, known_above)) {
+      range_of[i].reset();
+      continue;
+    }
     // A reduce iter var whose loads need the whole produced extent (softmax's row sum
     // consuming a row of exp) keeps its full range, as if unmapped: each iteration of the
     // loop then runs whole reductions (init at the first reduce point, reduce order kept),

@@ -229,6 +229,45 @@ Stmt finalize(const Stmt& s, const std::vector<IterVar>& enclosing, Names& names
   return make_block_realize(binds, br->predicate, nb);
 }
 
+// An impl that calls an extern function touches the tile through pointers, which region
+// inference can only bound by whole buffers; TVM takes the block's regions from the desc
+// instead. So do we: every target buffer matched by one desc param gets, in the block that
+// replaced the tile, the region of that param at its offsets (leading extra dimensions are
+// points). The impl is trusted to stay inside its params, as tensorize trusts it to compute
+// the desc; the block's init (moved out of a reduction tile) writes inside the tile too.
+// Then parallel / reorder can see that the tiles of different iterations are disjoint.
+Stmt desc_regions_for_extern(const Stmt& done, const TensorizeMatch& m, const FunctionNode& desc,
+                             const std::unordered_map<const VarNode*, Expr>& sub) {
+  std::unordered_map<const BufferNode*, int> uses;
+  for (auto& [d, bm] : m.buffers) ++uses[bm.target.get()];
+  std::unordered_map<const BufferNode*, std::vector<Range>> tile;
+  for (auto& p : desc.params) {
+    if (!p.is_buffer()) continue;
+    const TensorizeBufferMatch& bm = m.buffers.at(p.buffer.get());
+    if (uses[bm.target.get()] != 1) continue;
+    size_t lead = bm.target->ndim() - p.buffer->ndim();
+    std::vector<Range> rs;
+    for (size_t k = 0; k < bm.offsets.size(); ++k) {
+      Expr o = fold(substitute(bm.offsets[k], sub));
+      if (k < lead)
+        rs.push_back(Range{o, Expr()});
+      else
+        rs.push_back(Range{o, fold(o + p.buffer->shape[k - lead])});
+    }
+    tile[bm.target.get()] = rs;
+  }
+  auto fix = [&](std::vector<BufferRegion>& regs) {
+    for (auto& r : regs)
+      if (auto it = tile.find(r.buffer.get()); it != tile.end()) r.ranges = it->second;
+  };
+  return update_realize(done, [&](BlockRealizeNode& r) {
+    r.block = update_block(r.block, [&](BlockNode& n) {
+      fix(n.reads);
+      fix(n.writes);
+    });
+  });
+}
+
 const IntrinItem& find_intrin(const ScheduleState& st, const std::string& name) {
   std::string known;
   if (st.intrins)
@@ -349,6 +388,7 @@ static std::string tensorize_target(ScheduleState& st, Stmt target, bool is_bloc
       });
     }
     Stmt done = finalize(target, {}, names, read_only);
+    if (has_extern_call(body)) done = desc_regions_for_extern(done, m, desc, {});
     st.replace(st.find_block(bname).get(), done);
     result_block = bname;
     // The tile's buffers allocated by the block and no longer used go away.
@@ -388,6 +428,7 @@ static std::string tensorize_target(ScheduleState& st, Stmt target, bool is_bloc
     nb.body = substitute(body, sub);
     Stmt realize_new = make_block_realize(binds, make_bool(true), make_block(std::move(nb)));
     Stmt done = finalize(realize_new, {}, names, read_only);
+    if (has_extern_call(body)) done = desc_regions_for_extern(done, m, desc, sub);
     st.replace(target.get(), done);
     result_block = block_of(done)->name;
   }

@@ -162,6 +162,22 @@ bool has_loose_effects(const Stmt& s) {
   return false;
 }
 
+bool has_extern_call_outside_regions(const Stmt& s) {
+  if (!s.defined()) return false;
+  if (s.kind() == StmtKind::Evaluate) return true;
+  if (auto* br = s.as<BlockRealizeNode>()) {
+    // Inside a block, the block's regions describe the call: it is trusted to touch memory
+    // only through its pointer arguments (TVM's contract for extern calls in tensor
+    // intrinsics), which the regions cover (inferred as whole buffers, or the desc's regions
+    // of a tensorized tile).
+    (void)br;
+    return false;
+  }
+  for (auto& c : children(s))
+    if (has_extern_call_outside_regions(c)) return true;
+  return false;
+}
+
 bool has_extern_call(const Stmt& s) {
   if (!s.defined()) return false;
   if (s.kind() == StmtKind::Evaluate) return true;

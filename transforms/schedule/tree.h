@@ -39,6 +39,9 @@ std::vector<Stmt> seq_items(const Stmt& s);
 bool has_loose_effects(const Stmt& s);
 // True when s contains a call_extern anywhere.
 bool has_extern_call(const Stmt& s);
+// An extern call not enclosed by a block under s (inside a block, the block's reads/writes
+// describe what the call touches through its pointer arguments).
+bool has_extern_call_outside_regions(const Stmt& s);
 
 // A block with fields changed.
 Block update_block(const Block& b, const std::function<void(BlockNode&)>& f);
