@@ -140,7 +140,7 @@ schedule conv2d_grad {
   parallel(z01)
   vectorize(z3)
   dp = get_block("conv_dP")
-  n, c, h, w, f, r, s = get_loops(dp)
+  n, c, h, f, r, s, w = get_loops(dp)
   co, ci = split(c, [_, 4])
   wo, wi = split(w, [_, 8])
   reorder(n, h, co, f, r, s, ci, wo, wi)
