@@ -432,10 +432,11 @@ TEST(NormalizeRefusals, ConditionChangedByTheThenBranch) {
 }
 
 TEST(NormalizeRefusals, ConflictingIterations) {
-  // Every iteration writes T[0]: splitting would change what Y reads.
-  EXPECT_EQ(refusal(R"(func ci(X: f32[8]) -> (T: f32[1], Y: f32[8]) {
-  for i in serial(8) {
-    block b(vi: spatial(8) = i) {
+  // Every iteration writes T[0]: splitting would change what Y reads. (A symbolic size: with
+  // constant ones rewrite 0c names the conflicting iterations first.)
+  EXPECT_EQ(refusal(R"(func ci(n: i32, X: f32[n]) -> (T: f32[1], Y: f32[n]) {
+  for i in serial(n) {
+    block b(vi: spatial(n) = i) {
       T[0] = X[vi]
       Y[vi] = T[0] * 2.0
     }
@@ -446,15 +447,14 @@ TEST(NormalizeRefusals, ConflictingIterations) {
 }
 
 TEST(NormalizeRefusals, RepeatedInstancesAreNotSplit) {
-  // Each instance runs twice (loop r is not bound): the original gives X*X + 1, split
-  // (all first stores, then all second ones) (X*X + 1)^2 + 1: the block is left alone.
-  EXPECT_EQ(refusal(R"(func rep(X: f32[4]) -> (Y: f32[4]) {
-  for r in serial(2) {
-    for i in serial(4) {
-      block b(vi: spatial(4) = i) {
-        Y[vi] = X[vi]
-        Y[vi] = Y[vi] * Y[vi] + 1.0
-      }
+  // Each instance runs twice (binding i // 2): the original gives X*X + 1, split (all first
+  // stores, then all second ones) (X*X + 1)^2 + 1: the block is left alone. (A symbolic size:
+  // with constant ones rewrite 0c refuses repeated instances first.)
+  EXPECT_EQ(refusal(R"(func rep(n: i32, X: f32[n]) -> (Y: f32[n]) {
+  for i in serial(2 * n) {
+    block b(vi: spatial(n) = i // 2) {
+      Y[vi] = X[vi]
+      Y[vi] = Y[vi] * Y[vi] + 1.0
     }
   }
 })",

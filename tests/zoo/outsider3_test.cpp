@@ -113,8 +113,7 @@ TEST_P(Outsider3, grad_torch) {
 // FLOPs (as the zoo's flop_ratio). The functions above 3x, with the bound they keep:
 double max_flop_ratio(const std::string& name) {
   if (name == "kron" || name == "kron_scatter") return 4.0;  // outer products: >= 4x (docs/autodiff.md)
-  if (name == "layernorm_row") return 3.4;                   // rsqrt (4x alone) on the row statistics
-  if (name == "lstm_cell") return 6.0;      // contributions of a region recompute the step (docs/autodiff.md)
+  if (name == "lstm_cell") return 3.6;      // sigmoid / tanh (4x alone) in a recurrence (zoo lstm: 3.55x)
   if (name == "rnn_state_out") return 4.5;  // tanh (4x alone) in a recurrence
   return 3.0;
 }

@@ -1,10 +1,13 @@
 #include "transforms/autodiff/expr_ad.h"
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 #include "ir/error.h"
 #include "ir/mutator.h"
 #include "ir/visitor.h"
+#include "transforms/simplify/const_fold.h"
 
 namespace tirc::ad {
 
@@ -39,6 +42,20 @@ Expr sum_terms(const std::vector<Expr>& terms) {
   return out;
 }
 
+Expr rounded_const(DType t, double v) { return make_const(t, is_float(t) ? round_float(v, t) : v); }
+
+Stmt round_float_consts(const Stmt& s) {
+  struct Round : IRMutator {
+    Expr mutate_float(const Expr& e) override {
+      auto* f = e.as<FloatImmNode>();
+      double r = round_float(f->value, e.dtype());
+      // nan stays as it is (nan != nan).
+      return r == f->value || std::isnan(r) ? e : make_float(r, e.dtype());
+    }
+  } r;
+  return r.mutate(s);
+}
+
 void collect_vars(const Expr& e, std::unordered_set<const VarNode*>* out) {
   for_each_expr(e, [&](const Expr& x) {
     if (auto* v = x.as<VarNode>()) out->insert(v);
@@ -58,7 +75,7 @@ Expr neg(const Expr& a) {
   if (is_const_float(a, &v)) return make_float(-v, a.dtype());
   return -a;
 }
-Expr cst(DType t, double v) { return make_const(t, v); }
+Expr cst(DType t, double v) { return rounded_const(t, v); }
 // Hash consistent with expr_identical (vars and buffers by identity, unlike
 // structural_hash, which maps free vars by position and so puts t0 * x, t1 * x, ... of a
 // product chain in one bucket).
@@ -140,11 +157,11 @@ Expr ExprAD::bind(Scope& s, const Expr& value, const char* base) {
     double x, y;
     if (is_const_float(b->a, &x) && is_const_float(b->b, &y)) {
       switch (b->op) {
-        case BinOp::Add: return make_const(value.dtype(), x + y);
-        case BinOp::Sub: return make_const(value.dtype(), x - y);
-        case BinOp::Mul: return make_const(value.dtype(), x * y);
+        case BinOp::Add: return rounded_const(value.dtype(), x + y);
+        case BinOp::Sub: return rounded_const(value.dtype(), x - y);
+        case BinOp::Mul: return rounded_const(value.dtype(), x * y);
         case BinOp::Div:
-          if (y != 0) return make_const(value.dtype(), x / y);
+          if (y != 0) return rounded_const(value.dtype(), x / y);
           break;
         default: break;
       }
@@ -152,7 +169,7 @@ Expr ExprAD::bind(Scope& s, const Expr& value, const char* base) {
   }
   if (auto* u = value.as<UnaryNode>(); u && u->op == UnOp::Neg) {
     double x;
-    if (is_const_float(u->a, &x)) return make_const(value.dtype(), -x);
+    if (is_const_float(u->a, &x)) return rounded_const(value.dtype(), -x);
   }
   // Common subexpressions of one scope share their temp ((X - M) * (X - M) computes X - M
   // once): hash-consing on the (already linearised, hence shallow) value.

@@ -116,4 +116,11 @@ Expr sum_terms(const std::vector<Expr>& terms);
 // Free variables of e (including let-bound ones: an over-approximation is fine here).
 void collect_vars(const Expr& e, std::unordered_set<const VarNode*>* out);
 
+// The constant v of dtype t, rounded to t when t is a float type (round_float of
+// transforms/simplify/const_fold.h, as the parser rounds literals), so that F_grad holds
+// the value its printed literal parses back to (`tirc grad` output is a print fixpoint).
+Expr rounded_const(DType t, double v);
+// Rounds every float constant of s to its dtype (rounded_const).
+Stmt round_float_consts(const Stmt& s);
+
 }  // namespace tirc::ad

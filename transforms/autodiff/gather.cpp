@@ -784,7 +784,11 @@ std::optional<GatherResult> Solver::run(const GatherInput& in) {
     else
       a.add(l.var, 1);
     subst_loop[l.var.get()] = render(a);
-    res.subst[l.var.get()] = substitute(subst_loop[l.var.get()], to_iter);
+    // The solver works in i32 (new iter vars, rendered forms): an i64 loop var gets its
+    // value cast back, so that the forward expressions it appears in stay well typed.
+    Expr e = substitute(subst_loop[l.var.get()], to_iter);
+    if (e.dtype() != l.var.dtype()) e = make_cast(l.var.dtype(), e);
+    res.subst[l.var.get()] = e;
   }
   for (auto& r : residual_) {
     Expr e = substitute(r, subst_loop);

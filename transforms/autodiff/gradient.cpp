@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <functional>
+#include <limits>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -182,6 +183,60 @@ class BufferRenamer : public IRMutator {
   const std::unordered_map<const BufferNode*, Buffer>& stores_;
 };
 
+// Replaces buffers by others everywhere a buffer appears: loads, stores, pointer
+// arguments, block regions and allocs (renaming a buffer of F means a new node, F's own
+// nodes are shared with the caller's module).
+class BufferSubst : public IRMutator {
+ public:
+  explicit BufferSubst(const std::unordered_map<const BufferNode*, Buffer>& m) : m_(m) {}
+  Buffer get(const Buffer& b) const {
+    auto it = m_.find(b.get());
+    return it != m_.end() ? it->second : b;
+  }
+
+ protected:
+  Expr mutate_load(const LoadNode* n, const Expr& e) override {
+    bool changed = false;
+    auto idx = mutate_all(n->indices, &changed);
+    Buffer b = get(n->buffer);
+    return changed || !b.same_as(n->buffer) ? make_load(b, idx) : e;
+  }
+  Expr mutate_buffer_ptr(const BufferPtrNode* n, const Expr& e) override {
+    bool changed = false;
+    auto idx = mutate_all(n->indices, &changed);
+    Buffer b = get(n->buffer);
+    return changed || !b.same_as(n->buffer) ? make_buffer_ptr(b, idx) : e;
+  }
+  Stmt mutate_store(const StoreNode* n, const Stmt& s) override {
+    bool changed = false;
+    auto idx = mutate_all(n->indices, &changed);
+    Expr v = mutate(n->value);
+    Buffer b = get(n->buffer);
+    if (!changed && v.same_as(n->value) && b.same_as(n->buffer)) return s;
+    return make_store(b, idx, v, n->loc);
+  }
+  Block mutate_block(const Block& blk) override {
+    Block nb = IRMutator::mutate_block(blk);
+    BlockNode out = *nb.get();
+    bool changed = !nb.same_as(blk);
+    for (auto* rs : {&out.reads, &out.writes})
+      for (auto& r : *rs) {
+        Buffer b = get(r.buffer);
+        changed = changed || !b.same_as(r.buffer);
+        r.buffer = b;
+      }
+    for (auto& a : out.allocs) {
+      Buffer b = get(a);
+      changed = changed || !b.same_as(a);
+      a = b;
+    }
+    return changed ? make_block(std::move(out)) : nb;
+  }
+
+ private:
+  const std::unordered_map<const BufferNode*, Buffer>& m_;
+};
+
 // Puts affine integer sub-expressions in canonical form ((v - 1) + 1 -> v). Exact for
 // the index ranges at hand; everything else is left alone.
 class IndexTidy : public IRMutator {
@@ -291,6 +346,12 @@ bool loads_buffer(const Expr& e, const BufferNode* b) {
   return found;
 }
 
+bool loads_any(const Expr& e) {
+  bool found = false;
+  for_each_expr(e, [&](const Expr& x) { found = found || x.as<LoadNode>() != nullptr; });
+  return found;
+}
+
 bool same_indices(const std::vector<Expr>& a, const std::vector<Expr>& b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i)
@@ -304,36 +365,133 @@ bool same_extent(const Expr& a, const Expr& b) {
   return expr_identical(a, b) || (a.as<VarNode>() && a.same_as(b));
 }
 
+void stored_buffers(const Stmt& s, std::unordered_set<const BufferNode*>* out) {
+  struct V : IRVisitor {
+    std::unordered_set<const BufferNode*>* out;
+    void visit_store(const StoreNode* n) override {
+      out->insert(n->buffer.get());
+      IRVisitor::visit_store(n);
+    }
+  } v;
+  v.out = out;
+  v.visit(s);
+}
+
+// Per dimension, a range [lo, hi) holding every index a block writes (whole: the limits of
+// int64).
+using Box = std::vector<std::pair<int64_t, int64_t>>;
+
+bool boxes_disjoint(const Box& a, const Box& b) {
+  for (size_t d = 0; d < a.size() && d < b.size(); ++d)
+    if (a[d].second <= b[d].first || b[d].second <= a[d].first) return true;
+  return false;
+}
+
+// The box of the elements of A a gather writes: a dimension indexed by the iter var of a
+// loop it is bound to directly, over constant bounds, gets the loop's range; any other
+// dimension is whole.
+Box target_box(const GatherResult& r, const Buffer& A) {
+  Box box(A->ndim(), {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()});
+  for (size_t d = 0; d < r.target_index.size() && d < box.size(); ++d)
+    for (auto& gl : r.loops) {
+      int64_t lo, hi;
+      if (r.target_index[d].same_as(gl.iter_var) && gl.binding.same_as(gl.loop_var) &&
+          is_const_int(gl.lo, &lo) && is_const_int(gl.hi, &hi))
+        box[d] = {lo, hi};
+    }
+  return box;
+}
+
+// FLOPs of an expression as `tirc stats` counts them (float arithmetic and intrinsics).
+double expr_flops(const Expr& e) {
+  double n = 0;
+  for_each_expr(e, [&](const Expr& x) {
+    if (auto* b = x.as<BinaryNode>()) {
+      if (is_float(b->a.dtype()) && !binop_is_logic(b->op)) n += 1;
+    } else if (auto* c = x.as<CallNode>()) {
+      if (is_float(c->dtype)) n += 1;
+    }
+  });
+  return n;
+}
+
 Expr and_all(const std::vector<Expr>& cs) {
   Expr out;
   for (auto& c : cs) out = out.defined() ? make_binary(BinOp::And, out, c) : c;
   return out;
 }
 
-// body inside the lets of `lets` (in order) that it needs, directly or through later lets;
-// `need` holds the variables body uses and grows with those of the kept lets.
-Stmt wrap_needed_lets(Stmt body, const std::vector<const std::vector<Binding>*>& lets,
-                      std::unordered_set<const VarNode*>& need) {
+// body inside the lets of `lets` (in order) that it needs, directly or through later lets
+// (`need` holds the variables body uses and grows with those of the kept lets), and inside
+// the guards of `placed`: a guard at position p goes between the p-th and the (p+1)-th let
+// of the flattened list, where the forward evaluates it (the lets after it ran only where it
+// held).
+Stmt wrap_lets_and_guards(Stmt body, const std::vector<const std::vector<Binding>*>& lets,
+                          std::unordered_set<const VarNode*>& need,
+                          const std::vector<std::pair<Expr, size_t>>& placed) {
   std::vector<const Binding*> all;
   for (auto* l : lets)
     for (auto& x : *l) all.push_back(&x);
-  for (size_t i = all.size(); i-- > 0;) {
-    if (!need.count(all[i]->var.get())) continue;
-    collect_vars(all[i]->value, &need);
-    body = make_let_stmt(all[i]->var, all[i]->value, body);
+  for (size_t i = all.size() + 1; i-- > 0;) {
+    for (size_t k = placed.size(); k-- > 0;)
+      if (std::min(placed[k].second, all.size()) == i) {
+        body = make_if(placed[k].first, body);
+        collect_vars(placed[k].first, &need);
+      }
+    if (i == 0) break;
+    const Binding* b = all[i - 1];
+    if (!need.count(b->var.get())) continue;
+    collect_vars(b->value, &need);
+    body = make_let_stmt(b->var, b->value, body);
   }
   return body;
 }
 
+// A unit's own guards (`guards`, the forward evaluating gpos[k] lets of the first list before
+// guard k): those that use a let go among the lets (*placed); the others wrap everything
+// (*outer).
+void split_own_guards(const std::vector<Expr>& guards, const std::vector<size_t>& gpos,
+                      const std::vector<const std::vector<Binding>*>& lets, std::vector<Expr>* outer,
+                      std::vector<std::pair<Expr, size_t>>* placed) {
+  std::unordered_set<const VarNode*> top;
+  for (auto* l : lets)
+    for (auto& b : *l) top.insert(b.var.get());
+  for (size_t k = 0; k < guards.size(); ++k) {
+    std::unordered_set<const VarNode*> vs;
+    collect_vars(guards[k], &vs);
+    bool uses = false;
+    for (auto* v : vs) uses = uses || top.count(v);
+    if (uses && k < gpos.size())
+      placed->push_back({guards[k], gpos[k]});
+    else
+      outer->push_back(guards[k]);
+  }
+}
+
+// A let value stored to T[index] (the tapes of reverse_region).
+struct TapeStore {
+  Buffer T;
+  std::vector<Expr> index;
+  Var var;
+};
+
 // `A[J] += term` for every leaf (A = target(leaf load)), each under the leaf's own guards
 // (those after the prefix `guards` that the caller applies around everything), in the lets
 // of `lets` that the terms need; undefined when there is no leaf. Used inside the backward
-// scans, where the cotangents are updated step by step.
+// scans, where the cotangents are updated step by step. `tapes`: stores of let values, not
+// guarded by the leaves' own guards, in the same lets; `placed`: guards among the lets (as
+// wrap_lets_and_guards).
 Stmt accumulate_leaves(const std::vector<LeafTerm>& leaves, const std::vector<Expr>& guards,
                        const std::vector<const std::vector<Binding>*>& lets,
-                       const std::function<Buffer(const LoadNode*)>& target) {
+                       const std::function<Buffer(const LoadNode*)>& target,
+                       const std::vector<TapeStore>& tapes = {},
+                       const std::vector<std::pair<Expr, size_t>>& placed = {}) {
   std::vector<Stmt> stmts;
   std::unordered_set<const VarNode*> need;
+  for (auto& t : tapes) {
+    stmts.push_back(make_store(t.T, t.index, t.var));
+    need.insert(t.var.get());
+  }
   for (auto& g : leaves) {
     auto* ld = g.load.as<LoadNode>();
     Buffer A = target(ld);
@@ -354,20 +512,26 @@ Stmt accumulate_leaves(const std::vector<LeafTerm>& leaves, const std::vector<Ex
     stmts.push_back(st);
   }
   if (stmts.empty()) return Stmt();
-  Stmt body = wrap_needed_lets(make_seq(stmts), lets, need);
+  Stmt body = wrap_lets_and_guards(make_seq(stmts), lets, need, placed);
   return body;
 }
 
 class GradientBuilder {
  public:
-  GradientBuilder(const FunctionNode& f, const std::vector<std::string>& wrt, const GradientOptions& opts)
-      : f_(f), opts_(opts) {
+  // cot_names: the name of each output's cotangent param (`<output>_grad` of F's output
+  // as the user wrote it: claim_interface_names may have renamed the output itself).
+  GradientBuilder(const FunctionNode& f, const std::vector<std::string>& wrt, const GradientOptions& opts,
+                  std::vector<std::string> cot_names)
+      : f_(f), opts_(opts), cot_names_(std::move(cot_names)) {
     NameCollector nc(names_);
     nc.visit(f.body);
     for (auto& p : f.params) names_.reserve(p.name());
     for (auto& o : f.outputs) names_.reserve(o->name);
     names_.reserve(f.name);
     resolve_wrt(wrt);
+    // The interface names are F_grad's exactly; no internal buffer may take them.
+    for (auto& n : cot_names_) names_.reserve(n);
+    for (auto& w : wrt_) names_.reserve(w->name + "_grad");
   }
 
   Function build();
@@ -383,18 +547,37 @@ class GradientBuilder {
   void find_regions();
   void analyze_region(const Region& r);
   void reverse_region(const Region& r);
+  // Tapes of a step's values for the contributions deferred after a region's loop: the
+  // step block computes them anyway (it has in-loop leaves), so the let values with FLOPs
+  // that the deferred terms use are stored per step point (indexed like u's store, I_ad)
+  // and the deferred terms load them instead of recomputing the step. Rewrites the terms
+  // of the deferred leaves in *leaves; returns the stores for the step block (none when u
+  // has no in-loop leaf or no deferred leaf).
+  std::vector<TapeStore> tape_deferred(const Unit& u, const Scope& S, const std::vector<Binding>& adj_lets,
+                                       const std::vector<Expr>& I_ad,
+                                       const std::function<bool(const LeafTerm&)>& in_loop,
+                                       std::vector<LeafTerm>* leaves);
   std::vector<Region> regions_;
   // The adjoint of a scan's reads of its own earlier steps: a block over u's iteration space
   // whose scan var runs backwards, adding each step's cotangent into the steps it read.
   // `guards`: the conditions of u's body around its store (they guard the seed load too).
   void emit_reverse_scan(Unit& u, const Buffer& G, const std::vector<const std::vector<Binding>*>& lets,
-                         const std::vector<LeafTerm>& carried, const std::vector<Expr>& guards);
+                         const std::vector<LeafTerm>& carried, const std::vector<Expr>& guards,
+                         const std::vector<size_t>& gpos);
   void flatten_body(const BlockNode& b, const Stmt& s, std::vector<Unit::Item>& items,
                     std::vector<std::pair<std::vector<Unit::Item>, const StoreNode*>>& out);
   int ngroups_ = 0;
   void assign_versions();
   void reverse_unit(Unit& u);
-  void emit_contribution(Unit& u, const std::vector<const std::vector<Binding>*>& lets, const LeafTerm& leaf);
+  // `gpos`: for the leading guards of the leaf that are u's own (its body's `if`s, the
+  // once-guards, the init's reduce-var conditions), the number of lets of the first list
+  // that the forward evaluates before each: such a guard also guards the lets after it (at
+  // its position when it uses a let, else around everything). The other guards come from
+  // `if_then_else` arms of the stored value, which the forward evaluates after all its lets:
+  // when they read a buffer (data-dependent), they guard the store only, so that the lets
+  // stay unconditional and can be hoisted (hoist.h).
+  void emit_contribution(Unit& u, const std::vector<const std::vector<Binding>*>& lets, const LeafTerm& leaf,
+                         const std::vector<size_t>& gpos);
   // Whether the gather blocks of one contribution iterate over many more points than the
   // forward loop nest (whose scatter visits each contributing point once): adaptive
   // pooling's window start `i * 5 // 3 + r` leaves quotient and remainder vars free in the
@@ -437,6 +620,13 @@ class GradientBuilder {
     for_each_expr(s, [&](const Expr& x) {
       if (auto* l = x.as<LoadNode>()) bwd_loads_.insert(l->buffer.get());
     });
+    if (!boxes_.empty()) {
+      // Any write ends the tracking of a buffer (emit_contribution records its own boxes
+      // after emitting).
+      std::unordered_set<const BufferNode*> w;
+      stored_buffers(s, &w);
+      for (auto* b : w) boxes_.erase(b);
+    }
     bwd_.push_back(s);
   }
   // Whether F_grad recomputes the forward block that writes version v anyway: an adjoint
@@ -452,8 +642,9 @@ class GradientBuilder {
   // Splits groups into those leaves (`mine`, at least two, or none) and the rest.
   void split_pointwise(const Unit& u, const std::vector<LeafTerm>& groups, std::vector<LeafTerm>* mine,
                        std::vector<LeafTerm>* rest) const;
+  // `gpos`: u's own guards, leading and common to the leaves, as for emit_contribution.
   void emit_pointwise(Unit& u, const std::vector<const std::vector<Binding>*>& lets,
-                      const std::vector<LeafTerm>& mine);
+                      const std::vector<LeafTerm>& mine, const std::vector<size_t>& gpos);
   // Spatial unit whose stored value (the last let of S) the adjoints use: whether they read
   // it back from Y (F_grad then recomputes Y's forward block, if it does not anyway) rather
   // than recompute it inline in each adjoint block that needs it, whichever costs fewer FLOPs.
@@ -469,6 +660,7 @@ class GradientBuilder {
 
   const FunctionNode& f_;
   GradientOptions opts_;
+  std::vector<std::string> cot_names_;
   NameGen names_;
   std::vector<Buffer> wrt_;
   std::unordered_set<const BufferNode*> inputs_, active_;
@@ -481,6 +673,9 @@ class GradientBuilder {
   std::unordered_map<const BufferNode*, int> nversions_;
   // Adjoint buffers whose zero-initialisation (index in bwd_) no block has built on yet.
   std::unordered_map<const BufferNode*, size_t> zero_init_;
+  // Zero-initialised adjoint buffers written since only by gathers: boxes holding every
+  // element written (emit_contribution; any other write erases the entry).
+  std::unordered_map<const BufferNode*, std::vector<Box>> boxes_;
   // Buffers loaded by the statements of bwd_ (version_needed).
   std::unordered_set<const BufferNode*> bwd_loads_;
   // Version -> units whose forward block reads it or updates it (built on first use).
@@ -980,6 +1175,45 @@ void GradientBuilder::analyze_region(const Region& r) {
   }
 }
 
+std::vector<TapeStore> GradientBuilder::tape_deferred(const Unit& u, const Scope& S,
+                                                      const std::vector<Binding>& adj_lets,
+                                                      const std::vector<Expr>& I_ad,
+                                                      const std::function<bool(const LeafTerm&)>& in_loop,
+                                                      std::vector<LeafTerm>* leaves) {
+  bool mine = false, deferred = false;
+  for (auto& g : *leaves) (in_loop(g) ? mine : deferred) = true;
+  if (!mine || !deferred) return {};
+  // Lets whose value costs FLOPs (directly or through earlier lets).
+  std::vector<const Binding*> all;
+  for (auto& b : S.lets) all.push_back(&b);
+  for (auto& b : adj_lets) all.push_back(&b);
+  std::unordered_set<const VarNode*> costly;
+  for (auto* b : all) {
+    bool c = expr_flops(b->value) > 0;
+    if (!c) {
+      std::unordered_set<const VarNode*> vs;
+      collect_vars(b->value, &vs);
+      for (auto* v : vs) c = c || costly.count(v);
+    }
+    if (c) costly.insert(b->var.get());
+  }
+  std::unordered_set<const VarNode*> used;
+  for (auto& g : *leaves)
+    if (!in_loop(g)) collect_vars(g.term, &used);
+  std::vector<TapeStore> tapes;
+  std::unordered_map<const VarNode*, Expr> sub;
+  for (auto* b : all) {
+    if (!costly.count(b->var.get()) || !used.count(b->var.get())) continue;
+    Buffer T = new_buffer(u.blk->name + "_tape", u.Y, b->var.dtype());
+    tapes.push_back({T, I_ad, b->var});
+    sub[b->var.get()] = make_load(T, I_ad);
+  }
+  if (tapes.empty()) return {};
+  for (auto& g : *leaves)
+    if (!in_loop(g)) g.term = substitute(g.term, sub);
+  return tapes;
+}
+
 void GradientBuilder::reverse_region(const Region& r) {
   // The cotangents of the loop's results first: later steps add into earlier ones.
   std::unordered_map<size_t, Buffer> G;
@@ -1005,6 +1239,7 @@ void GradientBuilder::reverse_region(const Region& r) {
     std::shared_ptr<Scope> S;
     std::shared_ptr<std::vector<Binding>> adj;
     LeafTerm leaf;
+    std::vector<size_t> gpos;
   };
   std::vector<Deferred> later;
   auto in_loop = [&](const LeafTerm& g) {
@@ -1024,20 +1259,28 @@ void GradientBuilder::reverse_region(const Region& r) {
     // One statement per leaf: cotangent += term, under the leaf's own guards, in the lets.
     auto contributions =
         [&](const std::shared_ptr<Scope>& Sp, const std::shared_ptr<std::vector<Binding>>& adjp,
-            const std::vector<LeafTerm>& leaves, const std::vector<Expr>& guards, bool wrap = true) {
+            const std::vector<LeafTerm>& leaves, const std::vector<Expr>& guards,
+            const std::vector<size_t>& gpos, bool wrap = true, const std::vector<TapeStore>& tapes = {}) {
           std::vector<LeafTerm> mine;
           for (auto& g : leaves) {
             if (in_loop(g))
               mine.push_back(g);
             else
-              later.push_back({j, Sp, adjp, g});
+              later.push_back({j, Sp, adjp, g, gpos});
           }
-          Stmt body = accumulate_leaves(mine, guards, {&Sp->lets, adjp.get()}, [&](const LoadNode* ld) {
-            Buffer A = adj_write(ld->buffer);
-            zero_init_.erase(A.get());
-            return A;
-          });
-          if (body.defined() && wrap && !guards.empty()) body = make_if(and_all(guards), body);
+          if (mine.empty()) return Stmt();
+          std::vector<Expr> outer;
+          std::vector<std::pair<Expr, size_t>> placed;
+          if (wrap) split_own_guards(guards, gpos, {&Sp->lets, adjp.get()}, &outer, &placed);
+          Stmt body = accumulate_leaves(
+              mine, guards, {&Sp->lets, adjp.get()},
+              [&](const LoadNode* ld) {
+                Buffer A = adj_write(ld->buffer);
+                zero_init_.erase(A.get());
+                return A;
+              },
+              tapes, placed);
+          if (body.defined() && !outer.empty()) body = make_if(and_all(outer), body);
           return body;
         };
     std::vector<Stmt> parts;
@@ -1046,20 +1289,26 @@ void GradientBuilder::reverse_region(const Region& r) {
       auto S = std::make_shared<Scope>();
       auto adj_lets = std::make_shared<std::vector<Binding>>();
       std::vector<Expr> guards;
+      std::vector<size_t> gpos;
       for (auto& it : u.items) {
-        if (it.is_let)
+        if (it.is_let) {
           ad.bind_let(it.var, rename_ad(u, it.value), *S);
-        else
+        } else {
           guards.push_back(ad.subst(rename_ad(u, it.value)));
+          gpos.push_back(S->lets.size());
+        }
       }
-      for (auto& o : u.once) guards.push_back(o);
+      for (auto& o : u.once) guards.push_back(o), gpos.push_back(0);
       Expr root = ad.linearize(rename_ad(u, u.update), *S);
       Expr seed = u.negate ? -Gi : Gi;
       if (u.kind == RedKind::Spatial && !S->lets.empty() && root.same_as(S->lets.back().var))
         S->lets.back().value = make_load(u.ver_out, I_ad);
       std::vector<LeafTerm> leaves;
       ad.reverse(*S, {{root, seed}}, guards, adj_lets.get(), &leaves);
-      Stmt st = contributions(S, adj_lets, leaves, guards);
+      std::vector<TapeStore> tapes;
+      if (u.kind == RedKind::Spatial && u.reduce_iters.empty())
+        tapes = tape_deferred(u, *S, *adj_lets, I_ad, in_loop, &leaves);
+      Stmt st = contributions(S, adj_lets, leaves, guards, gpos, true, tapes);
       if (st.defined()) parts.push_back(st);
     }
     if (u.init_store) {
@@ -1072,12 +1321,13 @@ void GradientBuilder::reverse_region(const Region& r) {
       Expr root0 = ad.linearize(rename_ad(u, u.init_store->value), *S0);
       std::vector<LeafTerm> leaves;
       ad.reverse(*S0, {{root0, Gi}}, rz, adj_lets.get(), &leaves);
-      Stmt st = contributions(S0, adj_lets, leaves, rz);
+      std::vector<size_t> rz_pos(rz.size(), 0);
+      Stmt st = contributions(S0, adj_lets, leaves, rz, rz_pos);
       if (st.defined()) parts.push_back(st);
       std::vector<LeafTerm> mine;  // the others were deferred by the call above
       for (auto& g : leaves)
         if (in_loop(g)) mine.push_back(g);
-      init_alone = contributions(S0, adj_lets, mine, rz, false);
+      init_alone = contributions(S0, adj_lets, mine, rz, rz_pos, false);
     }
     // The step's adjoint: its step var runs backwards (w = extent - 1 - s, increasing as
     // the loop runs); the other iter vars scatter into shared cotangents, as atomic reduce
@@ -1165,7 +1415,7 @@ void GradientBuilder::reverse_region(const Region& r) {
     const Unit& u0 = units_[r.first];
     emit(wrap_path_range(u0, loop, 0, u0.scan_at));
   }
-  for (auto& d : later) emit_contribution(units_[d.unit], {&d.S->lets, d.adj.get()}, d.leaf);
+  for (auto& d : later) emit_contribution(units_[d.unit], {&d.S->lets, d.adj.get()}, d.leaf, d.gpos);
 }
 
 void GradientBuilder::analyze_scan(Unit& u) {
@@ -1303,8 +1553,9 @@ void GradientBuilder::assign_versions() {
   for (auto& p : f_.params)
     if (p.is_buffer()) orig_of_[p.buffer.get()] = p.buffer.get();
   // Cotangent params: the adjoint of each output's final version.
-  for (auto& o : f_.outputs) {
-    Buffer g(names_.unique(o->name + "_grad"), o->dtype, o->shape, "global");
+  for (size_t oi = 0; oi < f_.outputs.size(); ++oi) {
+    const Buffer& o = f_.outputs[oi];
+    Buffer g(cot_names_[oi], o->dtype, o->shape, "global");
     Param p;
     p.buffer = g;
     cot_params_.push_back(p);
@@ -1498,11 +1749,18 @@ void GradientBuilder::split_pointwise(const Unit& u, const std::vector<LeafTerm>
 }
 
 void GradientBuilder::emit_pointwise(Unit& u, const std::vector<const std::vector<Binding>*>& lets,
-                                     const std::vector<LeafTerm>& mine) {
+                                     const std::vector<LeafTerm>& mine, const std::vector<size_t>& gpos) {
   if (mine.empty()) return;
   std::vector<Stmt> stores;
   std::unordered_set<const VarNode*> need;
   std::string name = u.blk->name;
+  // u's own guards guard the lets the forward evaluates after them (`if M[vi] > 0 { let t =
+  // T[vi] * 3.0 ... }`, T written only there): around everything, or at their place among
+  // the lets when they use one.
+  size_t nown = std::min(gpos.size(), mine[0].guards.size());
+  std::vector<Expr> outer;
+  std::vector<std::pair<Expr, size_t>> placed;
+  split_own_guards({mine[0].guards.begin(), mine[0].guards.begin() + nown}, gpos, lets, &outer, &placed);
   for (auto& g : mine) {
     auto* ld = g.load.as<LoadNode>();
     Buffer A = adj_write(ld->buffer);
@@ -1521,31 +1779,18 @@ void GradientBuilder::emit_pointwise(Unit& u, const std::vector<const std::vecto
     } else {
       val = cur + g.term;
     }
+    std::vector<Expr> own(g.guards.begin() + std::min(nown, g.guards.size()), g.guards.end());
     Stmt st = make_store(A, ld->indices, val);
-    if (!g.guards.empty()) st = make_if(and_all(g.guards), st);
+    for (size_t k = own.size(); k-- > 0;) st = make_if(own[k], st);
     collect_vars(g.term, &need);
-    for (auto& x : g.guards) collect_vars(x, &need);
+    for (auto& x : own) collect_vars(x, &need);
     stores.push_back(st);
   }
-  Stmt body = wrap_needed_lets(make_seq(stores), lets, need);
+  Stmt body = wrap_lets_and_guards(make_seq(stores), lets, need, placed);
+  for (size_t k = outer.size(); k-- > 0;) body = make_if(outer[k], body);
   emit(clone_block(
       u, name, [&] { return body; }, nullptr, false));
 }
-
-namespace {
-// FLOPs of an expression as `tirc stats` counts them (float arithmetic and intrinsics).
-double expr_flops(const Expr& e) {
-  double n = 0;
-  for_each_expr(e, [&](const Expr& x) {
-    if (auto* b = x.as<BinaryNode>()) {
-      if (is_float(b->a.dtype()) && !binop_is_logic(b->op)) n += 1;
-    } else if (auto* c = x.as<CallNode>()) {
-      if (is_float(c->dtype)) n += 1;
-    }
-  });
-  return n;
-}
-}  // namespace
 
 double GradientBuilder::leaf_terms_cost(const std::vector<const std::vector<Binding>*>& lets,
                                         const std::vector<std::vector<LeafTerm>>& blocks) const {
@@ -1731,13 +1976,16 @@ void GradientBuilder::reverse_unit(Unit& u) {
   {
     Scope S;
     std::vector<Expr> guards;
+    std::vector<size_t> gpos;  // lets the forward evaluates before each guard
     for (auto& it : u.items) {
-      if (it.is_let)
+      if (it.is_let) {
         ad.bind_let(it.var, rename_ad(u, it.value), S);
-      else
+      } else {
         guards.push_back(ad.subst(rename_ad(u, it.value)));
+        gpos.push_back(S.lets.size());
+      }
     }
-    for (auto& o : u.once) guards.push_back(o);
+    for (auto& o : u.once) guards.push_back(o), gpos.push_back(0);
     Expr root = ad.linearize(Ead, S);
     Expr seed = Gi;
     bool root_let = !S.lets.empty() && root.same_as(S.lets.back().var);
@@ -1808,7 +2056,7 @@ void GradientBuilder::reverse_unit(Unit& u) {
       for (auto& g : groups)
         (g.load.as<LoadNode>()->buffer.same_as(u.ver_out) && !u.carried.empty() ? carried : rest)
             .push_back(g);
-      if (!carried.empty()) emit_reverse_scan(u, G, {&S.lets, &adj_lets}, carried, guards);
+      if (!carried.empty()) emit_reverse_scan(u, G, {&S.lets, &adj_lets}, carried, guards, gpos);
       emit_pass();
       groups = std::move(rest);
     }
@@ -1820,12 +2068,12 @@ void GradientBuilder::reverse_unit(Unit& u) {
       for (auto& g : groups) blocks.push_back({g});
       if (load_stored_value(u, S, adj_lets, blocks)) S.lets.back().value = Yk;
     }
-    emit_pointwise(u, {&S.lets, &adj_lets}, pointwise);
+    emit_pointwise(u, {&S.lets, &adj_lets}, pointwise, gpos);
     for (auto& g : groups) {
       if (u.kind == RedKind::Max || u.kind == RedKind::Min)
         emit_argext(u, {&S.lets, &adj_lets}, g, K, I_ad);
       else
-        emit_contribution(u, {&S.lets, &adj_lets}, g);
+        emit_contribution(u, {&S.lets, &adj_lets}, g, gpos);
     }
   }
   // Initial value (init store, or the previous content for reductions without init):
@@ -1852,7 +2100,8 @@ void GradientBuilder::reverse_unit(Unit& u) {
     std::vector<Binding> adj_lets;
     std::vector<LeafTerm> leaves;
     ad.reverse(S0, {{root0, seed}}, guards, &adj_lets, &leaves);
-    for (auto& g : leaves) emit_contribution(u, {&S0.lets, &adj_lets}, g);
+    for (auto& g : leaves)
+      emit_contribution(u, {&S0.lets, &adj_lets}, g, std::vector<size_t>(guards.size(), 0));
   }
 }
 
@@ -1888,7 +2137,7 @@ bool GradientBuilder::gather_costs_more(const GatherInput& gi,
 }
 
 void GradientBuilder::emit_contribution(Unit& u, const std::vector<const std::vector<Binding>*>& lets,
-                                        const LeafTerm& leaf) {
+                                        const LeafTerm& leaf, const std::vector<size_t>& gpos) {
   auto* ld = leaf.load.as<LoadNode>();
   Buffer A = adj_write(ld->buffer);
   auto zit = zero_init_.find(A.get());
@@ -1898,14 +2147,25 @@ void GradientBuilder::emit_contribution(Unit& u, const std::vector<const std::ve
   std::unordered_set<const VarNode*> top;
   for (auto* l : lets)
     for (auto& b : *l) top.insert(b.var.get());
+  // Outer guards restrict the gather (or wrap everything); u's own guards that use a let
+  // go at their place among the lets (placed); inner ones (arm guards that use a let or read
+  // a buffer) sit inside the lets, around the store, nested in order (a later one may load
+  // what an earlier one checks).
   std::vector<Expr> outer, inner;
-  for (auto& g : leaf.guards) {
+  std::vector<std::pair<Expr, size_t>> placed;
+  for (size_t k = 0; k < leaf.guards.size(); ++k) {
+    const Expr& g = leaf.guards[k];
     std::unordered_set<const VarNode*> vs;
     collect_vars(g, &vs);
     bool uses = false;
     for (auto* v : vs)
       if (top.count(v)) uses = true;
-    (uses ? inner : outer).push_back(g);
+    if (k < gpos.size() && uses)
+      placed.push_back({g, gpos[k]});
+    else if (k >= gpos.size() && (uses || loads_any(g)))
+      inner.push_back(g);
+    else
+      outer.push_back(g);
   }
   bool overwrite = false;  // first contribution covering every element once: a plain store
   bool plain = false;      // first contribution, each element at most once: no add to the zeros
@@ -1920,20 +2180,11 @@ void GradientBuilder::emit_contribution(Unit& u, const std::vector<const std::ve
     else
       val = cur + term;
     Stmt s = make_store(A, target, val);
-    if (!inner.empty()) s = make_if(and_all(inner), s);
-    // Needed lets, innermost first.
-    std::vector<const Binding*> all;
-    for (auto* l : lets)
-      for (auto& b : *l) all.push_back(&b);
+    for (size_t k = inner.size(); k-- > 0;) s = make_if(inner[k], s);
     std::unordered_set<const VarNode*> need;
     collect_vars(term, &need);
     for (auto& g : inner) collect_vars(g, &need);
-    for (size_t i = all.size(); i-- > 0;) {
-      if (!need.count(all[i]->var.get())) continue;
-      collect_vars(all[i]->value, &need);
-      s = make_let_stmt(all[i]->var, all[i]->value, s);
-    }
-    return s;
+    return wrap_lets_and_guards(s, lets, need, placed);
   };
   const std::string name = u.blk->name + "_d" + ld->buffer->name;
 
@@ -2014,11 +2265,24 @@ void GradientBuilder::emit_contribution(Unit& u, const std::vector<const std::ve
   }
   if (solved && gather_costs_more(gi, results)) solved = false;
   if (solved) {
+    // Zero elimination beyond the first contribution: the elements written since the
+    // zero-initialisation are tracked as boxes (while only gathers write the buffer); a
+    // gather whose boxes miss them all also stores its term onto zeros (the gates of an
+    // LSTM: dXU[t, j], dXU[t, j + 4], ... from different reads).
+    auto bit = boxes_.find(A.get());
+    bool tracked = fresh || bit != boxes_.end();
+    std::vector<Box> prior, added;
+    if (!fresh && tracked) prior = bit->second;
+    bool disjoint = tracked;
+    for (auto& res : results) {
+      added.push_back(target_box(res, A));
+      for (auto& p : prior) disjoint = disjoint && boxes_disjoint(p, added.back());
+    }
     for (auto& res : results) {
       auto* r = &res;
       overwrite = false;
-      if (fresh && results.size() == 1 && inner.empty() && r->residual.empty() && is_one(r->predicate) &&
-          r->predicate.dtype() == DType::Bool && r->loops.size() == A->ndim()) {
+      if (fresh && results.size() == 1 && inner.empty() && placed.empty() && r->residual.empty() &&
+          is_one(r->predicate) && r->predicate.dtype() == DType::Bool && r->loops.size() == A->ndim()) {
         overwrite = true;
         for (size_t d = 0; d < r->loops.size() && overwrite; ++d) {
           auto& gl = r->loops[d];
@@ -2030,7 +2294,7 @@ void GradientBuilder::emit_contribution(Unit& u, const std::vector<const std::ve
       // A gather without reduce loops writes each element at most once (the spatial loops
       // are the independent target indices; residue classes are disjoint): onto the fresh
       // zeros, the term is stored as is (strided_slice, pad-like slices: no `0 + a`).
-      plain = fresh && !overwrite;
+      plain = disjoint && !overwrite;
       for (auto& gl : r->loops) plain = plain && gl.kind == IterKind::Spatial;
       std::unordered_map<const VarNode*, Expr> iter_new;
       for (auto& [k, v] : iter_to_loop) iter_new[k] = substitute(v, r->subst);
@@ -2052,6 +2316,10 @@ void GradientBuilder::emit_contribution(Unit& u, const std::vector<const std::ve
       }
       emit(st);
     }
+    if (tracked) {
+      prior.insert(prior.end(), added.begin(), added.end());
+      boxes_[A.get()] = std::move(prior);
+    }
     return;
   }
   // Scatter fallback over the forward iteration space.
@@ -2064,8 +2332,8 @@ void GradientBuilder::emit_contribution(Unit& u, const std::vector<const std::ve
 
 void GradientBuilder::emit_reverse_scan(Unit& u, const Buffer& G,
                                         const std::vector<const std::vector<Binding>*>& lets,
-                                        const std::vector<LeafTerm>& carried,
-                                        const std::vector<Expr>& guards) {
+                                        const std::vector<LeafTerm>& carried, const std::vector<Expr>& guards,
+                                        const std::vector<size_t>& gpos) {
   const BlockNode& b = *u.blk;
   const std::vector<Expr>& I = u.store->indices;
   bool cross = false;  // a step feeds earlier elements of other spatial points
@@ -2074,8 +2342,12 @@ void GradientBuilder::emit_reverse_scan(Unit& u, const Buffer& G,
     for (size_t d = 0; d < I.size(); ++d)
       if (d != u.scan_dim && !expr_identical(ld->indices[d], I[d])) cross = true;
   }
-  Stmt body = accumulate_leaves(carried, guards, lets, [&](const LoadNode*) { return G; });
-  if (!guards.empty()) body = make_if(and_all(guards), body);
+  std::vector<Expr> outer;
+  std::vector<std::pair<Expr, size_t>> placed;
+  split_own_guards(guards, gpos, lets, &outer, &placed);
+  Stmt body = accumulate_leaves(
+      carried, guards, lets, [&](const LoadNode*) { return G; }, {}, placed);
+  if (!outer.empty()) body = make_if(and_all(outer), body);
   // The loop runs backwards: t -> (2 min + extent - 1) - t in the bindings and predicate, and
   // the new scan var w counts the steps from the end (s = extent - 1 - w), so that it still
   // increases as the block runs.
@@ -2213,7 +2485,7 @@ Function GradientBuilder::build() {
   // Results: zero-initialised adjoints of the wrt inputs.
   std::vector<Buffer> outs;
   for (auto& w : wrt_) {
-    Buffer g(names_.unique(w->name + "_grad"), w->dtype, w->shape, "global");
+    Buffer g(w->name + "_grad", w->dtype, w->shape, "global");
     outs.push_back(g);
     adj_[w.get()] = g;
     zero_init_[g.get()] = bwd_.size();
@@ -2354,10 +2626,81 @@ Function GradientBuilder::build() {
 
 Function normalize_for_autodiff(const FunctionNode& f);  // normalize.h: if/else, loops, ... in block bodies
 
+namespace {
+
+// LANGUAGE.md fixes the names of F_grad's interface: F's params, `<output>_grad` for each
+// output's cotangent, `<wrt>_grad` for each result. They win over F's internal buffers
+// (its outputs and allocs, which F_grad recomputes as allocs; e.g. the second gradient of
+// f_grad recomputes f_grad's output A_grad while its result for --wrt A is A_grad too):
+// such a buffer is renamed (a new node, substituted in the body). Two interface names
+// that coincide (F has an input A_grad and a result for --wrt A) cannot both be kept:
+// refused, naming both. Returns f with its internal buffers renamed and, in *cot_names,
+// the cotangent names.
+Function claim_interface_names(const Function& f, const std::vector<std::string>& wrt,
+                               std::vector<std::string>* cot_names) {
+  std::unordered_map<std::string, std::string> owner;  // interface name -> what it names
+  auto claim = [&](const std::string& name, const std::string& what) {
+    auto [it, fresh] = owner.emplace(name, what);
+    if (!fresh)
+      throw Error("gradient of " + f->name + ": " + what + " is named " + name +
+                  ", which is also the name of " + it->second +
+                  " (LANGUAGE.md fixes both names): rename one of them");
+  };
+  for (auto& p : f->params)
+    claim(p.name(), (p.is_buffer() ? "input " : "parameter ") + p.name() + " of " + f->name);
+  cot_names->clear();
+  for (auto& o : f->outputs) {
+    cot_names->push_back(o->name + "_grad");
+    claim(o->name + "_grad", "the cotangent of output " + o->name);
+  }
+  // The results; a name that is not a float input buffer is left to resolve_wrt's refusal.
+  for (auto& p : f->params) {
+    if (!p.is_buffer() || !is_float(p.buffer->dtype)) continue;
+    if (!wrt.empty() && std::find(wrt.begin(), wrt.end(), p.name()) == wrt.end()) continue;
+    claim(p.name() + "_grad", "the gradient of input " + p.name());
+  }
+  // Internal buffers holding an interface name.
+  std::vector<Buffer> internal(f->outputs.begin(), f->outputs.end());
+  struct Allocs : IRVisitor {
+    std::vector<Buffer>* out;
+    void visit_block(const BlockNode* n) override {
+      for (auto& b : n->allocs) out->push_back(b);
+      IRVisitor::visit_block(n);
+    }
+  } allocs;
+  allocs.out = &internal;
+  allocs.visit(f->body);
+  NameGen names;
+  NameCollector nc(names);
+  nc.visit(f->body);
+  for (auto& b : internal) names.reserve(b->name);
+  for (auto& [n, what] : owner) names.reserve(n);
+  std::unordered_map<const BufferNode*, Buffer> m;
+  for (auto& b : internal)
+    if (owner.count(b->name) && !m.count(b.get()))
+      m[b.get()] = Buffer(names.unique(b->name), b->dtype, b->shape, b->scope);
+  if (m.empty()) return f;
+  BufferSubst sub(m);
+  auto nf = std::make_shared<FunctionNode>(*f);
+  nf->body = sub.mutate(f->body);
+  for (auto& o : nf->outputs) o = sub.get(o);
+  return nf;
+}
+
+}  // namespace
+
 Function gradient(const FunctionNode& f, const std::vector<std::string>& wrt, const GradientOptions& opts) {
-  Function nf = normalize_for_autodiff(f);
-  GradientBuilder b(*nf, wrt, opts);
+  std::vector<std::string> cot_names;
+  Function nf = claim_interface_names(normalize_for_autodiff(f), wrt, &cot_names);
+  GradientBuilder b(*nf, wrt, opts, std::move(cot_names));
   Function g = b.build();
+  {
+    // Every float constant holds its dtype's value (derivative constants such as
+    // 2/sqrt(pi) are computed in double): F_grad prints as a parse fixpoint.
+    auto rg = std::make_shared<FunctionNode>(*g);
+    rg->body = round_float_consts(g->body);
+    g = rg;
+  }
   if (!opts.order_loops || std::getenv("TIRC_AD_NO_LOOP_ORDER")) return g;
   // The forward blocks F_grad recomputes keep the author's loop order.
   std::unordered_set<std::string> forward;

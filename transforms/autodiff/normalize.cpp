@@ -9,9 +9,11 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -20,6 +22,9 @@
 #include "ir/visitor.h"
 #include "transforms/autodiff/affine.h"
 #include "transforms/autodiff/expr_ad.h"
+#include "transforms/autodiff/fuse_scan_loops.h"
+#include "transforms/autodiff/outer_lets.h"
+#include "transforms/autodiff/redundant.h"
 #include "transforms/autodiff/regions.h"
 #include "transforms/autodiff/wrap_stores.h"
 
@@ -333,6 +338,113 @@ struct Piece {
   std::optional<LiftPlan> lift;
 };
 
+bool has_block_realize(const Stmt& s);
+
+// True when c is a conjunction of equations each pinning one reduce var to 0, every reduce
+// var once: `rv == 0`, or any affine equation that says the same (`rv + 1 == 1`, the form
+// rewrite 0 gives a C-style `if k == 1` over `serial(1, n)`).
+bool pins_to_zero(const Expr& c, const VarSet& reduce) {
+  VarSet seen;
+  std::vector<Expr> todo{c};
+  while (!todo.empty()) {
+    Expr e = todo.back();
+    todo.pop_back();
+    auto* bin = e.as<BinaryNode>();
+    if (!bin) return false;
+    if (bin->op == BinOp::And) {
+      todo.push_back(bin->a);
+      todo.push_back(bin->b);
+      continue;
+    }
+    if (bin->op != BinOp::EQ) return false;
+    auto d = is_int(bin->a.dtype()) ? ad::to_affine(bin->a - bin->b) : std::nullopt;
+    if (!d || d->constant != 0 || d->terms.size() != 1 ||
+        (d->terms[0].second != 1 && d->terms[0].second != -1))
+      return false;
+    const VarNode* vn = d->terms[0].first.get();
+    if (!reduce.count(vn) || seen.count(vn)) return false;
+    seen.insert(vn);
+  }
+  return seen.size() == reduce.size();
+}
+
+// Rewrite 10: a running extremum written as a conditional replacement,
+//   if e > Y[I] { Y[I] = e; Z[J] = f; ... }     (also Y[I] < e, >=, <=; min with < / >)
+// becomes `Z[J] = select(c, f, Z[J]); ...; Y[I] = max(Y[I], e)`: the same values (max(Y, e)
+// is e exactly when e > Y, and equals Y on a tie of >=; NaN aside), a reduction gradient()
+// differentiates. The other stores (an argmax index next to the max) move before Y's and
+// keep the condition; sound when they neither read Y nor write what c, e or I read, and no
+// two of them write one buffer. Lets between the if and the stores are not handled. A
+// float side store becomes `Z = select(c, f, Z)`, which gradient() refuses in a reduction.
+struct CondReplace : IRMutator {
+  bool changed = false;
+  Stmt mutate_block_realize(const BlockRealizeNode*, const Stmt& s) override { return s; }
+  Stmt mutate_if(const IfThenElseStmtNode* n, const Stmt& s) override {
+    if (n->else_case.defined()) return IRMutator::mutate_if(n, s);
+    auto* c = n->cond.as<BinaryNode>();
+    if (!c) return IRMutator::mutate_if(n, s);
+    std::vector<const StoreNode*> st;
+    if (auto* q = n->then_case.as<SeqNode>()) {
+      for (auto& x : q->stmts)
+        if (auto* w = x.as<StoreNode>())
+          st.push_back(w);
+        else
+          return s;
+    } else if (auto* w = n->then_case.as<StoreNode>()) {
+      st.push_back(w);
+    } else {
+      return IRMutator::mutate_if(n, s);
+    }
+    // c as (bigger side, smaller side): e > Y means max, e < Y means min.
+    Expr big, small;
+    switch (c->op) {
+      case BinOp::GT:
+      case BinOp::GE: big = c->a, small = c->b; break;
+      case BinOp::LT:
+      case BinOp::LE: big = c->b, small = c->a; break;
+      default: return s;
+    }
+    for (size_t k = 0; k < st.size(); ++k) {
+      const StoreNode* y = st[k];
+      Expr cur = make_load(y->buffer, y->indices);
+      BinOp op;
+      if (expr_identical(small, cur) && expr_identical(big, y->value))
+        op = BinOp::Max;
+      else if (expr_identical(big, cur) && expr_identical(small, y->value))
+        op = BinOp::Min;
+      else
+        continue;
+      // What is evaluated after the moved stores: the condition (again, per store), e and I.
+      BufSet cond_reads = loads_of(n->cond);
+      add_loads_expr(y->value, &cond_reads);
+      for (auto& i : y->indices) add_loads_expr(i, &cond_reads);
+      std::vector<Stmt> out;
+      BufSet others;
+      bool ok = true;
+      for (size_t j = 0; j < st.size() && ok; ++j) {
+        if (j == k) continue;
+        const StoreNode* z = st[j];
+        BufSet zl = loads_of(z->value);
+        for (auto& i : z->indices) add_loads_expr(i, &zl);
+        ok = !zl.count(y->buffer.get()) && !cond_reads.count(z->buffer.get()) &&
+             !z->buffer.same_as(y->buffer) && others.insert(z->buffer.get()).second;
+        out.push_back(make_store(z->buffer, z->indices,
+                                 make_select(n->cond, z->value, make_load(z->buffer, z->indices))));
+      }
+      if (!ok) return s;
+      out.push_back(make_store(y->buffer, y->indices, make_binary(op, cur, y->value)));
+      changed = true;
+      return make_seq(out);
+    }
+    return s;
+  }
+  static void add_loads_expr(const Expr& e, BufSet* out) {
+    for_each_expr(e, [&](const Expr& x) {
+      if (auto* l = x.as<LoadNode>()) out->insert(l->buffer.get());
+    });
+  }
+};
+
 class Normalizer : public IRMutator {
  public:
   explicit Normalizer(const FunctionNode& f) : f_(f) {
@@ -413,6 +525,17 @@ class Normalizer : public IRMutator {
       Stmt out = mutate_block_realize(r.as<BlockRealizeNode>(), r);
       return out;
     }
+    {
+      CondReplace cr;
+      Stmt body = cr.mutate(n->block->body);
+      if (cr.changed) {
+        BlockNode nb = *n->block.get();
+        nb.body = body;
+        ad::set_regions(nb);
+        Stmt r = make_block_realize(n->bindings, n->predicate, make_block(std::move(nb)));
+        return mutate_block_realize(r.as<BlockRealizeNode>(), r);
+      }
+    }
     if (auto r = inline_scope_block(n)) return *r;
     auto r = normalize_block(n);
     if (!r) return s;
@@ -423,7 +546,7 @@ class Normalizer : public IRMutator {
 
  private:
   bool flatten(const Stmt& s, CtxList& ctx, std::vector<Item>& out, bool* saw_else);
-  bool merge_if_else(std::vector<Item>& items);
+  bool merge_if_else(std::vector<Item>& items, bool guarded = false);
   bool try_merge(std::vector<Item>& items, size_t ia, size_t ib, size_t g);
   bool ctx_stable(const std::vector<Item>& items);
   bool iterations_disjoint(const BlockNode& b, const std::vector<Item>& items);
@@ -434,6 +557,7 @@ class Normalizer : public IRMutator {
   std::optional<std::vector<Item>> body_items(const Stmt& body);
   std::optional<std::vector<Stmt>> normalize_block(const BlockRealizeNode* br);
   std::optional<Stmt> inline_scope_block(const BlockRealizeNode* br);
+  std::optional<Stmt> inline_outer_block(const BlockRealizeNode* br);
   std::optional<std::vector<Stmt>> expand_state(const BlockRealizeNode* br, const Item& it);
   std::optional<std::vector<Stmt>> split_init(const BlockRealizeNode* br);
   std::optional<std::vector<Stmt>> opaque_kinds(const BlockRealizeNode* br);
@@ -551,34 +675,58 @@ bool Normalizer::flatten(const Stmt& s, CtxList& ctx, std::vector<Item>& out, bo
 // as before, so guarded loads stay guarded.
 // Repeated until nothing changes: `if a {..} else if b {..} else {..}` merges the inner
 // if/else first, then the outer one.
-bool Normalizer::merge_if_else(std::vector<Item>& items) {
+// `guarded` (tried only when no such merge is left): the arms may hold further guards
+// after c (`if c1 { Y += a } else if c2 { Y += b }`, no final else: the element is left
+// alone when neither holds). The store then keeps a guard that holds exactly where one
+// of the two ran, `if_then_else(c, Ga, Gb)` (Ga, Gb: the arms' guards, their lets as
+// let expressions), around `Y[I] = if_then_else(c, va, vb)` (or the accumulation form
+// above): Y is read and written under the same conditions as before, and each arm's
+// guards and values are evaluated only where the arm ran. One merge per call, the
+// innermost if/else first (`if c1 {..} else if c2 {..} else if c3 {..}` merges the c2 / c3
+// arms, then c1 with them).
+bool Normalizer::merge_if_else(std::vector<Item>& items, bool guarded) {
   bool any = false;
+  std::vector<std::tuple<int, size_t, size_t>> cands;  // guarded: (g, ia, ib)
   for (size_t ia = 0; ia < items.size(); ++ia) {
     const Item& a = items[ia];
     if (!a.leaf.as<StoreNode>()) continue;
-    int g = -1;
-    for (int i = static_cast<int>(a.ctx.size()) - 1; i >= 0; --i)
-      if (!a.ctx[i]->is_let) {
-        g = i;
+    auto* sa = a.leaf.as<StoreNode>();
+    for (int g = static_cast<int>(a.ctx.size()) - 1; g >= 0; --g) {
+      if (a.ctx[g]->is_let) continue;
+      if (a.ctx[g]->neg) {
+        if (!guarded) break;
+        continue;
+      }
+      bool merged = false;
+      for (size_t ib = ia + 1; ib < items.size(); ++ib) {
+        const Item& b = items[ib];
+        auto* sb = b.leaf.as<StoreNode>();
+        if (!sb || b.ctx.size() <= static_cast<size_t>(g)) continue;
+        bool same_scope = true;
+        for (int i = 0; i < g && same_scope; ++i) same_scope = b.ctx[i] == a.ctx[i];
+        const Ctx& gb = *b.ctx[g];
+        if (!same_scope || gb.is_let || gb.if_id != a.ctx[g]->if_id || !gb.neg) continue;
+        bool lets_only = true;
+        for (size_t i = g + 1; i < b.ctx.size(); ++i) lets_only = lets_only && b.ctx[i]->is_let;
+        for (size_t i = g + 1; i < a.ctx.size(); ++i) lets_only = lets_only && a.ctx[i]->is_let;
+        if (lets_only == guarded || !sb->buffer.same_as(sa->buffer) ||
+            !same_indices(sa->indices, sb->indices))
+          continue;
+        if (guarded) {
+          cands.emplace_back(g, ia, ib);
+          break;
+        }
+        merged = try_merge(items, ia, ib, g);
+        any = merged || any;
         break;
       }
-    if (g < 0 || a.ctx[g]->neg) continue;
-    auto* sa = a.leaf.as<StoreNode>();
-    for (size_t ib = ia + 1; ib < items.size(); ++ib) {
-      const Item& b = items[ib];
-      auto* sb = b.leaf.as<StoreNode>();
-      if (!sb || b.ctx.size() <= static_cast<size_t>(g)) continue;
-      bool same_scope = true;
-      for (int i = 0; i < g && same_scope; ++i) same_scope = b.ctx[i] == a.ctx[i];
-      const Ctx& gb = *b.ctx[g];
-      if (!same_scope || gb.is_let || gb.if_id != a.ctx[g]->if_id || !gb.neg) continue;
-      bool lets_only = true;
-      for (size_t i = g + 1; i < b.ctx.size(); ++i) lets_only = lets_only && b.ctx[i]->is_let;
-      if (!lets_only || !sb->buffer.same_as(sa->buffer) || !same_indices(sa->indices, sb->indices)) continue;
-      any = try_merge(items, ia, ib, g) || any;
-      break;
+      if (merged || !guarded) break;
     }
   }
+  std::stable_sort(cands.begin(), cands.end(),
+                   [](const auto& x, const auto& y) { return std::get<0>(x) > std::get<0>(y); });
+  for (auto& [g, ia, ib] : cands)
+    if (try_merge(items, ia, ib, g)) return true;
   return any;
 }
 
@@ -614,11 +762,13 @@ bool Normalizer::try_merge(std::vector<Item>& items, size_t ia, size_t ib, size_
   for (auto* L : {&La, &Lb})
     for (auto& l : *L)
       if (!moved_ok(l->value, l->start)) return false;
-  // (let x = v in e) for the branch lets e needs, with fresh variables.
+  // (let x = v in e) for the branch lets e needs, with fresh variables (the arm's guards,
+  // if any, hold where its value is evaluated: they become the store's guard below).
   auto wrap = [](const std::vector<CtxP>& lets, const Expr& e) {
     VarMap m;
     std::vector<std::pair<Var, Expr>> bs;
     for (auto& l : lets) {
+      if (!l->is_let) continue;
       Var nv(l->var.name(), l->var.dtype());
       bs.push_back({nv, substitute(l->value, m)});
       m[l->var.get()] = nv;
@@ -648,6 +798,48 @@ bool Normalizer::try_merge(std::vector<Item>& items, size_t ia, size_t ib, size_
   }
   Item merged;
   merged.ctx.assign(a.ctx.begin(), a.ctx.begin() + g);
+  // Guards inside an arm (merge_if_else's `guarded` form): the condition under which the
+  // arm stores, its lets bound where its guards use them. A guard without loads and lets
+  // combines with && / ||, which evaluate both sides; anything else with if_then_else,
+  // which evaluates only the side that the original evaluated.
+  auto arm_cond = [](const std::vector<CtxP>& tail) {
+    std::function<Expr(size_t, const VarMap&)> rec = [&](size_t k, const VarMap& m) -> Expr {
+      if (k == tail.size()) return Expr();
+      const Ctx& x = *tail[k];
+      if (x.is_let) {
+        Var nv(x.var.name(), x.var.dtype());
+        VarMap m2 = m;
+        m2[x.var.get()] = nv;
+        Expr inner = rec(k + 1, m2);
+        if (!inner.defined() || !uses_var(inner, nv.get())) return inner;
+        return make_let(nv, substitute(x.value, m), inner);
+      }
+      Expr c = substitute(x.value, m);
+      if (x.neg) c = make_unary(UnOp::Not, c);
+      Expr inner = rec(k + 1, m);
+      if (!inner.defined()) return c;
+      if (loads_of(inner).empty() && !inner.as<LetNode>()) return make_binary(BinOp::And, c, inner);
+      return make_if_then_else(c, inner, make_bool(false));
+    };
+    return rec(0, {});
+  };
+  Expr ga = arm_cond(La), gb = arm_cond(Lb);
+  if (ga.defined() || gb.defined()) {
+    auto plain = [](const Expr& e) { return loads_of(e).empty() && !e.as<LetNode>(); };
+    Expr guard;
+    if (!ga.defined())
+      guard = plain(gb) ? make_binary(BinOp::Or, c, gb) : make_if_then_else(c, make_bool(true), gb);
+    else if (!gb.defined())
+      guard = plain(ga) ? make_binary(BinOp::Or, make_unary(UnOp::Not, c), ga)
+                        : make_if_then_else(c, ga, make_bool(true));
+    else
+      guard = make_if_then_else(c, ga, gb);
+    auto gc = std::make_shared<Ctx>();
+    gc->value = guard;
+    gc->if_id = next_if_++;
+    gc->start = a.ctx[g]->start;
+    merged.ctx.push_back(gc);
+  }
   merged.leaf = make_store(sa->buffer, sa->indices, val);
   items[ib] = merged;
   items[ia].leaf = Stmt();
@@ -876,8 +1068,10 @@ std::optional<std::vector<Item>> Normalizer::body_items(const Stmt& body) {
   CtxList ctx;
   bool saw_else = false;
   if (!flatten(body, ctx, items, &saw_else)) return std::nullopt;
-  while (merge_if_else(items)) {
-  }
+  do {
+    while (merge_if_else(items)) {
+    }
+  } while (saw_else && merge_if_else(items, true));
   if (!ctx_stable(items)) return std::nullopt;
   std::vector<Item> live;
   for (auto& it : items)
@@ -1065,25 +1259,7 @@ std::optional<Item> Normalizer::manual_init(const BlockNode& b, const std::vecto
       guard = static_cast<int>(i);
     }
   if (guard < 0) return std::nullopt;
-  VarSet seen;
-  std::vector<Expr> todo{items[0].ctx[guard]->value};
-  while (!todo.empty()) {
-    Expr e = todo.back();
-    todo.pop_back();
-    auto* bin = e.as<BinaryNode>();
-    if (!bin) return std::nullopt;
-    if (bin->op == BinOp::And) {
-      todo.push_back(bin->a);
-      todo.push_back(bin->b);
-      continue;
-    }
-    if (bin->op != BinOp::EQ) return std::nullopt;
-    const Expr* v = is_zero(bin->b) ? &bin->a : is_zero(bin->a) ? &bin->b : nullptr;
-    auto* vn = v ? v->as<VarNode>() : nullptr;
-    if (!vn || !reduce.count(vn) || seen.count(vn)) return std::nullopt;
-    seen.insert(vn);
-  }
-  if (seen.size() != reduce.size()) return std::nullopt;
+  if (!pins_to_zero(items[0].ctx[guard]->value, reduce)) return std::nullopt;
   if (loads_of(s0->value).count(s0->buffer.get())) return std::nullopt;
   for (auto& c : items[0].ctx)
     if (loads_of(c->value).count(s0->buffer.get())) return std::nullopt;
@@ -1525,10 +1701,70 @@ std::optional<std::vector<Stmt>> Normalizer::opaque_kinds(const BlockRealizeNode
   if (!flatten(b.body, ctx, items, &saw_else) || items.empty()) return std::nullopt;
   if (!iterations_disjoint(nb, items) || !instances_distinct(br)) return std::nullopt;
   if (!reduce.empty()) {
+    // A hand-written init first (`if vk == 0 { Y[vi] = 0 }`, C-style plain loops wrapped by
+    // rewrite 0): rewrite 4 turns it into the init of the classified block. The guarded store
+    // runs first for each element only when every reduce var is 0 at the first iteration of
+    // its own enclosing loop (binding: that loop var minus its min, one loop each).
+    std::unordered_set<const ForNode*> used_loops;
+    bool first_is_zero = true;
+    for (size_t q = 0; q < nb.iter_vars.size() && first_is_zero; ++q) {
+      if (nb.iter_vars[q].kind != IterKind::Reduce) continue;
+      const ForNode* loop = nullptr;
+      for (auto* l : loops_) {
+        const Expr& bd = br->bindings[q];
+        auto* sub = bd.as<BinaryNode>();
+        if (expr_identical(bd, l->loop_var) && is_zero(l->min)) loop = l;
+        if (sub && sub->op == BinOp::Sub && expr_identical(sub->a, l->loop_var) &&
+            expr_identical(sub->b, l->min))
+          loop = l;
+      }
+      first_is_zero = loop && used_loops.insert(loop).second;
+    }
+    const StoreNode* hand_init = nullptr;
+    auto* seq = nb.body.as<SeqNode>();
+    auto* first = seq ? seq->stmts[0].as<IfThenElseStmtNode>() : nullptr;
+    if (first_is_zero && first && !first->else_case.defined() && pins_to_zero(first->cond, reduce)) {
+      // Several accumulators set by one guard (`if k == 0 { S[i] = 0; Q[i] = 1 }`): the
+      // guarded statement becomes the init when it is only stores of elements the rest
+      // accumulates into, reading none of them.
+      std::vector<const StoreNode*> init_stores;
+      for_each_stmt_store(first->then_case, &init_stores);
+      bool ok = !init_stores.empty() && !has_block_realize(first->then_case);
+      struct HasFor : IRVisitor {
+        bool found = false;
+        void visit_for(const ForNode*) override { found = true; }
+      } hf;
+      hf.visit(first->then_case);
+      ok = ok && !hf.found && init_stores.size() > 1;
+      std::vector<Stmt> rest(seq->stmts.begin() + 1, seq->stmts.end());
+      Stmt rest_body = make_seq(rest);
+      std::vector<const StoreNode*> rest_stores;
+      for_each_stmt_store(rest_body, &rest_stores);
+      for (auto* is : init_stores) {
+        bool acc = false;
+        for (auto* rs : rest_stores)
+          acc = acc ||
+                (rs->buffer.same_as(is->buffer) && same_indices(rs->indices, is->indices) && split_acc(rs));
+        BufSet l = loads_of(is->value);
+        for (auto* o : init_stores) ok = ok && !l.count(o->buffer.get());
+        ok = ok && acc;
+      }
+      if (ok) {
+        nb.init = first->then_case;
+        nb.body = rest_body;
+        stores = rest_stores;
+        items.clear();
+        CtxList c2;
+        bool e2 = false;
+        if (!flatten(nb.body, c2, items, &e2) || items.empty()) return std::nullopt;
+      }
+    }
+    if (!nb.init.defined() && first_is_zero && manual_init(nb, items))
+      hand_init = items[0].leaf.as<StoreNode>();
     AccessScan scan;
-    scan.visit(b.body);
+    scan.visit(nb.body);
     for (auto* st : stores) {
-      if (!split_acc(st) || scan.opaque.count(st->buffer.get())) return std::nullopt;
+      if ((st != hand_init && !split_acc(st)) || scan.opaque.count(st->buffer.get())) return std::nullopt;
       for (auto& i : st->indices)
         for (auto* v : reduce)
           if (uses_var(i, v)) return std::nullopt;
@@ -1819,10 +2055,38 @@ bool has_block_realize(const Stmt& s) {
   return v.found;
 }
 
+// True when every store and call_extern of s lies inside a nested block.
+bool only_nested_effects(const Stmt& s) {
+  struct V : IRVisitor {
+    bool own = false;
+    void visit_block_realize(const BlockRealizeNode*) override {}
+    void visit_store(const StoreNode*) override { own = true; }
+    void visit_evaluate(const EvaluateNode*) override { own = true; }
+  } v;
+  if (s.defined()) v.visit(s);
+  return !v.own;
+}
+
+// The outermost block realizes of s get `cond && own predicate`.
+Stmt guard_nested_blocks(const Stmt& s, const Expr& cond) {
+  struct M : IRMutator {
+    Expr cond;
+    Stmt mutate_block_realize(const BlockRealizeNode* n, const Stmt&) override {
+      Expr p = is_one(n->predicate) ? cond : make_binary(BinOp::And, cond, n->predicate);
+      return make_block_realize(n->bindings, p, n->block);
+    }
+  } m;
+  m.cond = cond;
+  return m.mutate(s);
+}
+
 std::optional<Stmt> Normalizer::inline_scope_block(const BlockRealizeNode* br) {
   const BlockNode& b = *br->block.get();
   bool nested = has_block_realize(b.body);
-  if (!nested || b.init.defined() || !b.allocs.empty()) return std::nullopt;
+  if (!nested || !b.allocs.empty()) return std::nullopt;
+  if (b.init.defined() || std::any_of(b.iter_vars.begin(), b.iter_vars.end(),
+                                      [](const IterVar& v) { return v.kind != IterKind::Spatial; }))
+    return inline_outer_block(br);
   VarMap m;
   for (size_t i = 0; i < b.iter_vars.size(); ++i) {
     if (b.iter_vars[i].kind != IterKind::Spatial) return std::nullopt;
@@ -1864,11 +2128,48 @@ std::optional<Stmt> Normalizer::inline_scope_block(const BlockRealizeNode* br) {
   return r;
 }
 
+// Rewrite 5b: an outer block (reduce vars, an init) whose statements all live in nested
+// blocks, as TVM's blockize prints a tiled reduction: `block outer(vio, vko: reduce) { init
+// { for ii { block c_init(vi = vio * 2 + ii) {...} } } for ii, ki { block inner(vi = vio * 2
+// + ii, vk = vko * 3 + ki) {...} } }`. Its init runs where every reduce var is 0, before the
+// body, for each instance in loop order; the outer block's own effects are none. So the
+// statements themselves, outer iter vars replaced by their bindings, with the nested blocks
+// of the init under `where P && (reduce bindings == 0)` and those of the body under `where
+// P`, run exactly the same instances in the same order (no reordering: no soundness
+// condition beyond "no store outside the nested blocks"). Scan blocks are left alone.
+std::optional<Stmt> Normalizer::inline_outer_block(const BlockRealizeNode* br) {
+  const BlockNode& b = *br->block.get();
+  if (!only_nested_effects(b.body) || (b.init.defined() && !only_nested_effects(b.init))) return std::nullopt;
+  if (b.init.defined() && !has_block_realize(b.init)) return std::nullopt;
+  VarMap m;
+  Expr first = make_bool(true);
+  for (size_t i = 0; i < b.iter_vars.size(); ++i) {
+    const IterVar& iv = b.iter_vars[i];
+    if (iv.kind == IterKind::Scan) return std::nullopt;
+    m[iv.var.get()] = br->bindings[i];
+    if (iv.kind == IterKind::Reduce) {
+      Expr z = make_binary(BinOp::EQ, br->bindings[i], make_const(br->bindings[i].dtype(), 0));
+      first = is_one(first) ? z : make_binary(BinOp::And, first, z);
+    }
+  }
+  std::vector<Stmt> out;
+  if (b.init.defined()) {
+    Expr c = is_one(br->predicate) ? first : make_binary(BinOp::And, br->predicate, first);
+    out.push_back(mutate(guard_nested_blocks(substitute(b.init, m), c)));
+  }
+  Stmt body = substitute(b.body, m);
+  if (!is_one(br->predicate)) body = guard_nested_blocks(body, br->predicate);
+  out.push_back(mutate(body));
+  return make_seq(out);
+}
+
 }  // namespace
 
 Function normalize_for_autodiff(const FunctionNode& f) {
   if (std::getenv("TIRC_AD_NO_NORMALIZE")) return std::make_shared<FunctionNode>(f);
-  Function wrapped = ad::wrap_blockless_stores(f);  // rewrite 0
+  Function wrapped = ad::wrap_blockless_stores(*ad::inline_outer_lets(f));  // rewrites 0b, 0
+  wrapped = ad::fuse_split_scan_loops(*wrapped);                            // rewrite 0d
+  wrapped = ad::run_redundant_blocks_once(*wrapped);                        // rewrite 0c
   return Normalizer(*wrapped).run();
 }
 

@@ -58,7 +58,20 @@ class Wrapper : public IRMutator {
         auto* q = s.as<SeqNode>();
         std::vector<Stmt> items;
         bool changed = false;
-        for (auto& x : q->stmts) {
+        for (size_t i = 0; i < q->stmts.size(); ++i) {
+          const Stmt& x = q->stmts[i];
+          size_t run = 1;
+          while (i + run < q->stmts.size() && hand_init_pair(x, q->stmts[i + run])) ++run;
+          if (run > 1) {
+            // `if k == 0 { Y[i] = 0; Z[i] = 1 }` then `Y[i] += ...; Z[i] *= ...`: one block, so
+            // that normalisation (rewrites 8 and 4) reads the guarded stores as the init of a
+            // reduction.
+            std::vector<Stmt> group(q->stmts.begin() + i, q->stmts.begin() + i + run);
+            items.push_back(make_wrapped(make_seq(group)));
+            changed = true;
+            i += run - 1;
+            continue;
+          }
           items.push_back(wrap(x));
           changed = changed || !items.back().same_as(x);
         }
@@ -72,6 +85,31 @@ class Wrapper : public IRMutator {
   }
 
  private:
+  // a: an `if` without else around stores (no loop or block), b: a block-free statement
+  // storing to one of the buffers a stores to.
+  static bool hand_init_pair(const Stmt& a, const Stmt& b) {
+    auto* i = a.as<IfThenElseStmtNode>();
+    if (!i || i->else_case.defined() || has_loop_or_block(a) || !first_store(a)) return false;
+    if (has_loop_or_block(b) || !first_store(b)) return false;
+    std::unordered_set<const BufferNode*> wa;
+    for_each_store(a, [&](const StoreNode* n) { wa.insert(n->buffer.get()); });
+    bool shared = false;
+    for_each_store(b, [&](const StoreNode* n) { shared = shared || wa.count(n->buffer.get()); });
+    return shared;
+  }
+  template <typename Fn>
+  static void for_each_store(const Stmt& s, Fn fn) {
+    struct V : IRVisitor {
+      Fn* fn;
+      void visit_store(const StoreNode* n) override {
+        (*fn)(n);
+        IRVisitor::visit_store(n);
+      }
+    } v;
+    v.fn = &fn;
+    v.visit(s);
+  }
+
   Stmt make_wrapped(const Stmt& s) {
     // The loops' ranges must not depend on other loops: an iter var's extent is fixed.
     for (auto* l : loops_)

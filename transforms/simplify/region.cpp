@@ -279,6 +279,13 @@ class RegionCollector {
       auto merge = [&](const Expr& x, const Expr& y, BinOp op) -> Expr {
         if (!x.defined() || !y.defined()) return Expr();
         if (expr_identical(x, y)) return x;
+        // Indices of one buffer may mix i32 and i64 (X[i64(v) * 2] next to X[5 - v]): the
+        // hull is taken in the wider type, so that the printed region reads back.
+        if (x.dtype() != y.dtype() && is_int(x.dtype()) && is_int(y.dtype())) {
+          DType w = dtype_bits(x.dtype()) >= dtype_bits(y.dtype()) ? x.dtype() : y.dtype();
+          return an.simplify(
+              make_binary(op, x.dtype() == w ? x : make_cast(w, x), y.dtype() == w ? y : make_cast(w, y)));
+        }
         return an.simplify(make_binary(op, x, y));
       };
       h.iv = {merge(h.iv.min, dims[d].min, BinOp::Min), merge(h.iv.max, dims[d].max, BinOp::Max)};

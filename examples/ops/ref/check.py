@@ -113,7 +113,7 @@ def write_refs(root, ops):
                     "ref_grad_": reference_vjp(op, inputs, load(d, "cot_"))}
             for prefix, arrays in refs.items():
                 for k, v in arrays.items():
-                    np.save(os.path.join(d, f"{prefix}{k}.npy"), np.asarray(v).astype(np.float64))
+                    np.save(os.path.join(d, f"{prefix}{k}.npy"), np.ascontiguousarray(np.asarray(v), dtype=np.float64))
             status = "ok"
         except Exception as e:  # reported by the op's own tests, never fatal for the others
             status = f"the reference raised {type(e).__name__}: {e}"

@@ -1,0 +1,181 @@
+// Fifth outsider round of gradient checks (tests/zoo/outsider5/outsider5.tir): operators
+// written as a demanding TVM/TensorIR user would, each different in shape from the zoo and
+// the earlier rounds: forwards that already look scheduled (split / fused loops with a where
+// tail, parallel / vectorized / unroll / thread_binding, serial(lo, hi), scope blocks with
+// nested blocks), statement forms (function-level and block lets, if/else storing two buffers
+// in both arms, compound updates = *= -= max= min= by several blocks and inside one block,
+// shared / local scratch buffers, an output read back and updated), f16 / bf16 / f64 and
+// casts between them, bool masks and i32 indices, intrinsics (log2 log10 log1p expm1 sin cos
+// tan erf sign trunc round, pow with a negative base), truncdiv / truncmod indices, and
+// operators (grouped conv + bias + relu in one block, asymmetric padding, avg pool without
+// the padding in the divisor, max pool over clamped indices, adaptive max pool, softmax over
+// axis 0, log_softmax + NLL over the middle axis, cumsum along axis 0, argmax next to the
+// max with a top-1 gather, a 3-reduce-var einsum, broadcast-batch bmm, squared distances,
+// gram matrix, mirrored and diagonal reads with symbolic sizes). For each function:
+//   Outsider5.check_grad/F   `tirc grad` output re-parses; check_grad --full passes on two seeds;
+//   Outsider5.grad_torch/F   F_grad run in f64 equals torch.autograd's VJP (outsider5_ref.py);
+//   Outsider5.flop_ratio/F   F_grad's FLOPs <= 3x F's (except the bounds listed below);
+//   Outsider5SecondOrder.second_order/F  for 16: the gradient of F_grad passes check_grad.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "interp/interp.h"
+#include "interp/stats.h"
+#include "ir/error.h"
+#include "ir/printer.h"
+#include "parser/parser.h"
+#include "tests/zoo/registry_checks.h"
+#include "tests/zoo/torch_refs.h"
+#include "tests/zoo/zoo_util.h"
+#include "transforms/autodiff/check_grad.h"
+#include "transforms/autodiff/gradient.h"
+
+namespace fs = std::filesystem;
+using namespace tirc;
+using namespace tirc::zoo;
+
+namespace {
+
+fs::path outsider5_file() { return source_dir() / "tests" / "zoo" / "outsider5" / "outsider5.tir"; }
+
+const std::vector<std::string>& all_funcs() {
+  // clang-format off
+  static const std::vector<std::string> v = {
+      "mm_split", "fused_tail", "offset_loops", "nested_scope", "lets", "ifelse_swap",
+      "compound_chain", "compound_block", "scratch_tile", "out_readback", "f16_dot", "bf16_mix",
+      "f64_intrin", "bool_mask", "pow_neg", "piecewise", "trunc_index", "gconv_bias_relu",
+      "conv_asym", "avgpool_excl", "maxpool_clamp", "adaptive_max", "softmax_axis0", "logsm_nll",
+      "cumsum_axis0", "argmax_top1", "einsum3r", "bmm_bcast", "sqdist", "gram", "sym_two",
+      "sym_diff", "multi_out2", "sched_forms", "rfactor_sum", "blockized", "annotated",
+      "guarded_store", "interleave", "cond_blocks", "let_expr", "zero_d", "const_bind", "causal_dw",
+      "i64_rows", "two_layouts", "sym_scan", "sym_tri", "scope_where", "thread_compute_at",
+      "guarded_acc", "mixed_red", "softmax_local", "inner_offset", "two_strides", "if_argmax",
+      "plain_c", "opaque_init", "sched_cache", "stat_per_tile", "sched_rfactor_conv",
+      "sched_softmax", "nll_ignore", "plain_stats", "cum_tail", "rnn_split", "rnn_w", "i64_split"};
+  // clang-format on
+  return v;
+}
+
+// Scalar params of the functions that have them.
+ArgMap scalars(const FunctionNode& f) {
+  ArgMap given;
+  for (const auto& p : f.params) {
+    if (p.is_buffer()) continue;
+    NDArray a(p.var.dtype(), {});
+    const std::string& n = p.name();
+    a.set(0, n == "n" ? 5.0 : n == "m" ? 3.0 : n == "alpha" ? 0.7 : 0.3);
+    given[n] = a;
+  }
+  return given;
+}
+
+Function load(const std::string& name) {
+  Module m = parse_file(outsider5_file().string());
+  Function f = m.find_func(name);
+  if (!f) throw Error("no function " + name + " in outsider5.tir");
+  return f;
+}
+
+class Outsider5 : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Outsider5, check_grad) {
+  try {
+    Function f = load(GetParam());
+    expect_grad_checks(*f, scalars(*f));
+  } catch (const Error& e) {
+    FAIL() << e.what();
+  }
+}
+
+// The references of every function come from one Python process (the ctest fixture
+// Outsider5Setup.torch_refs); see tests/zoo/torch_refs.h.
+TorchRefs& refs() {
+  static TorchRefs r(source_dir() / "tests" / "zoo" / "outsider5" / "outsider5_ref.py",
+                     refs_dir("outsider5_torch_refs"));
+  return r;
+}
+
+RefCase make_case(const std::string& name) {
+  Function f = load(name);
+  return make_ref_case(*f, 7, scalars(*f));
+}
+
+TEST_P(Outsider5, grad_torch) {
+  try {
+    expect_grad_matches_torch(refs(), GetParam(), *load(GetParam()), make_case);
+  } catch (const Error& e) {
+    FAIL() << e.what();
+  }
+}
+
+// FLOPs of F_grad (static counts, as `tirc stats`) <= 3x F's, or 3x F's stores when F has no
+// FLOPs (as the zoo's flop_ratio). The functions above 3x, with the bound they keep:
+double max_flop_ratio(const std::string& name) {
+  // A read at a permuted index (`W[(vi + 2) % 8]`, `X[vi, 7 - vj]`) gets an adjoint block of
+  // its own that recomputes the block's lets (gradient.cpp emit_pointwise only groups reads
+  // at the iteration point): not inherent, see docs/autodiff.md "Fifth outsider round".
+  if (name == "lets") return 4.2;
+  if (name == "annotated") return 4.0;          // sigmoid (4x alone) + a permuted read
+  if (name == "thread_compute_at") return 3.5;  // sigmoid through a buffer + a permuted read
+  if (name == "ifelse_swap") return 5.0;        // if_then_else arms: one guarded block per arm and read
+  if (name == "two_layouts") return 5.5;        // four reads of X for 2 forward FLOPs per element
+  if (name == "plain_c") return 3.3;            // C recomputed for tanh(C) * C, plus two matmul adjoints
+  // tanh (4x alone) in a recurrence, as outsider3's rnn_state_out; the split time loop is not
+  // the reason (the same RNN unsplit: 234 / 54 FLOPs too).
+  if (name == "rnn_split") return 4.5;
+  if (name == "rnn_w") return 3.4;
+  return 3.0;
+}
+
+TEST_P(Outsider5, flop_ratio) {
+  try {
+    Function f = load(GetParam());
+    Function g = gradient(*f, {});
+    ArgMap sc = scalars(*f);
+    FunctionCounts cf = static_counts(*f, sc), cg = static_counts(*g, sc);
+    double base = cf.total.flops > 0 ? cf.total.flops : cf.total.stores;
+    EXPECT_LE(cg.total.flops, max_flop_ratio(GetParam()) * base)
+        << GetParam() << ": forward " << cf.total.flops << " FLOPs (" << cf.total.stores
+        << " stores), gradient " << cg.total.flops << " FLOPs\n"
+        << print_function(*g);
+  } catch (const Error& e) {
+    FAIL() << e.what();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Funcs, Outsider5, ::testing::ValuesIn(all_funcs()),
+                         [](const auto& info) { return info.param; });
+
+class Outsider5SecondOrder : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Outsider5SecondOrder, second_order) {
+  try {
+    Function f = load(GetParam());
+    expect_second_order_checks(*f, scalars(*f));
+  } catch (const Error& e) {
+    FAIL() << e.what();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Funcs, Outsider5SecondOrder,
+                         ::testing::Values("mm_split", "fused_tail", "lets", "ifelse_swap", "compound_block",
+                                           "pow_neg", "trunc_index", "conv_asym", "avgpool_excl",
+                                           "softmax_axis0", "cumsum_axis0", "gram", "blockized", "if_argmax",
+                                           "sched_cache", "stat_per_tile"),
+                         [](const auto& info) { return info.param; });
+
+// The fixture of the grad_torch tests (CMakeLists.txt: FIXTURES_SETUP outsider5_torch_refs);
+// not discovered as a test of its own.
+TEST(Outsider5Setup, torch_refs) {
+  try {
+    refs().ensure(all_funcs(), make_case);
+  } catch (const Error& e) {
+    std::cout << "no references computed: " << e.what() << "\n";  // each grad_torch test reports it
+  }
+}
+
+}  // namespace

@@ -1,0 +1,47 @@
+#include "transforms/autodiff/outer_lets.h"
+
+#include <unordered_map>
+
+#include "ir/mutator.h"
+#include "ir/visitor.h"
+
+namespace tirc::ad {
+
+namespace {
+
+bool reads_buffer(const Expr& e) {
+  bool found = false;
+  for_each_expr(e, [&](const Expr& x) {
+    if (x.as<LoadNode>() || x.as<BufferPtrNode>()) found = true;
+  });
+  return found;
+}
+
+// Walks the statements outside user blocks; substitution reaches into the blocks in the
+// let's scope (a user block's own lets are gradient()'s business and are left alone).
+struct Inliner : IRMutator {
+  Stmt mutate_let_stmt(const LetStmtNode* n, const Stmt& s) override {
+    if (reads_buffer(n->value)) return IRMutator::mutate_let_stmt(n, s);
+    std::unordered_map<const VarNode*, Expr> m{{n->var.get(), mutate(n->value)}};
+    return mutate(substitute(n->body, m));
+  }
+  Stmt mutate_block_realize(const BlockRealizeNode*, const Stmt& s) override { return s; }
+};
+
+}  // namespace
+
+Function inline_outer_lets(const FunctionNode& f) {
+  auto out = std::make_shared<FunctionNode>(f);
+  auto* rr = f.body.as<BlockRealizeNode>();
+  if (!rr) return out;
+  const BlockNode& root = *rr->block.get();
+  Inliner in;
+  Stmt body = in.mutate(root.body);
+  if (body.same_as(root.body)) return out;
+  BlockNode rb = root;
+  rb.body = body;
+  out->body = make_block_realize(rr->bindings, rr->predicate, make_block(std::move(rb)));
+  return out;
+}
+
+}  // namespace tirc::ad

@@ -1,0 +1,494 @@
+#include "transforms/autodiff/redundant.h"
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "ir/error.h"
+#include "ir/mutator.h"
+#include "ir/visitor.h"
+#include "transforms/simplify/const_fold.h"
+
+namespace tirc::ad {
+
+namespace {
+
+using BufSet = std::unordered_set<const BufferNode*>;
+
+bool uses_var(const Expr& e, const VarNode* v) {
+  bool found = false;
+  if (e.defined()) for_each_expr(e, [&](const Expr& x) { found = found || x.get() == v; });
+  return found;
+}
+
+struct BlockInfo {
+  const BlockRealizeNode* br;
+  std::vector<Stmt> path;  // For / IfThenElse / LetStmt from the root inwards
+  int order;               // pre-order position
+  BufSet reads, writes;
+  bool has_init, scan;
+  bool carries;  // a store of a float value computed from a float buffer (an adjoint flows)
+};
+
+void collect_accesses(const Stmt& s, BufSet* reads, BufSet* writes) {
+  if (!s.defined()) return;
+  for_each_expr(s, [&](const Expr& x) {
+    if (auto* l = x.as<LoadNode>()) reads->insert(l->buffer.get());
+    if (auto* p = x.as<BufferPtrNode>()) {
+      reads->insert(p->buffer.get());
+      writes->insert(p->buffer.get());
+    }
+  });
+  struct V : IRVisitor {
+    BufSet* w;
+    void visit_store(const StoreNode* n) override {
+      w->insert(n->buffer.get());
+      IRVisitor::visit_store(n);
+    }
+  } v;
+  v.w = writes;
+  v.visit(s);
+}
+
+class Collector {
+ public:
+  std::vector<BlockInfo> blocks;
+  bool stray_store = false;  // a store or call_extern outside any block
+  void walk(const Stmt& s, std::vector<Stmt>& path) {
+    if (!s.defined()) return;
+    if (auto* q = s.as<SeqNode>()) {
+      for (auto& x : q->stmts) walk(x, path);
+    } else if (auto* f = s.as<ForNode>()) {
+      path.push_back(s);
+      walk(f->body, path);
+      path.pop_back();
+    } else if (auto* i = s.as<IfThenElseStmtNode>()) {
+      path.push_back(s);
+      walk(i->then_case, path);
+      walk(i->else_case, path);
+      path.pop_back();
+    } else if (auto* l = s.as<LetStmtNode>()) {
+      path.push_back(s);
+      walk(l->body, path);
+      path.pop_back();
+    } else if (auto* br = s.as<BlockRealizeNode>()) {
+      BlockInfo b;
+      b.br = br;
+      b.path = path;
+      b.order = static_cast<int>(blocks.size());
+      const BlockNode& blk = *br->block.get();
+      collect_accesses(blk.body, &b.reads, &b.writes);
+      collect_accesses(blk.init, &b.reads, &b.writes);
+      b.has_init = blk.init.defined();
+      b.scan = false;
+      for (auto& iv : blk.iter_vars) b.scan = b.scan || iv.kind == IterKind::Scan;
+      b.carries = false;
+      struct V : IRVisitor {
+        const BlockNode* blk;
+        bool* carries;
+        void visit_store(const StoreNode* n) override {
+          bool local = false;
+          for (auto& a : blk->allocs) local = local || a.same_as(n->buffer);
+          if (!local && is_float(n->buffer->dtype))
+            for_each_expr(n->value, [&](const Expr& x) {
+              if (auto* l = x.as<LoadNode>()) *carries = *carries || is_float(l->buffer->dtype);
+            });
+          IRVisitor::visit_store(n);
+        }
+      } v;
+      v.blk = &blk;
+      v.carries = &b.carries;
+      v.visit(blk.body);
+      if (blk.init.defined()) v.visit(blk.init);
+      blocks.push_back(std::move(b));
+    } else {
+      stray_store = true;  // Store, Evaluate
+    }
+  }
+};
+
+// Position of loop L in b's path, or -1.
+int loop_at(const BlockInfo& b, const ForNode* L) {
+  for (size_t i = 0; i < b.path.size(); ++i)
+    if (b.path[i].get() == L) return static_cast<int>(i);
+  return -1;
+}
+
+// e with every loop var of `at` replaced by its value, folded; nullopt unless an integer.
+std::optional<int64_t> eval_at(const Expr& e, const std::unordered_map<const VarNode*, Expr>& at) {
+  struct Fold : IRMutator {
+    using IRMutator::mutate;
+    Expr mutate(const Expr& x) override {
+      Expr r = IRMutator::mutate(x);
+      Expr f = fold_constant(r);
+      return f.defined() ? f : r;
+    }
+  } fold;
+  Expr r = fold.mutate(substitute(e, at));
+  int64_t v = 0;
+  if (!is_const_int(r, &v)) return std::nullopt;
+  return v;
+}
+
+// A store of a block with the guards and lets around it inside the block body.
+struct GuardedStore {
+  const StoreNode* st;
+  std::vector<Expr> conds;  // over iter vars, lets substituted
+  std::vector<Expr> index;  // idem
+};
+
+void collect_stores(const Stmt& s, std::vector<Expr>& conds, std::unordered_map<const VarNode*, Expr>& lets,
+                    std::vector<GuardedStore>* out) {
+  if (!s.defined()) return;
+  if (auto* q = s.as<SeqNode>()) {
+    for (auto& x : q->stmts) collect_stores(x, conds, lets, out);
+  } else if (auto* i = s.as<IfThenElseStmtNode>()) {
+    Expr c = substitute(i->cond, lets);
+    conds.push_back(c);
+    collect_stores(i->then_case, conds, lets, out);
+    conds.back() = make_unary(UnOp::Not, c);
+    collect_stores(i->else_case, conds, lets, out);
+    conds.pop_back();
+  } else if (auto* l = s.as<LetStmtNode>()) {
+    lets[l->var.get()] = substitute(l->value, lets);
+    collect_stores(l->body, conds, lets, out);
+  } else if (auto* st = s.as<StoreNode>()) {
+    GuardedStore g{st, conds, {}};
+    for (auto& i : st->indices) g.index.push_back(substitute(i, lets));
+    out->push_back(std::move(g));
+  }
+  // Loops and nested blocks inside the block: their stores are not checked.
+}
+
+// Enumerates the loop nest of b's path (every loop with constant bounds, at most 2^14
+// points) and returns why b is invalid, or "": two loop points running the same instance
+// (same binding values, the predicate and the path's `if` conditions true), or two
+// instances with different spatial iter var values storing to the same element (LANGUAGE.md:
+// a block whose spatial iterations conflict is invalid). Gives up ("") on symbolic bounds
+// and on values that do not fold to constants (data-dependent bindings, indices, guards).
+std::string enumerate_instances(const BlockInfo& b, const Expr& predicate) {
+  std::vector<const ForNode*> loops;
+  std::vector<Expr> conds{predicate};
+  std::unordered_map<const VarNode*, Expr> lets;
+  int64_t total = 1;
+  for (auto& p : b.path) {
+    if (auto* f = p.as<ForNode>()) {
+      int64_t lo = 0, ext = 0;
+      if (!is_const_int(f->min, &lo) || !is_const_int(f->extent, &ext) || ext <= 0) return "";
+      total *= ext;
+      if (total > (1 << 14)) return "";
+      loops.push_back(f);
+    } else if (auto* c = p.as<IfThenElseStmtNode>()) {
+      // Which branch the block is in is not recorded: an if/else on a loop var is rare here.
+      if (c->else_case.defined()) return "";
+      conds.push_back(substitute(c->cond, lets));
+    } else if (auto* l = p.as<LetStmtNode>()) {
+      lets[l->var.get()] = substitute(l->value, lets);
+    }
+  }
+  if (loops.empty()) return "";
+  const BlockNode& blk = *b.br->block.get();
+  std::vector<Expr> bindings;
+  for (auto& e : b.br->bindings) bindings.push_back(substitute(e, lets));
+  std::vector<GuardedStore> stores;
+  {
+    std::vector<Expr> cs;
+    std::unordered_map<const VarNode*, Expr> ls;
+    collect_stores(blk.body, cs, ls, &stores);
+  }
+  BufSet local;  // block-local allocations: each instance has its own
+  for (auto& a : blk.allocs) local.insert(a.get());
+  // Only stores that carry a gradient matter: a float value computed from a float buffer (a
+  // repeated or conflicting integer index or constant store is harmless to the adjoint).
+  auto carries = [&](const StoreNode* st) {
+    if (!is_float(st->buffer->dtype)) return false;
+    bool reads_float = false;
+    for_each_expr(st->value, [&](const Expr& x) {
+      if (auto* l = x.as<LoadNode>()) reads_float = reads_float || is_float(l->buffer->dtype);
+    });
+    return reads_float;
+  };
+  if (!b.carries) return "";
+  std::map<std::vector<int64_t>, std::vector<int64_t>> seen;  // instance -> first loop point
+  // (buffer, element) -> (spatial values, instance) of the first store.
+  std::map<std::pair<const BufferNode*, std::vector<int64_t>>, std::vector<int64_t>> written;
+  std::vector<int64_t> point(loops.size());
+  std::unordered_map<const VarNode*, Expr> at, iv_at;
+  auto show_point = [&](const std::vector<int64_t>& pt) {
+    std::string t;
+    for (size_t i = 0; i < loops.size(); ++i)
+      t += (i ? ", " : "") + loops[i]->loop_var.name() + " = " + std::to_string(pt[i]);
+    return "(" + t + ")";
+  };
+  auto show_inst = [&](const std::vector<int64_t>& in) {
+    std::string t;
+    for (size_t i = 0; i < in.size(); ++i)
+      t += (i ? ", " : "") + blk.iter_vars[i].var.name() + " = " + std::to_string(in[i]);
+    return "(" + t + ")";
+  };
+  for (int64_t n = 0; n < total; ++n) {
+    int64_t r = n;
+    for (size_t i = loops.size(); i-- > 0;) {
+      int64_t lo = 0, ext = 0;
+      is_const_int(loops[i]->min, &lo);
+      is_const_int(loops[i]->extent, &ext);
+      point[i] = lo + r % ext;
+      r /= ext;
+      at[loops[i]->loop_var.get()] = make_const(loops[i]->loop_var.dtype(), static_cast<double>(point[i]));
+    }
+    bool runs = true;
+    for (auto& c : conds) {
+      auto v = eval_at(c, at);
+      if (!v) return "";
+      runs = runs && *v != 0;
+    }
+    if (!runs) continue;
+    std::vector<int64_t> inst;
+    for (auto& e : bindings) {
+      auto v = eval_at(e, at);
+      if (!v) return "";
+      inst.push_back(*v);
+    }
+    auto [it, fresh] = seen.emplace(inst, point);
+    if (!fresh)
+      return "the loop iterations " + show_point(it->second) + " and " + show_point(point) +
+             " run the same instance (its bindings are not one-to-one): each instance must run once";
+    std::vector<int64_t> spatial;
+    for (size_t q = 0; q < inst.size(); ++q) {
+      iv_at[blk.iter_vars[q].var.get()] =
+          make_const(blk.iter_vars[q].var.dtype(), static_cast<double>(inst[q]));
+      if (blk.iter_vars[q].kind == IterKind::Spatial) spatial.push_back(inst[q]);
+    }
+    for (auto& g : stores) {
+      if (local.count(g.st->buffer.get()) || !carries(g.st)) continue;  // one per instance / no adjoint
+      bool on = true, known = true;
+      for (auto& c : g.conds) {
+        auto v = eval_at(c, iv_at);
+        if (!v)
+          known = false;
+        else
+          on = on && *v != 0;
+      }
+      if (!known || !on) continue;
+      std::vector<int64_t> el;
+      for (auto& e : g.index) {
+        auto v = eval_at(e, iv_at);
+        if (!v) break;
+        el.push_back(*v);
+      }
+      if (el.size() != g.index.size()) continue;
+      std::vector<int64_t> key = spatial;
+      key.insert(key.end(), inst.begin(), inst.end());
+      auto [w, first] = written.emplace(std::make_pair(g.st->buffer.get(), el), key);
+      if (first || std::equal(spatial.begin(), spatial.end(), w->second.begin())) continue;
+      std::string elem;
+      for (size_t i = 0; i < el.size(); ++i) elem += (i ? ", " : "") + std::to_string(el[i]);
+      std::vector<int64_t> other(w->second.begin() + spatial.size(), w->second.end());
+      return "its iterations " + show_inst(other) + " and " + show_inst(inst) + " both write " +
+             g.st->buffer->name + "[" + elem +
+             "] (a block whose spatial iterations conflict is invalid: give each iteration elements of its "
+             "own, e.g. index the scratch buffer by every spatial iter var)";
+    }
+  }
+  return "";
+}
+
+// Condition (a): the block's instances do not depend on L.
+bool independent_of(const BlockInfo& b, size_t at) {
+  const VarNode* v = static_cast<const ForNode*>(b.path[at].get())->loop_var.get();
+  for (auto& e : b.br->bindings)
+    if (uses_var(e, v)) return false;
+  if (uses_var(b.br->predicate, v)) return false;
+  for (size_t i = at + 1; i < b.path.size(); ++i) {
+    const Stmt& p = b.path[i];
+    if (auto* f = p.as<ForNode>()) {
+      if (uses_var(f->min, v) || uses_var(f->extent, v)) return false;
+    } else if (auto* c = p.as<IfThenElseStmtNode>()) {
+      if (uses_var(c->cond, v)) return false;
+    } else if (auto* l = p.as<LetStmtNode>()) {
+      if (uses_var(l->value, v)) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+Function run_redundant_blocks_once(const FunctionNode& f) {
+  auto out = std::make_shared<FunctionNode>(f);
+  auto* rr = f.body.as<BlockRealizeNode>();
+  if (!rr) return out;
+  Collector c;
+  std::vector<Stmt> path;
+  c.walk(rr->block->body, path);
+  if (c.blocks.empty()) return out;
+  // Every loop that has blocks under it.
+  std::vector<const ForNode*> loops;
+  std::unordered_set<const ForNode*> seen;
+  for (auto& b : c.blocks)
+    for (auto& p : b.path)
+      if (auto* fl = p.as<ForNode>(); fl && seen.insert(fl).second) loops.push_back(fl);
+  std::unordered_map<const BlockRealizeNode*, std::vector<const ForNode*>> once;
+  for (const ForNode* L : loops) {
+    // L's body must store only inside blocks.
+    Collector inner;
+    std::vector<Stmt> p2;
+    inner.walk(L->body, p2);
+    if (inner.stray_store) continue;
+    std::vector<const BlockInfo*> under;
+    for (auto& b : c.blocks)
+      if (loop_at(b, L) >= 0) under.push_back(&b);
+    std::set<int> cand;
+    for (auto* b : under) {
+      if (b->scan || !independent_of(*b, loop_at(*b, L))) continue;
+      bool ok = true;
+      for (auto* o : under)  // (c)
+        if (o != b)
+          for (auto* w : b->writes) ok = ok && !o->writes.count(w);
+      if (ok) cand.insert(b->order);
+    }
+    // (b), to a fixpoint: a read buffer written in L only by earlier candidates.
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (auto* b : under) {
+        if (!cand.count(b->order)) continue;
+        bool ok = true;
+        for (auto* o : under) {
+          bool writes_read = false;
+          for (auto* r : b->reads) writes_read = writes_read || o->writes.count(r);
+          if (!writes_read) continue;
+          if (o == b)
+            ok = ok && b->has_init;
+          else
+            ok = ok && o->order < b->order && cand.count(o->order);
+        }
+        if (!ok) {
+          cand.erase(b->order);
+          changed = true;
+        }
+      }
+    }
+    int64_t ext = 0;
+    const bool single = is_const_int(L->extent, &ext) && ext == 1;
+    for (auto* b : under) {
+      if (cand.count(b->order)) {
+        once[b->br].push_back(L);
+      } else if (!single && !b->scan && b->carries && independent_of(*b, loop_at(*b, L))) {
+        // The repeats differ (the block reads what the loop's body writes) or are undone: a
+        // recurrence over L that the block-level Wengert list cannot represent (it summed
+        // the repeats' contributions: a wrong gradient).
+        throw Error("block " + b->br->block->name + " runs again at every iteration of loop " +
+                    L->loop_var.name() +
+                    ", which none of its bindings uses, and the repeats are not plain recomputations "
+                    "(it reads what the loop body writes, or another statement of the loop writes what it "
+                    "writes): bind " +
+                    L->loop_var.name() + " to a scan iter var of the block");
+      }
+    }
+  }
+  // Instances repeated through the bindings themselves (`vi = i // 2`), or spatial iterations
+  // writing one element (a scratch tile reused by every iteration of a loop): gradient()
+  // reads loop points as instances and instances as independent, which gave wrong gradients
+  // (the repeats' adjoints summed; one adjoint buffer for all the tile's reuses). Refused.
+  for (auto& b : c.blocks) {
+    if (b.scan) continue;
+    Expr pred = b.br->predicate;
+    if (auto it = once.find(b.br); it != once.end())
+      for (const ForNode* L : it->second) {
+        Expr eq = make_binary(BinOp::EQ, L->loop_var, L->min);
+        pred = is_one(pred) ? eq : make_binary(BinOp::And, eq, pred);
+      }
+    std::string why = enumerate_instances(b, pred);
+    if (!why.empty()) throw Error("block " + b.br->block->name + ": " + why);
+  }
+  if (once.empty()) return out;
+  // In a scan loop L a block must be bound to L (the scan method), so a run-once block there
+  // moves out instead, in front of L, with the loops between: when its statement of L's body
+  // holds no other block and no earlier statement of L's body reads what it writes (the
+  // only difference: those would now see its values at L's first iteration).
+  std::unordered_map<const ForNode*, std::unordered_set<const StmtNode*>> hoist;
+  for (auto& b : c.blocks) {
+    auto it = once.find(b.br);
+    if (it == once.end()) continue;
+    for (size_t k = 0; k < it->second.size(); ++k) {
+      const ForNode* L = it->second[k];
+      bool scan_loop = false;
+      for (auto& o : c.blocks) {
+        if (loop_at(o, L) < 0) continue;
+        const BlockNode& ob = *o.br->block.get();
+        for (size_t q = 0; q < ob.iter_vars.size(); ++q)
+          scan_loop = scan_loop || (ob.iter_vars[q].kind == IterKind::Scan &&
+                                    uses_var(o.br->bindings[q], L->loop_var.get()));
+      }
+      if (!scan_loop) continue;
+      // The child of L's body that holds b.
+      std::vector<Stmt> kids;
+      if (auto* q = L->body.as<SeqNode>())
+        kids = q->stmts;
+      else
+        kids.push_back(L->body);
+      int at = loop_at(b, L);
+      const StmtNode* child = static_cast<size_t>(at) + 1 < b.path.size() ? b.path[at + 1].get() : b.br;
+      size_t pos = kids.size();
+      for (size_t i = 0; i < kids.size(); ++i)
+        if (kids[i].get() == child) pos = i;
+      if (pos == kids.size()) continue;
+      int nblocks = 0;
+      for (auto& o : c.blocks)
+        for (auto& p : o.path) nblocks += p.get() == child;
+      if (child == b.br) nblocks = 1;
+      BufSet before;
+      for (size_t i = 0; i < pos; ++i) {
+        BufSet w;
+        collect_accesses(kids[i], &before, &w);
+      }
+      bool read_before = false;
+      for (auto* w : b.writes) read_before = read_before || before.count(w);
+      if (nblocks != 1 || read_before || it->second.size() != 1) continue;
+      hoist[L].insert(child);
+      it->second.clear();
+    }
+  }
+  for (auto it = once.begin(); it != once.end();) it = it->second.empty() ? once.erase(it) : std::next(it);
+  struct M : IRMutator {
+    std::unordered_map<const BlockRealizeNode*, std::vector<const ForNode*>>* once;
+    std::unordered_map<const ForNode*, std::unordered_set<const StmtNode*>>* hoist;
+    Stmt mutate_for(const ForNode* n, const Stmt& s) override {
+      auto h = hoist->find(n);
+      if (h == hoist->end()) return IRMutator::mutate_for(n, s);
+      std::vector<Stmt> kids, moved, kept;
+      if (auto* q = n->body.as<SeqNode>())
+        kids = q->stmts;
+      else
+        kids.push_back(n->body);
+      for (auto& k : kids) (h->second.count(k.get()) ? moved : kept).push_back(mutate(k));
+      if (kept.empty()) return IRMutator::mutate_for(n, s);
+      moved.push_back(make_for(n->loop_var, n->min, n->extent, n->for_kind, make_seq(kept), n->thread_tag,
+                               n->annotations));
+      return make_seq(moved);
+    }
+    Stmt mutate_block_realize(const BlockRealizeNode* n, const Stmt& s) override {
+      auto it = once->find(n);
+      if (it == once->end()) return s;
+      Expr p = n->predicate;
+      for (const ForNode* L : it->second) {
+        Expr eq = make_binary(BinOp::EQ, L->loop_var, L->min);
+        p = is_one(p) ? eq : make_binary(BinOp::And, eq, p);
+      }
+      return make_block_realize(n->bindings, p, n->block);
+    }
+  } m;
+  m.once = &once;
+  m.hoist = &hoist;
+  Stmt body = m.mutate(rr->block->body);
+  BlockNode rb = *rr->block.get();
+  rb.body = body;
+  out->body = make_block_realize(rr->bindings, rr->predicate, make_block(std::move(rb)));
+  return out;
+}
+
+}  // namespace tirc::ad
