@@ -25,14 +25,14 @@ struct BuildOptions {
   int opt = 3;
 };
 
-void write_file(const std::string& path, const std::string& data) {
+[[maybe_unused]] void write_file(const std::string& path, const std::string& data) {
   std::ofstream f(path, std::ios::binary);
   if (!f) throw Error("cannot write " + path);
   f.write(data.data(), static_cast<std::streamsize>(data.size()));
   if (!f) throw Error("cannot write " + path);
 }
 
-std::string header_guard(const std::string& path) {
+[[maybe_unused]] std::string header_guard(const std::string& path) {
   std::string g = "TIRC_" + std::filesystem::path(path).filename().string();
   for (auto& c : g)
     c = std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::toupper(c)) : '_';
