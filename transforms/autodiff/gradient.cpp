@@ -365,18 +365,6 @@ bool same_extent(const Expr& a, const Expr& b) {
   return expr_identical(a, b) || (a.as<VarNode>() && a.same_as(b));
 }
 
-void stored_buffers(const Stmt& s, std::unordered_set<const BufferNode*>* out) {
-  struct V : IRVisitor {
-    std::unordered_set<const BufferNode*>* out;
-    void visit_store(const StoreNode* n) override {
-      out->insert(n->buffer.get());
-      IRVisitor::visit_store(n);
-    }
-  } v;
-  v.out = out;
-  v.visit(s);
-}
-
 // Per dimension, a range [lo, hi) holding every index a block writes (whole: the limits of
 // int64).
 using Box = std::vector<std::pair<int64_t, int64_t>>;

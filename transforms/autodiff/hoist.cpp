@@ -53,18 +53,6 @@ size_t tree_size(const Expr& e, std::unordered_map<const ExprNode*, size_t>& mem
   return memo[e.get()] = n;
 }
 
-void stored_buffers(const Stmt& s, std::unordered_set<const BufferNode*>* out) {
-  struct V : IRVisitor {
-    std::unordered_set<const BufferNode*>* out;
-    void visit_store(const StoreNode* n) override {
-      out->insert(n->buffer.get());
-      IRVisitor::visit_store(n);
-    }
-  } v;
-  v.out = out;
-  v.visit(s);
-}
-
 struct Entry {
   Buffer H;
   std::unordered_set<const BufferNode*> loads;

@@ -121,4 +121,16 @@ void set_regions(BlockNode& b) {
   b.writes = regions(scan.writes, scan.bound);
 }
 
+void stored_buffers(const Stmt& s, std::unordered_set<const BufferNode*>* out) {
+  struct V : IRVisitor {
+    std::unordered_set<const BufferNode*>* out;
+    void visit_store(const StoreNode* n) override {
+      out->insert(n->buffer.get());
+      IRVisitor::visit_store(n);
+    }
+  } v;
+  v.out = out;
+  v.visit(s);
+}
+
 }  // namespace tirc::ad

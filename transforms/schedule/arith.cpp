@@ -373,29 +373,26 @@ std::optional<SymRange> relax(const Expr& e, const SymRangeMap& ranges) {
   Linear lo, hi;
   lo.dtype = hi.dtype = l->dtype;
   lo.c = hi.c = l->c;
+  // Adds k * [rlo, rhi] to [lo, hi]; false when an end is not linear.
+  auto add_range = [&](const Expr& rlo, const Expr& rhi, int64_t k) {
+    auto rl = to_linear(rlo), rh = to_linear(rhi);
+    if (!rl || !rh) return false;
+    const Linear& for_lo = k >= 0 ? *rl : *rh;
+    const Linear& for_hi = k >= 0 ? *rh : *rl;
+    for (auto& [x, kk] : for_lo.terms) add_term(lo, x, kk * k);
+    lo.c += for_lo.c * k;
+    for (auto& [x, kk] : for_hi.terms) add_term(hi, x, kk * k);
+    hi.c += for_hi.c * k;
+    return true;
+  };
   for (auto& [a, k] : l->terms) {
     auto* v = a.as<VarNode>();
     if (v && in_map(v)) {
       const SymRange& r = ranges.at(v);
-      auto rl = to_linear(r.lo), rh = to_linear(r.hi);
-      if (!rl || !rh) return std::nullopt;
-      const Linear& for_lo = k >= 0 ? *rl : *rh;
-      const Linear& for_hi = k >= 0 ? *rh : *rl;
-      for (auto& [x, kk] : for_lo.terms) add_term(lo, x, kk * k);
-      lo.c += for_lo.c * k;
-      for (auto& [x, kk] : for_hi.terms) add_term(hi, x, kk * k);
-      hi.c += for_hi.c * k;
+      if (!add_range(r.lo, r.hi, k)) return std::nullopt;
     } else if (uses_var(a, in_map)) {
       auto ar = relax_divmod(a, ranges);
-      if (!ar) return std::nullopt;
-      auto rl = to_linear(ar->lo), rh = to_linear(ar->hi);
-      if (!rl || !rh) return std::nullopt;
-      const Linear& for_lo = k >= 0 ? *rl : *rh;
-      const Linear& for_hi = k >= 0 ? *rh : *rl;
-      for (auto& [x, kk] : for_lo.terms) add_term(lo, x, kk * k);
-      lo.c += for_lo.c * k;
-      for (auto& [x, kk] : for_hi.terms) add_term(hi, x, kk * k);
-      hi.c += for_hi.c * k;
+      if (!ar || !add_range(ar->lo, ar->hi, k)) return std::nullopt;
     } else {
       add_term(lo, a, k);
       add_term(hi, a, k);
