@@ -62,9 +62,9 @@ class Counter {
   struct Rec {
     std::string name;
     double iterations;
-    OpCounts per_exec;       // the body, per execution of the block
-    OpCounts init_per_exec;  // the init, per execution of the init
-    double init_execs = 0;   // static executions of the init (NaN: unknown, see reduce_points)
+    OpCounts per_exec;         // the body, per execution of the block
+    OpCounts init_per_exec;    // the init, per execution of the init
+    double init_execs = 0;     // static executions of the init (NaN: unknown, see reduce_points)
     double reduce_points = 1;  // product of the reduce extents (init runs once per reduction)
   };
   std::vector<Rec> recs;

@@ -132,7 +132,8 @@ TEST(AcceptGrad, UnsupportedIsRefusedClearly) {
     const char* msg;
   } cases_[] = {
       {"grads.tir", "twoacc",
-       "grads.tir:148:7: error: block inp: in a recurrence through several blocks (or with a reduction), a block must "
+       "grads.tir:148:7: error: block inp: in a recurrence through several blocks (or with a reduction), a "
+       "block must "
        "store a value or sum with an init (max, min, product and accumulation onto earlier content are not "
        "supported)\n"},
   };

@@ -30,7 +30,8 @@ namespace fs = std::filesystem;
 // when the test program exits.
 std::string input_dir() {
   struct Dir {
-    std::string path = (fs::temp_directory_path() / ("tirc_r5_inputs_" + std::to_string(::getpid()))).string() + "/";
+    std::string path =
+        (fs::temp_directory_path() / ("tirc_r5_inputs_" + std::to_string(::getpid()))).string() + "/";
     Dir() { fs::create_directories(path); }
     ~Dir() {
       std::error_code ec;
@@ -104,7 +105,8 @@ TEST(AcceptR5, LiteralAdoptsTheOperandDtype) {
       // torch.bfloat16: x * 2 + 1.1 = [4.0938, -5.4062, 1.1981e+05, 1.3047]
       {"bfop", xbf, "Y: bf16[4] sum=119808 first=[4.09375, -5.40625, 119808, 1.30469]\n"},
       {"i64op", xi,
-       "Y: i64[4] sum=3307534883334000004 first=[3298534883328000001, -14999999, 9000000000000001, 21000001]\n"},
+       "Y: i64[4] sum=3307534883334000004 first=[3298534883328000001, -14999999, 9000000000000001, "
+       "21000001]\n"},
       // np.uint8 wraps: [100, 44, 244, 156]
       {"u8op", xu, "Y: u8[4] sum=544 first=[100, 44, 244, 156]\n"},
   };
@@ -125,14 +127,16 @@ TEST(AcceptR5, LiteralAdoptsTheOperandDtype) {
   struct Err {
     std::string params, body, msg;
   } errs[] = {
-      {"A: f32[4], B: i32[4]) -> (C: f32[4]", "C[vi] = A[vi] * 2 + B[vi]", "<stdin>:3:53: error: type mismatch: f32 + i32"},
+      {"A: f32[4], B: i32[4]) -> (C: f32[4]", "C[vi] = A[vi] * 2 + B[vi]",
+       "<stdin>:3:53: error: type mismatch: f32 + i32"},
       {"A: f16[4]) -> (C: f16[4]", "C[vi] = A[vi] * 2.5 + A[vi] / 3 - f16(vi) * 1.5 + f32(A[vi])",
        "<stdin>:3:83: error: type mismatch: f16 + f32"},
       {"A: i32[4]) -> (C: i32[4]", "C[vi] = (A[vi] + 1) / 2",
        "<stdin>:3:55: error: '/' is float division and is not defined on i32; use // for integer division"},
       {"A: f32[4]) -> (C: i32[4]", "C[vi] = 1 / 3",
        "<stdin>:3:45: error: '/' is float division and is not defined on i32; use // for integer division"},
-      {"A: u8[4]) -> (C: u8[4]", "C[vi] = A[vi] + 256", "<stdin>:3:51: error: integer literal 256 does not fit in u8"},
+      {"A: u8[4]) -> (C: u8[4]", "C[vi] = A[vi] + 256",
+       "<stdin>:3:51: error: integer literal 256 does not fit in u8"},
   };
   for (auto& e : errs) {
     CliRun p = run("parse -", one_block(e.params, e.body));
@@ -166,24 +170,28 @@ TEST(AcceptR5, HalfIntrinsicsMatchNumPyAndTorch) {
     return s;
   };
   const std::vector<double> x = {-2.5, -0.3, 0, 0.7, 1.9, 2.9}, p = {0.05, 0.5, 1, 3.3, 4.9, 0.2};
-  CliRun r = run("run - --show 48 --input X=" + save("hx", DType::F16, x) + " --input P=" + save("hp", DType::F16, p),
-                 with("f16"));
+  CliRun r = run(
+      "run - --show 48 --input X=" + save("hx", DType::F16, x) + " --input P=" + save("hp", DType::F16, p),
+      with("f16"));
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(r.out,
-            "Y: f16[6, 8] sum=1827.48 first=[0.0820923, -2.99609, 0.223633, -0.986816, 0.132324, 1790, -50, "
-            "-9.125, 0.740723, -0.693359, 0.707031, -0.29126, -0.141113, 1.23145, -0.600098, -2.15039, 1, 0, 1, 0, "
-            "0, 1, 0, -1, 2.01367, 1.19434, 1.81641, 0.604492, 0.657227, 2.30664, 0.212158, 3.3125, 6.6875, "
-            "1.58887, 2.21289, 0.956055, 0.149902, 20.4844, 0.387939, 14.3125, 18.1875, -1.60938, 0.447266, "
-            "0.994141, -0.663574, 0.00938416, 14.5078, 8.57812]\n");
-  r = run("run - --show 48 --input X=" + save("bx", DType::BF16, x) + " --input P=" + save("bp", DType::BF16, p),
-          with("bf16"));
+  EXPECT_EQ(
+      r.out,
+      "Y: f16[6, 8] sum=1827.48 first=[0.0820923, -2.99609, 0.223633, -0.986816, 0.132324, 1790, -50, "
+      "-9.125, 0.740723, -0.693359, 0.707031, -0.29126, -0.141113, 1.23145, -0.600098, -2.15039, 1, 0, 1, 0, "
+      "0, 1, 0, -1, 2.01367, 1.19434, 1.81641, 0.604492, 0.657227, 2.30664, 0.212158, 3.3125, 6.6875, "
+      "1.58887, 2.21289, 0.956055, 0.149902, 20.4844, 0.387939, 14.3125, 18.1875, -1.60938, 0.447266, "
+      "0.994141, -0.663574, 0.00938416, 14.5078, 8.57812]\n");
+  r = run(
+      "run - --show 48 --input X=" + save("bx", DType::BF16, x) + " --input P=" + save("bp", DType::BF16, p),
+      with("bf16"));
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(r.out,
-            "Y: bf16[6, 8] sum=1821.52 first=[0.0820312, -3, 0.223633, -0.988281, 0.132812, 1784, -50, -9.125, "
-            "0.742188, -0.691406, 0.707031, -0.292969, -0.141602, 1.23438, -0.601562, -2.15625, 1, 0, 1, 0, 0, 1, "
-            "0, -1, 2.01562, 1.19531, 1.8125, 0.605469, 0.65625, 2.29688, 0.211914, 3.3125, 6.6875, 1.59375, "
-            "2.21875, 0.957031, 0.149414, 20.5, 0.386719, 14.3125, 18.25, -1.60938, 0.447266, 0.992188, "
-            "-0.664062, 0.00933838, 14.5, 8.5625]\n");
+  EXPECT_EQ(
+      r.out,
+      "Y: bf16[6, 8] sum=1821.52 first=[0.0820312, -3, 0.223633, -0.988281, 0.132812, 1784, -50, -9.125, "
+      "0.742188, -0.691406, 0.707031, -0.292969, -0.141602, 1.23438, -0.601562, -2.15625, 1, 0, 1, 0, 0, 1, "
+      "0, -1, 2.01562, 1.19531, 1.8125, 0.605469, 0.65625, 2.29688, 0.211914, 3.3125, 6.6875, 1.59375, "
+      "2.21875, 0.957031, 0.149414, 20.5, 0.386719, 14.3125, 18.25, -1.60938, 0.447266, 0.992188, "
+      "-0.664062, 0.00933838, 14.5, 8.5625]\n");
 }
 
 // Integer semantics against NumPy: i8 wrap, floor // and % by negatives, truncdiv/truncmod,
@@ -191,26 +199,30 @@ TEST(AcceptR5, HalfIntrinsicsMatchNumPyAndTorch) {
 // to 0, bool() of floats, i64 products.
 TEST(AcceptR5, IntegerOpsMatchNumPy) {
   const std::string script =
-      "func ints(A: i8[6], U: u16[6], W: u32[6], F: f32[6]) -> (OA: i8[6], OU: u16[6], OW: u32[6], OC: u8[6], "
+      "func ints(A: i8[6], U: u16[6], W: u32[6], F: f32[6]) -> (OA: i8[6], OU: u16[6], OW: u32[6], OC: "
+      "u8[6], "
       "OI: i32[6], OS: i16[6], OB: bool[6], OL: i64[6]) {\n"
       "  for i in serial(6) {\n"
       "    block b(vi: spatial(6) = i) {\n"
-      "      OA[vi] = A[vi] * 3 - -128 + abs(A[vi]) + sign(A[vi]) + A[vi] // -3 + A[vi] % -3 + truncdiv(A[vi], -3) + "
+      "      OA[vi] = A[vi] * 3 - -128 + abs(A[vi]) + sign(A[vi]) + A[vi] // -3 + A[vi] % -3 + "
+      "truncdiv(A[vi], -3) + "
       "truncmod(A[vi], 5)\n"
       "      OU[vi] = U[vi] * U[vi] - 7 + U[vi] // 3 + max(U[vi], 40000) % 1000\n"
       "      OW[vi] = W[vi] * 3000000000 + W[vi] // 7 - 1\n"
       "      OC[vi] = u8(F[vi]) + u8(A[vi])\n"
-      "      OI[vi] = i32(F[vi]) + i32(round(F[vi])) * 10 + i32(floor(F[vi])) * 100 + i32(ceil(F[vi])) * 1000\n"
+      "      OI[vi] = i32(F[vi]) + i32(round(F[vi])) * 10 + i32(floor(F[vi])) * 100 + i32(ceil(F[vi])) * "
+      "1000\n"
       "      OS[vi] = i16(F[vi] * 10000.0) + i16(U[vi])\n"
       "      OB[vi] = bool(F[vi]) && F[vi] >= -0.0 || bool(A[vi]) == false\n"
       "      OL[vi] = i64(W[vi]) * i64(A[vi]) + i64(F[vi] * 1e12)\n"
       "    }\n"
       "  }\n"
       "}\n";
-  std::string in = " --input A=" + save_ints<int8_t>("A", DType::I8, {-128, 127, -7, 0, 5, -1}) +
-                   " --input U=" + save_ints<uint16_t>("U", DType::U16, {0, 65535, 300, 40001, 7, 256}) +
-                   " --input W=" + save_ints<uint32_t>("W", DType::U32, {0, 4294967295u, 7, 123456789, 2, 1}) +
-                   " --input F=" + save("F", DType::F32, {-2.5, NAN, 1e10, -0.0, 2.5, -1e10});
+  std::string in =
+      " --input A=" + save_ints<int8_t>("A", DType::I8, {-128, 127, -7, 0, 5, -1}) +
+      " --input U=" + save_ints<uint16_t>("U", DType::U16, {0, 65535, 300, 40001, 7, 256}) +
+      " --input W=" + save_ints<uint32_t>("W", DType::U32, {0, 4294967295u, 7, 123456789, 2, 1}) +
+      " --input F=" + save("F", DType::F32, {-2.5, NAN, 1e10, -0.0, 2.5, -1e10});
   CliRun r = run("run -" + in, script);
   ASSERT_EQ(r.code, 0) << r.err;
   // NumPy (OL[2]: 7 * -7 + the saturated i64(1e22) = 9223372036854775807 - 49).
@@ -223,7 +235,8 @@ TEST(AcceptR5, IntegerOpsMatchNumPy) {
             "OI: i32[6] sum=-211 first=[-2322, 0, 2147482537, 0, 3222, -2147483648]\n"
             "OS: i16[6] sum=-90510 first=[-25000, -1, -32469, -25535, 25007, -32512]\n"
             "OB: bool[6] sum=3 first=[0, 0, 1, 1, 1, 0]\n"
-            "OL: i64[6] sum=545460846424 first=[-2499999956992, 545460846465, 9223372036854775758, 0, 2499999957002, "
+            "OL: i64[6] sum=545460846424 first=[-2499999956992, 545460846465, 9223372036854775758, 0, "
+            "2499999957002, "
             "9223372036854775807]\n");
 }
 
@@ -235,7 +248,8 @@ TEST(AcceptR5, IfThenElseGuardsOnlyTheTakenArm) {
                  "func g(A: f32[4]) -> (B: f32[4]) {\n"
                  "  for i in serial(4) {\n"
                  "    block b(vi: spatial(4) = i) {\n"
-                 "      B[vi] = if_then_else(vi >= 1, A[vi - 1], 0.0) + if_then_else(vi < 3, A[vi + 1], A[vi - 3] * 2.0)\n"
+                 "      B[vi] = if_then_else(vi >= 1, A[vi - 1], 0.0) + if_then_else(vi < 3, A[vi + 1], A[vi "
+                 "- 3] * 2.0)\n"
                  "    }\n"
                  "  }\n"
                  "}\n");
@@ -261,7 +275,8 @@ TEST(AcceptR5, SiblingBlocksAllocateTheSameName) {
   const std::string script =
       "func two(A: f32[4]) -> (B: f32[4]) {\n"
       "  for i in serial(4) { block x(vi: spatial(4) = i) { alloc T: f32[1]; T[0] = A[vi]; B[vi] = T[0] } }\n"
-      "  for i in serial(4) { block y(vi: spatial(4) = i) { alloc T: f32[2]; T[1] = B[vi]; B[vi] = T[1] * 2.0 } }\n"
+      "  for i in serial(4) { block y(vi: spatial(4) = i) { alloc T: f32[2]; T[1] = B[vi]; B[vi] = T[1] * "
+      "2.0 } }\n"
       "}\n"
       "func loops(A: f32[4]) -> (B: f32[4]) {\n"
       "  block r() {\n"
@@ -356,7 +371,8 @@ TEST(AcceptR5, StatsInitUnderWhereIsWhole) {
           "  }\n"
           "}\n");
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("\ns                                32             32             64             36            400\n"),
+  EXPECT_NE(r.out.find("\ns                                32             32             64             36   "
+                       "         400\n"),
             std::string::npos)
       << r.out;
 }
@@ -392,13 +408,15 @@ TEST(AcceptR5, ReductionOrder) {
       "}\n";
   CliRun r = run("run - --func rev --input A=1", script);
   EXPECT_EQ(r.code, 2);
-  EXPECT_EQ(r.err, "<stdin>:5:7: error: block \"s\": read of uninitialised element C[0] of output buffer C\n");
+  EXPECT_EQ(r.err,
+            "<stdin>:5:7: error: block \"s\": read of uninitialised element C[0] of output buffer C\n");
   r = run("run - --func outer_k --input A=0.5", script);
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, "C: f32[4] sum=16 first=[4, 4, 4, 4]\n");
   r = run("run - --func scan_rev --input A=1", script);
   EXPECT_EQ(r.code, 2);
-  EXPECT_EQ(r.err, "<stdin>:20:7: error: block \"s\": read of uninitialised element C[6] of output buffer C\n");
+  EXPECT_EQ(r.err,
+            "<stdin>:20:7: error: block \"s\": read of uninitialised element C[6] of output buffer C\n");
 }
 
 // Printing `serial(lo, hi)` with a symbolic start gives back what was written (it printed
@@ -449,7 +467,8 @@ TEST(AcceptR5, NpyHeadersFromOtherWriters) {
     return p;
   };
   const std::string script =
-      "func c(A: f32[3]) -> (B: f32[3]) { for i in serial(3) { block b(vi: spatial(3) = i) { B[vi] = A[vi] } } }\n";
+      "func c(A: f32[3]) -> (B: f32[3]) { for i in serial(3) { block b(vi: spatial(3) = i) { B[vi] = A[vi] } "
+      "} }\n";
   const char* dicts[] = {
       "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }",
       "{'descr':'<f4','fortran_order':False,'shape':(3,)}",
@@ -512,9 +531,8 @@ TEST(AcceptR5, RandomInputsRangesAndSeeds) {
     CliRun r = run(std::string("run - --random ") + bad, script);
     EXPECT_EQ(r.code, 2) << bad;
     EXPECT_EQ(r.out, "");
-    EXPECT_EQ(r.err,
-              std::string("--random: must be an integer in [0, 18446744073709551615], got ") + bad +
-                  "\nRun with --help for more information.\n");
+    EXPECT_EQ(r.err, std::string("--random: must be an integer in [0, 18446744073709551615], got ") + bad +
+                         "\nRun with --help for more information.\n");
   }
   CliRun r = run("check-grad - --seed -3", "func f(A: f32[2]) -> (B: f32[2]) { B[0] = A[0] B[1] = A[1] }\n");
   EXPECT_EQ(r.code, 2);
@@ -529,8 +547,9 @@ TEST(AcceptR5, ScalarValuesOnTheCommandLine) {
       "func f(c: bool, n: i32, x: f32, h: f16, u: u8, l: i64) -> (B: f32[6]) {\n"
       "  block b() { B[0] = f32(c); B[1] = f32(n); B[2] = x; B[3] = f32(h); B[4] = f32(u); B[5] = f32(l) }\n"
       "}\n";
-  CliRun r = run("run - --input c=True --input n=+5 --input x=-inf --input h=70000 --input u=255 --input l=-9000000000",
-                 script);
+  CliRun r = run(
+      "run - --input c=True --input n=+5 --input x=-inf --input h=70000 --input u=255 --input l=-9000000000",
+      script);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, "B: f32[6] sum=nan first=[1, 5, -inf, inf, 255, -9e+09]\n");
   r = run("run - --input c=false --input n=0 --input x=1e-3 --input h=0.1 --input u=0 --input l=1", script);
@@ -561,7 +580,8 @@ TEST(AcceptR5, ScalarValuesOnTheCommandLine) {
 // `-` reads standard input for every subcommand.
 TEST(AcceptR5, OptionsBeforeTheFile) {
   const std::string script =
-      "func c(A: f32[3]) -> (B: f32[3]) { for i in serial(3) { block b(vi: spatial(3) = i) { B[vi] = A[vi] * A[vi] "
+      "func c(A: f32[3]) -> (B: f32[3]) { for i in serial(3) { block b(vi: spatial(3) = i) { B[vi] = A[vi] * "
+      "A[vi] "
       "} } }\n";
   CliRun r = run("run --func c --input A=2 -", script);
   ASSERT_EQ(r.code, 0) << r.err;
@@ -573,12 +593,14 @@ TEST(AcceptR5, OptionsBeforeTheFile) {
   EXPECT_NE(r.out.find("\"flops\": 3,"), std::string::npos) << r.out;
   r = run("grad --wrt A -", script);
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("func c_grad(A: f32[3], B_grad: f32[3]) -> (A_grad: f32[3]) {"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("func c_grad(A: f32[3], B_grad: f32[3]) -> (A_grad: f32[3]) {"), std::string::npos)
+      << r.out;
   // An unknown option before the subcommand names the option (it said "A subcommand is required").
   r = run("--bogus run -", script);
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err,
-            "tirc: error: unknown option '--bogus' before the subcommand (usage: tirc SUBCOMMAND FILE [OPTIONS]; see "
+            "tirc: error: unknown option '--bogus' before the subcommand (usage: tirc SUBCOMMAND FILE "
+            "[OPTIONS]; see "
             "tirc --help)\n");
 }
 
@@ -594,7 +616,8 @@ TEST(AcceptR5, ZeroSizeRuns) {
   EXPECT_EQ(read_npy(tmp() + "b.npy").shape(), std::vector<int64_t>{0});
   r = run("stats - --input n=0", script);
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("\ntotal                             0              0              0              0              0\n"),
+  EXPECT_NE(r.out.find("\ntotal                             0              0              0              0   "
+                       "           0\n"),
             std::string::npos)
       << r.out;
   // n from the size of an i64-shaped .npy input.
@@ -643,15 +666,18 @@ TEST(AcceptR5, NamesThatLookLikeWords) {
   EXPECT_EQ(r.out, "select: f32[4] sum=12 first=[3, 3, 3, 3]\nW: bool[4] sum=0 first=[0, 0, 0, 0]\n");
   r = run("parse -", script);
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("func serial(exp: f32[4], true: i32, false: bool) -> (select: f32[4], W: bool[4]) {\n"),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find("func serial(exp: f32[4], true: i32, false: bool) -> (select: f32[4], W: bool[4]) {\n"),
+      std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("      W[serial] = select(false, true == 1, false) && bool(1)\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("      W[serial] = select(false, true == 1, false) && bool(1)\n"), std::string::npos)
+      << r.out;
   std::string printed = r.out;
   r = run("parse -", printed);
   EXPECT_EQ(r.out, printed);
   r = run("run -" + in, printed);
-  EXPECT_EQ(r.out, "select: f32[4] sum=12 first=[3, 3, 3, 3]\nW: bool[4] sum=0 first=[0, 0, 0, 0]\n") << r.err;
+  EXPECT_EQ(r.out, "select: f32[4] sum=12 first=[3, 3, 3, 3]\nW: bool[4] sum=0 first=[0, 0, 0, 0]\n")
+      << r.err;
 }
 
 // CLI.md: errors in a script carry FILE:LINE:COL. A block that `tirc grad` / `tirc check-grad`

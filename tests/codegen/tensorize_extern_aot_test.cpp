@@ -121,6 +121,7 @@ TEST(TensorizeExternAot, CallExternImplLinksAndComputes) {
   // verify cannot run the extern call: it says so and fails (exit 1), it does not pass.
   Result v = sh(q(TIRC_BINARY) + " verify " + q((dir / "mm.tir").string()));
   EXPECT_EQ(v.code, 1) << v.out;
-  EXPECT_NE(v.out.find("call_extern(\"mma4_f32\") cannot be run by the interpreter"), std::string::npos) << v.out;
+  EXPECT_NE(v.out.find("call_extern(\"mma4_f32\") cannot be run by the interpreter"), std::string::npos)
+      << v.out;
   fs::remove_all(dir);
 }

@@ -169,8 +169,9 @@ schedule f {
   i, t, k = get_loops(b)
   decompose_reduction(b, t)
 })";
-  EXPECT_EQ(refusal(text), "decompose_reduction: loop t feeds no iter var of block C (the block runs again in "
-                           "each of its iterations, re-running its init)");
+  EXPECT_EQ(refusal(text),
+            "decompose_reduction: loop t feeds no iter var of block C (the block runs again in "
+            "each of its iterations, re-running its init)");
   // At k (inside t) the init runs once per run, as before.
   std::string t2 = text;
   t2.replace(t2.find("decompose_reduction(b, t)"), 25, "decompose_reduction(b, k)");
@@ -229,7 +230,8 @@ schedule f {
 })");
   EXPECT_NE(out.find("where io * 3 + ii < 10"), std::string::npos) << out;
   // A tiling that computes some rows twice is still refused.
-  EXPECT_EQ(refusal(R"(
+  EXPECT_EQ(
+      refusal(R"(
 func f(A: f32[10, 13]) -> (S: f32[10], B: f32[10, 13]) {
   for i, k in grid(10, 13) {
     block S(vi: spatial(10) = i, vk: reduce(13) = k) {
@@ -247,8 +249,8 @@ schedule f {
   i, j = get_loops(get_block("B"))
   compute_at(get_block("S"), i)
 })"),
-            "compute_at: the parts of S computed in the iterations of loop i do not cover it exactly once (S is "
-            "an output)");
+      "compute_at: the parts of S computed in the iterations of loop i do not cover it exactly once (S is "
+      "an output)");
 }
 
 // A tensorize impl calling an extern function: the block replacing the tile gets the desc's

@@ -73,8 +73,8 @@ Expr simplify_index_expr(const Expr& e);
 // [max(0, h - 27), min(3, h + 1))); conjuncts of P free of the var move out of the loop, so
 // enclosing loops are trimmed in turn. Loops of fewer than 8 iterations keep their constant
 // bounds (unrolled guards are cheaper than a run-time trip count). Only pure integer
-// conjuncts move or become bounds; outputs are bit-identical. Functions with thread-bound loops are returned unchanged (their
-// loop bounds decide barriers and launch sizes).
+// conjuncts move or become bounds; outputs are bit-identical. Functions with thread-bound loops are returned
+// unchanged (their loop bounds decide barriers and launch sizes).
 Function trim_no_ops(const FunctionNode& f);
 
 // The whole pipeline: lower_init, convert_blocks, plan_alloc, compact_buffers, flatten_buffers (when

@@ -95,7 +95,8 @@ void check_exact_tiling(const ScheduleState& st, const Stmt& ls, const std::vect
   // last tile: allowed, as reverse_compute_at allows them, since the moved block then gets
   // `value < extent` (added below whenever the bound is not provable) and runs in none of them.
   std::vector<Expr> overshoot;
-  for (size_t t = 0; t < tiles.size(); ++t) overshoot.push_back(make_binary(BinOp::LT, tiles[t], tile_exts[t]));
+  for (size_t t = 0; t < tiles.size(); ++t)
+    overshoot.push_back(make_binary(BinOp::LT, tiles[t], tile_exts[t]));
   if (!bijective_bindings(tiles, tile_exts, loops, make_and(overshoot)))
     refuse("the parts of " + X->name + " computed in the iterations of loop " + loop_name(ls) +
            " do not cover it exactly once (" + why + ")");
