@@ -1,5 +1,6 @@
 #include "runtime/npy.h"
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -105,8 +106,7 @@ NDArray parse_npy(const std::string& bytes, const std::string& what, std::option
   if (descr.size() < 3) throw Error(what + ": unsupported .npy dtype '" + descr + "'");
   char order = descr[0], kind = descr[1];
   int size = std::atoi(descr.c_str() + 2);
-  if (order == '>' && size > 1)
-    throw Error(what + ": big-endian .npy data ('" + descr + "') is not supported; use little-endian");
+  bool swap = order == '>' && size > 1;  // big-endian data: bytes swapped per element below
   if (order != '<' && order != '|' && order != '=' && order != '>')
     throw Error(what + ": unsupported .npy dtype '" + descr + "'");
   std::optional<DType> dt;
@@ -128,9 +128,9 @@ NDArray parse_npy(const std::string& bytes, const std::string& what, std::option
 
   // fortran_order
   p = find_key(h, "fortran_order", what);
-  if (h.compare(p, 4, "True") == 0)
-    throw Error(what + ": Fortran-order .npy arrays are not supported; save in C order");
-  if (h.compare(p, 5, "False") != 0) throw Error(what + ": malformed .npy header (fortran_order)");
+  bool fortran = h.compare(p, 4, "True") == 0;  // what np.save(a.T) writes: permuted below
+  if (!fortran && h.compare(p, 5, "False") != 0)
+    throw Error(what + ": malformed .npy header (fortran_order)");
 
   // shape
   p = find_key(h, "shape", what);
@@ -159,6 +159,28 @@ NDArray parse_npy(const std::string& bytes, const std::string& what, std::option
     throw Error(what + ": truncated .npy data (" + std::to_string(bytes.size() - dstart) +
                 " bytes, expected " + std::to_string(need) + ")");
   if (need) std::memcpy(arr.data(), bytes.data() + dstart, need);
+  size_t esize = need / std::max<size_t>(1, static_cast<size_t>(arr.numel()));
+  if (swap) {
+    auto* b = static_cast<uint8_t*>(arr.data());
+    for (size_t i = 0; i < need; i += esize) std::reverse(b + i, b + i + esize);
+  }
+  if (fortran && shape.size() > 1) {
+    // Column-major to row-major: element (i0, ..., ik) sits at i0 + d0 * (i1 + d1 * (...)).
+    NDArray c(*dt, shape);
+    const auto* src = static_cast<const uint8_t*>(arr.data());
+    auto* dst = static_cast<uint8_t*>(c.data());
+    std::vector<int64_t> idx(shape.size(), 0);
+    for (int64_t n = 0; n < arr.numel(); ++n) {
+      int64_t off = 0;
+      for (size_t k = shape.size(); k-- > 0;) off = off * shape[k] + idx[k];
+      std::memcpy(dst + n * esize, src + off * esize, esize);
+      for (size_t k = shape.size(); k-- > 0;) {
+        if (++idx[k] < shape[k]) break;
+        idx[k] = 0;
+      }
+    }
+    arr = std::move(c);
+  }
   if (*dt == DType::Bool) {
     auto* b = static_cast<uint8_t*>(arr.data());
     for (size_t i = 0; i < need; ++i) b[i] = b[i] != 0;

@@ -5,9 +5,10 @@
 // with descr '<u2' (read it in NumPy with `np.load(p).view(ml_dtypes.bfloat16)` or
 // `(np.load(p).astype(np.uint32) << 16).view(np.float32)`); read_npy(path, DType::BF16)
 // accepts '<u2' (and '|V2', what ml_dtypes writes) as bf16 bits.
-// Only C order and little-endian (or native '=' on this little-endian host, or '|' for
-// one-byte types) are accepted; Fortran order, big-endian data, structured or object dtypes
-// and truncated files are errors. Writing uses version 1.0 (2.0 when the header needs it).
+// C and Fortran order (`np.save(a.T)` writes the latter) and either byte order are read; the
+// result is always a C-ordered array in host (little-endian) order. Structured or object
+// dtypes and truncated files are errors. Writing uses version 1.0 (2.0 when the header needs
+// it), C order, little-endian.
 #pragma once
 
 #include <optional>

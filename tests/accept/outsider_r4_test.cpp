@@ -128,8 +128,6 @@ TEST(AcceptR4, NpyOutsideTheContract) {
       {"str", "unsupported .npy dtype '<U1'"},
       {"rec", "structured .npy dtypes are not supported"},
       {"obj", "unsupported .npy dtype '|O'"},
-      {"fo", "Fortran-order .npy arrays are not supported; save in C order"},
-      {"be", "big-endian .npy data ('>f4') is not supported; use little-endian"},
   };
   for (auto& [f, msg] : bad) {
     SCOPED_TRACE(f);
@@ -137,6 +135,23 @@ TEST(AcceptR4, NpyOutsideTheContract) {
     EXPECT_EQ(r.code, 2);
     EXPECT_EQ(r.out, "");
     EXPECT_EQ(r.err, "tirc: error: parameter A: " + cases() + "r4/" + f + ".npy: " + msg + "\n");
+  }
+}
+
+// What NumPy writes for a transposed array (Fortran order) and for an explicit '>f4' array
+// is read as the same [[0, 1, 2], [3, 4, 5]] (both files hold that array).
+TEST(AcceptR4, NpyFortranOrderAndBigEndianAreRead) {
+  const std::string fn =
+      "func m(A: f32[2, 3]) -> (B: f32[2, 3]) {\n"
+      "  for i, j in grid(2, 3) { block b(vi: spatial(2) = i, vj: spatial(3) = j) { B[vi, vj] = A[vi, vj] * "
+      "10.0 "
+      "} }\n"
+      "}\n";
+  for (const char* f : {"fo", "be"}) {
+    SCOPED_TRACE(f);
+    CliRun r = run(std::string("run - --input A=@/r4/") + f + ".npy", fn);
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("first=[0, 10, 20, 30, 40, 50]"), std::string::npos) << r.out;
   }
 }
 
