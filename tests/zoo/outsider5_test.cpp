@@ -40,8 +40,6 @@ using namespace tirc::zoo;
 
 namespace {
 
-fs::path outsider5_file() { return source_dir() / "tests" / "zoo" / "outsider5" / "outsider5.tir"; }
-
 const std::vector<std::string>& all_funcs() {
   // clang-format off
   static const std::vector<std::string> v = {
@@ -60,25 +58,18 @@ const std::vector<std::string>& all_funcs() {
   return v;
 }
 
-// Scalar params of the functions that have them.
-ArgMap scalars(const FunctionNode& f) {
-  ArgMap given;
-  for (const auto& p : f.params) {
-    if (p.is_buffer()) continue;
-    NDArray a(p.var.dtype(), {});
-    const std::string& n = p.name();
-    a.set(0, n == "n" ? 5.0 : n == "m" ? 3.0 : n == "alpha" ? 0.7 : 0.3);
-    given[n] = a;
-  }
-  return given;
+// The registry: its file, scalar values (for the functions that have scalar params) and
+// PyTorch references (filled by the ctest fixture Outsider5Setup.torch_refs; see
+// tests/zoo/torch_refs.h).
+Registry& reg() {
+  static Registry r("outsider5", [](const FunctionNode& f, const std::string& n) {
+    (void)f;
+    return n == "n" ? 5.0 : n == "m" ? 3.0 : n == "alpha" ? 0.7 : 0.3;
+  });
+  return r;
 }
-
-Function load(const std::string& name) {
-  Module m = parse_file(outsider5_file().string());
-  Function f = m.find_func(name);
-  if (!f) throw Error("no function " + name + " in outsider5.tir");
-  return f;
-}
+ArgMap scalars(const FunctionNode& f) { return reg().scalars(f); }
+Function load(const std::string& name) { return reg().load(name); }
 
 class Outsider5 : public ::testing::TestWithParam<std::string> {};
 
@@ -91,18 +82,8 @@ TEST_P(Outsider5, check_grad) {
   }
 }
 
-// The references of every function come from one Python process (the ctest fixture
-// Outsider5Setup.torch_refs); see tests/zoo/torch_refs.h.
-TorchRefs& refs() {
-  static TorchRefs r(source_dir() / "tests" / "zoo" / "outsider5" / "outsider5_ref.py",
-                     refs_dir("outsider5_torch_refs"));
-  return r;
-}
-
-RefCase make_case(const std::string& name) {
-  Function f = load(name);
-  return make_ref_case(*f, 7, scalars(*f));
-}
+TorchRefs& refs() { return reg().refs(); }
+RefCase make_case(const std::string& name) { return reg().make_case(name); }
 
 TEST_P(Outsider5, grad_torch) {
   try {

@@ -31,8 +31,6 @@ using namespace tirc::zoo;
 
 namespace {
 
-fs::path outsider_file() { return source_dir() / "tests" / "zoo" / "outsider" / "outsider.tir"; }
-
 const std::vector<std::string>& all_funcs() {
   static const std::vector<std::string> v = {"inplace3",        "out_mid",
                                              "multi_out",       "where_sum",
@@ -57,24 +55,18 @@ const std::vector<std::string>& all_funcs() {
   return v;
 }
 
-// Scalar params of the functions that have them.
-ArgMap scalars(const FunctionNode& f) {
-  ArgMap given;
-  for (const auto& p : f.params) {
-    if (p.is_buffer()) continue;
-    NDArray a(p.var.dtype(), {});
-    a.set(0, p.name() == "n" ? (f.name == "sym_colsum" ? 5.0 : 3.0) : 0.7);
-    given[p.name()] = a;
-  }
-  return given;
+// The registry: its file, scalar values (for the functions that have scalar params) and
+// PyTorch references (filled by the ctest fixture OutsiderSetup.torch_refs; see
+// tests/zoo/torch_refs.h).
+Registry& reg() {
+  static Registry r("outsider", [](const FunctionNode& f, const std::string& n) {
+    (void)f;
+    return n == "n" ? (f.name == "sym_colsum" ? 5.0 : 3.0) : 0.7;
+  });
+  return r;
 }
-
-Function load(const std::string& name) {
-  Module m = parse_file(outsider_file().string());
-  Function f = m.find_func(name);
-  if (!f) throw Error("no function " + name + " in outsider.tir");
-  return f;
-}
+ArgMap scalars(const FunctionNode& f) { return reg().scalars(f); }
+Function load(const std::string& name) { return reg().load(name); }
 
 class Outsider : public ::testing::TestWithParam<std::string> {};
 
@@ -83,18 +75,8 @@ TEST_P(Outsider, check_grad) {
   expect_grad_checks(*f, scalars(*f));
 }
 
-// The references of every function come from one Python process (the ctest fixture
-// OutsiderSetup.torch_refs); see tests/zoo/torch_refs.h.
-TorchRefs& refs() {
-  static TorchRefs r(source_dir() / "tests" / "zoo" / "outsider" / "outsider_ref.py",
-                     refs_dir("outsider_torch_refs"));
-  return r;
-}
-
-RefCase make_case(const std::string& name) {
-  Function f = load(name);
-  return make_ref_case(*f, 7, scalars(*f));
-}
+TorchRefs& refs() { return reg().refs(); }
+RefCase make_case(const std::string& name) { return reg().make_case(name); }
 
 TEST_P(Outsider, grad_torch) {
   try {

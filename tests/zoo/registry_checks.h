@@ -1,5 +1,5 @@
 // The checks every outsider registry (tests/zoo/outsider*/) runs on each of its functions,
-// shared by the registry drivers (outsider_test.cpp, outsider3_test.cpp).
+// shared by the registry drivers (outsider_test.cpp, outsider3_test.cpp, outsider5_test.cpp).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -12,6 +12,7 @@
 #include "ir/printer.h"
 #include "parser/parser.h"
 #include "tests/zoo/torch_refs.h"
+#include "tests/zoo/zoo_util.h"
 #include "transforms/autodiff/check_grad.h"
 #include "transforms/autodiff/gradient.h"
 
@@ -59,5 +60,49 @@ inline void expect_grad_matches_torch(TorchRefs& refs, const std::string& name, 
   Function g = gradient(f, {});
   expect_vjp_matches(*g, c, refs.load(name, "grad"), 1e-5, 1e-6);
 }
+
+// One registry: tests/zoo/DIR/DIR.tir, its reference script DIR_ref.py and its references in
+// build/DIR_torch_refs (the ctest fixture of the driver fills them). Scalar params get
+// scalar_value(f, name).
+class Registry {
+ public:
+  using ScalarValue = std::function<double(const FunctionNode&, const std::string&)>;
+  Registry(std::string dir, ScalarValue scalar_value)
+      : dir_(std::move(dir)),
+        scalar_value_(std::move(scalar_value)),
+        refs_(source_dir() / "tests" / "zoo" / dir_ / (dir_ + "_ref.py"), refs_dir(dir_ + "_torch_refs")) {}
+
+  std::filesystem::path file() const { return source_dir() / "tests" / "zoo" / dir_ / (dir_ + ".tir"); }
+  Function load(const std::string& name) const {
+    Module m = parse_file(file().string());
+    Function f = m.find_func(name);
+    if (!f) throw Error("no function " + name + " in " + dir_ + ".tir");
+    return f;
+  }
+  ArgMap scalars(const FunctionNode& f) const {
+    ArgMap given;
+    for (const auto& p : f.params) {
+      if (p.is_buffer()) continue;
+      NDArray a(p.var.dtype(), {});
+      a.set(0, scalar_value_(f, p.name()));
+      given[p.name()] = a;
+    }
+    return given;
+  }
+  TorchRefs& refs() { return refs_; }
+  // The reference case of function `name` (seed 7, the registry's scalars).
+  RefCase make_case(const std::string& name) const {
+    Function f = load(name);
+    return make_ref_case(*f, 7, scalars(*f));
+  }
+  std::function<RefCase(const std::string&)> case_maker() const {
+    return [this](const std::string& n) { return make_case(n); };
+  }
+
+ private:
+  std::string dir_;
+  ScalarValue scalar_value_;
+  TorchRefs refs_;
+};
 
 }  // namespace tirc::zoo
