@@ -11,6 +11,7 @@
 
 #include "interp/scalar.h"
 #include "ir/error.h"
+#include "ir/printer.h"
 #include "runtime/npy.h"
 
 namespace tirc {
@@ -121,7 +122,13 @@ ArgMap parse_input_specs(const FunctionNode& f, const std::vector<std::string>& 
       throw Error("--input " + spec + ": expected NAME=FILE.npy or NAME=VALUE");
     std::string name = spec.substr(0, eq), val = spec.substr(eq + 1);
     const Param* p = find_param(f, name);
-    if (!p) throw Error("--input " + spec + ": function " + f.name + " has no parameter named " + name);
+    if (!p) {
+      for (auto& o : f.outputs)
+        if (o->name == name)
+          throw Error("--input " + spec + ": " + name + " is an output of function " + f.name +
+                      ", not an input (save it with --output " + name + "=FILE.npy)");
+      throw Error("--input " + spec + ": function " + f.name + " has no parameter named " + name);
+    }
     // A second value for the same parameter is a mistake in the command line, not an override.
     if (!given.insert(name).second)
       throw Error("--input " + spec + ": parameter " + name + " is given twice");
@@ -136,6 +143,14 @@ ArgMap parse_input_specs(const FunctionNode& f, const std::vector<std::string>& 
         a = read_npy(val, t);
       } catch (const Error& e) {
         throw Error("parameter " + name + ": " + e.what());
+      }
+      // A wrong rank is reported before sizes are taken from the arrays (else a symbolic size
+      // it should have given would be reported missing instead).
+      if (p->is_buffer() && a.shape().size() != p->buffer->shape.size()) {
+        std::string want, got;
+        for (auto& e : p->buffer->shape) want += (want.empty() ? "" : ", ") + print_expr(e);
+        for (int64_t d : a.shape()) got += (got.empty() ? "" : ", ") + std::to_string(d);
+        throw Error("parameter " + name + ": expected shape [" + want + "], got [" + got + "]");
       }
       if (!p->is_buffer()) {
         if (a.numel() != 1)
@@ -203,7 +218,13 @@ std::vector<std::pair<std::string, std::string>> parse_output_specs(const Functi
     std::string name = spec.substr(0, eq);
     bool known = false;
     for (auto& o : f.outputs) known |= o->name == name;
-    if (!known) throw Error("--output " + spec + ": function " + f.name + " has no output named " + name);
+    if (!known) {
+      for (auto& p : f.params)
+        if (p.name() == name)
+          throw Error("--output " + spec + ": " + name + " is an input of function " + f.name +
+                      ", not an output (its outputs are listed after ->)");
+      throw Error("--output " + spec + ": function " + f.name + " has no output named " + name);
+    }
     out.push_back({name, spec.substr(eq + 1)});
   }
   return out;

@@ -237,6 +237,8 @@ class Counter {
         auto* n = s.as<ForNode>();
         bool known;
         double ext = extent(n->extent, &known);
+        // `serial(lo, hi)` with hi < lo at run time (symbolic ends) runs no iteration.
+        if (known && ext < 0) ext = 0;
         if (!known && !dynamic_)
           throw Error("loop " + n->loop_var.name() +
                       ": its extent is not a constant of scalar parameters; use tirc stats --dynamic");

@@ -16,6 +16,9 @@
 //   Dynamic: the init executions counted by the interpreter.
 // - loads / stores: buffer element reads and writes.
 // - bytes: (loads + stores) x element size: traffic without any cache reuse.
+// - `where` predicates and iter-var bindings are not counted (they are evaluated outside the
+//   block, once per point of the enclosing loops): a data-dependent `where I[i] > 0` adds no
+//   loads. A loop whose symbolic extent is negative at run time (`serial(a, b)`, b < a) counts 0.
 // In a block body, a loop multiplies its body's counts by its extent; an `if` statement counts
 // the larger branch; `if_then_else(c, a, b)` counts c and the larger arm; select both arms.
 #pragma once

@@ -32,7 +32,9 @@ stmt
 ifStmt : IF cond=expr thenBody=body (ELSE (elseIf=ifStmt | elseBody=body))? ;
 
 // `max=` / `min=` are ID '=' so that `max` stays an ordinary name elsewhere.
-assignOp : '=' | '+=' | '-=' | '*=' | ID '=' ;
+// `/=`, `//=` and `%=` are extensions (Python's augmented assignments; the contract lists
+// `+= -= *= max= min=`).
+assignOp : '=' | '+=' | '-=' | '*=' | '/=' | '//=' | '%=' | ID '=' ;
 
 annotation : ID '(' STRING ',' annValue ')' ;
 annValue : '-'? INT | '-'? FLOAT | STRING ;
@@ -50,7 +52,9 @@ blockItem
   ;
 
 region : ID ('[' (regionDim (',' regionDim)*)? ']')? ;
-regionDim : lo=expr (':' hi=expr)? ;
+// `lo:hi`, or a point; Python's `:`, `lo:` and `:hi` (TVMScript's `A[vi, :]`) stand for
+// the bound 0 / the dimension's extent.
+regionDim : lo=expr (colon=':' hi=expr?)? | colon=':' hi=expr? ;
 
 // ---------------------------------------------------------------- expressions
 // Alternatives from the tightest to the loosest binding (LANGUAGE.md, Precedence).
@@ -142,6 +146,9 @@ FLOAT
   | 'nan'
   ;
 INT : DIGITS ;
+// A number run into letters (`0x10`, `1_000`, `2f`): reported by the driver as an invalid
+// number (without it, `0x10` lexed as `0` then the name `x10`, and the error pointed further on).
+BAD_NUMBER : (DIGITS ('.' DIGITS?)? | '.' DIGITS) EXPONENT? [A-Za-z_] [A-Za-z0-9_]* ;
 ID : [A-Za-z_] [A-Za-z0-9_]* ;
 STRING : '"' (~["\\\r\n] | '\\' ~[\r\n])* '"' ;
 UNTERMINATED_STRING : '"' (~["\\\r\n] | '\\' ~[\r\n])* ;

@@ -16,6 +16,7 @@
 #include <unordered_set>
 
 #include "ir/error.h"
+#include "ir/mutator.h"
 #include "ir/visitor.h"
 #include "parser/region_check.h"
 #include "transforms/simplify/region.h"
@@ -156,6 +157,10 @@ class Builder {
   std::vector<Buffer>* alloc_target_ = nullptr;
   std::unordered_set<const VarNode*> variant_;
   std::unordered_set<const VarNode*> reads_buffer_;  // lets whose value reads a buffer (messages)
+  // Values of invariant lets (expressions of scalar params only, themselves free of let names):
+  // substituted into alloc shapes, which are hoisted to the top of their block, outside the
+  // `let` (printing `alloc T: f32[m]` before `let m = ...` would not read back).
+  std::unordered_map<const VarNode*, Expr> let_values_;
   std::unordered_map<const VarNode*, Interval> ranges_;
   std::unordered_set<std::string> func_names_, block_names_;
   std::unordered_set<const BufferNode*> read_only_bufs_;  // inputs of the current function
@@ -167,6 +172,7 @@ class Builder {
   int sched_fresh_ = 0;
   int if_depth_ = 0;
   int let_depth_ = 0;
+  const char* shape_what_ = nullptr;  // set while a buffer / alloc shape is read (messages)
   std::vector<std::string> pending_iter_vars_;  // iter vars of the block whose header is being read
 
   // ------------------------------------------------------------------ errors
@@ -218,6 +224,10 @@ class Builder {
         if (iv == name)
           fail(tok, "iter var '" + name +
                         "' is not visible here: bindings and where use the enclosing loop variables");
+      if (shape_what_ && std::strcmp(shape_what_, "alloc shape") == 0)
+        fail(tok, "undeclared name '" + name +
+                      "' (an alloc at the top of a block or function is visible in the whole block, so its "
+                      "shape may use only literals and scalar parameters)");
       fail(tok, "undeclared name '" + name + "'");
     }
     if (s->kind == Sym::Buf)
@@ -253,6 +263,11 @@ class Builder {
       if (x.kind() == ExprKind::Load) dep = true;
     });
     return dep;
+  }
+
+  // `e` with every invariant let name replaced by its value.
+  Expr inline_lets(const Expr& e) const {
+    return let_values_.empty() ? e : substitute(e, let_values_);
   }
 
   void declare_name(const std::string& name, const Token* tok, const char* what) {
@@ -328,9 +343,12 @@ class Builder {
 
   // A shape entry: integer expression of constants and scalar parameters.
   Expr shape_expr(P::ExprContext* c, const char* what) {
+    shape_what_ = what;
     Expr e = expr(c, DType::I32);
+    shape_what_ = nullptr;
     if (!is_int(e.dtype())) fail(c, std::string(what) + " must be an integer, got " + tname(e.dtype()));
     if (depends_on_variant(e)) fail(c, std::string(what) + " must use only constants and scalar parameters");
+    e = inline_lets(e);
     int64_t v;
     if (is_const_int(e, &v) && v <= 0)
       fail(c, std::string(what) + " must be positive, got " + std::to_string(v));
@@ -414,6 +432,7 @@ class Builder {
   void bind_let(const std::string& name, const Var& var, const Expr& value) {
     bool inv = !depends_on_variant(value);
     if (!inv) variant_.insert(var.get());
+    if (inv) let_values_[var.get()] = inline_lets(value);
     bool loads = false;
     for_each_expr(value, [&](const Expr& x) {
       auto* v = x.as<VarNode>();
@@ -611,15 +630,25 @@ class Builder {
       bop = BinOp::Sub, sym = "-=";
     else if (ops == "*=")
       bop = BinOp::Mul, sym = "*=";
+    else if (ops == "/=")
+      bop = BinOp::Div, sym = "/=";
+    else if (ops == "//=")
+      bop = BinOp::FloorDiv, sym = "//=";
+    else if (ops == "%=")
+      bop = BinOp::FloorMod, sym = "%=";
     else if (ops == "max")
       bop = BinOp::Max, sym = "max=";
     else if (ops == "min")
       bop = BinOp::Min, sym = "min=";
     else
-      fail(op, "unknown assignment operator '" + ops + "=' (expected = += -= *= max= min=)");
+      fail(op, "unknown assignment operator '" + ops + "=' (expected = += -= *= /= //= %= max= min=)");
     if (value.dtype() != b->dtype)
       fail(c->expr(), "type mismatch: " + tname(b->dtype) + " " + sym + " " + tname(value.dtype()));
     if (!is_numeric(b->dtype)) fail(op, "operator " + sym + " is not defined on " + tname(b->dtype));
+    if (bop == BinOp::Div && is_int(b->dtype))
+      fail(op, "'/=' is float division and is not defined on " + tname(b->dtype) + "; use //= for integer division");
+    if ((bop == BinOp::FloorDiv || bop == BinOp::FloorMod) && is_float(b->dtype))
+      fail(op, "'" + sym + "' is integer-only and is not defined on " + tname(b->dtype));
     return make_store(b, idx, make_binary(bop, noted(make_load(b, idx), c->getStart()), value),
                       loc(c->getStart()));
   }
@@ -906,9 +935,19 @@ class Builder {
                         " dimensions but the region has " + std::to_string(dims.size()));
     for (size_t d = 0; d < dims.size(); ++d) {
       Range rg;
-      rg.begin = index_expr(dims[d]->lo);
-      check_bounds(s.buf, d, rg.begin, dims[d]->lo);
-      if (dims[d]->hi) {
+      const Expr& extent = s.buf->shape[d];
+      if (dims[d]->lo) {
+        rg.begin = index_expr(dims[d]->lo);
+        check_bounds(s.buf, d, rg.begin, dims[d]->lo);
+      } else {
+        rg.begin = make_int(0, extent.dtype());
+      }
+      if (dims[d]->colon && !dims[d]->hi) {
+        rg.end = extent;
+        int64_t a, b;
+        if (is_const_int(rg.begin, &a) && is_const_int(rg.end, &b) && b <= a)
+          fail(dims[d]->colon, "empty region " + std::to_string(a) + ":" + std::to_string(b));
+      } else if (dims[d]->hi) {
         rg.end = index_expr(dims[d]->hi);
         check_bounds(s.buf, d, rg.end, dims[d]->hi, true);
         int64_t a, b;
@@ -1005,6 +1044,10 @@ class Builder {
     return std::nullopt;
   }
   static bool is_arith(BinOp op) { return op <= BinOp::Max; }
+  static bool is_comparison(BinOp op) {
+    return op == BinOp::EQ || op == BinOp::NE || op == BinOp::LT || op == BinOp::LE || op == BinOp::GT ||
+           op == BinOp::GE;
+  }
 
   // Literal-only: typed as a whole by its context.
   bool lit_only(P::ExprContext* c) {
@@ -1038,8 +1081,16 @@ class Builder {
   bool has_float(antlr4::ParserRuleContext* c) const {
     if (!c->getStart() || !c->getStop()) return false;
     size_t a = c->getStart()->getTokenIndex(), b = c->getStop()->getTokenIndex();
-    for (size_t i = a; i <= b && i < tokens_->size(); ++i)
-      if (tokens_->get(i)->getType() == P::FLOAT) return true;
+    for (size_t i = a; i <= b && i < tokens_->size(); ++i) {
+      const Token* tok = tokens_->get(i);
+      if (tok->getType() == P::FLOAT) return true;
+      // Only call names are names in a literal-only expression: a float-only intrinsic
+      // (`exp(1)`) makes it float, as a float literal does.
+      Intrinsic f;
+      if (tok->getType() == P::ID && intrinsic_from_name(tok->getText(), &f) && f != Intrinsic::Abs &&
+          f != Intrinsic::Sign && f != Intrinsic::TruncDiv && f != Intrinsic::TruncMod)
+        return true;
+    }
     return false;
   }
 
@@ -1090,8 +1141,16 @@ class Builder {
       }
       if (auto* par = dynamic_cast<P::ParenExprContext*>(pr)) return lit(par->expr(), t);
       auto* call = static_cast<P::CallExprContext*>(pr);
+      // A float-only intrinsic (`sqrt`, `exp`, `pow`, ...) cannot take integers: in an integer
+      // context its literal arguments are f32 (as `//` in a float context is i32 below), so
+      // `i32(sqrt(2))` is 1 and `I[0] = sqrt(4)` reports the f32 result, not an i32 argument.
+      DType at = t;
+      Intrinsic f;
+      if (is_int(t) && intrinsic_from_name(call->ID()->getText(), &f) && f != Intrinsic::Abs &&
+          f != Intrinsic::Sign && f != Intrinsic::TruncDiv && f != Intrinsic::TruncMod)
+        at = DType::F32;
       std::vector<Expr> args;
-      for (auto* a : call->args->expr()) args.push_back(lit(a, t));
+      for (auto* a : call->args->expr()) args.push_back(lit(a, at));
       return finish_call(call, args);
     }
     if (auto* u = dynamic_cast<P::UnaryExprContext*>(c)) {
@@ -1146,6 +1205,12 @@ class Builder {
         is_arith(op) ? want : (binop_is_logic(op) ? std::optional<DType>(DType::Bool) : std::nullopt);
     Expr x, y;
     unify_pair(b->expr(0), b->expr(1), w, &x, &y);
+    // `0 <= i < n` reads as `(0 <= i) < n` (comparisons are left associative, not chained as
+    // in Python): name the cause when that gives a type mismatch.
+    if (is_comparison(op) && x.dtype() != y.dtype())
+      if (auto* l = dynamic_cast<P::BinaryExprContext*>(b->expr(0)); l && is_comparison(*binop_of(l->op->getText())))
+        fail(b->op, "type mismatch: " + tname(x.dtype()) + " " + b->op->getText() + " " + tname(y.dtype()) +
+                        " (comparisons do not chain: write a < b && b < c, not a < b < c)");
     check_binop(op, x, y, b->op);
     return make_binary(op, x, y);
   }

@@ -47,6 +47,9 @@ std::string token_display(const antlr4::dfa::Vocabulary& voc, size_t type) {
 class ThrowingListener : public antlr4::BaseErrorListener {
  public:
   explicit ThrowingListener(std::string file) : file_(std::move(file)) {}
+  // The innermost bracket left open at the end of the input (prescan), named when the parser
+  // fails at the end of the input.
+  void set_unclosed(const antlr4::Token* t) { unclosed_ = t; }
 
   void syntaxError(antlr4::Recognizer* rec, antlr4::Token* tok, size_t line, size_t col, const std::string&,
                    std::exception_ptr) override {
@@ -77,11 +80,15 @@ class ThrowingListener : public antlr4::BaseErrorListener {
         }
       }
     }
+    if (tok && tok->getType() == antlr4::Token::EOF && unclosed_)
+      msg += " ('" + unclosed_->getText() + "' at " + std::to_string(unclosed_->getLine()) + ":" +
+             std::to_string(unclosed_->getCharPositionInLine() + 1) + " is not closed)";
     throw SourceError(file_, static_cast<int>(line), static_cast<int>(col) + 1, msg);
   }
 
  private:
   std::string file_;
+  const antlr4::Token* unclosed_ = nullptr;
 };
 
 void validate_utf8(const std::string& text, const std::string& file) {
@@ -119,8 +126,10 @@ void validate_utf8(const std::string& text, const std::string& file) {
                     msg);
 }
 
-// Lexical errors and nesting limits, before the recursive-descent parser runs.
-void prescan(const std::vector<antlr4::Token*>& toks, const std::string& file) {
+// Lexical errors and nesting limits, before the recursive-descent parser runs. Returns the
+// innermost bracket still open at the end of the input (or null).
+const antlr4::Token* prescan(const std::vector<antlr4::Token*>& toks, const std::string& file) {
+  std::vector<const antlr4::Token*> open;
   int depth = 0, unary_run = 0;
   std::vector<int> elif_chain(1, 0);
   const antlr4::Token* prev = nullptr;
@@ -138,13 +147,18 @@ void prescan(const std::vector<antlr4::Token*>& toks, const std::string& file) {
       fail_at(file, t, "invalid character '" + s + "'");
     }
     if (type == P::UNTERMINATED_STRING) fail_at(file, t, "unterminated string");
+    if (type == P::BAD_NUMBER)
+      fail_at(file, t,
+              "invalid number '" + t->getText() + "' (integer literals are decimal; names cannot start with a digit)");
     const std::string& s = t->getText();
     if (s == "(" || s == "[" || s == "{") {
       if (++depth > kMaxNesting)
         fail_at(file, t, "nesting too deep (more than " + std::to_string(kMaxNesting) + " levels)");
       if (elif_chain.size() <= static_cast<size_t>(depth)) elif_chain.resize(depth + 1, 0);
+      if (type != P::STRING) open.push_back(t);
     } else if (s == ")" || s == "]" || s == "}") {
       if (depth > 0) --depth;
+      if (type != P::STRING && !open.empty()) open.pop_back();
     }
     if (type != P::STRING && (s == "-" || s == "!")) {
       if (++unary_run > kMaxNesting)
@@ -165,6 +179,7 @@ void prescan(const std::vector<antlr4::Token*>& toks, const std::string& file) {
     }
     prev = t;
   }
+  return open.empty() ? nullptr : open.back();
 }
 
 // Expression nesting (iterative walk: the tree may be deeper than the C++ stack allows).
@@ -197,7 +212,7 @@ Module parse_module(const std::string& text, const std::string& filename) {
     lexer.addErrorListener(&listener);
     antlr4::CommonTokenStream tokens(&lexer);
     tokens.fill();
-    prescan(tokens.getTokens(), filename);
+    listener.set_unclosed(prescan(tokens.getTokens(), filename));
     P parser(&tokens);
     parser.removeErrorListeners();
     parser.addErrorListener(&listener);

@@ -202,7 +202,8 @@ TEST(AcceptCliR2, UsageCorners) {
   // --output names must be outputs, not inputs.
   r = run("run @/lang_r2.tir --func par --input n=2 --random 1 --output A=%/a.npy");
   EXPECT_EQ(r.code, 2);
-  EXPECT_EQ(r.err, "tirc: error: --output A=" + tmp() + "a.npy: function par has no output named A\n");
+  EXPECT_EQ(r.err, "tirc: error: --output A=" + tmp() +
+                       "a.npy: A is an input of function par, not an output (its outputs are listed after ->)\n");
 }
 
 }  // namespace

@@ -102,7 +102,7 @@ TEST(ParserCli, EmptyModule) {
     for (const char* sub : {"run - --random 1", "grad -", "stats -", "check-grad -"}) {
       CliRun r = run(sub, src);
       EXPECT_EQ(r.code, 2) << sub;
-      EXPECT_EQ(r.err, "tirc: error: - defines no function\n") << sub;
+      EXPECT_EQ(r.err, "tirc: error: <stdin> defines no function\n") << sub;
     }
   }
 }

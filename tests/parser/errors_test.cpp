@@ -34,7 +34,7 @@ const ErrorCase kCases[] = {
      "  for i in serial(4) {\n"
      "    B[i] = A[i]\n"
      "",
-     4, 1, "unexpected end of input"},
+     4, 1, "unexpected end of input ('{' at 2:22 is not closed)"},
     {"MissingOperand",
      "func f(A: f32[8, 8], I: i32[8], n: i32) -> (B: f32[8, 8], J: i32[8]) {\n"
      "  B[0, 0] = A[0, 0] + \n"
@@ -536,7 +536,7 @@ const ErrorCase kCases[] = {
      "  }\n"
      "}\n"
      "",
-     3, 10, "unknown assignment operator 'avg=' (expected = += -= *= max= min=)"},
+     3, 10, "unknown assignment operator 'avg=' (expected = += -= *= /= //= %= max= min=)"},
     {"IntLiteralTooLarge",
      "func f(A: f32[8, 8], I: i32[8], n: i32) -> (B: f32[8, 8], J: i32[8]) {\n"
      "  for i, j in grid(8, 8) {\n"

@@ -64,14 +64,13 @@ void register_bench(CLI::App& app) {
       if (!o->no_schedule && !m.schedules.empty()) m = apply_module_schedules(m, o->func);
       Function f;
       if (o->func.empty()) {
-        if (m.funcs.empty()) throw Error(o->file + " defines no function");
+        if (m.funcs.empty()) throw Error(source_name(o->file) + " defines no function");
         if (m.funcs.size() != 1)
-          throw Error(o->file + " defines " + std::to_string(m.funcs.size()) +
-                      " functions: choose one with --func");
+          throw Error(source_name(o->file) + " defines several functions: choose one with --func");
         f = m.funcs[0];
       } else {
         f = m.find_func(o->func);
-        if (!f) throw Error("no function named " + o->func + " in " + o->file);
+        if (!f) throw Error("no function named " + o->func + " in " + source_name(o->file));
       }
       ArgMap given = parse_input_specs(*f, o->inputs);
       ArgMap inputs = complete_inputs(*f, given, o->seed);

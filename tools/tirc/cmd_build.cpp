@@ -69,12 +69,12 @@ void register_build(CLI::App& app) {
       std::vector<Function> funcs;
       if (!o->func.empty()) {
         Function f = m.find_func(o->func);
-        if (!f) throw Error("no function named " + o->func + " in " + o->file);
+        if (!f) throw Error("no function named " + o->func + " in " + source_name(o->file));
         funcs.push_back(f);
       } else {
         funcs = m.funcs;
       }
-      if (funcs.empty()) throw Error(o->file + " defines no function");
+      if (funcs.empty()) throw Error(source_name(o->file) + " defines no function");
       CodegenOptions copts;
       copts.cpu = o->mcpu;
       copts.fast_math = o->fast_math;

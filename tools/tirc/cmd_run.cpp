@@ -25,11 +25,11 @@ struct RunOptions {
 Function pick_function(const Module& m, const std::string& name, const std::string& file) {
   if (name.empty()) {
     if (m.funcs.size() == 1) return m.funcs[0];
-    if (m.funcs.empty()) throw Error(file + " defines no function");
-    throw Error(file + " defines " + std::to_string(m.funcs.size()) + " functions: choose one with --func");
+    if (m.funcs.empty()) throw Error(source_name(file) + " defines no function");
+    throw Error(source_name(file) + " defines several functions: choose one with --func");
   }
   Function f = m.find_func(name);
-  if (!f) throw Error("no function named " + name + " in " + file);
+  if (!f) throw Error("no function named " + name + " in " + source_name(file));
   return f;
 }
 }  // namespace

@@ -18,11 +18,11 @@ void register_schedule(CLI::App& app) {
       app.add_subcommand("schedule", "apply the file's schedule items and print the scheduled module");
   static std::string file, func;
   cmd->add_option("FILE", file, "the .tir file, or - for standard input")->required();
-  cmd->add_option("--func", func, "apply only the schedules of this function");
+  cmd->add_option("--func,-f", func, "apply only the schedules of this function");
   cmd->callback([] {
     run_guarded([] {
       Module m = parse_file(file);
-      if (!func.empty() && !m.find_func(func)) throw Error("no function named '" + func + "' in " + file);
+      if (!func.empty() && !m.find_func(func)) throw Error("no function named " + func + " in " + source_name(file));
       Module out = apply_module_schedules(m, func);
       std::cout << print_module(out);
       return kExitOk;

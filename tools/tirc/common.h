@@ -25,6 +25,10 @@ int exit_code();
 // empty. Error when there is no such function or the choice is ambiguous.
 Function select_function(const Module& m, const std::string& file, const std::string& func);
 
+// The name of an input file in messages: "-" (standard input) is "<stdin>", as in the
+// parser's FILE:LINE:COL positions.
+inline std::string source_name(const std::string& file) { return file == "-" ? "<stdin>" : file; }
+
 // Runs `body`, which differentiates f (`tirc grad`, `tirc check-grad`). An autodiff error that
 // names a block of f ("block b: if/else in a block body is not supported") is rethrown as a
 // SourceError at that block's `block` keyword (CLI.md: errors in a script carry FILE:LINE:COL);

@@ -55,12 +55,12 @@ void with_block_positions(const FunctionNode& f, const std::function<void()>& bo
 
 Function select_function(const Module& m, const std::string& file, const std::string& func) {
   if (func.empty()) {
-    if (m.funcs.empty()) throw Error(file + " defines no function");
-    if (m.funcs.size() != 1) throw Error(file + " defines several functions: choose one with --func");
+    if (m.funcs.empty()) throw Error(source_name(file) + " defines no function");
+    if (m.funcs.size() != 1) throw Error(source_name(file) + " defines several functions: choose one with --func");
     return m.funcs[0];
   }
   Function f = m.find_func(func);
-  if (!f) throw Error("no function named " + func + " in " + file);
+  if (!f) throw Error("no function named " + func + " in " + source_name(file));
   return f;
 }
 
