@@ -318,5 +318,23 @@ TEST(AcceptCliR2, NvptxBlockOnlyLocalCache) {
   EXPECT_NE(r.err.find("nvptx: buffer T is used by several threads"), std::string::npos) << r.err;
 }
 
+// grad on a file that already defines F_grad (its own earlier output) replaces it, with a
+// warning: a hand-written function of that name would otherwise vanish unnoticed.
+TEST(AcceptCliR2, GradReplacesExistingGradWithWarning) {
+  const std::string src = R"(func sq(X: f32[4]) -> (Y: f32[4]) {
+  for i in serial(4) {
+    block Y(vi: spatial(4) = i) { Y[vi] = X[vi] * X[vi] }
+  }
+}
+)";
+  CliRun first = run("grad -", src);
+  ASSERT_EQ(first.code, 0) << first.err;
+  EXPECT_EQ(first.err, "");
+  CliRun again = run("grad - --func sq", first.out);
+  EXPECT_EQ(again.code, 0) << again.err;
+  EXPECT_EQ(again.out, first.out);
+  EXPECT_EQ(again.err, "tirc: warning: <stdin> already defines sq_grad; it is replaced by the gradient of sq\n");
+}
+
 }  // namespace
 }  // namespace tirc::accept

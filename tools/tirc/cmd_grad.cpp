@@ -41,6 +41,11 @@ void register_grad(CLI::App& app) {
       GradientOptions opts;
       opts.order_loops = o->loop_order == "stride";
       std::vector<std::string> wrt = wrt_names(o->wrt);
+      // Re-running grad on its own output replaces F_grad; said, since a hand-written
+      // function of that name would be lost.
+      if (m.find_func(f->name + "_grad"))
+        std::cerr << "tirc: warning: " << source_name(o->file) << " already defines " << f->name
+                  << "_grad; it is replaced by the gradient of " << f->name << "\n";
       with_block_positions(*f, [&] { m.add_func(gradient(*f, wrt, opts)); });
       std::string text = print_module(m);
       if (o->out.empty()) {
