@@ -486,6 +486,12 @@ bool parse_splits(const Expr& e, int64_t scale, const std::unordered_map<const V
     if (k <= 0) return false;
     SplitTerm t;
     if (!parse_split_atom(a, loops, t)) return false;
+    // A split of extent 1 (a unit loop, `l8 * 8` after a [None, 1, 8] split) is always 0: it
+    // takes no place in the mixed radix (keeping it, its scale tied with the next split's
+    // and the order of the two decided whether the radix was recognised). A loop seen only
+    // in such terms then feeds nothing, which the partition check accepts for extent 1 only.
+    int64_t one;
+    if (is_const_int(fold(t.ext), &one) && one == 1) continue;
     t.scale = k * scale;
     out.push_back(t);
   }

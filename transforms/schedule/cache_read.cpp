@@ -1,9 +1,10 @@
-// cache = cache_read(block, read_index, "scope"): TVM Schedule.cache_read. Copies the
-// whole buffer read by `block` (read_index counts the block's read regions of buffers it
-// does not also write, as TVM lists reads; or the buffer's name) into a new buffer "<A>_<scope>" in a
-// new block placed, at the top level, after every writer of A and before its first reader;
-// every reader of A then reads the copy. Legal when A is not written by its readers and no
-// loop nest both writes and reads A (the copy must sit between them).
+// cache = cache_read(block, read_index, "scope"[, consumer_blocks]): TVM
+// Schedule.cache_read. Copies the whole buffer read by `block` (read_index counts the block's
+// read regions of buffers it does not also write, as TVM lists reads; or the buffer's name)
+// into a new buffer "<A>_<scope>" in a new block placed, at the top level, after every writer
+// of A and before its first reader; every reader of A (with consumer_blocks, a block or a
+// list of blocks: those readers only) then reads the copy. Legal when A is not written by its
+// readers and no loop nest both writes and reads A (the copy must sit between them).
 #include "transforms/schedule/cache_common.h"
 #include "transforms/schedule/deps.h"
 #include "transforms/schedule/prims.h"
@@ -172,7 +173,7 @@ void cache_read_in_loop(ScheduleState& st, const ScheduleInstr& ins, const Buffe
 }  // namespace
 
 void prim_cache_read(ScheduleState& st, const ScheduleInstr& ins) {
-  expect_args(ins, 3, 3);
+  expect_args(ins, 3, 4);
   if (ins.results.size() > 1) expect_results(ins, 1);
   Stmt bs = arg_block(st, ins, 0);
   const BlockNode* b = block_of(bs);
@@ -205,6 +206,32 @@ void prim_cache_read(ScheduleState& st, const ScheduleInstr& ins) {
   auto writers = writers_of(st, A);
   if (readers.empty())
     refuse("no block loads buffer " + A->name + " (block " + b->name + " only declares it)");
+  // TVM's consumer_blocks: only these readers read the cache (default: every reader).
+  if (ins.args.size() == 4) {
+    std::vector<ScheduleArg> items;
+    if (ins.args[3].kind == ScheduleArg::List)
+      items = ins.args[3].list;
+    else
+      items.push_back(ins.args[3]);
+    if (items.empty()) refuse("consumer_blocks is empty");
+    std::vector<Stmt> chosen;
+    for (auto& it : items) {
+      ScheduleInstr one = ins;
+      one.args = {it};
+      Stmt c = arg_block(st, one, 0);
+      bool reads = false;
+      for (auto& r : readers) reads = reads || r.same_as(c);
+      if (!reads) refuse("consumer block " + block_of(c)->name + " does not read buffer " + A->name);
+      bool dup = false;
+      for (auto& x : chosen) dup = dup || x.same_as(c);
+      if (!dup) chosen.push_back(c);
+    }
+    std::vector<Stmt> kept;
+    for (auto& r : readers)
+      for (auto& c : chosen)
+        if (r.same_as(c)) kept.push_back(r);
+    readers = kept;
+  }
   int first_reader = 1 << 30, last_writer = -1;
   for (auto& r : readers) {
     int p = root_position(st, top_item(st, r.get()));

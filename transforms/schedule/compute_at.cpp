@@ -22,11 +22,29 @@ namespace tirc::sched {
 
 namespace {
 
-std::optional<SymRange> hull(const std::optional<SymRange>& a, const std::optional<SymRange>& b) {
+// The hull of two regions whose ends compare the same way for every value of the loops
+// above the target (`known`: their constant ranges). Consumers may index one dimension by a
+// unit loop's variable (`n` of extent 1) or by the constant 0 where reverse_compute_at dropped
+// that unit loop: the ends differ by a non-constant that the ranges still order.
+std::optional<SymRange> hull(const std::optional<SymRange>& a, const std::optional<SymRange>& b,
+                             const RangeMap& known) {
   if (!a || !b) return std::nullopt;
   auto dl = to_linear(fold(a->lo - b->lo)), dh = to_linear(fold(a->hi - b->hi));
-  if (!dl || !dh || !dl->terms.empty() || !dh->terms.empty()) return std::nullopt;
-  return SymRange{dl->c <= 0 ? a->lo : b->lo, dh->c >= 0 ? a->hi : b->hi};
+  Expr lo, hi;
+  if (dl && dl->terms.empty())
+    lo = dl->c <= 0 ? a->lo : b->lo;
+  else if (prove_le(a->lo, b->lo, known))
+    lo = a->lo;
+  else if (prove_le(b->lo, a->lo, known))
+    lo = b->lo;
+  if (dh && dh->terms.empty())
+    hi = dh->c >= 0 ? a->hi : b->hi;
+  else if (prove_le(b->hi, a->hi, known))
+    hi = a->hi;
+  else if (prove_le(a->hi, b->hi, known))
+    hi = b->hi;
+  if (!lo.defined() || !hi.defined()) return std::nullopt;
+  return SymRange{lo, hi};
 }
 
 // For `exact` moves (see prim_compute_at): the region of X computed in an iteration of `loop`
@@ -79,8 +97,8 @@ void check_exact_tiling(const ScheduleState& st, const Stmt& ls, const std::vect
       tile_exts.push_back(make_int((ext + wc - 1) / wc, t));
     else if (wc == 1)
       tile_exts.push_back(iv.extent);
-    else
-      refuse(bad);
+    else  // a symbolic extent split by a constant (TVM's `None` factor): ceil(n / wc) tiles
+      tile_exts.push_back(fold(floordiv(iv.extent + make_int(wc - 1, t), make_int(wc, t))));
   }
   if (tiles.empty())  // every dimension whole in every iteration: computed more than once
     refuse("the parts of " + X->name + " computed in the iterations of loop " + loop_name(ls) +
@@ -247,6 +265,12 @@ void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
     }
   }
   // Region of X required under the loop, per dimension.
+  RangeMap known_above;
+  {
+    auto ab = st.loops_above(ls.get());
+    ab.push_back(ls);
+    known_above = const_ranges(ab);
+  }
   std::vector<std::optional<SymRange>> need;
   bool first = true;
   for (auto& c : consumers) {
@@ -256,7 +280,7 @@ void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
       if (first)
         need = reg;
       else
-        for (size_t d = 0; d < need.size(); ++d) need[d] = hull(need[d], reg[d]);
+        for (size_t d = 0; d < need.size(); ++d) need[d] = hull(need[d], reg[d], known_above);
       first = false;
     }
     if (!block_reads(*block_of(c), X)) continue;

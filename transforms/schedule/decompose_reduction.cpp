@@ -2,8 +2,9 @@
 // block's `init` into a new block "<name>_init" placed right before `loop`, under copies of
 // the loops between `loop` and the block that feed only spatial iter vars. Legal when every
 // loop feeding a reduce iter var is `loop` or inside it (so the init runs once per output
-// element, before all its updates), no loop feeds both kinds, the predicate does not use
-// reduce loops, and no other block under `loop` touches what the init writes.
+// element, before all its updates), no loop feeds both kinds, and no other block under
+// `loop` touches what the init writes. The init block's predicate is the block's at the
+// first reduce point (conjuncts over reduce loops only are dropped).
 #include "transforms/schedule/prims.h"
 #include "transforms/schedule/util.h"
 
@@ -80,11 +81,36 @@ void prim_decompose_reduction(ScheduleState& st, const ScheduleInstr& ins) {
   for (size_t i = 0; i < loops.size(); ++i)
     if (!reduce_loops.count(loops[i].as<ForNode>()->loop_var.get()))
       spatial_loops.insert(loops[i].as<ForNode>()->loop_var.get());
+  // A mixed conjunct (`ko * 8 + ki < 34` in the rf block of a non-dividing split, ki now
+  // spatial) decides which output elements are initialised: the init runs where the predicate
+  // holds at the first reduce point, so the init block gets it with the reduce loops at that
+  // point. When every reduce iter var is a sum of reduce loops (all from 0) with positive
+  // coefficients, that point is all reduce loops at 0.
+  bool first_point_is_zero = true;
+  for (size_t i = 0; i < b->iter_vars.size(); ++i) {
+    if (b->iter_vars[i].kind != IterKind::Reduce) continue;
+    auto lin = to_linear(br->bindings[i]);
+    if (!lin || lin->c != 0) first_point_is_zero = false;
+    for (auto& [a, k] : lin ? lin->terms : std::vector<std::pair<Expr, int64_t>>{}) {
+      auto* v = a.as<VarNode>();
+      if (!v || k <= 0 || !reduce_loops.count(v)) first_point_is_zero = false;
+    }
+  }
+  std::unordered_map<const VarNode*, Expr> at_first;
+  for (size_t i = pos; i < loops.size(); ++i) {
+    auto* f = loops[i].as<ForNode>();
+    if (!reduce_loops.count(f->loop_var.get())) continue;
+    if (!is_zero(fold(f->min))) first_point_is_zero = false;
+    at_first[f->loop_var.get()] = make_int(0, f->loop_var.dtype());
+  }
   for (auto& c : conjuncts(fold(br->predicate))) {
     if (!uses_var(c, is_red))
       init_pred.push_back(c);
-    else if (uses_var(c, [&](const VarNode* v) { return spatial_loops.count(v) > 0; }))
-      refuse("the predicate of block " + b->name + " mixes loops of the reduction and of the output");
+    else if (uses_var(c, [&](const VarNode* v) { return spatial_loops.count(v) > 0; })) {
+      if (!first_point_is_zero)
+        refuse("the predicate of block " + b->name + " mixes loops of the reduction and of the output");
+      init_pred.push_back(fold(substitute(c, at_first)));
+    }
   }
   // Nothing else under `loop` may touch the buffers the init writes.
   std::vector<BufferRegion> init_w;

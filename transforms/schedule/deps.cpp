@@ -66,6 +66,64 @@ void check_blocks_independent(const Stmt& s, const std::string& what) {
   }
 }
 
+namespace {
+
+// Every store of the block is `B[I] = B[I] + v` (either operand order) of an f32 / f64 /
+// integer buffer B that v does not load, and B is loaded nowhere else in the block.
+class AtomicAddsOnly : public IRVisitor {
+ public:
+  bool ok = true;
+  std::vector<const LoadNode*> accumulated;  // the `B[I]` operand of each store
+
+ protected:
+  void visit_store(const StoreNode* n) override {
+    DType t = n->buffer->dtype;
+    auto* add = n->value.as<BinaryNode>();
+    if (!add || add->op != BinOp::Add || !(t == DType::F32 || t == DType::F64 || is_int(t))) {
+      ok = false;
+      return;
+    }
+    auto same = [&](const Expr& x) -> const LoadNode* {
+      auto* ld = x.as<LoadNode>();
+      if (!ld || !ld->buffer.same_as(n->buffer) || ld->indices.size() != n->indices.size()) return nullptr;
+      for (size_t i = 0; i < ld->indices.size(); ++i)
+        if (!expr_identical(ld->indices[i], n->indices[i])) return nullptr;
+      return ld;
+    };
+    const LoadNode* acc = same(add->a);
+    if (!acc) acc = same(add->b);
+    if (!acc) {
+      ok = false;
+      return;
+    }
+    accumulated.push_back(acc);
+    for (auto& i : n->indices) visit(i);
+    visit(n->value);
+  }
+};
+
+}  // namespace
+
+// autodiff's scatter-adds (`annotate("atomic", 1)`, every iter var reduce: the written
+// element is data-dependent, `X_grad[vi, M_arg[vi]] += M_grad[vi]`) run in any order or at
+// once when every store only adds to what it loads: the backend makes each such update an
+// atomic add in parallel and thread-bound loops (docs/codegen.md), and the order of a sum
+// does not change it (up to rounding, as any reordered reduction). Not for vectorize: the
+// vector code has no atomic scatter (two lanes adding to one element would lose one).
+bool atomic_scatter_add(const BlockNode& b) {
+  if (!b.annotations.count("atomic") || b.init.defined()) return false;
+  AtomicAddsOnly v;
+  v.visit(b.body);
+  if (!v.ok || v.accumulated.empty()) return false;
+  bool other_loads = false;
+  for_each_expr(b.body, [&](const Expr& e) {
+    auto* ld = e.as<LoadNode>();
+    if (!ld || std::find(v.accumulated.begin(), v.accumulated.end(), ld) != v.accumulated.end()) return;
+    for (auto* a : v.accumulated) other_loads = other_loads || ld->buffer.same_as(a->buffer);
+  });
+  return !other_loads;
+}
+
 void check_loop_bindings(const Stmt& s, const ForNode* loop, bool allow_reduce, const std::string& what) {
   for (auto& bs : collect_blocks(s, false)) {
     const BlockRealizeNode* br = realize(bs);
@@ -74,6 +132,7 @@ void check_loop_bindings(const Stmt& s, const ForNode* loop, bool allow_reduce, 
       if (!uses_var(br->bindings[i], loop->loop_var.get())) continue;
       IterKind k = b->iter_vars[i].kind;
       if (k == IterKind::Spatial || (allow_reduce && k == IterKind::Reduce)) continue;
+      if (k == IterKind::Reduce && (what == "parallel" || what == "bind") && atomic_scatter_add(*b)) continue;
       (void)what;  // the dispatcher already prefixes the primitive's name
       refuse("loop " + loop->loop_var.name() + " is bound to the " + iter_kind_name(k) + " iter var " +
              b->iter_vars[i].var.name() + " of block " + b->name);
@@ -417,6 +476,7 @@ bool recombined_partition(const ForNode* loop, const BufferNode* buf, const std:
   std::string signature;       // the dimensions and splits used, the same for every access
   std::vector<Expr> scaled_o;  // offsets of the scaled parts, the same for every access
   std::vector<SymRange> keys;
+  std::vector<Var> slice_vars;  // keeps the slice variables (keys of `inner`) alive
   for (auto& bs : blocks) {
     const BlockRealizeNode* br = realize(bs);
     const BlockNode* b = br->block.get();
@@ -447,8 +507,20 @@ bool recombined_partition(const ForNode* loop, const BufferNode* buf, const std:
       if (r.buffer.get() != buf) continue;
       std::vector<Expr> idx;
       for (auto& rg : r.ranges) {
-        if (!rg.is_point()) return false;
-        idx.push_back(fold(substitute(rg.begin, sub)));
+        if (rg.is_point()) {
+          idx.push_back(fold(substitute(rg.begin, sub)));
+          continue;
+        }
+        // A slice [b, b + w) of constant width (a tensorized tile's region from the desc,
+        // `A_grad[v, vio_o * 4:vio_o * 4 + 4, ...]`) is the point b + rho with rho an inner
+        // variable over [0, w - 1], as if its elements were visited by an inner loop.
+        int64_t w;
+        if (!is_const_int(fold(rg.end - rg.begin), &w) || w < 1) return false;
+        Var rho("rho", rg.begin.dtype());
+        slice_vars.push_back(rho);
+        inner[rho.get()] = SymRange{make_int(0, rho.dtype()), make_int(w - 1, rho.dtype())};
+        in_vars.insert(rho.get());
+        idx.push_back(fold(substitute(rg.begin, sub) + rho));
       }
       // Every dimension of the form o + split(E), split(E) one of E // L, E % X, E // L % X.
       // scale * split(E) + o + r with o free of the loops at and inside `loop` and r (inner
@@ -518,8 +590,29 @@ bool recombined_partition(const ForNode* loop, const BufferNode* buf, const std:
       Expr key;
       for (auto& [E, parts] : groups) {
         if (parts.size() < 2) continue;
+        // E's largest value (E over `loop` and the loops inside): a split `E // L` with L above
+        // it is always 0 (the unit outer loop of a fuse, `fused // 36` of a 36-long loop,
+        // which another access has as the constant 0), and the highest split may be bounded
+        // (`fused // 12 % 3`) when its modulus is never reached.
+        std::optional<int64_t> e_max;
+        {
+          SymRangeMap rng = inner;
+          rng[loop->loop_var.get()] =
+              SymRange{loop->min, fold(loop->min + loop->extent - make_int(1, loop->extent.dtype()))};
+          auto er = relax(E, rng);
+          int64_t elo, ehi;
+          if (er && is_const_int(fold(er->lo), &elo) && is_const_int(fold(er->hi), &ehi) && elo >= 0) e_max = ehi;
+        }
+        if (e_max) {
+          std::vector<Part> live;
+          for (auto& p : parts)
+            if (p.lower <= *e_max || p.scale != 1 || !is_zero(fold(p.o))) live.push_back(p);
+          if (live.empty()) continue;
+          parts = live;
+        }
         std::sort(parts.begin(), parts.end(), [](const Part& a, const Part& b) { return a.lower < b.lower; });
-        bool chain = parts[0].lower == 1 && parts.back().ext == 0;
+        bool top_ok = parts.back().ext == 0 || (e_max && parts.back().lower * parts.back().ext > *e_max);
+        bool chain = parts[0].lower == 1 && top_ok;
         for (size_t k = 0; chain && k + 1 < parts.size(); ++k)
           chain = parts[k].ext > 0 && parts[k + 1].lower == parts[k].lower * parts[k].ext;
         if (!chain) continue;

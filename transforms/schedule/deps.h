@@ -21,8 +21,15 @@ void check_blocks_independent(const Stmt& s, const std::string& what);
 void check_self_dependence(const Stmt& s, const std::string& what);
 
 // Refuses when some block below `s` binds `loop` to an iter var that is not spatial
-// (`allow_reduce` allows reduce vars too: reordering a commutative reduction is fine).
+// (`allow_reduce` allows reduce vars too: reordering a commutative reduction is fine). For
+// `what` "parallel" / "bind", a reduce var of an autodiff scatter-add (atomic_scatter_add)
+// is allowed: the backend makes its updates atomic.
 void check_loop_bindings(const Stmt& s, const ForNode* loop, bool allow_reduce, const std::string& what);
+
+// True for a block annotated "atomic" without init whose every store is `B[I] = B[I] + v`
+// (f32 / f64 / integer B, loaded nowhere else in the block): its instances commute and the
+// backend makes each update atomic in parallel and thread-bound loops.
+bool atomic_scatter_add(const BlockNode& b);
 
 }  // namespace tirc::sched
 

@@ -39,7 +39,15 @@ void prim_fuse(ScheduleState& st, const ScheduleInstr& ins) {
   DType t = first->loop_var.dtype();
   for (auto& l : loops)
     if (l.as<ForNode>()->loop_var.dtype() != t) refuse("the loops have different index types");
+  // The loop is named after the result; a nested call (`parallel(fuse(i, j))`, hoisted by
+  // the parser to a hidden `_N = fuse(...)`) gets TVM's name `i_j_fused` instead.
   std::string base = !ins.results.empty() && ins.results[0] != "_" ? ins.results[0] : "fused";
+  if (base.size() > 1 && base[0] == '_' &&
+      base.find_first_not_of("0123456789", 1) == std::string::npos) {
+    base.clear();
+    for (auto& l : loops) base += loop_name(l) + "_";
+    base += "fused";
+  }
   Var fv(fresh_var_name(st, base), t);
   std::unordered_map<const VarNode*, Expr> sub;
   Expr stride = make_int(1, t);

@@ -199,8 +199,8 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
       tile_exts.push_back(make_int((ext + wc - 1) / wc, t));
     else if (wc == 1)
       tile_exts.push_back(iv.extent);
-    else
-      refuse("iter var " + iv.var.name() + " has a symbolic extent and tiles of size " + std::to_string(wc));
+    else  // a symbolic extent split by a constant (TVM's `None` factor): ceil(n / wc) tiles
+      tile_exts.push_back(fold(floordiv(iv.extent + make_int(wc - 1, t), make_int(wc, t))));
   }
   {
     std::vector<LoopDom> loops;

@@ -3,7 +3,8 @@
 // (`X[u...] = f(...)`), which then stores Y directly; C and X disappear. Legal when:
 // C is spatial with one store, all its loads of X use the same indices, which are distinct
 // iter vars covering all of C's iter vars; B is spatial with one store to distinct iter vars
-// and its domain equals C's (so every Y element is written exactly once); X is intermediate,
+// and its domain equals C's (so every Y element is written exactly once; predicates only
+// as bound guards of non-dividing splits); X is intermediate,
 // written only by B and read only by C; Y is written only by C and not read before C; what
 // C reads besides X is not written between B and C.
 #include "transforms/schedule/inline_common.h"
@@ -90,8 +91,16 @@ void prim_reverse_compute_inline(ScheduleState& st, const ScheduleInstr& ins) {
     }
     std::vector<Expr> exts;
     for (auto& iv : r->block->iter_vars) exts.push_back(iv.extent);
-    return conjuncts(fold(r->predicate)).empty() &&
-           bijective_bindings(r->bindings, exts, loops, r->predicate);
+    // A predicate made only of bound guards `binding < extent` (a non-dividing split of the
+    // block's loops) skips no point of the domain, only the overshoot past its end.
+    for (auto& cj : conjuncts(fold(r->predicate))) {
+      auto* lt = cj.as<BinaryNode>();
+      bool guard = false;
+      for (size_t i = 0; lt && lt->op == BinOp::LT && i < exts.size() && !guard; ++i)
+        guard = prove_eq(lt->a, r->bindings[i]) && prove_eq(lt->b, exts[i]);
+      if (!guard) return false;
+    }
+    return bijective_bindings(r->bindings, exts, loops, r->predicate);
   };
   if (!complete(bs))
     refuse("the producer block " + b->name + " does not cover its iteration domain exactly once");

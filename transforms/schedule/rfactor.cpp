@@ -152,7 +152,8 @@ void prim_rfactor(ScheduleState& st, const ScheduleInstr& ins) {
   for (auto& e : store->indices)
     for (auto& iv : b->iter_vars)
       if (iv.kind == IterKind::Reduce && uses_var(e, iv.var.get()))
-        refuse("the store index uses a reduce iter var");
+        refuse("the store index of block " + b->name + " uses the reduce iter var " + iv.var.name() +
+               " (not a reduction into one element per spatial point)");
   // Loop nest: only this block, loops start at 0, affine one-to-one bindings.
   auto loops = st.loops_above(bs.get());
   Stmt root = exclusive_root(st, bs);

@@ -151,22 +151,30 @@ const Handle& arg_handle(const ScheduleState& st, const ScheduleInstr& ins, size
   return it->second;
 }
 
+// How a handle is named in messages: its script name, or for the hidden name of a nested
+// call (`unroll(get_block("C"))`, hoisted by the parser to `_0 = get_block("C")`) what it is.
+static std::string handle_text(const Handle& h) {
+  bool hidden = h.name.size() > 1 && h.name[0] == '_' && h.name.find_first_not_of("0123456789", 1) == std::string::npos;
+  if (!hidden) return "'" + h.name + "'";
+  return "the argument (" + (h.kind == Handle::BlockH ? "block " + h.block : "loop " + h.loop.name()) + ")";
+}
+
 Stmt arg_block(const ScheduleState& st, const ScheduleInstr& ins, size_t i) {
   const Handle& h = arg_handle(st, ins, i);
-  if (h.kind != Handle::BlockH) refuse("'" + h.name + "' is a loop handle, expected a block");
+  if (h.kind != Handle::BlockH) refuse(handle_text(h) + " is a loop handle, expected a block");
   Stmt s = st.find_block(h.block);
   if (!s.defined()) refuse("block " + h.block + " no longer exists (removed by an earlier primitive)");
   // TVM scripts take the root block to list its children (get_child_blocks) or annotate it;
   // it cannot be moved, inlined or cached.
   if (s.same_as(st.body()) && ins.primitive != "get_child_blocks" && ins.primitive != "annotate" &&
-      ins.primitive != "get_loops")
+      ins.primitive != "unannotate" && ins.primitive != "get_loops")
     refuse("the root block cannot be scheduled");
   return s;
 }
 
 Stmt arg_loop(const ScheduleState& st, const ScheduleInstr& ins, size_t i) {
   const Handle& h = arg_handle(st, ins, i);
-  if (h.kind != Handle::LoopH) refuse("'" + h.name + "' is a block handle, expected a loop");
+  if (h.kind != Handle::LoopH) refuse(handle_text(h) + " is a block handle, expected a loop");
   Stmt s = st.find_loop(h.loop.get());
   if (!s.defined()) refuse("loop '" + h.name + "' no longer exists (replaced by an earlier primitive)");
   return s;

@@ -1,5 +1,7 @@
 #include "transforms/schedule/tensorize_match.h"
 
+#include <algorithm>
+#include <functional>
 #include <unordered_set>
 
 #include "ir/mutator.h"
@@ -322,12 +324,59 @@ class Matcher {
   }
 };
 
+// Substitutes `let x = v` statements into their bodies when nothing in the body stores to a
+// buffer v loads (so v has the same value wherever x is used). `tirc grad` names a loaded
+// cotangent before the update (`let a0 = C_grad[v, r]` then `A_grad[..] += a0 * B[..]`);
+// structurally the same computation as the desc's `c[i, j] += a[i, k] * b[j, k]`.
+class InlinePureLets : public IRMutator {
+ protected:
+  Stmt mutate_let_stmt(const LetStmtNode* n, const Stmt& s) override {
+    Stmt body = mutate(n->body);
+    Expr value = mutate(n->value);
+    bool pure = true;
+    std::vector<const BufferNode*> loaded;
+    for_each_expr(value, [&](const Expr& e) {
+      if (auto* l = e.as<LoadNode>()) loaded.push_back(l->buffer.get());
+      if (e.kind() == ExprKind::BufferPtr) pure = false;
+    });
+    bool stored = false;
+    std::function<void(const Stmt&)> walk = [&](const Stmt& t) {
+      if (!t.defined()) return;
+      switch (t.kind()) {
+        case StmtKind::Store: {
+          auto* st = t.as<StoreNode>();
+          stored = stored || std::find(loaded.begin(), loaded.end(), st->buffer.get()) != loaded.end();
+          return;
+        }
+        case StmtKind::Evaluate: stored = true; return;  // call_extern: effects unknown
+        case StmtKind::For: walk(t.as<ForNode>()->body); return;
+        case StmtKind::IfThenElse: {
+          auto* i = t.as<IfThenElseStmtNode>();
+          walk(i->then_case);
+          walk(i->else_case);
+          return;
+        }
+        case StmtKind::LetStmt: walk(t.as<LetStmtNode>()->body); return;
+        case StmtKind::Seq:
+          for (auto& x : t.as<SeqNode>()->stmts) walk(x);
+          return;
+        default: stored = true; return;  // nested blocks: keep the let
+      }
+    };
+    walk(body);
+    if (!pure || stored) return make_let_stmt(n->var, value, body);
+    return substitute(body, std::unordered_map<const VarNode*, Expr>{{n->var.get(), value}});
+  }
+};
+
 }  // namespace
 
-TensorizeMatch match_tensorize_desc(const Stmt& target, const FunctionNode& desc, const Stmt& desc_body,
+TensorizeMatch match_tensorize_desc(const Stmt& target_in, const FunctionNode& desc, const Stmt& desc_in,
                                     const std::string& intrin) {
-  if (has_extern_call(desc_body))
+  if (has_extern_call(desc_in))
     refuse("the desc of " + intrin + " calls an extern function; a desc must be ordinary blocks");
+  Stmt target = InlinePureLets().mutate(target_in);
+  Stmt desc_body = InlinePureLets().mutate(desc_in);
   Matcher m(desc, intrin);
   m.stmt(target, desc_body);
   // Every desc parameter must have been matched: the impl may use it.
