@@ -442,12 +442,10 @@ TEST(Outsider5Fix, SplitScanLoopSymbolicAndTwice) {
   EXPECT_GT(r.passed, 0);
 }
 
-// Cost, pinned for gradient.cpp (not fixed here; docs/autodiff.md "Fifth outsider round").
-// A read at a permuted index (W[(vi + 2) % 8]) gets an adjoint block of its own that
-// recomputes every let of the block (emit_pointwise groups only the reads at the iteration
-// point), 4.1x; one block over the forward nest storing both contributions (the W one at the
-// permuted element, which is a bijection) would be ~2.5x.
-TEST(Outsider5Fix, DISABLED_PermutedReadSharesTheBlocksLets) {
+// Cost: a read at a permuted index (W[(vi + 2) % 8]) had an adjoint block of its own that
+// recomputed every let of the block (4.1x); its contribution is now stored by the pointwise
+// block at the permuted element, an injective index (split_injective): 2.3x.
+TEST(Outsider5Fix, PermutedReadSharesTheBlocksLets) {
   Function f = parse_one(R"(func pr(X: f32[8], W: f32[8]) -> (Y: f32[8]) {
   for i in serial(8) {
     block b(vi: spatial(8) = i) {
@@ -460,13 +458,18 @@ TEST(Outsider5Fix, DISABLED_PermutedReadSharesTheBlocksLets) {
                          "pr");
   Function g = gradient(*f, {});
   EXPECT_LE(static_counts(*g, {}).total.flops, 3.0 * static_counts(*f, {}).total.flops) << print_function(*g);
+  CheckGradOptions o;
+  o.full = true;
+  EXPECT_EQ(check_grad(*f, o).failed, 0);
+  // W_grad stored at the permuted element by the pointwise block: still differentiable.
+  CheckGradResult second = check_grad(*g, o);
+  EXPECT_EQ(second.failed, 0);
+  EXPECT_GT(second.passed, 0);
 }
 
-// Cost, pinned for gradient.cpp / expr_ad.cpp: the adjoint of `if_then_else(c, a, b)` (what an
-// if/else storing in both arms merges into) is one guarded block per arm and read, each
-// re-evaluating c: 5x for two swapped outputs; one block per read holding both arms under
-// one evaluation of c would be ~2.5x.
-TEST(Outsider5Fix, DISABLED_IfThenElseArmsShareTheCondition) {
+// Cost: the adjoint of an if/else storing two outputs was one guarded block per arm and read,
+// each re-evaluating the condition (5x); fuse_pointwise.h makes them one block, one if/else.
+TEST(Outsider5Fix, IfThenElseArmsShareTheCondition) {
   Function f = parse_one(R"(func ie(X: f32[8], Z: f32[8]) -> (A: f32[8], B: f32[8]) {
   for i in serial(8) {
     block b(vi: spatial(8) = i) {

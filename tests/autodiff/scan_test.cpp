@@ -611,7 +611,8 @@ TEST(ScanRefusals, RecurrenceReadAtAComputedStep) {
   }
 })",
                     "half"),
-            "block a: reads Y at an index that is not vt plus a constant in dimension 0");
+            "block a: reads Y at an index that is not vt plus a constant in dimension 0 (nor an earlier "
+            "step by an if_then_else guard around the read)");
 }
 
 }  // namespace

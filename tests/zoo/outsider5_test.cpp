@@ -96,13 +96,13 @@ TEST_P(Outsider5, grad_torch) {
 // FLOPs of F_grad (static counts, as `tirc stats`) <= 3x F's, or 3x F's stores when F has no
 // FLOPs (as the zoo's flop_ratio). The functions above 3x, with the bound they keep:
 double max_flop_ratio(const std::string& name) {
-  // A read at a permuted index (`W[(vi + 2) % 8]`, `X[vi, 7 - vj]`) gets an adjoint block of
-  // its own that recomputes the block's lets (gradient.cpp emit_pointwise only groups reads
-  // at the iteration point): not inherent, see docs/autodiff.md "Fifth outsider round".
-  if (name == "lets") return 4.2;
-  if (name == "annotated") return 4.0;          // sigmoid (4x alone) + a permuted read
-  if (name == "thread_compute_at") return 3.5;  // sigmoid through a buffer + a permuted read
-  if (name == "ifelse_swap") return 5.0;        // if_then_else arms: one guarded block per arm and read
+  // A read of X at a mirrored index next to a read of X at the point (`X[vi, 7 - vj]` and
+  // `X[vi, vj]`): both write X_grad at overlapping elements, so the mirrored one keeps an
+  // adjoint block of its own that recomputes the block's lets (a read at a permuted index
+  // with its own adjoint buffer joins the pointwise block: `lets` 4.1x -> 2.3x; if/else arms
+  // share one block: `ifelse_swap` 5x -> 2x; docs/autodiff.md "Cost of F_grad").
+  if (name == "annotated") return 4.0;          // sigmoid (4x alone) + a mirrored read
+  if (name == "thread_compute_at") return 3.5;  // sigmoid through a buffer + a mirrored read
   if (name == "two_layouts") return 5.5;        // four reads of X for 2 forward FLOPs per element
   if (name == "plain_c") return 3.3;            // C recomputed for tanh(C) * C, plus two matmul adjoints
   // tanh (4x alone) in a recurrence, as outsider3's rnn_state_out; the split time loop is not

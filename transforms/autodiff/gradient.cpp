@@ -13,7 +13,9 @@
 #include "ir/visitor.h"
 #include "transforms/autodiff/affine.h"
 #include "transforms/autodiff/expr_ad.h"
+#include "transforms/autodiff/fuse_pointwise.h"
 #include "transforms/autodiff/gather.h"
+#include "transforms/autodiff/guarded_loads.h"
 #include "transforms/autodiff/hoist.h"
 #include "transforms/autodiff/loop_order.h"
 #include "transforms/autodiff/regions.h"
@@ -376,17 +378,21 @@ bool boxes_disjoint(const Box& a, const Box& b) {
 }
 
 // The box of the elements of A a gather writes: a dimension indexed by the iter var of a
-// loop it is bound to directly, over constant bounds, gets the loop's range; any other
-// dimension is whole.
+// loop it is bound to directly, over constant bounds, gets the loop's range, one indexed by a
+// constant c gets [c, c + 1) (a scan's first step, `X_grad[v, 0]`, next to its other steps);
+// any other dimension is whole.
 Box target_box(const GatherResult& r, const Buffer& A) {
   Box box(A->ndim(), {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()});
-  for (size_t d = 0; d < r.target_index.size() && d < box.size(); ++d)
+  for (size_t d = 0; d < r.target_index.size() && d < box.size(); ++d) {
+    int64_t c;
+    if (is_const_int(r.target_index[d], &c)) box[d] = {c, c + 1};
     for (auto& gl : r.loops) {
       int64_t lo, hi;
       if (r.target_index[d].same_as(gl.iter_var) && gl.binding.same_as(gl.loop_var) &&
           is_const_int(gl.lo, &lo) && is_const_int(gl.hi, &hi))
         box[d] = {lo, hi};
     }
+  }
   return box;
 }
 
@@ -400,6 +406,18 @@ double expr_flops(const Expr& e) {
       if (is_float(c->dtype)) n += 1;
     }
   });
+  return n;
+}
+
+// Points of a loop nest's box (the product of its extents: the points it iterates, whatever
+// its `where`); -1 when an extent is not a constant.
+double box_points(const std::vector<Expr>& extents) {
+  double n = 1;
+  for (auto& ext : extents) {
+    int64_t e;
+    if (!is_const_int(ext, &e)) return -1;
+    n *= static_cast<double>(std::max<int64_t>(e, 0));
+  }
   return n;
 }
 
@@ -616,6 +634,7 @@ class GradientBuilder {
       for (auto* b : w) boxes_.erase(b);
     }
     bwd_.push_back(s);
+    bwd_group_.push_back(cur_group_);
   }
   // Whether F_grad recomputes the forward block that writes version v anyway: an adjoint
   // block emitted so far reads v, or a forward block that reads v (or updates it in place)
@@ -630,9 +649,23 @@ class GradientBuilder {
   // Splits groups into those leaves (`mine`, at least two, or none) and the rest.
   void split_pointwise(const Unit& u, const std::vector<LeafTerm>& groups, std::vector<LeafTerm>* mine,
                        std::vector<LeafTerm>* rest) const;
+  // Leaves read at an injective index of u's point (a permutation such as W[(vi + 2) % 8],
+  // a reversal, a shift onto a larger buffer) whose separate gather blocks would recompute
+  // lets the pointwise block computes anyway: moved from *rest to *scatter (and pointwise
+  // ones left in *rest to *mine), to be stored by the pointwise block at the permuted
+  // element (each point its own element: no conflict, no atomics), when that costs fewer
+  // FLOPs. A leaf whose adjoint buffer another leaf of u also writes stays a gather.
+  void split_injective(const Unit& u, const std::vector<const std::vector<Binding>*>& lets,
+                       std::vector<LeafTerm>* mine, std::vector<LeafTerm>* rest,
+                       std::vector<LeafTerm>* scatter);
+  // Whether ld's index map is injective over u's iteration box (its gather has no reduce
+  // loop); *bijective: also onto the buffer (constant sizes, as many points as elements).
+  bool injective_load(const Unit& u, const LoadNode* ld, bool* bijective) const;
   // `gpos`: u's own guards, leading and common to the leaves, as for emit_contribution.
+  // `scatter`: leaves stored at their (injective) load index (split_injective).
   void emit_pointwise(Unit& u, const std::vector<const std::vector<Binding>*>& lets,
-                      const std::vector<LeafTerm>& mine, const std::vector<size_t>& gpos);
+                      const std::vector<LeafTerm>& mine, const std::vector<size_t>& gpos,
+                      const std::vector<LeafTerm>& scatter = {});
   // Spatial unit whose stored value (the last let of S) the adjoints use: whether they read
   // it back from Y (F_grad then recomputes Y's forward block, if it does not anyway) rather
   // than recompute it inline in each adjoint block that needs it, whichever costs fewer FLOPs.
@@ -645,6 +678,9 @@ class GradientBuilder {
   // Whether the load's index map is a bijection of u's iteration box onto the buffer (the
   // box is the loop nest: trivial bindings, no predicate or conditions).
   bool pointwise_load(const Unit& u, const LoadNode* ld) const;
+  // A spatial unit without reduce or scan iter vars, `where`, enclosing `if` or once-guards:
+  // its adjoints of reads at its own point can share one block over its loop nest.
+  bool pointwise_unit(const Unit& u) const;
 
   const FunctionNode& f_;
   GradientOptions opts_;
@@ -657,6 +693,10 @@ class GradientBuilder {
   std::unordered_map<const BufferNode*, Buffer> adj_, adj_param_;
   std::vector<Buffer> allocs_;
   std::vector<Stmt> bwd_;
+  // Per statement of bwd_: the group of the forward block whose reversal emitted it (-1:
+  // none, e.g. the zero-initialisation of a result). Only a block's own adjoint blocks fuse.
+  std::vector<int> bwd_group_;
+  int cur_group_ = -1;
   std::vector<Param> cot_params_;
   std::unordered_map<const BufferNode*, int> nversions_;
   // Adjoint buffers whose zero-initialisation (index in bwd_) no block has built on yet.
@@ -1137,18 +1177,27 @@ void GradientBuilder::analyze_region(const Region& r) {
     Unit& w = units_[k];
     const std::string where = "block " + w.blk->name + ": ";
     const Var& step = w.blk->iter_vars[w.step_iv].var;
+    std::vector<Expr> item_guards;  // the body's `if`s before the expression checked
     auto check = [&](const Expr& e) {
-      for_each_expr(e, [&](const Expr& x) {
-        auto* l = x.as<LoadNode>();
-        if (!l) return;
+      for_each_guarded_load(e, item_guards, [&](const LoadNode* l, const std::vector<Expr>& gs) {
         for (size_t j = r.first; j <= r.last; ++j) {
           const Unit& o = units_[j];
           if (!l->buffer.same_as(o.Y)) continue;
-          auto a = to_affine(l->indices[o.scan_dim]);
+          const Expr& idx = l->indices[o.scan_dim];
+          auto a = to_affine(idx);
           bool affine = a && a->coeff(step.get()) == 1 && a->terms.size() == 1;
+          // A computed step (a triangular solve's X[vk] under `vk < vi`), proved earlier by
+          // the guards around the load: the backward step scatters into its cotangent, which
+          // is complete before that step runs backwards (guarded_loads.h).
+          if (!affine && idx.dtype() == step.dtype() &&
+              guards_imply_at_least(
+                  gs, Expr(step) - idx + make_const(step.dtype(), o.scan_offset - w.scan_offset),
+                  o.group < w.group ? 0 : 1))
+            return;
           if (!affine)
             throw Error(where + "reads " + o.Y->name + " at an index that is not " + step.name() +
-                        " plus a constant in dimension " + std::to_string(o.scan_dim));
+                        " plus a constant in dimension " + std::to_string(o.scan_dim) +
+                        " (nor an earlier step by an if_then_else guard around the read)");
           int64_t off = a->constant + w.scan_offset - o.scan_offset;  // step read - current step
           if (off > 0 || (off == 0 && o.group >= w.group))
             throw Error(where + "reads " + o.Y->name + " at a step the loop has not computed yet");
@@ -1156,8 +1205,12 @@ void GradientBuilder::analyze_region(const Region& r) {
         }
       });
     };
-    for (auto& it : w.items) check(it.value);
+    for (auto& it : w.items) {
+      check(it.value);
+      if (!it.is_let) item_guards.push_back(it.value);
+    }
     check(w.update);
+    item_guards.clear();
     if (w.init_store) check(w.init_store->value);
     for (auto& l : w.init_lets) check(l.value);
   }
@@ -1712,16 +1765,21 @@ bool GradientBuilder::pointwise_load(const Unit& u, const LoadNode* ld) const {
   return true;
 }
 
+bool GradientBuilder::pointwise_unit(const Unit& u) const {
+  int64_t pv;
+  if (u.kind != RedKind::Spatial || !u.once.empty() || !u.reduce_iters.empty() || u.scan_iv >= 0 ||
+      !is_const_int(u.br->predicate, &pv) || pv == 0)
+    return false;
+  for (auto& pe : u.path)
+    if (pe.s.as<IfThenElseStmtNode>()) return false;
+  return true;
+}
+
 void GradientBuilder::split_pointwise(const Unit& u, const std::vector<LeafTerm>& groups,
                                       std::vector<LeafTerm>* mine, std::vector<LeafTerm>* rest) const {
   mine->clear();
   *rest = groups;
-  int64_t pv;
-  if (u.kind != RedKind::Spatial || !u.once.empty() || !u.reduce_iters.empty() || u.scan_iv >= 0 ||
-      !is_const_int(u.br->predicate, &pv) || pv == 0)
-    return;
-  for (auto& pe : u.path)
-    if (pe.s.as<IfThenElseStmtNode>()) return;
+  if (!pointwise_unit(u)) return;
   std::vector<LeafTerm> m, r;
   std::unordered_set<const BufferNode*> bufs;
   for (auto& g : groups) {
@@ -1736,30 +1794,103 @@ void GradientBuilder::split_pointwise(const Unit& u, const std::vector<LeafTerm>
   *rest = std::move(r);
 }
 
+bool GradientBuilder::injective_load(const Unit& u, const LoadNode* ld, bool* bijective) const {
+  *bijective = false;
+  for (auto& i : ld->indices)
+    if (loads_any(i)) return false;
+  GatherInput gi;
+  for (auto& pe : u.path) {
+    auto* f = pe.s.as<ForNode>();
+    if (!f) return false;
+    gi.loops.push_back({f->loop_var, f->min, f->extent});
+  }
+  std::unordered_map<const VarNode*, Expr> iter_to_loop;
+  for (size_t i = 0; i < u.blk->iter_vars.size(); ++i)
+    iter_to_loop[u.blk->iter_vars[i].var.get()] = u.br->bindings[i];
+  for (auto& i : ld->indices) gi.index.push_back(substitute(i, iter_to_loop));
+  gi.shape = ld->buffer->shape;
+  NameGen scratch = names_;  // a trial: the names it takes are not kept
+  auto r = solve_gather(gi, scratch);
+  if (!r || r->empty || !r->residual.empty()) return false;
+  for (auto& gl : r->loops)
+    if (gl.kind != IterKind::Spatial) return false;
+  std::vector<Expr> ext;  // the points the loops run (a trimmed nest runs fewer than its iter vars span)
+  for (auto& l : gi.loops) ext.push_back(l.extent);
+  double pts = box_points(ext), elems = box_points(ld->buffer->shape);
+  *bijective = pts > 0 && pts == elems;
+  return true;
+}
+
+void GradientBuilder::split_injective(const Unit& u, const std::vector<const std::vector<Binding>*>& lets,
+                                      std::vector<LeafTerm>* mine, std::vector<LeafTerm>* rest,
+                                      std::vector<LeafTerm>* scatter) {
+  scatter->clear();
+  if (rest->empty() || !pointwise_unit(u)) return;
+  // A leaf whose adjoint buffer another leaf of u also writes stays apart: a block body stores
+  // a buffer at one index only (gradient() refuses several, so F_grad would not differentiate
+  // again; a GLU's X[v, j] and X[v, j + 3] keep two blocks).
+  std::unordered_map<const BufferNode*, int> writers;
+  for (auto* l : {&*mine, &*rest})
+    for (auto& g : *l) ++writers[g.load.as<LoadNode>()->buffer.get()];
+  std::vector<LeafTerm> pw = *mine, sc, left;
+  for (auto& g : *rest) {
+    auto* ld = g.load.as<LoadNode>();
+    bool bij;
+    if (writers[ld->buffer.get()] != 1)
+      left.push_back(g);
+    else if (pointwise_load(u, ld))
+      pw.push_back(g);
+    else if (injective_load(u, ld, &bij))
+      sc.push_back(g);
+    else
+      left.push_back(g);
+  }
+  if (pw.size() + sc.size() < 2 || sc.empty()) return;
+  std::vector<std::vector<LeafTerm>> now, merged;
+  if (!mine->empty()) now.push_back(*mine);
+  for (auto& g : *rest) now.push_back({g});
+  std::vector<LeafTerm> one = pw;
+  one.insert(one.end(), sc.begin(), sc.end());
+  merged.push_back(one);
+  for (auto& g : left) merged.push_back({g});
+  if (leaf_terms_cost(lets, merged) >= leaf_terms_cost(lets, now)) return;
+  *mine = std::move(pw);
+  *rest = std::move(left);
+  *scatter = std::move(sc);
+}
+
 void GradientBuilder::emit_pointwise(Unit& u, const std::vector<const std::vector<Binding>*>& lets,
-                                     const std::vector<LeafTerm>& mine, const std::vector<size_t>& gpos) {
-  if (mine.empty()) return;
+                                     const std::vector<LeafTerm>& mine, const std::vector<size_t>& gpos,
+                                     const std::vector<LeafTerm>& scatter) {
+  if (mine.empty() && scatter.empty()) return;
+  const std::vector<LeafTerm>& lead = mine.empty() ? scatter : mine;
   std::vector<Stmt> stores;
   std::unordered_set<const VarNode*> need;
   std::string name = u.blk->name;
   // u's own guards guard the lets the forward evaluates after them (`if M[vi] > 0 { let t =
   // T[vi] * 3.0 ... }`, T written only there): around everything, or at their place among
   // the lets when they use one.
-  size_t nown = std::min(gpos.size(), mine[0].guards.size());
+  size_t nown = std::min(gpos.size(), lead[0].guards.size());
   std::vector<Expr> outer;
   std::vector<std::pair<Expr, size_t>> placed;
-  split_own_guards({mine[0].guards.begin(), mine[0].guards.begin() + nown}, gpos, lets, &outer, &placed);
-  for (auto& g : mine) {
+  split_own_guards({lead[0].guards.begin(), lead[0].guards.begin() + nown}, gpos, lets, &outer, &placed);
+  std::vector<LeafTerm> all = mine;
+  all.insert(all.end(), scatter.begin(), scatter.end());
+  for (size_t k = 0; k < all.size(); ++k) {
+    const LeafTerm& g = all[k];
     auto* ld = g.load.as<LoadNode>();
     Buffer A = adj_write(ld->buffer);
     name += "_d" + ld->buffer->name;
     Expr cur = make_load(A, ld->indices);
     Expr val;
     auto zit = zero_init_.find(A.get());
+    bool onto = k < mine.size();
+    if (!onto) injective_load(u, ld, &onto);
     if (zit != zero_init_.end()) {
-      // First contribution: each element is written once (the load is a bijection of the
-      // box); unguarded, it covers the buffer, so the zero-initialisation goes.
-      if (g.guards.empty()) bwd_[zit->second] = Stmt();
+      // First contribution: each element is written at most once (the load is injective);
+      // unguarded and onto the buffer (a bijection of the box), it covers the buffer, so the
+      // zero-initialisation goes.
+      if (g.guards.empty() && onto) bwd_[zit->second] = Stmt();
       zero_init_.erase(zit);
       val = g.term;
     } else if (auto* n = g.term.as<UnaryNode>(); n && n->op == UnOp::Neg) {
@@ -1769,7 +1900,7 @@ void GradientBuilder::emit_pointwise(Unit& u, const std::vector<const std::vecto
     }
     std::vector<Expr> own(g.guards.begin() + std::min(nown, g.guards.size()), g.guards.end());
     Stmt st = make_store(A, ld->indices, val);
-    for (size_t k = own.size(); k-- > 0;) st = make_if(own[k], st);
+    for (size_t j = own.size(); j-- > 0;) st = make_if(own[j], st);
     collect_vars(g.term, &need);
     for (auto& x : own) collect_vars(x, &need);
     stores.push_back(st);
@@ -2048,15 +2179,16 @@ void GradientBuilder::reverse_unit(Unit& u) {
       emit_pass();
       groups = std::move(rest);
     }
-    std::vector<LeafTerm> pointwise;
+    std::vector<LeafTerm> pointwise, scattered;
     split_pointwise(u, groups, &pointwise, &groups);
+    split_injective(u, {&S.lets, &adj_lets}, &pointwise, &groups, &scattered);
     if (u.kind == RedKind::Spatial && u.scan_iv < 0 && root_let) {
       std::vector<std::vector<LeafTerm>> blocks;
       if (!pointwise.empty()) blocks.push_back(pointwise);
       for (auto& g : groups) blocks.push_back({g});
       if (load_stored_value(u, S, adj_lets, blocks)) S.lets.back().value = Yk;
     }
-    emit_pointwise(u, {&S.lets, &adj_lets}, pointwise, gpos);
+    emit_pointwise(u, {&S.lets, &adj_lets}, pointwise, gpos, scattered);
     for (auto& g : groups) {
       if (u.kind == RedKind::Max || u.kind == RedKind::Min)
         emit_argext(u, {&S.lets, &adj_lets}, g, K, I_ad);
@@ -2092,20 +2224,6 @@ void GradientBuilder::reverse_unit(Unit& u) {
       emit_contribution(u, {&S0.lets, &adj_lets}, g, std::vector<size_t>(guards.size(), 0));
   }
 }
-
-namespace {
-// Points of a loop nest's box (the product of its extents: the points it iterates, whatever
-// its `where`); -1 when an extent is not a constant.
-double box_points(const std::vector<Expr>& extents) {
-  double n = 1;
-  for (auto& ext : extents) {
-    int64_t e;
-    if (!is_const_int(ext, &e)) return -1;
-    n *= static_cast<double>(std::max<int64_t>(e, 0));
-  }
-  return n;
-}
-}  // namespace
 
 bool GradientBuilder::gather_costs_more(const GatherInput& gi,
                                         const std::vector<GatherResult>& results) const {
@@ -2488,7 +2606,9 @@ Function GradientBuilder::build() {
       k = r.first;
       continue;
     }
+    cur_group_ = units_[k].group;
     reverse_unit(units_[k]);
+    cur_group_ = -1;
   }
 
   // Forward recomputation: only the blocks whose versions the adjoint blocks read.
@@ -2562,13 +2682,19 @@ Function GradientBuilder::build() {
     if (k == 0) break;
   }
   std::vector<Stmt> body(fwd_rev.rbegin(), fwd_rev.rend());
-  for (auto& st : bwd_)
-    if (st.defined()) body.push_back(st);
+  std::vector<Stmt> bwd;
+  std::vector<int> bwd_group;
+  for (size_t k = 0; k < bwd_.size(); ++k)
+    if (bwd_[k].defined()) bwd.push_back(bwd_[k]), bwd_group.push_back(bwd_group_[k]);
   if (!merged.empty()) {
     std::unordered_map<const BufferNode*, Buffer> m2;
     for (auto& [k, v] : merged) m2[k] = v;
     for (auto& st : body) st = BufferRenamer(m2, m2).mutate(st);
+    for (auto& st : bwd) st = BufferRenamer(m2, m2).mutate(st);
   }
+  // Adjoint blocks over the same points: one loop nest (fuse_pointwise.h).
+  if (opts_.fuse && !std::getenv("TIRC_AD_NO_FUSE")) bwd = fuse_pointwise_blocks(bwd, bwd_group);
+  body.insert(body.end(), bwd.begin(), bwd.end());
   // Values that depend on fewer iter vars than their block: computed once (hoist.h).
   if (opts_.hoist && !std::getenv("TIRC_AD_NO_HOIST")) body = hoist_invariants(body, names_, &allocs_);
   Stmt body_stmt = make_seq(body);

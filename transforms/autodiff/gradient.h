@@ -46,6 +46,9 @@ struct GradientOptions {
   // Sort the loops of the emitted blocks by access stride (loop_order.h; env
   // TIRC_AD_NO_LOOP_ORDER=1 disables). Results are bit-identical either way.
   bool order_loops = true;
+  // Fuse consecutive adjoint blocks over the same points into one (fuse_pointwise.h; env
+  // TIRC_AD_NO_FUSE=1 disables). Results are bit-identical either way.
+  bool fuse = true;
 };
 
 // Throws Error when a wrt name is not a float input buffer of f, or when f contains a

@@ -224,6 +224,19 @@ class Hoister {
   }
 
   bool invariant(uint64_t m) const { return m != kImpure && (m & eff_) != eff_; }
+  // Whether every iter var the block's `where` uses is among the deps m.
+  bool pred_within(uint64_t m) const {
+    bool in = true;
+    for_each_expr(pred_, [&](const Expr& x) {
+      if (auto* v = x.as<VarNode>()) {
+        auto d = dep_.find(v);
+        bool iter = false;
+        for (auto& iv : *iv_) iter = iter || iv.var.get() == v;
+        if (iter && (d == dep_.end() || (d->second & m) != d->second)) in = false;
+      }
+    });
+    return in;
+  }
 
   // Bottom-up facts about a sub-expression, memoised per node (a deep expression, e.g. the
   // sum of N adjoint terms of an N-deep product, must stay linear).
@@ -306,9 +319,12 @@ class Hoister {
     const Info& i = info(e);
     if (i.flops == 0 || i.guarded) return false;
     *m = i.deps;
-    // A block with a `where` visits only part of its box: a value is computed for it only
-    // as a shared one, whose block gets the same `where` (see key_of).
-    if (!pred_.defined() && invariant(*m)) return true;
+    // A block with a `where` visits only part of its box: a value is computed for it under
+    // the same `where` (see key_of), so an invariant one only when the predicate uses no
+    // iter var outside the value's (causal attention's exp(S[i, j] - M[i]) / Z[i] in the
+    // adjoint of V over (j, e, i) under `where j <= i`: computed once per (i, j), not per
+    // e), else only as a shared one.
+    if (invariant(*m) && (!pred_.defined() || pred_within(*m))) return true;
     return *m != kImpure && !shared_.empty() && shared_.count(key_of(substitute(e, inl_), nullptr));
   }
 
