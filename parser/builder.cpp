@@ -19,6 +19,7 @@
 #include "ir/mutator.h"
 #include "ir/visitor.h"
 #include "parser/region_check.h"
+#include "transforms/simplify/const_fold.h"
 #include "transforms/simplify/region.h"
 
 namespace tirc::parser_detail {
@@ -49,25 +50,6 @@ std::string unquote(const std::string& s) {
     }
   }
   return out;
-}
-
-// The value a float literal has once stored in dtype t (HELPERS.md: literals are rounded).
-double round_to(double v, DType t) {
-  switch (t) {
-    case DType::F32: return static_cast<double>(static_cast<float>(v));
-    case DType::F16: return static_cast<double>(static_cast<_Float16>(v));
-    case DType::BF16: {
-      float f = static_cast<float>(v);
-      if (std::isnan(f) || std::isinf(f)) return f;
-      uint32_t bits;
-      std::memcpy(&bits, &f, 4);
-      bits += 0x7FFFu + ((bits >> 16) & 1u);
-      bits &= 0xFFFF0000u;
-      std::memcpy(&f, &bits, 4);
-      return f;
-    }
-    default: return v;
-  }
 }
 
 bool int_fits(int64_t v, DType t) {
@@ -172,7 +154,7 @@ class Builder {
   int sched_fresh_ = 0;
   int if_depth_ = 0;
   int let_depth_ = 0;
-  const char* shape_what_ = nullptr;  // set while a buffer / alloc shape is read (messages)
+  const char* shape_what_ = nullptr;            // set while a buffer / alloc shape is read (messages)
   std::vector<std::string> pending_iter_vars_;  // iter vars of the block whose header is being read
 
   // ------------------------------------------------------------------ errors
@@ -266,9 +248,7 @@ class Builder {
   }
 
   // `e` with every invariant let name replaced by its value.
-  Expr inline_lets(const Expr& e) const {
-    return let_values_.empty() ? e : substitute(e, let_values_);
-  }
+  Expr inline_lets(const Expr& e) const { return let_values_.empty() ? e : substitute(e, let_values_); }
 
   void declare_name(const std::string& name, const Token* tok, const char* what) {
     if (!func_names_.insert(name).second) fail(tok, std::string("duplicate ") + what + " '" + name + "'");
@@ -646,7 +626,8 @@ class Builder {
       fail(c->expr(), "type mismatch: " + tname(b->dtype) + " " + sym + " " + tname(value.dtype()));
     if (!is_numeric(b->dtype)) fail(op, "operator " + sym + " is not defined on " + tname(b->dtype));
     if (bop == BinOp::Div && is_int(b->dtype))
-      fail(op, "'/=' is float division and is not defined on " + tname(b->dtype) + "; use //= for integer division");
+      fail(op, "'/=' is float division and is not defined on " + tname(b->dtype) +
+                   "; use //= for integer division");
     if ((bop == BinOp::FloorDiv || bop == BinOp::FloorMod) && is_float(b->dtype))
       fail(op, "'" + sym + "' is integer-only and is not defined on " + tname(b->dtype));
     return make_store(b, idx, make_binary(bop, noted(make_load(b, idx), c->getStart()), value),
@@ -1122,7 +1103,7 @@ class Builder {
   }
 
   Expr int_literal(int64_t v, DType t, const Token* tok, bool neg) {
-    if (is_float(t)) return make_float(round_to(static_cast<double>(v), t), t);
+    if (is_float(t)) return make_float(round_float(static_cast<double>(v), t), t);
     if (!int_fits(v, t))
       fail(tok, "integer literal " + std::string(neg ? "-" : "") + tok->getText() + " does not fit in " +
                     tname(t));
@@ -1137,7 +1118,7 @@ class Builder {
         return int_literal(parse_int(i->INT()->getSymbol()), t, i->INT()->getSymbol(), false);
       if (auto* f = dynamic_cast<P::FloatLitContext*>(pr)) {
         double v = parse_float(f->FLOAT()->getText());
-        return make_float(round_to(v, t), t);
+        return make_float(round_float(v, t), t);
       }
       if (auto* par = dynamic_cast<P::ParenExprContext*>(pr)) return lit(par->expr(), t);
       auto* call = static_cast<P::CallExprContext*>(pr);
@@ -1165,7 +1146,7 @@ class Builder {
         if (auto* i = dynamic_cast<P::IntLitContext*>(pe->primary()))
           return int_literal(parse_int(i->INT()->getSymbol(), true), t, i->INT()->getSymbol(), true);
         if (auto* f = dynamic_cast<P::FloatLitContext*>(pe->primary()))
-          return make_float(round_to(-parse_float(f->FLOAT()->getText()), t), t);
+          return make_float(round_float(-parse_float(f->FLOAT()->getText()), t), t);
       }
       Expr a = lit(u->expr(), t);
       return make_unary(UnOp::Neg, a);
@@ -1208,7 +1189,8 @@ class Builder {
     // `0 <= i < n` reads as `(0 <= i) < n` (comparisons are left associative, not chained as
     // in Python): name the cause when that gives a type mismatch.
     if (is_comparison(op) && x.dtype() != y.dtype())
-      if (auto* l = dynamic_cast<P::BinaryExprContext*>(b->expr(0)); l && is_comparison(*binop_of(l->op->getText())))
+      if (auto* l = dynamic_cast<P::BinaryExprContext*>(b->expr(0));
+          l && is_comparison(*binop_of(l->op->getText())))
         fail(b->op, "type mismatch: " + tname(x.dtype()) + " " + b->op->getText() + " " + tname(y.dtype()) +
                         " (comparisons do not chain: write a < b && b < c, not a < b < c)");
     check_binop(op, x, y, b->op);

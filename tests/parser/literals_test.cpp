@@ -174,5 +174,23 @@ TEST(ParserLiterals, Int64MinInParamRangesAndSchedules) {
   EXPECT_EQ(m.schedules[0].instrs[0].args[1].int_value, INT64_MAX);
 }
 
+// A bf16 literal is rounded once, from its decimal value: 1 + 2^-8 + 2^-30 lies above the
+// midpoint of 1 and 1 + 2^-7, so it is 1 + 2^-7. Rounding through f32 first (the parser's old
+// path) lands exactly on the midpoint and ties to even, 1.0.
+TEST(ParserLiterals, Bf16LiteralRoundedOnce) {
+  Module m = parse_module(
+      "func f(A: bf16[2]) -> (B: bf16[2]) {\n  for i in serial(2) {\n    B[i] = A[i] * "
+      "1.000000000931322574615478515625 + 1.003906250931322574615478515625\n  }\n}\n",
+      "t.tir");
+  auto* root = m.funcs[0]->body.as<BlockRealizeNode>();
+  auto* st = root->block->body.as<ForNode>()->body.as<StoreNode>();
+  ASSERT_NE(st, nullptr);
+  auto* add = st->value.as<BinaryNode>();
+  ASSERT_NE(add, nullptr);
+  double c;
+  ASSERT_TRUE(is_const_float(add->b, &c));
+  EXPECT_EQ(c, 1.0078125);
+}
+
 }  // namespace
 }  // namespace tirc
