@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <memory>
 #include <sstream>
 
 #include "runtime/npy.h"
@@ -33,6 +35,26 @@ std::string expand(std::string s) {
 
 std::string cases() { return std::string(TIRC_SOURCE_DIR) + "/tests/accept/cases/"; }
 std::string tmp() { return g_tmp; }
+
+std::string scratch_dir(const std::string& tag) {
+  struct Dir {
+    std::string path;
+    explicit Dir(const std::string& t)
+        : path((std::filesystem::temp_directory_path() / ("tirc_" + t + "_" + std::to_string(::getpid())))
+                   .string() +
+               "/") {
+      std::filesystem::create_directories(path);
+    }
+    ~Dir() {
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  };
+  static std::map<std::string, std::unique_ptr<Dir>> dirs;
+  auto& d = dirs[tag];
+  if (!d) d = std::make_unique<Dir>(tag);
+  return d->path;
+}
 
 std::string slurp(const std::string& p) {
   std::ifstream in(p, std::ios::binary);

@@ -30,6 +30,10 @@ struct CliRun {
 CliRun run(const std::string& args, const std::string& stdin_text = "");
 // The temp dir of the last run(), with a trailing '/'.
 std::string tmp();
+// A directory named after `tag` and the process, for files a test writes to pass to several
+// run()s (each run() has a fresh cwd); created on first use, removed when the program exits.
+// With a trailing '/'.
+std::string scratch_dir(const std::string& tag);
 // tests/accept/cases/ with a trailing '/'.
 std::string cases();
 std::string slurp(const std::string& path);

@@ -26,21 +26,7 @@ namespace tirc::accept {
 namespace {
 namespace fs = std::filesystem;
 
-// A directory for input files written by a test (run() makes a fresh cwd per call), removed
-// when the test program exits.
-std::string input_dir() {
-  struct Dir {
-    std::string path =
-        (fs::temp_directory_path() / ("tirc_r5_inputs_" + std::to_string(::getpid()))).string() + "/";
-    Dir() { fs::create_directories(path); }
-    ~Dir() {
-      std::error_code ec;
-      fs::remove_all(path, ec);
-    }
-  };
-  static Dir dir;
-  return dir.path;
-}
+std::string input_dir() { return scratch_dir("r5_inputs"); }
 
 std::string save(const std::string& name, DType t, const std::vector<double>& v) {
   NDArray a(t, {static_cast<int64_t>(v.size())});

@@ -28,21 +28,7 @@ namespace tirc::accept {
 namespace {
 namespace fs = std::filesystem;
 
-// A directory for files written by a test (run() makes a fresh cwd per call), removed when the
-// test program exits.
-std::string work_dir() {
-  struct Dir {
-    std::string path =
-        (fs::temp_directory_path() / ("tirc_r6_work_" + std::to_string(::getpid()))).string() + "/";
-    Dir() { fs::create_directories(path); }
-    ~Dir() {
-      std::error_code ec;
-      fs::remove_all(path, ec);
-    }
-  };
-  static Dir dir;
-  return dir.path;
-}
+std::string work_dir() { return scratch_dir("r6_work"); }
 
 std::string r6(const std::string& name) { return cases() + "r6/" + name; }
 
@@ -63,14 +49,15 @@ const char* const kEngines[] = {"interp", "jit"};
 // rounded once to the dtype; torch.bfloat16 for bf16). Both engines give the same bits.
 TEST(AcceptR6, FloatIntrinsicsEveryDtypeBothEngines) {
   TIRC_ACCEPT_REQUIRE_LLVM();
-  const char* fns[] = {"exp",   "log",  "log2",    "log10", "log1p", "expm1", "sqrt",
-                       "rsqrt", "sin",  "cos",     "tan",   "tanh",  "sigmoid", "erf",
-                       "abs",   "floor", "ceil",   "round", "trunc", "sign"};
+  const char* fns[] = {"exp", "log",  "log2",    "log10", "log1p", "expm1", "sqrt", "rsqrt", "sin",   "cos",
+                       "tan", "tanh", "sigmoid", "erf",   "abs",   "floor", "ceil", "round", "trunc", "sign"};
   struct Dt {
     const char* name;
     DType t;
     double rtol;
-  } dts[] = {{"f16", DType::F16, 1e-3}, {"bf16", DType::BF16, 8e-3}, {"f32", DType::F32, 1e-6},
+  } dts[] = {{"f16", DType::F16, 1e-3},
+             {"bf16", DType::BF16, 8e-3},
+             {"f32", DType::F32, 1e-6},
              {"f64", DType::F64, 1e-13}};
   for (auto& d : dts) {
     SCOPED_TRACE(d.name);
@@ -111,12 +98,13 @@ TEST(AcceptR6, IntegerOperatorsEveryDtypeBothEngines) {
   struct Dt {
     const char* name;
     DType t;
-  } dts[] = {{"i8", DType::I8},   {"i16", DType::I16}, {"i32", DType::I32}, {"i64", DType::I64},
-             {"u8", DType::U8},   {"u16", DType::U16}, {"u32", DType::U32}};
+  } dts[] = {{"i8", DType::I8}, {"i16", DType::I16}, {"i32", DType::I32}, {"i64", DType::I64},
+             {"u8", DType::U8}, {"u16", DType::U16}, {"u32", DType::U32}};
   for (auto& d : dts) {
     SCOPED_TRACE(d.name);
     std::string t = d.name;
-    std::string s = "func ints(A: " + t + "[12], B: " + t + "[12]) -> (Y: " + t + "[12, 12], Z: bool[12, 4]) {\n" +
+    std::string s = "func ints(A: " + t + "[12], B: " + t + "[12]) -> (Y: " + t +
+                    "[12, 12], Z: bool[12, 4]) {\n" +
                     "  for i in serial(12) {\n"
                     "    block b(vi: spatial(12) = i) {\n"
                     "      Y[0, vi] = A[vi] // B[vi]\n"
@@ -157,8 +145,8 @@ TEST(AcceptR6, IntegerOperatorsEveryDtypeBothEngines) {
 TEST(AcceptR6, CastsEveryPairBothEngines) {
   TIRC_ACCEPT_REQUIRE_LLVM();
   const std::pair<const char*, DType> all[] = {
-      {"bool", DType::Bool}, {"i8", DType::I8},   {"i16", DType::I16}, {"i32", DType::I32},
-      {"i64", DType::I64},   {"u8", DType::U8},   {"u16", DType::U16}, {"u32", DType::U32},
+      {"bool", DType::Bool}, {"i8", DType::I8},     {"i16", DType::I16}, {"i32", DType::I32},
+      {"i64", DType::I64},   {"u8", DType::U8},     {"u16", DType::U16}, {"u32", DType::U32},
       {"f16", DType::F16},   {"bf16", DType::BF16}, {"f32", DType::F32}, {"f64", DType::F64}};
   for (auto& [src, st] : all) {
     SCOPED_TRACE(std::string("from ") + src);
@@ -217,7 +205,8 @@ TEST(AcceptR6, LimitsOfEveryDtypeBothEngines) {
       "O_f32: f32[2] sum=0 first=[-3.40282e+38, 3.40282e+38]\n"
       "O_f64: f64[2] sum=0 first=[-1.79769e+308, 1.79769e+308]\n";
   for (const char* e : kEngines) {
-    CliRun r = run("run - --engine " + std::string(e) + " --output O_bf16=%/g.npy --output O_f64=%/d.npy", script);
+    CliRun r =
+        run("run - --engine " + std::string(e) + " --output O_bf16=%/g.npy --output O_f64=%/d.npy", script);
     ASSERT_EQ(r.code, 0) << e << r.err;
     EXPECT_EQ(r.out, want) << e;
     EXPECT_EQ(read_npy(tmp() + "g.npy", DType::BF16).get(1), 3.3895313892515355e38) << e;
@@ -369,9 +358,10 @@ TEST(AcceptR6, AllocShapeFromALet) {
           "  for i in serial(n) { block b(vi: spatial(n) = i) { T[vi] = 1.0; B[vi] = T[vi] } }\n"
           "}\n");
   EXPECT_EQ(r.code, 2);
-  EXPECT_EQ(r.err,
-            "<stdin>:3:16: error: undeclared name 'm' (an alloc at the top of a block or function is visible in "
-            "the whole block, so its shape may use only literals and scalar parameters)\n");
+  EXPECT_EQ(
+      r.err,
+      "<stdin>:3:16: error: undeclared name 'm' (an alloc at the top of a block or function is visible in "
+      "the whole block, so its shape may use only literals and scalar parameters)\n");
   // A let that reads a buffer is still refused in a shape.
   r = run("parse -",
           "func f(n: i32, A: i32[1]) -> (B: f32[n]) {\n"
@@ -390,14 +380,16 @@ TEST(AcceptR6, AllocShapeFromALet) {
 // ("unexpected '}'"); now the number is named where it starts.
 TEST(AcceptR6, NumbersRunIntoLetters) {
   for (const char* lit : {"0x10", "1_000", "2f", "1.5e3x", "3in"}) {
-    CliRun r = run("parse -", std::string("func f() -> (B: f32[1]) {\n  block b() { B[0] = f32(") + lit + ") }\n}\n");
+    CliRun r = run("parse -",
+                   std::string("func f() -> (B: f32[1]) {\n  block b() { B[0] = f32(") + lit + ") }\n}\n");
     EXPECT_EQ(r.code, 2) << lit;
     EXPECT_EQ(r.err, std::string("<stdin>:2:26: error: invalid number '") + lit +
                          "' (integer literals are decimal; names cannot start with a digit)\n");
   }
   // What the contract lists still reads: 1e3, 1.0, 2.5e+4, and 1.e3 / 1E3.
-  CliRun r = run("run -", "func f() -> (B: f32[5]) { block b() { B[0] = 1e3 B[1] = 1.0 B[2] = 2.5e+4 "
-                          "B[3] = 1.e3 B[4] = 1E3 } }\n");
+  CliRun r = run("run -",
+                 "func f() -> (B: f32[5]) { block b() { B[0] = 1e3 B[1] = 1.0 B[2] = 2.5e+4 "
+                 "B[3] = 1.e3 B[4] = 1E3 } }\n");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, "B: f32[5] sum=28001 first=[1000, 1, 25000, 1000, 1000]\n");
 }
@@ -443,7 +435,8 @@ TEST(AcceptR6, RegionSlicesAsPythonWritesThem) {
       "}\n";
   CliRun r = run("parse -", script);
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("        reads A[vi, 0:n], B[0:4]\n        writes B[vi:4]\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("        reads A[vi, 0:n], B[0:4]\n        writes B[vi:4]\n"), std::string::npos)
+      << r.out;
   EXPECT_EQ(run("parse -", r.out).out, r.out);
   r = run("run - --input n=3 --input A=2", script);
   ASSERT_EQ(r.code, 0) << r.err;
@@ -587,10 +580,11 @@ TEST(AcceptR6, StatementsOutsideBlocks) {
   // store and the final `*=` (1, 1, 1).
   r = run("stats - --input n=5", script);
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(r.out,
-            "block                    iterations          flops          loads         stores          bytes\n"
-            "root                              1             11             16             12            112\n"
-            "total                             1             11             16             12            112\n");
+  EXPECT_EQ(
+      r.out,
+      "block                    iterations          flops          loads         stores          bytes\n"
+      "root                              1             11             16             12            112\n"
+      "total                             1             11             16             12            112\n");
   TIRC_ACCEPT_REQUIRE_LLVM();
   r = run("run - --input n=5 --input A=1 --engine jit", script);
   EXPECT_EQ(r.out, want);
@@ -625,9 +619,10 @@ TEST(AcceptR6, I64IndicesThroughEveryCommand) {
   EXPECT_EQ(run("parse -", r.out).out, r.out);
   r = run("stats - --input n=3 --input m=2", script);
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("\ntotal                            12             18             18             15     "
-                       "       132\n"),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find("\ntotal                            12             18             18             15     "
+                 "       132\n"),
+      std::string::npos)
       << r.out;
   r = run("check-grad - --input n=3 --input m=2", script);
   expect_passed(r, 1);
@@ -672,7 +667,8 @@ TEST(AcceptR6, TypeErrorsNameBothTypes) {
       {"F[vi] % 2.0", "'%' is integer-only and is not defined on f32"},
   };
   const std::string head =
-      "func f(F: f32[4], D: f64[4], I: i32[4], L: i64[4], U: u32[4], H: f16[4], Bo: bool[4]) -> (O: f32[4]) {\n"
+      "func f(F: f32[4], D: f64[4], I: i32[4], L: i64[4], U: u32[4], H: f16[4], Bo: bool[4]) -> (O: f32[4]) "
+      "{\n"
       "  for i in serial(4) {\n"
       "    block b(vi: spatial(4) = i) {\n";
   for (auto& c : cases_) {
@@ -760,7 +756,8 @@ TEST(AcceptR6, ModuleItemsInAnyOrder) {
 // i64 without i32 overflow, 300 * 300 in f16 overflowing to inf, u8 wrapping).
 TEST(AcceptR6, LiteralOnlyInWideContexts) {
   const std::string script =
-      "func f(D: f64[1], L: i64[1], H: f16[1], U: u8[1]) -> (OD: f64[3], OL: i64[4], OH: f16[2], OU: u8[2]) {\n"
+      "func f(D: f64[1], L: i64[1], H: f16[1], U: u8[1]) -> (OD: f64[3], OL: i64[4], OH: f16[2], OU: u8[2]) "
+      "{\n"
       "  block b() {\n"
       "    OD[0] = D[0] * (1 / 3)\n"
       "    OD[1] = D[0] + (2 + 3) * 0.1\n"
@@ -800,8 +797,9 @@ TEST(AcceptR6, ZeroDimBuffersAndScalarsBothEngines) {
   for (const char* e : kEngines) {
     CliRun r = run(std::string("run - --input A=1.5 --input s=0.3 --input b=true --engine ") + e, script);
     ASSERT_EQ(r.code, 0) << r.err;
-    EXPECT_EQ(r.out,
-              "B: f32[] sum=3 first=[3]\nC: f16[] sum=0.0900269 first=[0.0900269]\nD: bool[] sum=0 first=[0]\n")
+    EXPECT_EQ(
+        r.out,
+        "B: f32[] sum=3 first=[3]\nC: f16[] sum=0.0900269 first=[0.0900269]\nD: bool[] sum=0 first=[0]\n")
         << e;
   }
   CliRun r = run("verify - --func f --input s=0.3", script);
@@ -835,7 +833,9 @@ TEST(AcceptR6, PythonCompoundStores) {
   struct Err {
     const char *stmt, *err;
   } errs[] = {
-      {"I[vi] /= 2", "<stdin>:6:13: error: '/=' is float division and is not defined on i32; use //= for integer division\n"},
+      {"I[vi] /= 2",
+       "<stdin>:6:13: error: '/=' is float division and is not defined on i32; use //= for integer "
+       "division\n"},
       {"F[vi] //= 2.0", "<stdin>:6:13: error: '//=' is integer-only and is not defined on f32\n"},
       {"F[vi] %= 2.0", "<stdin>:6:13: error: '%=' is integer-only and is not defined on f32\n"},
       {"I[vi] /= 2.0", "<stdin>:6:16: error: type mismatch: i32 /= f32\n"},
@@ -845,8 +845,9 @@ TEST(AcceptR6, PythonCompoundStores) {
     EXPECT_EQ(r.code, 2) << e.stmt;
     EXPECT_EQ(r.err, e.err) << e.stmt;
   }
-  CliRun r = run("check-grad -", "func g(A: f32[3] in [1, 2]) -> (B: f32[3]) {\n  for i in serial(3) {\n"
-                                 "    block b(vi: spatial(3) = i) { B[vi] = 1.0; B[vi] /= A[vi] }\n  }\n}\n");
+  CliRun r = run("check-grad -",
+                 "func g(A: f32[3] in [1, 2]) -> (B: f32[3]) {\n  for i in serial(3) {\n"
+                 "    block b(vi: spatial(3) = i) { B[vi] = 1.0; B[vi] /= A[vi] }\n  }\n}\n");
   expect_passed(r, 1);
 }
 
@@ -858,7 +859,8 @@ TEST(AcceptR6, UnclosedBracketAtEndOfInput) {
   struct Case {
     const char *text, *err;
   } cases_[] = {
-      {"func f(A: f32[4]) -> (B: f32[4]) {\n  for i in serial(4) {\n    block b(vi: spatial(4) = i) { B[vi] = A[vi] "
+      {"func f(A: f32[4]) -> (B: f32[4]) {\n  for i in serial(4) {\n    block b(vi: spatial(4) = i) { B[vi] "
+       "= A[vi] "
        "}\n}\n",
        "5:1: error: unexpected end of input ('{' at 1:34 is not closed)"},
       {"func f(A: f32[4]) -> (B: f32[4]) {\n  block b() { B[0] = max(A[0], 1.0\n",
@@ -896,9 +898,10 @@ TEST(AcceptR6, StatsOfAnEmptySymbolicRange) {
     EXPECT_EQ(r.out, table) << mode;
   }
   CliRun r = run("stats - --input a=2 --input b=5", script);
-  EXPECT_NE(r.out.find("\nc                                 3              3              3              3       "
-                       "      24\n"),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find("\nc                                 3              3              3              3       "
+                 "      24\n"),
+      std::string::npos)
       << r.out;
   r = run("run - --input a=5 --input b=2 --input A=1", script);
   EXPECT_EQ(r.out, "B: f32[8] sum=0 first=[0, 0, 0, 0, 0, 0, 0, 0]\n");
@@ -954,7 +957,8 @@ TEST(AcceptR6, FloatIntrinsicOfLiteralsInAnIntegerContext) {
 // `bench` counted the functions where the others said "several"; now one wording everywhere.
 TEST(AcceptR6, StandardInputIsNamedTheSameEverywhere) {
   const std::string two =
-      "func f() -> (B: f32[1]) { block b() { B[0] = 1.0 } }\nfunc g() -> (B: f32[1]) { block b() { B[0] = 2.0 } }\n";
+      "func f() -> (B: f32[1]) { block b() { B[0] = 1.0 } }\nfunc g() -> (B: f32[1]) { block b() { B[0] = "
+      "2.0 } }\n";
   for (const char* sub : {"run", "stats", "grad", "check-grad", "bench"}) {
     CliRun r = run(std::string(sub) + " -", "# nothing\n");
     EXPECT_EQ(r.code, 2) << sub;
@@ -967,7 +971,8 @@ TEST(AcceptR6, StandardInputIsNamedTheSameEverywhere) {
     EXPECT_EQ(r.err, "tirc: error: no function named h in <stdin>\n") << sub;
   }
   for (const char* sub : {"schedule", "verify", "build"}) {
-    CliRun r = run(std::string(sub) + " - --func h" + (std::string(sub) == "build" ? " --emit llvm" : ""), two);
+    CliRun r =
+        run(std::string(sub) + " - --func h" + (std::string(sub) == "build" ? " --emit llvm" : ""), two);
     EXPECT_EQ(r.code, 2) << sub;
     EXPECT_EQ(r.err, "tirc: error: no function named h in <stdin>\n") << sub;
   }
