@@ -13,6 +13,7 @@
 #include "ir/printer.h"
 #include "ir/structural_equal.h"
 #include "parser/parser.h"
+#include "tests/schedule/schedule_checks.h"
 #include "transforms/schedule/arith.h"
 #include "transforms/schedule/schedule.h"
 #include "transforms/schedule/verify.h"
@@ -20,33 +21,8 @@
 namespace tirc {
 namespace {
 
-// Applies the module's schedule items and checks the result against the unscheduled
-// function in the interpreter; returns the scheduled function's text.
-std::string apply_and_compare(const std::string& text) {
-  Module m = parse_module(text, "t.tir");
-  EXPECT_EQ(m.schedules.size(), 1u);
-  Function f = m.find_func(m.schedules[0].func);
-  Function g = apply_schedule(*f, m.schedules[0], m.intrins);
-  EXPECT_FALSE(structural_equal(*f, *g));
-  for (uint64_t seed : {1, 2, 3}) {
-    CompareOptions o;
-    o.seed = seed;
-    CompareResult r = compare_functions(*f, *g, o, interp_runner(), interp_runner());
-    EXPECT_TRUE(r.ok) << r.detail << "\n" << print_function(*g);
-  }
-  return print_function(*g);
-}
-
-// The message of the refused instruction (after "FILE:LINE:COL: error: ").
-std::string refusal(const std::string& text) {
-  Module m = parse_module(text, "t.tir");
-  try {
-    apply_module_schedules(m);
-  } catch (const SourceError& e) {
-    return e.message();
-  }
-  return "(not refused)";
-}
+using tirc::testing::apply_and_compare;
+std::string refusal(const std::string& text) { return tirc::testing::schedule_refusal(text); }
 
 TEST(Outsider3, RelaxFloorDivModOfRelaxedLoop) {
   using namespace sched;

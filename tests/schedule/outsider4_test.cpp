@@ -8,6 +8,7 @@
 #include "ir/printer.h"
 #include "ir/structural_equal.h"
 #include "parser/parser.h"
+#include "tests/schedule/schedule_checks.h"
 #include "transforms/schedule/arith.h"
 #include "transforms/schedule/schedule.h"
 #include "transforms/schedule/verify.h"
@@ -15,34 +16,8 @@
 namespace tirc {
 namespace {
 
-// Applies the module's single schedule item and checks the result against the unscheduled
-// function in the interpreter (several seeds: symbolic sizes are drawn from their ranges);
-// returns the scheduled function's text.
-std::string apply_and_compare(const std::string& text) {
-  Module m = parse_module(text, "t.tir");
-  EXPECT_EQ(m.schedules.size(), 1u);
-  Function f = m.find_func(m.schedules[0].func);
-  Function g = apply_schedule(*f, m.schedules[0], m.intrins);
-  EXPECT_FALSE(structural_equal(*f, *g));
-  for (uint64_t seed : {1, 2, 3, 4, 5}) {
-    CompareOptions o;
-    o.seed = seed;
-    CompareResult r = compare_functions(*f, *g, o, interp_runner(), interp_runner());
-    EXPECT_TRUE(r.ok) << r.detail << "\n" << print_function(*g);
-  }
-  return print_function(*g);
-}
-
-// The message of the refused instruction (after "FILE:LINE:COL: error: ").
-std::string refusal(const std::string& text) {
-  Module m = parse_module(text, "t.tir");
-  try {
-    apply_module_schedules(m);
-  } catch (const SourceError& e) {
-    return e.message();
-  }
-  return "(not refused)";
-}
+using tirc::testing::apply_and_compare;
+std::string refusal(const std::string& text) { return tirc::testing::schedule_refusal(text); }
 
 // compute_at of a zero-fill into the channel loop of its accumulating consumer after the
 // final reader was moved there by reverse_compute_at (a conv's input gradient: P_grad_init,
@@ -76,7 +51,8 @@ schedule f {
   compute_at(get_block("Z"), c)
   parallel(c)
 })");
-  EXPECT_NE(out.find("for c in parallel(4) {\n      for ax2_1 in serial(6) {\n        block Z("), std::string::npos)
+  EXPECT_NE(out.find("for c in parallel(4) {\n      for ax2_1 in serial(6) {\n        block Z("),
+            std::string::npos)
       << out;
 }
 
@@ -179,7 +155,8 @@ schedule f {
   io, ii, k = get_loops(get_block("U"))
   compute_at(get_block("Z"), io)
 })"),
-            "compute_at: the parts of B computed in the iterations of loop io do not cover it exactly once (B is an "
+            "compute_at: the parts of B computed in the iterations of loop io do not cover it exactly once "
+            "(B is an "
             "output)");
 }
 
@@ -202,13 +179,15 @@ func f(I: i32[40] in [0, 7], V: f32[40]) -> (B: f32[8]) {
       reads I[vi], V[vi], B[0:8]
       writes B[0:8]
       annotate("atomic", 1)
-      )" + store + R"(
+      )" + store +
+           R"(
     }
   }
 }
 schedule f {
   i = get_loops(get_block("S"))
-  )" + prim + R"((i[0])
+  )" + prim +
+           R"((i[0])
 })";
   };
   apply_and_compare(fn("B[I[vi]] = B[I[vi]] + V[vi]", "parallel"));
@@ -238,8 +217,10 @@ func f(G: f32[2, 8, 8], B: f32[2, 8, 8]) -> (X: f32[2, 8, 8]) {
   }
   for b, i, j, k in grid(2, 8, 8, 8) {
     block U(vb: spatial(2) = b, vi: spatial(8) = i, vj: spatial(8) = j, vk: reduce(8) = k) {
-      let a0 = )" + let_value + R"(
-      X[vb, vi, vj] = X[vb, vi, vj] + )" + use + R"(
+      let a0 = )" +
+           let_value + R"(
+      X[vb, vi, vj] = X[vb, vi, vj] + )" +
+           use + R"(
     }
   }
 }
@@ -298,7 +279,8 @@ func f(A: f32[8, 6]) -> (C: f32[8, 6]) {
 schedule f {
   b = get_block("B")
   i, j = get_loops(b)
-)" + prims + R"(
+)" + prims +
+           R"(
 })";
   };
   std::string out = apply_and_compare(fn(R"(
@@ -315,16 +297,18 @@ schedule f {
       << out;
   EXPECT_EQ(out.find("pragma_unroll"), std::string::npos) << out;
   EXPECT_EQ(out.find("\"k\""), std::string::npos) << out;
-  EXPECT_EQ(refusal(fn("  set_scope(get_block(\"C\"), 0, \"shared\")")),
-            "set_scope: buffer C is a parameter of function f (only buffers the function allocates have a storage "
-            "scope to set)");
+  EXPECT_EQ(
+      refusal(fn("  set_scope(get_block(\"C\"), 0, \"shared\")")),
+      "set_scope: buffer C is a parameter of function f (only buffers the function allocates have a storage "
+      "scope to set)");
   EXPECT_EQ(refusal(fn("  set_scope(b, 0, \"warp\")")),
             "set_scope: unknown storage scope \"warp\" (expected global, shared or local)");
   EXPECT_EQ(refusal(fn("  set_scope(b, 1, \"local\")")),
             "set_scope: block B has 1 write region; index 1 is out of range");
   EXPECT_EQ(refusal(fn("  storage_align(b, 0, 2, 32, 8)")),
             "storage_align: axis 2 is out of range for buffer B (2 dimensions)");
-  EXPECT_EQ(refusal(fn("  storage_align(b, 0, 0, 32, 32)")), "storage_align: offset 32 is not in [0, factor)");
+  EXPECT_EQ(refusal(fn("  storage_align(b, 0, 0, 32, 32)")),
+            "storage_align: offset 32 is not in [0, factor)");
   EXPECT_EQ(refusal(fn("  unannotate(i, \"pragma\")")), "unannotate: loop i has no annotation \"pragma\"");
   EXPECT_EQ(refusal(fn("  unannotate(b, \"pragma\")")), "unannotate: block B has no annotation \"pragma\"");
 }
@@ -363,7 +347,8 @@ func f(A: f32[8, 8]) -> (C: f32[8]) {
     }
   }
   for i, k in grid(8, 8) {
-    block U(vi: spatial(8) = i, vk: reduce(8) = )" + binding + R"() {
+    block U(vi: spatial(8) = i, vk: reduce(8) = )" +
+           binding + R"() {
       where i + k < 6
       init { C[vi] = 0.0 }
       C[vi] += A[vi, vk]
@@ -405,7 +390,8 @@ func f(A: f32[8, 6]) -> (B: f32[8, 6], C: f32[8]) {
 schedule f {
   b = get_block("B")
   i, j = get_loops(b)
-)" + prims + R"(
+)" + prims +
+           R"(
 })";
   };
   std::string out = apply_and_compare(fn(R"(
@@ -420,7 +406,8 @@ schedule f {
             "compute_at: consumer block C of block A_local is not under loop i");
   EXPECT_EQ(refusal(fn("  cache_read(b, 0, \"local\", consumer_blocks=[b, i])")),
             "cache_read: 'i' is a loop handle, expected a block");
-  EXPECT_EQ(refusal(fn("  cache_read(b, 0, \"local\", consumer_blocks=[])")), "cache_read: consumer_blocks is empty");
+  EXPECT_EQ(refusal(fn("  cache_read(b, 0, \"local\", consumer_blocks=[])")),
+            "cache_read: consumer_blocks is empty");
   EXPECT_EQ(refusal(fn("  unroll(get_block(\"C\"))")),
             "unroll: the argument (block C) is a block handle, expected a loop");
 }
@@ -477,7 +464,8 @@ func f(A: f32[10, 7]) -> (C: f32[10, 7]) {
   }
 }
 schedule f {
-)" + prims + R"(
+)" + prims +
+           R"(
 })";
   };
   apply_and_compare(fn(R"(
