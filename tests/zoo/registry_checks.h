@@ -1,5 +1,5 @@
 // The checks every outsider registry (tests/zoo/outsider*/) runs on each of its functions,
-// shared by the registry drivers (outsider_test.cpp, outsider3_test.cpp, outsider5_test.cpp).
+// shared by the registry drivers (outsider_test.cpp, outsider3/5/6_test.cpp).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -8,6 +8,7 @@
 #include <initializer_list>
 #include <string>
 
+#include "interp/stats.h"
 #include "ir/error.h"
 #include "ir/printer.h"
 #include "parser/parser.h"
@@ -51,6 +52,18 @@ inline void expect_second_order_checks(const FunctionNode& f, const ArgMap& scal
   CheckGradResult r = check_grad(*g, o);
   EXPECT_EQ(r.failed, 0) << print_function(*r.grad);
   EXPECT_GT(r.passed, 0);
+}
+
+// FLOPs of F_grad (static counts, as `tirc stats`) <= bound x F's, or bound x F's stores when F
+// has no FLOPs (as the zoo's flop_ratio).
+inline void expect_flop_ratio(const FunctionNode& f, const ArgMap& scalars, double bound) {
+  Function g = gradient(f, {});
+  FunctionCounts cf = static_counts(f, scalars), cg = static_counts(*g, scalars);
+  double base = cf.total.flops > 0 ? cf.total.flops : cf.total.stores;
+  EXPECT_LE(cg.total.flops, bound * base)
+      << f.name << ": forward " << cf.total.flops << " FLOPs (" << cf.total.stores << " stores), gradient "
+      << cg.total.flops << " FLOPs\n"
+      << print_function(*g);
 }
 
 // F_grad run in f64 on the reference case of `name` equals torch.autograd's VJP.
