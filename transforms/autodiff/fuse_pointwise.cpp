@@ -107,7 +107,6 @@ struct Run {
   std::vector<Var> ivs;
   std::vector<Stmt> bodies;
   std::vector<std::string> names;
-  size_t count = 0;
   std::vector<Stmt> originals;  // returned unchanged when no block of the run computes
 };
 
@@ -132,7 +131,6 @@ bool try_append(Run& run, const Nest& n, const Stmt& s) {
   }
   run.bodies.push_back(body);
   run.names.push_back(n.b->name);
-  ++run.count;
   run.originals.push_back(s);
   return true;
 }
@@ -159,7 +157,6 @@ void drop_unrelated_inits(Run& run, std::vector<Stmt>* out) {
       for (auto& [buf, t] : accesses(b).tuples) used.insert(buf);
   Run kept = run;
   kept.bodies.clear(), kept.names.clear(), kept.originals.clear();
-  kept.count = 0;
   for (size_t k = 0; k < run.bodies.size(); ++k) {
     bool related = computes(run.bodies[k]);
     for (auto* w : accesses(run.bodies[k]).written) related = related || used.count(w);
@@ -170,13 +167,12 @@ void drop_unrelated_inits(Run& run, std::vector<Stmt>* out) {
     kept.bodies.push_back(run.bodies[k]);
     kept.names.push_back(run.names[k]);
     kept.originals.push_back(run.originals[k]);
-    ++kept.count;
   }
   run = std::move(kept);
 }
 
 Stmt finish(const Run& run) {
-  if (run.count == 1) return run.originals[0];
+  if (run.bodies.size() == 1) return run.originals[0];
   BlockNode bn;
   // Named after the first block that computes something (not a zero-initialisation).
   bn.name = run.names[0];
@@ -535,7 +531,6 @@ std::vector<Stmt> fuse_pointwise_blocks(const std::vector<Stmt>& stmts, const st
     for (auto& iv : n->b->iter_vars) run.ivs.push_back(iv.var);
     run.bodies.push_back(n->b->body);
     run.names.push_back(n->b->name);
-    run.count = 1;
     run.originals = {s};
     run_group = g;
     open = true;
