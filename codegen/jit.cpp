@@ -6,6 +6,7 @@
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
+#include <llvm/Support/DynamicLibrary.h>
 #include <llvm/Support/Error.h>
 
 #include <chrono>
@@ -87,6 +88,10 @@ class JitProgramImpl : public JitProgram {
     auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*jtmb)).create();
     if (!jit) throw Error("jit: " + llvm_error(jit.takeError()));
     jit_ = std::move(*jit);
+    // ORC prints failed lookups itself ("JIT session error: Symbols not found: ..."): keep
+    // them for our own message instead.
+    jit_->getExecutionSession().setErrorReporter(
+        [this](llvm::Error e) { session_errors_ += (session_errors_.empty() ? "" : "; ") + llvm_error(std::move(e)); });
     auto& jd = jit_->getMainJITDylib();
     auto gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
         jit_->getDataLayout().getGlobalPrefix());
@@ -102,12 +107,25 @@ class JitProgramImpl : public JitProgram {
     add("tirc_free", reinterpret_cast<void*>(&tirc_free));
     add("tirc_atomic_lock", reinterpret_cast<void*>(&tirc_atomic_lock));
     add("tirc_atomic_unlock", reinterpret_cast<void*>(&tirc_atomic_unlock));
+    std::vector<std::string> missing = unresolved_externs(*mod, syms);
+    if (!missing.empty()) {
+      std::string names;
+      for (auto& m : missing) names += (names.empty() ? "" : ", ") + m;
+      bool many = missing.size() > 1;
+      throw Error(std::string("jit: call_extern target") + (many ? "s " : " ") + names + (many ? " are" : " is") +
+                  " not defined: the JIT can only call functions linked into tirc; compile with "
+                  "`tirc build` and link an object that defines " +
+                  (many ? "them" : "it"));
+    }
     if (auto err = jd.define(llvm::orc::absoluteSymbols(std::move(syms))))
       throw Error("jit: " + llvm_error(std::move(err)));
     if (auto err = jit_->addIRModule(llvm::orc::ThreadSafeModule(std::move(mod), std::move(ctx))))
       throw Error("jit: " + llvm_error(std::move(err)));
     auto sym = jit_->lookup("__tirc_packed_" + f.name);
-    if (!sym) throw Error("jit: " + llvm_error(sym.takeError()));
+    if (!sym) {
+      std::string msg = llvm_error(sym.takeError());
+      throw Error("jit: " + (session_errors_.empty() ? msg : session_errors_ + " (" + msg + ")"));
+    }
     entry_ = sym->toPtr<void (*)(void**)>();
     compile_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
@@ -158,7 +176,24 @@ class JitProgramImpl : public JitProgram {
   double compile_seconds() const override { return compile_seconds_; }
 
  private:
+  // Functions the module declares but does not define (call_extern targets, libm) that are
+  // neither runtime entry points bound in `runtime` nor symbols of the running process, in
+  // module order.
+  std::vector<std::string> unresolved_externs(const llvm::Module& m, const llvm::orc::SymbolMap& runtime) {
+    llvm::sys::DynamicLibrary process = llvm::sys::DynamicLibrary::getPermanentLibrary(nullptr);
+    std::vector<std::string> out;
+    for (const llvm::Function& fn : m.functions()) {
+      if (!fn.isDeclaration() || fn.isIntrinsic() || fn.use_empty()) continue;
+      std::string name = fn.getName().str();
+      if (runtime.count(jit_->mangleAndIntern(name))) continue;
+      if (process.getAddressOfSymbol(name.c_str())) continue;  // libm, libc, ...: as the search generator
+      out.push_back(name);
+    }
+    return out;
+  }
+
   Function f_;
+  std::string session_errors_;  // declared before jit_: its reporter writes here until jit_ dies
   std::unique_ptr<llvm::orc::LLJIT> jit_;
   void (*entry_)(void**) = nullptr;
   double compile_seconds_ = 0;

@@ -188,3 +188,42 @@ TEST(TensorizeExternAot, CallExternImplLinksAndComputes) {
       << v.out;
   fs::remove_all(dir);
 }
+
+// `tirc run --engine jit` (and bench) on a call_extern whose symbol is nowhere: one error naming
+// the missing symbols and how to provide them, exit 2, and not ORC's own "JIT session error:
+// Symbols not found" line followed by "Failed to materialize symbols".
+TEST(CliJit, UndefinedCallExternIsOneError) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("tirc_jit_extern_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "ext.tir") << R"(
+func f(A: f32[4]) -> (B: f32[4]) {
+  for i in serial(4) {
+    block b(vi: spatial(4) = i) {
+      B[vi] = A[vi]
+    }
+  }
+  call_extern("my_fn", B.data, A.data)
+  call_extern("other_fn", B.data)
+  call_extern("my_fn", A.data)
+}
+func g(A: f32[4]) -> (B: f32[4]) {
+  call_extern("my_fn", B.data, A.data)
+}
+)";
+  std::string file = q((dir / "ext.tir").string());
+  Result r = sh(q(TIRC_BINARY) + " run " + file + " --func f --engine jit --random 1");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_EQ(r.out,
+            "tirc: error: jit: call_extern targets my_fn, other_fn are not defined: the JIT can only call "
+            "functions linked into tirc; compile with `tirc build` and link an object that defines them\n");
+  Result b = sh(q(TIRC_BINARY) + " bench " + file + " --func g");
+  EXPECT_EQ(b.code, 2) << b.out;
+  EXPECT_EQ(b.out,
+            "tirc: error: jit: call_extern target my_fn is not defined: the JIT can only call functions "
+            "linked into tirc; compile with `tirc build` and link an object that defines it\n");
+  // The object file is the way: it builds (the symbols are left for the linker).
+  Result o = sh(q(TIRC_BINARY) + " build " + file + " -o " + q((dir / "ext.o").string()));
+  EXPECT_EQ(o.code, 0) << o.out;
+  fs::remove_all(dir);
+}

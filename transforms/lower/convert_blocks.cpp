@@ -25,8 +25,16 @@ class BlockConverter : public IRMutator {
     }
     const BlockNode* b = n->block.get();
     std::unordered_map<const VarNode*, Expr> map;
-    for (size_t i = 0; i < b->iter_vars.size() && i < n->bindings.size(); ++i)
-      map[b->iter_vars[i].var.get()] = n->bindings[i];
+    for (size_t i = 0; i < b->iter_vars.size() && i < n->bindings.size(); ++i) {
+      // The interpreter gives an iter var its binding's value (in range, so exact in the iter
+      // var's dtype). A binding of another integer dtype (the parser refuses it, IR built in
+      // C++ may have it: an i64 loop bound to an i32 iter var) is cast, so the substituted
+      // expressions keep operands of one dtype (the LLVM backend requires it).
+      Expr bind = n->bindings[i];
+      DType t = b->iter_vars[i].var.dtype();
+      if (bind.dtype() != t) bind = make_cast(t, bind);
+      map[b->iter_vars[i].var.get()] = bind;
+    }
     Stmt body = b->body;
     if (b->init.defined()) {  // same rule as lower_init, when it was not run first
       Expr cond;
