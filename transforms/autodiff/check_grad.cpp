@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <functional>
 #include <limits>
 #include <random>
+#include <thread>
 
 #include "ir/error.h"
 #include "transforms/autodiff/gradient.h"
@@ -96,6 +99,35 @@ CheckGradResult check_grad(const FunctionNode& f, const CheckGradOptions& opts) 
   InterpOptions o64;
   o64.promote_f64 = true;
   auto fwd = compile_interp(f, o64);
+  // Runs body(lo, hi, prog) over [0, n) in chunks on up to hardware_concurrency() threads, each
+  // with its own interpreter program (prog null: the calling thread's `fwd`); rethrows the
+  // first exception of a worker.
+  auto parallel_chunks = [&](int64_t n, const std::function<void(int64_t, int64_t, InterpProgram*)>& body) {
+    int64_t workers = std::min<int64_t>(std::max(1u, std::thread::hardware_concurrency()), 8);
+    if (const char* t = std::getenv("TIRC_CHECK_GRAD_THREADS")) workers = std::max(1, std::atoi(t));
+    if (n < 16 || workers < 2) return body(0, n, nullptr);
+    workers = std::min(workers, n);
+    std::vector<std::thread> threads;
+    std::vector<std::exception_ptr> errors(static_cast<size_t>(workers));
+    int64_t step = (n + workers - 1) / workers;
+    for (int64_t w = 1; w < workers; ++w)
+      threads.emplace_back([&, w] {
+        try {
+          auto prog = compile_interp(f, o64);
+          body(std::min(n, w * step), std::min(n, (w + 1) * step), prog.get());
+        } catch (...) {
+          errors[static_cast<size_t>(w)] = std::current_exception();
+        }
+      });
+    try {
+      body(0, std::min(n, step), nullptr);
+    } catch (...) {
+      errors[0] = std::current_exception();
+    }
+    for (auto& t : threads) t.join();
+    for (auto& e : errors)
+      if (e) std::rethrow_exception(e);
+  };
 
   // Output elements that are inf/nan at the inputs are left out of L: their finite
   // differences are nan, and the derivative of a non-finite value means nothing.
@@ -128,8 +160,8 @@ CheckGradResult check_grad(const FunctionNode& f, const CheckGradOptions& opts) 
       }
     }
   }
-  auto loss = [&](const ArgMap& in) {
-    ArgMap out = fwd->run(in);
+  auto loss = [&](InterpProgram& prog, const ArgMap& in) {
+    ArgMap out = prog.run(in);
     double L = 0;
     for (size_t i = 0; i < f.outputs.size(); ++i)
       if (is_float(f.outputs[i]->dtype)) L += dot_kept(cot[i], out.at(f.outputs[i]->name), keep[i]);
@@ -188,7 +220,8 @@ CheckGradResult check_grad(const FunctionNode& f, const CheckGradOptions& opts) 
     int fail_notes = 0;
     // gdir: the gradient that directions are dotted with (gx without its non-finite elements).
     NDArray gdir = gx;
-    auto check_dir = [&](const NDArray& d, int64_t elem) {
+    // The central difference along d (or the single element elem), as computed by `prog`.
+    auto central = [&](InterpProgram& prog, const NDArray& d, int64_t elem) {
       ArgMap in = inputs;
       NDArray xp = x0.copy(), xm = x0.copy();
       if (elem >= 0) {
@@ -201,10 +234,13 @@ CheckGradResult check_grad(const FunctionNode& f, const CheckGradOptions& opts) 
         }
       }
       in[wrt[k]] = xp;
-      double lp = loss(in);
+      double lp = loss(prog, in);
       in[wrt[k]] = xm;
-      double lm = loss(in);
-      double fd = (lp - lm) / (2 * h);
+      double lm = loss(prog, in);
+      return (lp - lm) / (2 * h);
+    };
+    // Judges one check; fd: its central difference (central() with this d / elem).
+    auto judge = [&](double fd, const NDArray& d, int64_t elem) {
       double ad = elem >= 0 ? gx.get(elem) : dot(gdir, d);
       bool fd_ok = std::isfinite(fd), ad_ok = std::isfinite(ad);
       std::string where = elem >= 0 ? elem_name(wrt[k], x0.shape(), elem) : "a direction";
@@ -240,8 +276,16 @@ CheckGradResult check_grad(const FunctionNode& f, const CheckGradOptions& opts) 
       if (mag > 0) ic.max_rel_err = std::max(ic.max_rel_err, err / mag);
       ++ic.checks;
     };
+    auto check_dir = [&](const NDArray& d, int64_t elem) { judge(central(*fwd, d, elem), d, elem); };
     if (opts.full) {
-      for (int64_t i = 0; i < x0.numel(); ++i) check_dir(NDArray(), i);
+      // Two forward runs per element: spread over the cores (each worker has its own program;
+      // the results, judged in order afterwards, do not depend on the split).
+      std::vector<double> fds(static_cast<size_t>(x0.numel()));
+      parallel_chunks(x0.numel(), [&](int64_t lo, int64_t hi, InterpProgram* prog) {
+        for (int64_t i = lo; i < hi; ++i)
+          fds[static_cast<size_t>(i)] = central(prog ? *prog : *fwd, NDArray(), i);
+      });
+      for (int64_t i = 0; i < x0.numel(); ++i) judge(fds[static_cast<size_t>(i)], NDArray(), i);
     } else {
       // Gradient elements that are not finite would make every direction nan: they are left
       // out of the directions and checked one by one (the first few).

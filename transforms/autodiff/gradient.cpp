@@ -19,6 +19,7 @@
 #include "transforms/autodiff/hoist.h"
 #include "transforms/autodiff/loop_order.h"
 #include "transforms/autodiff/regions.h"
+#include "transforms/autodiff/scatter_kinds.h"
 
 namespace tirc {
 
@@ -54,6 +55,11 @@ struct Unit {
   RedKind kind = RedKind::Spatial;
   bool negate = false;
   Expr update;  // E for reductions, the stored value otherwise
+  // A spatial in-place accumulation `Y[I] = Y[I] + E` (or `E + Y[I]`, `Y[I] - E`; E and the
+  // lets and guards not reading Y, no reduce vars): accum_E = E. Its adjoint passes Y's
+  // cotangent through whole, as a sum's does (no mask, no term for the Y[I] read).
+  Expr accum_E;
+  bool accum_neg = false;
   std::vector<IterVar> reduce_iters;
   Buffer Y, ver_in, ver_out;
   bool self_read = false, full = false, needs_copy = false, inactive = false, merged = false;
@@ -934,6 +940,17 @@ void GradientBuilder::analyze(Unit& u) {
     for (auto& it : u.items)
       if (loads_buffer(it.value, u.Y.get())) u.self_read = true;
     if (loads_buffer(v, u.Y.get())) u.self_read = true;
+    if (auto* bin = v.as<BinaryNode>();
+        bin && u.reduce_iters.empty() && !u.init_store && (bin->op == BinOp::Add || bin->op == BinOp::Sub)) {
+      bool sa = is_self(bin->a), sb = bin->op == BinOp::Add && is_self(bin->b);
+      Expr E = sa ? bin->b : bin->a;
+      bool clean = (sa || sb) && !loads_buffer(E, u.Y.get());
+      for (auto& it : u.items) clean = clean && !loads_buffer(it.value, u.Y.get());
+      if (clean) {
+        u.accum_E = E;
+        u.accum_neg = bin->op == BinOp::Sub;
+      }
+    }
     for (auto& iv : u.reduce_iters)
       u.once.push_back(make_binary(BinOp::EQ, iv.var, make_int(0, iv.var.dtype())));
   } else {
@@ -1416,6 +1433,7 @@ void GradientBuilder::reverse_region(const Region& r) {
       }
       bn.body = substitute(body, m);
       bn.annotations = {{"atomic", "1"}};
+      finish_scatter_block(bn);
       set_regions(bn);
       Stmt st =
           make_block_realize(bindings, substitute(u.br->predicate, loop_sub), make_block(std::move(bn)));
@@ -1670,6 +1688,7 @@ Stmt GradientBuilder::clone_block(const Unit& u, const std::string& name, const 
   bn.body = substitute(body(), m);
   if (init) bn.init = substitute(init(), m);
   bn.annotations = std::move(ann);
+  if (all_reduce) finish_scatter_block(bn);
   set_regions(bn);
   Stmt s = make_block_realize(u.br->bindings, u.br->predicate, make_block(std::move(bn)));
   return wrap_path(u, s);
@@ -2000,7 +2019,11 @@ void GradientBuilder::reverse_unit(Unit& u) {
 
   // Pass-through to the previous version of Y (for a scan, after the reverse scan has made
   // G complete: a step may read an element that no step writes).
-  bool exact_pass = u.kind == RedKind::Sum && !u.init_store;
+  // A spatial accumulation (Unit::accum_E) passes the cotangent through whole, as a sum does;
+  // before, a mask zeroed the elements it wrote and the Y[I] read added G back there.
+  const bool self_accum = u.accum_E.defined() && u.scan_iv < 0 && u.region < 0 && u.ver_in.defined();
+  const bool negate = u.kind == RedKind::Sum ? u.negate : self_accum && u.accum_neg;
+  bool exact_pass = (u.kind == RedKind::Sum && !u.init_store) || self_accum;
   auto emit_pass = [&] {
     if (u.ver_in.defined() && (exact_pass || !u.full)) {
       Buffer prev;
@@ -2031,7 +2054,7 @@ void GradientBuilder::reverse_unit(Unit& u) {
   Buffer K, Z, P;
   Expr lin = reduce_index(u);
   Expr Yk = make_load(u.ver_out, I_ad);
-  Expr Ead = rename_ad(u, u.update);
+  Expr Ead = rename_ad(u, self_accum ? u.accum_E : u.update);
   if (u.kind == RedKind::Max || u.kind == RedKind::Min) {
     K = new_buffer(u.Y->name + "_arg", u.Y, DType::I32);
     emit(clone_block(
@@ -2111,8 +2134,8 @@ void GradientBuilder::reverse_unit(Unit& u) {
     if (u.kind == RedKind::Spatial && u.scan_iv >= 0) {
       // The stored value is materialised: adjoints that need it read it back.
       if (root_let) S.lets.back().value = Yk;
-    } else if (u.kind == RedKind::Sum) {
-      if (u.negate) seed = -Gi;
+    } else if (u.kind == RedKind::Sum || self_accum) {
+      if (negate) seed = -Gi;
     } else if (u.kind == RedKind::Prod) {
       Expr z = make_load(Z, I_ad), p = make_load(P, I_ad);
       // if_then_else, not select: the division is evaluated (and differentiated again)
@@ -2154,7 +2177,7 @@ void GradientBuilder::reverse_unit(Unit& u) {
       sweep(make_const(T, 1), &al1, &g1);
       for (auto& g : g1) {
         Expr t = is_one(g.term) ? Gi : Gi * g.term;
-        g.term = u.negate ? make_unary(UnOp::Neg, t) : t;
+        g.term = negate ? make_unary(UnOp::Neg, t) : t;
       }
       // Costed per emitted block (the pointwise leaves share one).
       auto cost = [&](const std::vector<Binding>& al, const std::vector<LeafTerm>& gs) {
@@ -2182,7 +2205,7 @@ void GradientBuilder::reverse_unit(Unit& u) {
     std::vector<LeafTerm> pointwise, scattered;
     split_pointwise(u, groups, &pointwise, &groups);
     split_injective(u, {&S.lets, &adj_lets}, &pointwise, &groups, &scattered);
-    if (u.kind == RedKind::Spatial && u.scan_iv < 0 && root_let) {
+    if (u.kind == RedKind::Spatial && u.scan_iv < 0 && root_let && !self_accum) {
       std::vector<std::vector<LeafTerm>> blocks;
       if (!pointwise.empty()) blocks.push_back(pointwise);
       for (auto& g : groups) blocks.push_back({g});
@@ -2482,6 +2505,7 @@ void GradientBuilder::emit_reverse_scan(Unit& u, const Buffer& G,
   }
   bn.body = substitute(body, m);
   if (cross) bn.annotations = {{"atomic", "1"}};
+  finish_scatter_block(bn);
   set_regions(bn);
   Stmt st = make_block_realize(bindings, substitute(u.br->predicate, loop_sub), make_block(std::move(bn)));
   emit(wrap_path(u, st));
@@ -2551,6 +2575,7 @@ void GradientBuilder::emit_argext(Unit& u, const std::vector<const std::vector<B
   // k is substituted last: the reduce vars inside the body become decoded K loads.
   bn.body = substitute(s, m);
   bn.annotations = {{"atomic", "1"}};
+  finish_scatter_block(bn);
   set_regions(bn);
   Stmt st = make_block_realize(bindings, make_bool(true), make_block(std::move(bn)));
   for (size_t d = loops.size(); d-- > 0;)

@@ -19,7 +19,8 @@
 // bounds from the loop ranges and guards, Fourier-Motzkin style; model: TVM
 // te/autodiff ad_simplify.cc, Halide Derivative.cpp); otherwise it falls back to a
 // scatter-add block over the forward iteration space annotated `"atomic" = 1` (codegen
-// must make its updates atomic or keep the loop serial).
+// must make its updates atomic or keep the loop serial); its iter vars that partition the
+// written elements are spatial, and without any other the annotation goes (scatter_kinds.h).
 //
 // Reductions: sum (init + `+=`, also `-=`), max and min (the whole gradient goes to the
 // first extremum in lexicographic order of the reduce iter vars; the initial value gets

@@ -864,6 +864,28 @@ bool Normalizer::ctx_stable(const std::vector<Item>& items) {
   return true;
 }
 
+// One iter var v of constant extent E in an index dimension, every access `c*v + o` with
+// the offset o in its own range (a constant, or inner loop vars of constant bounds): two
+// different values of v never give one index when, for every pair of accesses a, b, no
+// difference o_b - o_a is a nonzero multiple c*k with |k| < E. A GLU's `Y[v, j]` and
+// `Y[v, j + 3]` over j in [0, 3): differences 0 and +-3, and |k| = 3 is out of reach. (The
+// mixed-radix test alone needs c > the whole offset span, 3 here.)
+bool offsets_apart(int64_t c, const Expr& extent, const std::vector<std::pair<int64_t, int64_t>>& offs) {
+  int64_t e;
+  if (c <= 0 || !is_const_int(extent, &e) || e < 1) return false;
+  auto floor_div = [](int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); };
+  for (auto& [alo, ahi] : offs)
+    for (auto& [blo, bhi] : offs) {
+      // c*k in [blo - ahi, bhi - alo] for some k != 0 with |k| <= e - 1?
+      int64_t dlo = blo - ahi, dhi = bhi - alo;
+      int64_t klo = std::max<int64_t>(-floor_div(-dlo, c), -(e - 1));
+      int64_t khi = std::min<int64_t>(floor_div(dhi, c), e - 1);
+      if (klo > khi) continue;
+      if (klo != 0 || khi != 0) return false;
+    }
+  return true;
+}
+
 // Splitting the body into blocks (all of statement 1, then all of statement 2, ...) or
 // lifting a loop keeps the result when iterations of the block touch disjoint elements of
 // every buffer the block writes (LANGUAGE.md: spatial iterations that conflict make a block
@@ -871,8 +893,8 @@ bool Normalizer::ctx_stable(const std::vector<Item>& items) {
 // index dimensions in which every access of the buffer has the same expression of the
 // spatial iter vars, and that tuple of expressions is injective over the iteration box
 // (per dimension an affine form whose coefficients satisfy the mixed-radix condition
-// |c_k| > sum_{j<k} |c_j| (extent_j - 1), the dimensions using disjoint iter vars that
-// together cover every iter var of extent > 1).
+// |c_k| > sum_{j<k} |c_j| (extent_j - 1), or offsets_apart for a dimension of one iter var,
+// the dimensions using disjoint iter vars that together cover every iter var of extent > 1).
 bool Normalizer::iterations_disjoint(const BlockNode& b, const std::vector<Item>& items) {
   AccessScan scan;
   BufSet written;
@@ -935,6 +957,7 @@ bool Normalizer::iterations_disjoint(const BlockNode& b, const std::vector<Item>
       bool ok = true;
       std::optional<ad::Affine> key;
       int64_t lo = 0, hi = 0;
+      std::vector<std::pair<int64_t, int64_t>> offs;  // each access's offset range
       for (size_t a = 0; a < cols[d].size() && ok; ++a) {
         const Expr& e = cols[d][a];
         if (has_load_or_let(e)) {
@@ -960,6 +983,7 @@ bool Normalizer::iterations_disjoint(const BlockNode& b, const std::vector<Item>
           }
         }
         if (!ok) break;
+        offs.push_back({omin, omax});
         if (!key) {
           key = sp;
           lo = omin;
@@ -983,6 +1007,11 @@ bool Normalizer::iterations_disjoint(const BlockNode& b, const std::vector<Item>
       }
       if (!ok || terms.empty()) continue;
       std::sort(terms.begin(), terms.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+      if (terms.size() == 1 && terms[0].first <= hi - lo &&
+          offsets_apart(terms[0].first, spatial.at(terms[0].second), offs)) {
+        covered.insert(terms[0].second);
+        continue;
+      }
       int64_t span = hi - lo;
       for (size_t q = 0; q < terms.size(); ++q) {
         auto [c, v] = terms[q];

@@ -104,8 +104,9 @@ class AtomicAddsOnly : public IRVisitor {
 
 }  // namespace
 
-// autodiff's scatter-adds (`annotate("atomic", 1)`, every iter var reduce: the written
-// element is data-dependent, `X_grad[vi, M_arg[vi]] += M_grad[vi]`) run in any order or at
+// autodiff's scatter-adds (`annotate("atomic", 1)`, reduce iter vars whose written element is
+// data-dependent, `W_grad[I[vi], vj] += Y_grad[vi, vj]`; iter vars that partition the written
+// elements are spatial, docs/autodiff.md) run in any order or at
 // once when every store only adds to what it loads: the backend makes each such update an
 // atomic add in parallel and thread-bound loops (docs/codegen.md), and the order of a sum
 // does not change it (up to rounding, as any reordered reduction). Not for vectorize: the
@@ -601,7 +602,8 @@ bool recombined_partition(const ForNode* loop, const BufferNode* buf, const std:
               SymRange{loop->min, fold(loop->min + loop->extent - make_int(1, loop->extent.dtype()))};
           auto er = relax(E, rng);
           int64_t elo, ehi;
-          if (er && is_const_int(fold(er->lo), &elo) && is_const_int(fold(er->hi), &ehi) && elo >= 0) e_max = ehi;
+          if (er && is_const_int(fold(er->lo), &elo) && is_const_int(fold(er->hi), &ehi) && elo >= 0)
+            e_max = ehi;
         }
         if (e_max) {
           std::vector<Part> live;
@@ -667,6 +669,50 @@ bool recombined_partition(const ForNode* loop, const BufferNode* buf, const std:
 
 }  // namespace
 
+namespace {
+
+// The reduce iter var of block b (realized by br) whose binding uses loop var v, or null.
+const IterVar* reduce_bound_to(const BlockRealizeNode* br, const VarNode* v) {
+  const BlockNode* b = br->block.get();
+  for (size_t i = 0; i < b->iter_vars.size(); ++i)
+    if (b->iter_vars[i].kind == IterKind::Reduce && uses_var(br->bindings[i], v)) return &b->iter_vars[i];
+  return nullptr;
+}
+
+// A parallel loop bound to a reduce iter var of an atomic scatter-add (atomic_scatter_add)
+// and a vectorized loop around the same block (bound to its spatial vars, whose lanes touch
+// distinct elements): the backend's vector code makes no atomic update, so two threads
+// would add to one element at once and lose an update. Refused whichever comes second.
+void check_atomic_vector(const ScheduleState& st, const Stmt& loop_s, const std::string& prim) {
+  if (prim != "vectorize" && prim != "parallel") return;
+  auto* loop = loop_s.as<ForNode>();
+  for (auto& bs : collect_blocks(loop->body, false)) {
+    const BlockRealizeNode* br = realize(bs);
+    const BlockNode* b = br->block.get();
+    if (!atomic_scatter_add(*b)) continue;
+    if (prim == "vectorize") {
+      for (auto& p : st.path_to(loop)) {
+        auto* f = p.as<ForNode>();
+        if (!f || f == loop || f->for_kind != ForKind::Parallel) continue;
+        if (const IterVar* iv = reduce_bound_to(br, f->loop_var.get()))
+          refuse("loop " + loop->loop_var.name() + " is inside the parallel loop " + f->loop_var.name() +
+                 ", bound to the reduce iter var " + iv->var.name() + " of the atomic scatter-add " +
+                 b->name +
+                 " (vector code has no atomic update: two threads could add to one element at once)");
+      }
+    } else if (const IterVar* iv = reduce_bound_to(br, loop->loop_var.get())) {
+      for (auto& p : find_path(loop->body, bs.get()))
+        if (auto* f = p.as<ForNode>(); f && f->for_kind == ForKind::Vectorized)
+          refuse("loop " + loop->loop_var.name() + " is bound to the reduce iter var " + iv->var.name() +
+                 " of the atomic scatter-add " + b->name + ", inside which loop " + f->loop_var.name() +
+                 " is vectorized (vector code has no atomic update: two threads could add to one element "
+                 "at once)");
+    }
+  }
+}
+
+}  // namespace
+
 void check_iterations_independent(const ScheduleState& st, const Stmt& loop_s, const std::string& prim) {
   auto* loop = loop_s.as<ForNode>();
   const std::string what = "loop " + loop->loop_var.name();
@@ -674,6 +720,7 @@ void check_iterations_independent(const ScheduleState& st, const Stmt& loop_s, c
   if (has_extern_call_outside_regions(loop->body))
     refuse(what + " contains call_extern, whose effects are unknown");
   check_loop_bindings(loop->body, loop, false, prim);
+  check_atomic_vector(st, loop_s, prim);
   check_self_dependence(loop->body, what);
   auto blocks = collect_blocks(loop->body, false);
   if (blocks.empty()) return;

@@ -35,7 +35,9 @@ bool atomic_scatter_add(const BlockNode& b);
 
 namespace tirc::sched {
 // Refuses unless the iterations of `loop` are independent: every block below binds the
-// loop only to spatial iter vars, and every buffer touched by two different blocks below
+// loop only to spatial iter vars (or, for parallel / bind, reduce vars of an atomic
+// scatter-add; never parallel reduce vars and a vectorized loop around one such block, for
+// vector code makes no atomic update), and every buffer touched by two different blocks below
 // (one writing it) is partitioned by the loop: some dimension of every access is
 // [c*l + a, c*l + b] with the same c and all such slices narrower than |c|, so different
 // iterations touch disjoint parts. Used by parallel, vectorize and bind.
