@@ -1115,7 +1115,10 @@ void FuncEmitter::emit_for(const ForNode* n) {
     return;
   }
   int64_t lanes = 0;
-  if (n->for_kind == ForKind::Vectorized && !gpu_ && vectorizable(n, &lanes)) {
+  // Inside an atomic block that several threads run, each update must be an atomicrmw:
+  // vector stores would race (the loop stays scalar, its stores atomic).
+  bool racing = atomic_depth_ > 0 && (par_depth_ > 0 || thread_depth_ > 0);
+  if (n->for_kind == ForKind::Vectorized && !gpu_ && !racing && vectorizable(n, &lanes)) {
     emit_vectorized(n, minv, static_cast<unsigned>(lanes));
     return;
   }

@@ -267,6 +267,35 @@ func f(X: f32[8, 40] in [0.1, 2.0], H: f16[8, 40], I: i32[40] in [0, 39]) -> (Y:
   expect_jit_matches_interp(text, "f", 21, 0, 0);
 }
 
+// A vectorized loop inside an atomic scatter block under a parallel loop (what compute_at of a
+// vectorized block into F_grad's parallel scatter leaves): vector stores would race between
+// threads, so the loop stays scalar and each update is an atomicrmw.
+TEST(JitVector, NoVectorStoresInsideParallelAtomicBlock) {
+  Function f = parse_func(R"(
+func f(X: f32[4, 8], I: i32[4] in [0, 1]) -> (Y: f32[2, 8]) {
+  for i, j in grid(2, 8) {
+    block z(vi: spatial(2) = i, vj: spatial(8) = j) { Y[vi, vj] = 0.0 }
+  }
+  for i in parallel(4) {
+    block s(vi: reduce(4) = i) {
+      annotate("atomic", 1)
+      for j in vectorized(8) {
+        Y[I[vi], j] = Y[I[vi], j] + X[vi, j]
+      }
+    }
+  }
+}
+)",
+                          "f");
+  ASSERT_TRUE(f);
+  CodegenOptions o;
+  o.opt_level = 0;
+  std::string ir = compile_to({f}, EmitKind::LLVM, o);
+  EXPECT_EQ(ir.find("<8 x float>"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("atomicrmw fadd"), std::string::npos) << ir;
+  expect_jit_matches_interp(*f, 5, 1e-6, 1e-7);
+}
+
 TEST(JitVector, EmitsVectorInstructions) {
   Function f = parse_func(R"(
 func f(A: f32[64], B: f32[64]) -> (C: f32[64]) {
