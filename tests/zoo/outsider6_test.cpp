@@ -115,9 +115,6 @@ double max_flop_ratio(const std::string& name) {
       {"init_reads", 3.8},       // zero-safe product (3 FLOPs per factor) of X + B, B broadcast over
                                  // the row: the factor is recomputed in the adjoints of X and B
       // Not inherent:
-      {"glu_half", 3.5},           // X[v, j] and X[v, j + 3] both write X_grad: two adjoint blocks
-                                   // (one block would store X_grad at two indices, which gradient()
-                                   // refuses, so F_grad would not differentiate again); sigmoid twice
       {"cummax_scan", 3.85},       // the comparison Y[t - 1] >= X[t] is evaluated in the backward scan
                                    // and again in the gather into X (no tape for a one-block scan)
       {"rev_logcumsumexp", 4.15},  // same: the step's 8 FLOPs of lets recomputed by the backward

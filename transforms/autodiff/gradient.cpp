@@ -18,6 +18,7 @@
 #include "transforms/autodiff/guarded_loads.h"
 #include "transforms/autodiff/hoist.h"
 #include "transforms/autodiff/loop_order.h"
+#include "transforms/autodiff/normalize.h"
 #include "transforms/autodiff/regions.h"
 #include "transforms/autodiff/scatter_kinds.h"
 
@@ -667,6 +668,9 @@ class GradientBuilder {
   // Whether ld's index map is injective over u's iteration box (its gather has no reduce
   // loop); *bijective: also onto the buffer (constant sizes, as many points as elements).
   bool injective_load(const Unit& u, const LoadNode* ld, bool* bijective) const;
+  // Whether several loads of one buffer (leaves of u) reach disjoint elements across all of
+  // u's points, in the form normalisation can split again (one shifted dimension).
+  bool stores_apart(const Unit& u, const std::vector<const LoadNode*>& loads) const;
   // `gpos`: u's own guards, leading and common to the leaves, as for emit_contribution.
   // `scatter`: leaves stored at their (injective) load index (split_injective).
   void emit_pointwise(Unit& u, const std::vector<const std::vector<Binding>*>& lets,
@@ -1840,24 +1844,73 @@ bool GradientBuilder::injective_load(const Unit& u, const LoadNode* ld, bool* bi
   return true;
 }
 
+bool GradientBuilder::stores_apart(const Unit& u, const std::vector<const LoadNode*>& loads) const {
+  // Every index dimension but one is the same plain iter var in all loads; the other is
+  // c * v + o_k with one iter var v, one c and constant, distinct offsets o_k that
+  // offsets_apart separates; the dimensions use every iter var of extent > 1. The condition
+  // of normalisation's rewrite 2 (normalize.h), so a second gradient splits the block again.
+  const LoadNode* l0 = loads[0];
+  size_t nd = l0->indices.size();
+  int shifted = -1;
+  for (size_t d = 0; d < nd; ++d) {
+    bool same = true;
+    for (auto* l : loads) same = same && expr_identical(l->indices[d], l0->indices[d]);
+    if (same && l0->indices[d].as<VarNode>()) continue;
+    if (shifted >= 0) return false;
+    shifted = static_cast<int>(d);
+  }
+  if (shifted < 0) return false;
+  std::unordered_set<const VarNode*> used;
+  for (size_t d = 0; d < nd; ++d)
+    if (static_cast<int>(d) != shifted && !used.insert(l0->indices[d].as<VarNode>()).second) return false;
+  const VarNode* v = nullptr;
+  int64_t c = 0;
+  std::vector<std::pair<int64_t, int64_t>> offs;
+  std::unordered_set<int64_t> distinct;
+  for (auto* l : loads) {
+    auto a = to_affine(l->indices[shifted]);
+    if (!a || a->terms.size() != 1) return false;
+    const VarNode* lv = a->terms[0].first.get();
+    if ((v && lv != v) || (c && a->terms[0].second != c)) return false;
+    v = lv, c = a->terms[0].second;
+    if (!distinct.insert(a->constant).second) return false;
+    offs.push_back({a->constant, a->constant});
+  }
+  if (used.count(v)) return false;
+  used.insert(v);
+  const IterVar* iv = nullptr;
+  for (auto& x : u.blk->iter_vars) {
+    int64_t e;
+    if (x.var.get() == v) iv = &x;
+    if (!used.count(x.var.get()) && !(is_const_int(x.extent, &e) && e == 1)) return false;
+    if (used.count(x.var.get()) && x.kind != IterKind::Spatial) return false;
+  }
+  for (auto* l : loads) {
+    bool bij;
+    if (!injective_load(u, l, &bij)) return false;
+  }
+  return iv && ad::offsets_apart(c, iv->extent, offs);
+}
+
 void GradientBuilder::split_injective(const Unit& u, const std::vector<const std::vector<Binding>*>& lets,
                                       std::vector<LeafTerm>* mine, std::vector<LeafTerm>* rest,
                                       std::vector<LeafTerm>* scatter) {
   scatter->clear();
   if (rest->empty() || !pointwise_unit(u)) return;
-  // A leaf whose adjoint buffer another leaf of u also writes stays apart: a block body stores
-  // a buffer at one index only (gradient() refuses several, so F_grad would not differentiate
-  // again; a GLU's X[v, j] and X[v, j + 3] keep two blocks).
-  std::unordered_map<const BufferNode*, int> writers;
+  // Leaves whose adjoint buffer another leaf of u also writes join only when their elements
+  // are apart (stores_apart: a GLU's X[v, j] and X[v, j + 3]); others (X[vi] and X[9 - vi])
+  // stay gathers.
+  std::unordered_map<const BufferNode*, std::vector<const LoadNode*>> writers;
   for (auto* l : {&*mine, &*rest})
-    for (auto& g : *l) ++writers[g.load.as<LoadNode>()->buffer.get()];
+    for (auto& g : *l) writers[g.load.as<LoadNode>()->buffer.get()].push_back(g.load.as<LoadNode>());
   std::vector<LeafTerm> pw = *mine, sc, left;
   for (auto& g : *rest) {
     auto* ld = g.load.as<LoadNode>();
     bool bij;
-    if (writers[ld->buffer.get()] != 1)
+    const auto& ws = writers[ld->buffer.get()];
+    if (ws.size() != 1 && !stores_apart(u, ws))
       left.push_back(g);
-    else if (pointwise_load(u, ld))
+    else if (ws.size() == 1 && pointwise_load(u, ld))
       pw.push_back(g);
     else if (injective_load(u, ld, &bij))
       sc.push_back(g);
@@ -1895,6 +1948,9 @@ void GradientBuilder::emit_pointwise(Unit& u, const std::vector<const std::vecto
   split_own_guards({lead[0].guards.begin(), lead[0].guards.begin() + nown}, gpos, lets, &outer, &placed);
   std::vector<LeafTerm> all = mine;
   all.insert(all.end(), scatter.begin(), scatter.end());
+  // Buffers whose zeros this block writes first: the other scattered leaves into them reach
+  // other elements (stores_apart), zeros too.
+  std::unordered_set<const BufferNode*> onto_zeros;
   for (size_t k = 0; k < all.size(); ++k) {
     const LeafTerm& g = all[k];
     auto* ld = g.load.as<LoadNode>();
@@ -1911,6 +1967,9 @@ void GradientBuilder::emit_pointwise(Unit& u, const std::vector<const std::vecto
       // zero-initialisation goes.
       if (g.guards.empty() && onto) bwd_[zit->second] = Stmt();
       zero_init_.erase(zit);
+      onto_zeros.insert(A.get());
+      val = g.term;
+    } else if (onto_zeros.count(A.get())) {
       val = g.term;
     } else if (auto* n = g.term.as<UnaryNode>(); n && n->op == UnOp::Neg) {
       val = cur - n->a;

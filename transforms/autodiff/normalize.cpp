@@ -864,13 +864,10 @@ bool Normalizer::ctx_stable(const std::vector<Item>& items) {
   return true;
 }
 
-// One iter var v of constant extent E in an index dimension, every access `c*v + o` with
-// the offset o in its own range (a constant, or inner loop vars of constant bounds): two
-// different values of v never give one index when, for every pair of accesses a, b, no
-// difference o_b - o_a is a nonzero multiple c*k with |k| < E. A GLU's `Y[v, j]` and
-// `Y[v, j + 3]` over j in [0, 3): differences 0 and +-3, and |k| = 3 is out of reach. (The
-// mixed-radix test alone needs c > the whole offset span, 3 here.)
-bool offsets_apart(int64_t c, const Expr& extent, const std::vector<std::pair<int64_t, int64_t>>& offs) {
+}  // namespace
+
+// (normalize.h)
+bool ad::offsets_apart(int64_t c, const Expr& extent, const std::vector<std::pair<int64_t, int64_t>>& offs) {
   int64_t e;
   if (c <= 0 || !is_const_int(extent, &e) || e < 1) return false;
   auto floor_div = [](int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); };
@@ -885,6 +882,8 @@ bool offsets_apart(int64_t c, const Expr& extent, const std::vector<std::pair<in
     }
   return true;
 }
+
+namespace {
 
 // Splitting the body into blocks (all of statement 1, then all of statement 2, ...) or
 // lifting a loop keeps the result when iterations of the block touch disjoint elements of
@@ -1008,7 +1007,7 @@ bool Normalizer::iterations_disjoint(const BlockNode& b, const std::vector<Item>
       if (!ok || terms.empty()) continue;
       std::sort(terms.begin(), terms.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
       if (terms.size() == 1 && terms[0].first <= hi - lo &&
-          offsets_apart(terms[0].first, spatial.at(terms[0].second), offs)) {
+          ad::offsets_apart(terms[0].first, spatial.at(terms[0].second), offs)) {
         covered.insert(terms[0].second);
         continue;
       }

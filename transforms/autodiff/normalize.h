@@ -35,11 +35,25 @@
 // Parameters and outputs are the same objects as F's.
 #pragma once
 
+#include <cstdint>
+#include <utility>
+#include <vector>
+
 #include "ir/module.h"
 
 namespace tirc {
 
 Function normalize_for_autodiff(const FunctionNode& f);
 inline Function normalize_for_autodiff(const Function& f) { return normalize_for_autodiff(*f); }
+
+namespace ad {
+// One iter var v of constant extent E in an index dimension, accesses `c*v + o` with each
+// offset o in its range offs[i] = [lo, hi]: true when two different values of v never give
+// one index, i.e. no difference of offsets is a nonzero multiple c*k with |k| < E (a GLU's
+// `Y[v, j]` and `Y[v, j + 3]` over j in [0, 3)). Used by rewrite 2's disjointness test, and
+// by gradient() before it stores two adjoints of one buffer in one block (which a second
+// gradient must split again).
+bool offsets_apart(int64_t c, const Expr& extent, const std::vector<std::pair<int64_t, int64_t>>& offs);
+}  // namespace ad
 
 }  // namespace tirc
