@@ -14,6 +14,8 @@ namespace {
 
 // Fewer iterations than this do not make a vector loop worth a reorder.
 constexpr int64_t kMinVectorLoop = 8;
+// The largest stride (elements) of a strided loop that may replace a short reduce loop.
+constexpr double kMaxStridedLoop = 4;
 
 bool uses(const Expr& e, const VarNode* v) {
   bool found = false;
@@ -30,6 +32,9 @@ class StrideSum : public IRVisitor {
   // Whether iter var i walks every access with a stride of at most one element and indexes
   // no access through a non-affine expression: a loop over it vectorizes.
   bool unit_stride(size_t i) const { return max_[i] <= 1.0 && !gather_[i]; }
+  // Whether iter var i walks every access with a stride of at most `k` elements (a strided
+  // loop: interleaved vector accesses or at least independent iterations in cache lines).
+  bool small_stride(size_t i, double k) const { return max_[i] <= k && !gather_[i]; }
   bool nested_block = false;
 
  protected:
@@ -141,6 +146,22 @@ class Interchange : public IRMutator {
         if (vector_loop(l) && (!found || sum(l) <= sum(best))) {
           best = l;
           found = true;
+        }
+      // No unit-stride loop: a short reduce loop innermost (the taps of a strided
+      // convolution's phase block, 1 or 2 iterations) leaves the next reduce loop outside
+      // it walking memory with a large stride for every element. A long spatial loop with a
+      // small constant stride (the output row of a stride-2 phase, `X_grad[2 * x + b]`) runs
+      // independent iterations through cache lines instead.
+      int64_t e = 0;
+      bool short_reduce = is_reduce(inner) && is_const_int(chain[inner]->extent, &e) && e < kMinVectorLoop;
+      if (!found && short_reduce)
+        for (size_t l : bound) {
+          bool big = !is_const_int(chain[l]->extent, &e) || e >= kMinVectorLoop;
+          if (!is_reduce(l) && big && ss.small_stride(size_t(iv_of[l]), kMaxStridedLoop) &&
+              (!found || sum(l) <= sum(best))) {
+            best = l;
+            found = true;
+          }
         }
     }
     if (best == inner) {

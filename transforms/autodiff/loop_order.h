@@ -18,6 +18,11 @@
 //     stride moves innermost. A reduce loop innermost is a serial chain of float adds. This
 //     puts the output row innermost in the data gradient of a convolution or pool (a gather
 //     whose `where` over the window lowering then turns into loop bounds, trim_no_ops);
+//     When there is no such loop and the innermost loop is a reduce loop of fewer than 8
+//     iterations (the 1 or 2 taps of a stride-2 convolution's phase block), a spatial loop
+//     of at least 8 iterations walking every access with a stride of at most 4 elements
+//     (the output row of the phase, `X_grad[2 * x + b]`) moves innermost: the channel loop
+//     outside the taps otherwise reads W and Y_grad with large strides for every element;
 //  2. otherwise the total stride of each iter var is summed (in elements, over every load
 //     and store of the block body and init; dims that are not constants count 64), and a
 //     loop with a smaller total than the innermost one moves innermost (ties favour a

@@ -32,6 +32,17 @@ Function lower_init(const FunctionNode& f);
 // annotations leaves a scope block (no iter vars) around its body.
 Function convert_blocks(const FunctionNode& f);
 
+// Sibling loop fusion (run after convert_blocks): adjacent serial loops over the same range
+// (`for i { A(i) }; for i { B(i) }`) become one loop `for i { A(i); B(i) }` when every
+// buffer either writes is accessed by both only at elements whose index in one common
+// dimension is the loop variable (iteration i of either touches slice i only), then their
+// bodies are fused in turn. Loops with annotations or a non-serial kind, bodies with
+// call_extern, buffer pointers or thread-bound loops are left alone. Bit-identical; the
+// point is locality (a gradient's zero fill and the blocks accumulating into it run per
+// slice) and smaller intermediates (plan_alloc can then place them inside the fused loop).
+// Model: Halide's compute_with, LLVM's LoopFuse. TIRC_LOWER_NO_FUSE=1 turns it off.
+Function fuse_sibling_loops(const FunctionNode& f);
+
 // Allocation placement (run after convert_blocks; TVM: PlanAndUpdateBufferAllocationLocation):
 // a root-level alloc moves into a scope block directly inside the deepest loop L that
 // encloses all its accesses and such that every loop from the root down to L is either
@@ -54,8 +65,6 @@ Function plan_alloc(const FunctionNode& f);
 // [ii, ji].
 Function compact_buffers(const FunctionNode& f);
 
-Function plan_alloc(const FunctionNode& f);
-
 // Flattening (run after convert_blocks): every buffer becomes 1-D with row-major strides.
 // Params and outputs are replaced by 1-D buffers of the same name and dtype, so the
 // caller passes the same memory (a C-ordered array of numel elements).
@@ -77,7 +86,7 @@ Expr simplify_index_expr(const Expr& e);
 // unchanged (their loop bounds decide barriers and launch sizes).
 Function trim_no_ops(const FunctionNode& f);
 
-// The whole pipeline: lower_init, convert_blocks, plan_alloc, compact_buffers, flatten_buffers (when
+// The whole pipeline: lower_init, convert_blocks, fuse_sibling_loops, plan_alloc, compact_buffers, flatten_buffers (when
 // `flatten`), simplify_indices, trim_no_ops, then simplify_function (transforms/simplify/simplify.h).
 Function lower_function(const FunctionNode& f, bool flatten = true);
 

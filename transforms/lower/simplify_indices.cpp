@@ -153,6 +153,7 @@ Function simplify_indices(const FunctionNode& f) { return with_body(f, BoolFolde
 Function lower_function(const FunctionNode& f, bool flatten) {
   Function g = lower_init(f);
   g = convert_blocks(*g);
+  if (!std::getenv("TIRC_LOWER_NO_FUSE")) g = fuse_sibling_loops(*g);
   g = plan_alloc(*g);
   g = compact_buffers(*g);
   if (flatten) g = flatten_buffers(*g);
