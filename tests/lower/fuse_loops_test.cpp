@@ -3,8 +3,8 @@
 // inputs), and loops that would exchange values across iterations stay apart.
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 
 #include "interp/interp.h"
