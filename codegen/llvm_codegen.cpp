@@ -34,8 +34,10 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "codegen/cross_thread_reduce.h"
 #include "ir/error.h"
 #include "ir/mutator.h"
+#include "ir/reducer.h"
 #include "ir/visitor.h"
 #include "transforms/lower/lower.h"
 
@@ -513,6 +515,20 @@ class FuncEmitter {
   void barrier() { B.CreateCall(llvm::Intrinsic::getDeclaration(&M, llvm::Intrinsic::nvvm_barrier0)); }
   void emit_store(const StoreNode* n);
   void emit_block(const BlockRealizeNode* n);
+  // ---- cross-thread reductions (NVPTX; scope blocks of lower_cross_thread_reductions) ----
+  void emit_allreduce(const BlockRealizeNode* n);
+  // The combination by `op` of v over the threads of the threadIdx `axes` that share the
+  // other thread indices; returned in every thread.
+  Value* cross_thread(Value* v, BinOp op, DType t, const std::set<std::string>& axes,
+                      const std::string& what);
+  Value* combine(BinOp op, DType t, Value* a, Value* b);
+  enum class Shfl { Down, Bfly, Idx };
+  // shfl.sync of v (any register type; 64-bit values as two halves); *pred (when given)
+  // receives the "source lane in range" predicate of the .p form.
+  Value* shfl(Shfl kind, Value* mask, Value* v, Value* b, Value* c, Value** pred = nullptr);
+  // A .shared array of n elements of t for this kernel (generic pointer).
+  Value* smem_array(const std::string& name, DType t, int64_t n);
+  Value* tid_reg(const std::string& axis);
   void emit_evaluate(const EvaluateNode* n);
   void loop_metadata(llvm::BranchInst* br, const ForNode* n);
   // Allocates `buffers`; returns the heap pointers to free at the end of the scope.
@@ -1682,6 +1698,7 @@ std::vector<Value*> FuncEmitter::allocate(const std::vector<Buffer>& buffers, co
 
 void FuncEmitter::emit_block(const BlockRealizeNode* n) {
   const BlockNode* b = n->block.get();
+  if (gpu_ && b->annotations.count(kAllreduceAnnotation)) return emit_allreduce(n);
   if (!b->iter_vars.empty() || b->init.defined())
     throw Error("codegen: block " + b->name + " was not lowered (run lower_function first)");
   auto heap = allocate(b->allocs, b->body);
@@ -1690,6 +1707,292 @@ void FuncEmitter::emit_block(const BlockRealizeNode* n) {
   stmt(b->body);
   if (atomic) --atomic_depth_;
   free_all(heap);
+}
+
+// ---------------------------------------------------------------- cross-thread reductions
+// TVM's LowerThreadAllreduce. The scope block (lower_cross_thread_reductions) holds the
+// partial R (one per thread: a register), the nest accumulating into it and the write-back.
+// Every thread of the block starts R at the identity (threads past the nest's extent keep
+// it), runs the nest (each thread its iterations), then the threads combine their R
+// (cross_thread) and thread 0 of the reduced axes stores the result (the write-back is a
+// statement outside the threadIdx loops, which stmt() runs on thread 0).
+void FuncEmitter::emit_allreduce(const BlockRealizeNode* n) {
+  const BlockNode* b = n->block.get();
+  std::string opn = b->annotations.at(kAllreduceAnnotation);
+  if (opn.size() >= 2 && opn.front() == '"') opn = opn.substr(1, opn.size() - 2);
+  BinOp op = opn == "add" ? BinOp::Add : opn == "mul" ? BinOp::Mul : opn == "min" ? BinOp::Min : BinOp::Max;
+  auto* seq = b->body.as<SeqNode>();
+  if (b->allocs.size() != 1 || !seq || seq->stmts.size() < 3)
+    throw Error("codegen: internal error, malformed allreduce block " + b->name);
+  const std::string suffix = "_allreduce";
+  const bool named = b->name.size() > suffix.size() &&
+                     b->name.compare(b->name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  const std::string what = named ? b->name.substr(0, b->name.size() - suffix.size()) : b->name;
+  // Shuffles and barriers need every thread of the block (every lane of a warp) here.
+  if (!gpu_sync_ok())
+    throw Error(
+        "nvptx: the cross-thread reduction of block " + what +
+        " is reached by only some threads of a thread block (inside a threadIdx loop shorter than the "
+        "launch size of its axis, or under a condition on the thread index): its shuffles and barriers "
+        "need them all");
+  const Buffer& red = b->allocs[0];
+  DType t = red->dtype;
+  Value* p = entry_alloca(smem_type(t), B.getInt64(1), 16);
+  bufs_[red.get()] = p;
+  private_.insert(red.get());
+  // The identity store (a private buffer: every thread runs it), the nest (the first part
+  // with threadIdx loops), the combination, the write-back (on thread 0).
+  bool combined = false;
+  for (auto& x : seq->stmts) {
+    stmt(x);
+    if (combined) continue;
+    std::set<std::string> axes;
+    for_each_stmt_for(x, [&](const ForNode* l) {
+      if (l->for_kind == ForKind::ThreadBinding && l->thread_tag.rfind("threadIdx", 0) == 0)
+        axes.insert(l->thread_tag);
+    });
+    if (axes.empty()) continue;
+    Value* v = from_mem(t, B.CreateLoad(smem_type(t), p));
+    B.CreateStore(to_mem(t, cross_thread(v, op, t, axes, what)), p);
+    combined = true;
+  }
+  if (!combined)
+    throw Error("codegen: internal error, allreduce block " + b->name + " has no threadIdx loop");
+}
+
+Value* FuncEmitter::combine(BinOp op, DType t, Value* a, Value* b) {
+  if (is_float(t)) {
+    if (op == BinOp::Min || op == BinOp::Max) return float_min_max(op == BinOp::Min, a, b);
+    return round_to(t, op == BinOp::Add ? B.CreateFAdd(a, b) : B.CreateFMul(a, b));
+  }
+  bool sgn = !is_unsigned_int(t);
+  switch (op) {
+    case BinOp::Add: return B.CreateAdd(a, b);
+    case BinOp::Mul: return B.CreateMul(a, b);
+    case BinOp::Min: return B.CreateSelect(sgn ? B.CreateICmpSLE(a, b) : B.CreateICmpULE(a, b), a, b);
+    default: return B.CreateSelect(sgn ? B.CreateICmpSGE(a, b) : B.CreateICmpUGE(a, b), a, b);
+  }
+}
+
+Value* FuncEmitter::shfl(Shfl kind, Value* mask, Value* v, Value* b, Value* c, Value** pred) {
+  Type* ty = v->getType();
+  if (ty->isFloatTy() || ty->isIntegerTy(32)) {
+    bool f = ty->isFloatTy();
+    llvm::Intrinsic::ID id;
+    switch (kind) {
+      case Shfl::Down:
+        id = pred
+                 ? (f ? llvm::Intrinsic::nvvm_shfl_sync_down_f32p : llvm::Intrinsic::nvvm_shfl_sync_down_i32p)
+                 : (f ? llvm::Intrinsic::nvvm_shfl_sync_down_f32 : llvm::Intrinsic::nvvm_shfl_sync_down_i32);
+        break;
+      case Shfl::Bfly:
+        id = pred
+                 ? (f ? llvm::Intrinsic::nvvm_shfl_sync_bfly_f32p : llvm::Intrinsic::nvvm_shfl_sync_bfly_i32p)
+                 : (f ? llvm::Intrinsic::nvvm_shfl_sync_bfly_f32 : llvm::Intrinsic::nvvm_shfl_sync_bfly_i32);
+        break;
+      default:
+        id = pred ? (f ? llvm::Intrinsic::nvvm_shfl_sync_idx_f32p : llvm::Intrinsic::nvvm_shfl_sync_idx_i32p)
+                  : (f ? llvm::Intrinsic::nvvm_shfl_sync_idx_f32 : llvm::Intrinsic::nvvm_shfl_sync_idx_i32);
+    }
+    Value* r = B.CreateCall(llvm::Intrinsic::getDeclaration(&M, id), {mask, v, b, c});
+    if (!pred) return r;
+    *pred = B.CreateExtractValue(r, 1);
+    return B.CreateExtractValue(r, 0);
+  }
+  if (ty->isIntegerTy() && ty->getIntegerBitWidth() < 32)
+    return B.CreateTrunc(shfl(kind, mask, B.CreateSExt(v, B.getInt32Ty()), b, c, pred), ty);
+  // 64-bit: two 32-bit halves.
+  Value* bits = ty->isDoubleTy() ? B.CreateBitCast(v, B.getInt64Ty()) : v;
+  Value* lo = shfl(kind, mask, B.CreateTrunc(bits, B.getInt32Ty()), b, c, pred);
+  Value* hi = shfl(kind, mask, B.CreateTrunc(B.CreateLShr(bits, 32), B.getInt32Ty()), b, c);
+  Value* r = B.CreateOr(B.CreateShl(B.CreateZExt(hi, B.getInt64Ty()), 32), B.CreateZExt(lo, B.getInt64Ty()));
+  return ty->isDoubleTy() ? B.CreateBitCast(r, ty) : r;
+}
+
+Value* FuncEmitter::smem_array(const std::string& name, DType t, int64_t n) {
+  Type* at = llvm::ArrayType::get(smem_type(t), static_cast<uint64_t>(std::max<int64_t>(n, 1)));
+  auto* g =
+      new llvm::GlobalVariable(M, at, false, llvm::GlobalValue::InternalLinkage, llvm::UndefValue::get(at),
+                               base_name_ + "." + name, nullptr, llvm::GlobalValue::NotThreadLocal, 3);
+  g->setAlignment(llvm::Align(16));
+  return B.CreateAddrSpaceCast(g, B.getPtrTy());
+}
+
+Value* FuncEmitter::tid_reg(const std::string& axis) {
+  static const std::map<std::string, llvm::Intrinsic::ID> ids = {
+      {"threadIdx.x", llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x},
+      {"threadIdx.y", llvm::Intrinsic::nvvm_read_ptx_sreg_tid_y},
+      {"threadIdx.z", llvm::Intrinsic::nvvm_read_ptx_sreg_tid_z}};
+  return B.CreateCall(llvm::Intrinsic::getDeclaration(&M, ids.at(axis)));
+}
+
+// Three strategies, after the launch sizes Dx, Dy, Dz (the largest extents bound to each
+// axis; threads past a loop's extent hold the identity):
+//  * over threadIdx.x with Dx a power of two <= 32: the groups are aligned segments of a
+//    warp: shfl.sync.bfly with offsets Dx/2 .. 1 in segments of Dx lanes (every lane gets
+//    the result), mask = the warp's existing lanes;
+//  * over threadIdx.x with Dx a multiple of 32, or the whole block (Dy = Dz = 1): a
+//    shfl.sync.down tree over each warp (offsets 16 .. 1, source lanes clamped to the
+//    warp's last existing lane, the identity where the source is out of range), lane 0
+//    of each warp stores its result in .shared memory, barrier, the group's first warp
+//    combines those (bfly), its lane 0 stores the total, barrier, every thread reads it,
+//    barrier (the array may be written again by a next iteration);
+//  * otherwise (threadIdx.y / z or several axes, groups straddling warps): every thread
+//    stores its value in .shared memory, barrier, the first thread of each group combines
+//    the group's values in order and stores the total, barrier, every thread reads it,
+//    barrier.
+Value* FuncEmitter::cross_thread(Value* v, BinOp op, DType t, const std::set<std::string>& axes,
+                                 const std::string& what) {
+  int64_t D[3];
+  const char* names[3] = {"threadIdx.x", "threadIdx.y", "threadIdx.z"};
+  for (int a = 0; a < 3; ++a) {
+    auto it = tid_extent_.find(names[a]);
+    D[a] = it == tid_extent_.end() ? 1 : it->second;
+    if (D[a] <= 0)
+      throw Error("nvptx: the cross-thread reduction of block " + what +
+                  " needs the launch size of every thread axis, but a loop bound to " + names[a] +
+                  " has a non-constant extent");
+  }
+  const int64_t total = D[0] * D[1] * D[2];
+  if (total > 1024)
+    throw Error("nvptx: the cross-thread reduction of block " + what + " runs in thread blocks of " +
+                std::to_string(total) + " threads (more than 1024)");
+  Value* id = reducer_identity(op, t).defined() ? expr(reducer_identity(op, t)) : nullptr;
+  Value* tx = D[0] > 1 ? tid_reg(names[0]) : B.getInt32(0);
+  Value* lin = tx;  // linear thread index in the block
+  if (D[1] > 1 || D[2] > 1) {
+    Value* ty = D[1] > 1 ? tid_reg(names[1]) : B.getInt32(0);
+    Value* tz = D[2] > 1 ? tid_reg(names[2]) : B.getInt32(0);
+    lin = B.CreateAdd(tx,
+                      B.CreateMul(B.getInt32(static_cast<uint32_t>(D[0])),
+                                  B.CreateAdd(ty, B.CreateMul(B.getInt32(static_cast<uint32_t>(D[1])), tz))));
+  }
+  Value* warp = B.CreateLShr(lin, 5);
+  Value* lane = B.CreateAnd(lin, 31);
+  // Lanes of this warp that exist: all 32 except in a last, partial warp.
+  Value* nlanes = B.getInt32(32);
+  Value* mask = B.getInt32(0xffffffffu);
+  if (total % 32 != 0) {
+    Value* last = B.CreateICmpEQ(warp, B.getInt32(static_cast<uint32_t>(total / 32)));
+    nlanes = B.CreateSelect(last, B.getInt32(static_cast<uint32_t>(total % 32)), nlanes);
+    mask = B.CreateSelect(last, B.getInt32((1u << (total % 32)) - 1), mask);
+  }
+  auto is_pow2 = [](int64_t x) { return x > 0 && (x & (x - 1)) == 0; };
+  bool only_x = axes.size() == 1 && *axes.begin() == names[0];
+  if (only_x && is_pow2(D[0]) && D[0] <= 32) {
+    // c: segment mask (lanes outside the Dx-lane segment are out of reach) | clamp 31.
+    Value* c = B.getInt32(static_cast<uint32_t>(((32 - D[0]) << 8) | 0x1f));
+    for (int64_t off = D[0] / 2; off >= 1; off /= 2)
+      v = combine(op, t, v, shfl(Shfl::Bfly, mask, v, B.getInt32(static_cast<uint32_t>(off)), c));
+    return v;
+  }
+  Type* mt = smem_type(t);
+  auto sload = [&](Value* base, Value* idx) {
+    return from_mem(t, B.CreateLoad(mt, B.CreateInBoundsGEP(mt, base, B.CreateZExt(idx, B.getInt64Ty()))));
+  };
+  auto sstore = [&](Value* base, Value* idx, Value* x) {
+    B.CreateStore(to_mem(t, x), B.CreateInBoundsGEP(mt, base, B.CreateZExt(idx, B.getInt64Ty())));
+  };
+  auto if_then = [&](Value* cond, const char* name, const std::function<void()>& body) {
+    auto* tb = BasicBlock::Create(C, std::string(name) + ".body", fn_);
+    auto* jb = BasicBlock::Create(C, std::string(name) + ".end", fn_);
+    B.CreateCondBr(cond, tb, jb);
+    B.SetInsertPoint(tb);
+    body();
+    B.CreateBr(jb);
+    B.SetInsertPoint(jb);
+  };
+  if (only_x && (D[0] % 32 == 0 || D[1] * D[2] == 1)) {
+    // Warp level: down tree, clamped to the warp's existing lanes.
+    Value* c = B.CreateSub(nlanes, B.getInt32(1));
+    for (int off = 16; off >= 1; off /= 2) {
+      Value* ok = nullptr;
+      Value* r = shfl(Shfl::Down, mask, v, B.getInt32(off), c, &ok);
+      v = combine(op, t, v, B.CreateSelect(ok, r, id));
+    }
+    if (D[0] <= 32)  // one warp per group (the whole block): broadcast lane 0's result
+      return shfl(Shfl::Idx, mask, v, B.getInt32(0), B.getInt32(0x1f));
+    // Across the warps of a group: through .shared memory.
+    const int64_t W = (D[0] + 31) / 32, nwarps = (total + 31) / 32;
+    Value* ws = smem_array(what + "_red_warp", t, nwarps);
+    if_then(B.CreateICmpEQ(lane, B.getInt32(0)), "allreduce.warp_result", [&] { sstore(ws, warp, v); });
+    barrier();
+    // The group's first warp (threadIdx.x < 32: a whole warp, as Dx > 32) combines them.
+    Value* first = B.CreateICmpULT(tx, B.getInt32(32));
+    if_then(first, "allreduce.group", [&] {
+      Value* in = B.CreateICmpULT(tx, B.getInt32(static_cast<uint32_t>(W)));
+      Value* x = B.CreateSelect(in, sload(ws, B.CreateSelect(in, B.CreateAdd(warp, tx), warp)), id);
+      int64_t P = 1;
+      while (P < W) P *= 2;
+      Value* full = B.getInt32(0xffffffffu);
+      Value* c2 = B.getInt32(static_cast<uint32_t>(((32 - P) << 8) | 0x1f));
+      for (int64_t off = P / 2; off >= 1; off /= 2)
+        x = combine(op, t, x, shfl(Shfl::Bfly, full, x, B.getInt32(static_cast<uint32_t>(off)), c2));
+      if_then(B.CreateICmpEQ(tx, B.getInt32(0)), "allreduce.group_result", [&] { sstore(ws, warp, x); });
+    });
+    barrier();
+    // The group's first warp: warp - (its index in the group).
+    Value* gw = B.CreateSub(warp, B.CreateLShr(tx, 5));
+    Value* r = sload(ws, gw);
+    barrier();
+    return r;
+  }
+  // General: through .shared memory, one value per thread.
+  int64_t stride[3] = {1, D[0], D[0] * D[1]};
+  Value* coord[3] = {tx, nullptr, nullptr};
+  if (D[1] > 1 || D[2] > 1) {
+    coord[1] = D[1] > 1 ? tid_reg(names[1]) : B.getInt32(0);
+    coord[2] = D[2] > 1 ? tid_reg(names[2]) : B.getInt32(0);
+  } else {
+    coord[1] = coord[2] = B.getInt32(0);
+  }
+  Value* s = smem_array(what + "_red_all", t, total);
+  sstore(s, lin, v);
+  barrier();
+  // This thread's group leader: its reduced coordinates at 0.
+  Value* leader = lin;
+  Value* is_leader = B.getTrue();
+  int64_t n = 1;
+  for (int a = 0; a < 3; ++a) {
+    if (!axes.count(names[a])) continue;
+    leader = B.CreateSub(leader, B.CreateMul(coord[a], B.getInt32(static_cast<uint32_t>(stride[a]))));
+    is_leader = B.CreateAnd(is_leader, B.CreateICmpEQ(coord[a], B.getInt32(0)));
+    n *= D[a];
+  }
+  if_then(is_leader, "allreduce.leader", [&] {
+    Value* own = sload(s, lin);
+    auto* pre = B.GetInsertBlock();
+    auto* head = BasicBlock::Create(C, "allreduce.for", fn_);
+    auto* exit = BasicBlock::Create(C, "allreduce.for_end", fn_);
+    B.CreateBr(head);
+    B.SetInsertPoint(head);
+    auto* j = B.CreatePHI(B.getInt32Ty(), 2);
+    auto* acc = B.CreatePHI(v->getType(), 2);
+    j->addIncoming(B.getInt32(1), pre);
+    acc->addIncoming(own, pre);
+    auto* body = BasicBlock::Create(C, "allreduce.for_body", fn_);
+    B.CreateCondBr(B.CreateICmpULT(j, B.getInt32(static_cast<uint32_t>(n))), body, exit);
+    B.SetInsertPoint(body);
+    // j -> offset of the j-th member (mixed radix over the reduced axes, x fastest).
+    Value* rest = j;
+    Value* off = B.getInt32(0);
+    for (int a = 0; a < 3; ++a) {
+      if (!axes.count(names[a])) continue;
+      Value* ca = B.CreateURem(rest, B.getInt32(static_cast<uint32_t>(D[a])));
+      rest = B.CreateUDiv(rest, B.getInt32(static_cast<uint32_t>(D[a])));
+      off = B.CreateAdd(off, B.CreateMul(ca, B.getInt32(static_cast<uint32_t>(stride[a]))));
+    }
+    Value* nacc = combine(op, t, acc, sload(s, B.CreateAdd(lin, off)));
+    j->addIncoming(B.CreateAdd(j, B.getInt32(1)), B.GetInsertBlock());
+    acc->addIncoming(nacc, B.GetInsertBlock());
+    B.CreateBr(head);
+    B.SetInsertPoint(exit);
+    sstore(s, lin, acc);
+  });
+  barrier();
+  Value* r = sload(s, leader);
+  barrier();
+  return r;
 }
 
 void FuncEmitter::emit_evaluate(const EvaluateNode* n) {
@@ -1971,12 +2274,15 @@ static void link_libdevice(llvm::Module& mod) {
 
 void build_llvm_functions(llvm::Module& mod, const std::vector<Function>& funcs, const CodegenOptions& opts,
                           llvm::TargetMachine& tm) {
+  bool nvptx = tm.getTargetTriple().isNVPTX();
   for (auto& f : funcs) {
-    Function lowered = lower_function(*f);
+    // Reductions across the threads of a block become allreduce scope blocks first (on the
+    // CPU thread-bound loops are serial loops: the reduction runs as written).
+    Function lowered = lower_function(nvptx ? *lower_cross_thread_reductions(*f) : *f);
     FuncEmitter em(mod, opts, tm);
     em.emit_function(*lowered);
   }
-  if (tm.getTargetTriple().isNVPTX()) link_libdevice(mod);
+  if (nvptx) link_libdevice(mod);
   if (opts.verify) {
     std::string msg;
     llvm::raw_string_ostream os(msg);

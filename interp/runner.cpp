@@ -5,9 +5,11 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <iostream>
 #include <map>
 #include <mutex>
 #include <set>
+#include <sstream>
 
 #include "interp/scalar.h"
 #include "ir/error.h"
@@ -77,7 +79,10 @@ Engine find_engine(const std::string& name) {
 
 NDArray parse_scalar_value(const std::string& text, DType t, const std::string& what) {
   NDArray a(t, {});
-  std::string s = text;
+  // Blanks around the value are ignored on both sides, as Python's int() / float() do (strtoll
+  // alone skipped leading ones only: `n= 5` passed, `n='5 '` did not).
+  size_t b = text.find_first_not_of(" \t\n\r"), e = text.find_last_not_of(" \t\n\r");
+  std::string s = b == std::string::npos ? std::string() : text.substr(b, e - b + 1);
   if (t == DType::Bool) {
     if (s == "true" || s == "True" || s == "1")
       a.set(0, 1);
@@ -136,11 +141,26 @@ ArgMap parse_input_specs(const FunctionNode& f, const std::vector<std::string>& 
     std::error_code ec;
     if (std::filesystem::is_directory(val, ec))
       throw Error("parameter " + name + ": " + val + " is a directory, not a .npy file");
-    bool is_file = ends_with(val, ".npy") || (std::filesystem::is_regular_file(val, ec));
+    bool is_file = val == "-" || ends_with(val, ".npy") || (std::filesystem::is_regular_file(val, ec));
+    // A path that is not a regular file and not a value: a pipe such as /dev/stdin or the
+    // /dev/fd/63 of bash's `--input A=<(python make.py)`.
+    if (!is_file && std::filesystem::exists(val, ec)) {
+      try {
+        (void)parse_scalar_value(val, t, name);
+      } catch (const Error&) {
+        is_file = true;
+      }
+    }
     if (is_file) {
       NDArray a;
       try {
-        a = read_npy(val, t);
+        if (val == "-") {  // `--input A=-`: the .npy bytes on standard input
+          std::ostringstream ss;
+          ss << std::cin.rdbuf();
+          a = parse_npy(ss.str(), "<stdin>", t);
+        } else {
+          a = read_npy(val, t);
+        }
       } catch (const Error& e) {
         throw Error("parameter " + name + ": " + e.what());
       }

@@ -25,7 +25,9 @@ Engine find_engine(const std::string& name);
 // Parses input specs for f. NAME=FILE reads a .npy file (which must have the parameter's
 // dtype; bf16 see runtime/npy.h); NAME=VALUE gives a scalar parameter, or fills a buffer
 // parameter with VALUE (its shape from the scalar parameters). VALUE is an integer, a float,
-// inf/nan, or true/false. A spec is a file when it ends in ".npy" or names an existing file.
+// inf/nan, or true/false. A spec is a file when it ends in ".npy" or names an existing regular
+// file, or names an existing pipe or device (/dev/stdin, /dev/fd/63) and is not a VALUE;
+// FILE "-" reads the .npy bytes from standard input.
 // An integer scalar parameter not given that is a dimension of a buffer read from a file
 // (`A: f32[n]`) takes that size. Errors name the parameter.
 ArgMap parse_input_specs(const FunctionNode& f, const std::vector<std::string>& specs);

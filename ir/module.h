@@ -44,11 +44,16 @@ struct ScheduleArg {
   // Subscript: `x[k]` (text "", list = {x, k}) or a slice `x[lo:hi:step]` (text ":", list =
   // {x, lo, hi, step}, an absent bound is a Wildcard) of a list variable x (an Ident).
   // Star: `*x` (list[0] = x), the items of a list as separate arguments.
-  enum Kind { Ident, String, Int, Float, Wildcard, List, Keyword, Subscript, Star } kind;
-  std::string text;               // Ident/String (unquoted)/Keyword name
-  int64_t int_value = 0;          // Int
-  double float_value = 0;         // Float
-  std::vector<ScheduleArg> list;  // List items; Keyword: list[0] is the value
+  // Lambda: `lambda i, j: (j // 4, i, j % 4)` (an index map: transform_layout), with
+  // lambda_params (i32 vars) and lambda_body (one integer expression per result).
+  // A List whose text is "(" was written as a tuple, `("read", 0)`, and prints so.
+  enum Kind { Ident, String, Int, Float, Wildcard, List, Keyword, Subscript, Star, Lambda } kind;
+  std::string text;                // Ident/String (unquoted)/Keyword name
+  int64_t int_value = 0;           // Int
+  double float_value = 0;          // Float
+  std::vector<ScheduleArg> list;   // List items; Keyword: list[0] is the value
+  std::vector<Var> lambda_params;  // Lambda
+  std::vector<Expr> lambda_body;   // Lambda
   SourceLoc loc;
 };
 

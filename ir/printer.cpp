@@ -632,7 +632,7 @@ class Printer {
     unbind_to(m);
   }
 
-  static std::string sched_arg(const ScheduleArg& a) {
+  std::string sched_arg(const ScheduleArg& a) {
     switch (a.kind) {
       case ScheduleArg::Ident: return a.text;
       case ScheduleArg::String: return quote(a.text);
@@ -640,9 +640,22 @@ class Printer {
       case ScheduleArg::Float: return print_float_literal(a.float_value, DType::F64);
       case ScheduleArg::Wildcard: return "_";
       case ScheduleArg::List: {
-        std::string s = "[";
+        // A tuple (`("read", 0)`) prints as written; a one-element tuple keeps its comma.
+        bool tuple = a.text == "(";
+        std::string s = tuple ? "(" : "[";
         for (size_t i = 0; i < a.list.size(); ++i) s += (i ? ", " : "") + sched_arg(a.list[i]);
-        return s + "]";
+        if (tuple && a.list.size() == 1) s += ",";
+        return s + (tuple ? ")" : "]");
+      }
+      case ScheduleArg::Lambda: {
+        size_t m = mark();
+        std::string s = "lambda ";
+        for (size_t i = 0; i < a.lambda_params.size(); ++i)
+          s += (i ? ", " : "") + bind_var(a.lambda_params[i]);
+        s += ": (";
+        for (size_t i = 0; i < a.lambda_body.size(); ++i) s += (i ? ", " : "") + expr(a.lambda_body[i]);
+        unbind_to(m);
+        return s + ")";
       }
       case ScheduleArg::Keyword:
         return a.text + "=" + (a.list.empty() ? std::string("_") : sched_arg(a.list[0]));

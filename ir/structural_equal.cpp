@@ -434,6 +434,17 @@ class Equal {
                 (a.kind != ScheduleArg::Int || a.int_value == b.int_value) &&
                 (a.kind != ScheduleArg::Float || float_eq(a.float_value, b.float_value));
     if (!same) return fail("argument differs");
+    if (a.kind == ScheduleArg::List && (a.text == "(") != (b.text == "(")) return fail("tuple vs list");
+    if (a.kind == ScheduleArg::Lambda) {
+      // An index map: the same results up to renaming of the parameters.
+      if (a.lambda_params.size() != b.lambda_params.size()) return fail("lambda parameter count differs");
+      size_t m = mark();
+      for (size_t i = 0; i < a.lambda_params.size(); ++i)
+        define(a.lambda_params[i].get(), b.lambda_params[i].get());
+      bool ok = exprs(a.lambda_body, b.lambda_body, "lambda");
+      restore(m);
+      if (!ok) return false;
+    }
     for (size_t i = 0; i < a.list.size(); ++i)
       if (!sched_arg(a.list[i], b.list[i])) return false;
     return true;

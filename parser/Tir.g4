@@ -106,10 +106,16 @@ schedValue
   | '-'? INT                                            # sInt
   | '-'? FLOAT                                          # sFloat
   | '[' (schedValue (',' schedValue)* ','?)? ']'        # sList
+  // `("read", 0)`: a Python tuple (transform_layout's buffer); `(x)` alone is just x.
+  | '(' schedValue (tcomma=',' (schedValue (',' schedValue)* ','?)?)? ')'  # sTuple
+  // `lambda i, j: (j // 4, i, j % 4)`: an index map (transform_layout). `lambda` is an ID
+  // (not reserved; checked by the builder); the body is a tuple, a list or one expression.
+  | lam=ID params+=ID (',' params+=ID)* ':' lambdaBody  # sLambda
   // A nested instruction (`compute_inline(get_block("B"))`): the builder hoists it into
   // its own instruction bound to a fresh name.
   | schedRecv? prim=anyName '(' (schedArg (',' schedArg)* ','?)? ')' schedIndex*  # sCall
   ;
+lambdaBody : '(' exprList? ')' | '[' exprList? ']' | expr ;
 // Schedule handles may reuse reserved words (`init = decompose_reduction(b, k)`).
 anyName : ID | DTYPE | FUNC | SCHEDULE | INTRIN | DESC | IMPL | FOR | IN | BLOCK | INIT | WHERE
         | READS | WRITES | ALLOC | SCOPE | IF | ELSE | LET ;

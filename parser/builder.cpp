@@ -1594,6 +1594,14 @@ class Builder {
     } else if (auto* l = dynamic_cast<P::SListContext*>(v)) {
       a.kind = ScheduleArg::List;
       for (auto* x : l->schedValue()) a.list.push_back(sched_value(x, out));
+    } else if (auto* t = dynamic_cast<P::STupleContext*>(v)) {
+      // `(x)` is x (Python); `(x,)`, `(x, y)` are tuples, kept as lists marked "(".
+      if (!t->tcomma) return sched_value(t->schedValue(0), out);
+      a.kind = ScheduleArg::List;
+      a.text = "(";
+      for (auto* x : t->schedValue()) a.list.push_back(sched_value(x, out));
+    } else if (auto* lam = dynamic_cast<P::SLambdaContext*>(v)) {
+      return sched_lambda(lam);
     } else if (auto* c = dynamic_cast<P::SCallContext*>(v)) {
       // `prim(args)` as an argument: `_N = prim(args)` before the instruction, and the
       // argument is the handle `_N` (TVM users write sch.compute_inline(sch.get_block("B"))).
@@ -1612,6 +1620,40 @@ class Builder {
       if (ixs.size() == 1) nested.args.push_back(sched_index(ixs[0]));
       return hoist(std::move(nested), out);
     }
+    return a;
+  }
+
+  // `lambda i, j: (j // 4, i, j % 4)`: the params are i32 names seen only by the body, whose
+  // expressions must be integers (an index map).
+  ScheduleArg sched_lambda(P::SLambdaContext* lam) {
+    if (lam->lam->getText() != "lambda")
+      fail(lam->lam, "expected a schedule argument, got '" + lam->lam->getText() + " " +
+                         lam->params[0]->getText() + "' (an index map is written lambda i, j: (...))");
+    ScheduleArg a;
+    a.kind = ScheduleArg::Lambda;
+    a.loc = loc(lam->getStart());
+    size_t mark = scope_.size();
+    std::unordered_set<std::string> seen;
+    for (auto* p : lam->params) {
+      std::string name = p->getText();
+      if (!seen.insert(name).second) fail(p, "duplicate lambda parameter '" + name + "'");
+      Var var(name, DType::I32);
+      push(name, Sym{Sym::LoopVar, var, Buffer(), level_, "", false, false});
+      a.lambda_params.push_back(var);
+    }
+    auto* body = lam->lambdaBody();
+    std::vector<P::ExprContext*> es;
+    if (body->expr())
+      es.push_back(body->expr());
+    else if (body->exprList())
+      es = body->exprList()->expr();
+    if (es.empty()) fail(body, "the lambda returns no index");
+    for (auto* e : es) {
+      Expr x = expr(e, DType::I32);
+      if (!is_int(x.dtype())) fail(e, "an index map returns integer indices, got " + tname(x.dtype()));
+      a.lambda_body.push_back(x);
+    }
+    pop_scope(mark);
     return a;
   }
 

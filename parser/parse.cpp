@@ -149,7 +149,8 @@ const antlr4::Token* prescan(const std::vector<antlr4::Token*>& toks, const std:
     if (type == P::UNTERMINATED_STRING) fail_at(file, t, "unterminated string");
     if (type == P::BAD_NUMBER)
       fail_at(file, t,
-              "invalid number '" + t->getText() + "' (integer literals are decimal; names cannot start with a digit)");
+              "invalid number '" + t->getText() +
+                  "' (integer literals are decimal; names cannot start with a digit)");
     const std::string& s = t->getText();
     if (s == "(" || s == "[" || s == "{") {
       if (++depth > kMaxNesting)
@@ -202,8 +203,13 @@ void check_expr_depth(antlr4::tree::ParseTree* root, const std::string& file) {
 
 }  // namespace
 
-Module parse_module(const std::string& text, const std::string& filename) {
+Module parse_module(const std::string& raw, const std::string& filename) {
   try {
+    // A lone CR (classic Mac line ends) ends a line as in Python's universal newlines, so
+    // that error positions count it; CR LF stays (the CR is white space before the LF).
+    std::string text = raw;
+    for (size_t i = 0; i < text.size(); ++i)
+      if (text[i] == '\r' && (i + 1 == text.size() || text[i + 1] != '\n')) text[i] = '\n';
     validate_utf8(text, filename);
     antlr4::ANTLRInputStream input(text);
     tirc_antlr::TirLexer lexer(&input);

@@ -1,7 +1,9 @@
 #include "runtime/npy.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -147,17 +149,33 @@ NDArray parse_npy(const std::string& bytes, const std::string& what, std::option
     size_t b = item.find_last_not_of(" \tL\n");
     std::string num = item.substr(a, b - a + 1);
     char* endp = nullptr;
+    errno = 0;
     long long v = std::strtoll(num.c_str(), &endp, 10);
-    if (num.empty() || *endp != '\0' || v < 0) throw Error(what + ": malformed .npy shape (" + inner + ")");
+    if (num.empty() || *endp != '\0' || v < 0 || errno == ERANGE)
+      throw Error(what + ": malformed .npy shape (" + inner + ")");
     shape.push_back(v);
   }
 
+  // The data must be in the file before anything is allocated: a header that claims a huge
+  // shape on a short file is a truncated file, not an allocation failure.
+  size_t dstart = hstart + hlen;
+  size_t have = bytes.size() - dstart;
+  {
+    using u128 = unsigned __int128;
+    const u128 cap = u128(1) << 64;  // saturate: dims < 2^63, so claim * d never overflows
+    u128 claim = static_cast<u128>(size);
+    for (int64_t d : shape) claim = std::min(cap, claim * static_cast<uint64_t>(d));
+    if (claim > have)
+      throw Error(
+          what + ": truncated .npy data (" + std::to_string(have) + " bytes, expected " +
+          (claim == cap ? std::string("more than 2^64") : std::to_string(static_cast<uint64_t>(claim))) +
+          ")");
+  }
   NDArray arr(*dt, shape);
   size_t need = arr.nbytes();
-  size_t dstart = hstart + hlen;
-  if (bytes.size() < dstart + need)
-    throw Error(what + ": truncated .npy data (" + std::to_string(bytes.size() - dstart) +
-                " bytes, expected " + std::to_string(need) + ")");
+  if (have < need)
+    throw Error(what + ": truncated .npy data (" + std::to_string(have) + " bytes, expected " +
+                std::to_string(need) + ")");
   if (need) std::memcpy(arr.data(), bytes.data() + dstart, need);
   size_t esize = need / std::max<size_t>(1, static_cast<size_t>(arr.numel()));
   if (swap) {
@@ -189,8 +207,12 @@ NDArray parse_npy(const std::string& bytes, const std::string& what, std::option
 }
 
 NDArray read_npy(const std::string& path, std::optional<DType> expect) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw Error("cannot read " + path + ": it is a directory");
+  errno = 0;
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot read " + path);
+  if (!in)
+    throw Error("cannot read " + path + (errno ? std::string(": ") + std::strerror(errno) : std::string()));
   std::stringstream ss;
   ss << in.rdbuf();
   return parse_npy(ss.str(), path, expect);

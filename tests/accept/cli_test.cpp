@@ -89,7 +89,8 @@ TEST(AcceptCli, BadInputsAreErrors) {
   } cases_[] = {
       {"A=" + d + "scale_A.npy", "tirc: error: parameter A: expected shape [10], got [3, 6]\n"},
       {"A=" + d + "dtypes_D.npy", "expected dtype f32 ('<f4'), file has '<f8'\n"},
-      {"A=" + bad + "nope.npy", "tirc: error: parameter A: cannot read " + bad + "nope.npy\n"},
+      {"A=" + bad + "nope.npy",
+       "tirc: error: parameter A: cannot read " + bad + "nope.npy: No such file or directory\n"},
       {"A=" + bad + "garbage.npy", "not a .npy file (bad magic)\n"},
       {"A=" + bad + "empty.npy", "not a .npy file (bad magic)\n"},
       {"A=" + bad + "trunc.npy", "truncated .npy header\n"},

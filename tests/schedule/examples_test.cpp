@@ -14,6 +14,7 @@
 #include "ir/error.h"
 #include "ir/mutator.h"
 #include "ir/printer.h"
+#include "ir/reducer.h"
 #include "ir/structural_equal.h"
 #include "parser/parser.h"
 #include "transforms/schedule/schedule.h"
@@ -38,6 +39,9 @@ class Reverse : public IRMutator {
     Stmt b = IRMutator::mutate_for(n, s);
     auto* f = b.as<ForNode>();
     if (f->for_kind == ForKind::Serial || f->for_kind == ForKind::Unrolled) return b;
+    // A thread-bound reduction loop (a cross-thread reduction) keeps its order: its init
+    // runs at the first iteration.
+    if (f->for_kind == ForKind::ThreadBinding && loop_feeds_reduction(*f)) return b;
     Var nv(f->loop_var.name(), f->loop_var.dtype());
     // nv runs over [min, min + extent): the reversed value is min + (min + extent - 1 - nv).
     Expr rev = f->min + f->min + f->extent - make_int(1, f->extent.dtype()) - nv;

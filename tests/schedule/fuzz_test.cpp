@@ -22,6 +22,7 @@
 #include "ir/error.h"
 #include "ir/mutator.h"
 #include "ir/printer.h"
+#include "ir/reducer.h"
 #include "ir/structural_equal.h"
 #include "parser/parser.h"
 #include "transforms/autodiff/gradient.h"
@@ -153,13 +154,13 @@ class Gen {
     auto P = ins.primitive;
     if (P == "split") {
       Var l = rand_loop();
-      ScheduleArg list{ScheduleArg::List, "", 0, 0, {}, {}};
+      ScheduleArg list{ScheduleArg::List, "", 0, 0, {}, {}, {}, {}};
       static const int64_t fs_[] = {1, 2, 3, 4, 5, 8};
       int n = 2 + (pick(4) == 0);
       int wild = static_cast<int>(pick(n + 1));  // n means none
       for (int k = 0; k < n; ++k) {
         if (k == wild)
-          list.list.push_back(ScheduleArg{ScheduleArg::Wildcard, "_", 0, 0, {}, {}});
+          list.list.push_back(ScheduleArg{ScheduleArg::Wildcard, "_", 0, 0, {}, {}, {}, {}});
         else
           list.list.push_back(int_arg(fs_[pick(6)]));
       }
@@ -266,17 +267,21 @@ class Gen {
     return loops_[pick(loops_.size())].as<ForNode>()->loop_var;
   }
   std::string rand_block() { return blocks_[pick(blocks_.size())]; }
-  ScheduleArg int_arg(int64_t v) { return ScheduleArg{ScheduleArg::Int, std::to_string(v), v, 0, {}, {}}; }
-  ScheduleArg str_arg(const std::string& s) { return ScheduleArg{ScheduleArg::String, s, 0, 0, {}, {}}; }
+  ScheduleArg int_arg(int64_t v) {
+    return ScheduleArg{ScheduleArg::Int, std::to_string(v), v, 0, {}, {}, {}, {}};
+  }
+  ScheduleArg str_arg(const std::string& s) {
+    return ScheduleArg{ScheduleArg::String, s, 0, 0, {}, {}, {}, {}};
+  }
   ScheduleArg loop_arg(const Var& v) {
     std::string n = "L_" + v.name();
     st_.handles[n] = Handle{Handle::LoopH, "", v, n};
-    return ScheduleArg{ScheduleArg::Ident, n, 0, 0, {}, {}};
+    return ScheduleArg{ScheduleArg::Ident, n, 0, 0, {}, {}, {}, {}};
   }
   ScheduleArg block_arg(const std::string& b) {
     std::string n = "B_" + b;
     st_.handles[n] = Handle{Handle::BlockH, b, Var(), n};
-    return ScheduleArg{ScheduleArg::Ident, n, 0, 0, {}, {}};
+    return ScheduleArg{ScheduleArg::Ident, n, 0, 0, {}, {}, {}, {}};
   }
   static std::string arg_text(const ScheduleArg& a) {
     switch (a.kind) {
@@ -308,6 +313,9 @@ class ReverseParallel : public IRMutator {
     Stmt b = IRMutator::mutate_for(n, s);
     auto* f = b.as<ForNode>();
     if (f->for_kind == ForKind::Serial || f->for_kind == ForKind::Unrolled) return b;
+    // A thread-bound reduction loop (a cross-thread reduction) keeps its order: its init
+    // runs at the first iteration.
+    if (f->for_kind == ForKind::ThreadBinding && loop_feeds_reduction(*f)) return b;
     Var nv(f->loop_var.name(), f->loop_var.dtype());
     // nv runs over [min, min + extent): the reversed value is min + (min + extent - 1 - nv).
     Expr rev = f->min + f->min + f->extent - make_int(1, f->extent.dtype()) - nv;

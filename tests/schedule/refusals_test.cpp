@@ -219,7 +219,9 @@ TEST(Refusal, LoopKinds) {
   EXPECT_EQ(refusal(kMM, kGetC + "  bind(j, \"threadIdx.x\")\n  bind(i, \"threadIdx.x\")\n"),
             "bind: thread axis threadIdx.x is already bound by the inner loop j and the body of loop j "
             "depends on it");
-  EXPECT_EQ(refusal(kMM, kGetC + "  bind(k, \"threadIdx.x\")\n"),
+  // A reduce loop bound to threadIdx is a cross-thread reduction (accepted); across thread
+  // blocks it is refused.
+  EXPECT_EQ(refusal(kMM, kGetC + "  bind(k, \"blockIdx.x\")\n"),
             "bind: loop k is bound to the reduce iter var vk of block C");
   EXPECT_EQ(refusal(kScan, "  b = get_block(\"scan\")\n  i, j = get_loops(b)\n  parallel(j)\n"),
             "parallel: loop j is bound to the scan iter var vj of block scan");

@@ -1,7 +1,8 @@
 // tirc build FILE --target cpu|nvptx [--emit llvm|asm|obj|header|ptx] [-o OUT] (CLI.md):
 // apply the file's schedules, lower and compile every function (or --func F) with LLVM.
 // --emit obj writes OUT (default FILE-stem.o) and the C header next to it (OUT with .h);
-// llvm/asm/header print to standard output unless -o is given. C ABI: docs/codegen.md.
+// llvm/asm/header print to standard output unless -o is given; `-o -` is standard output for
+// every kind (an object alone, without its header). C ABI: docs/codegen.md.
 // --target nvptx (--emit ptx, the default, or llvm): one CUDA kernel per function, for
 // functions whose loops are bound to blockIdx/threadIdx (docs/codegen.md, "NVPTX").
 #include <filesystem>
@@ -13,6 +14,11 @@
 #include "tools/tirc/common.h"
 #include "transforms/schedule/schedule.h"
 #ifdef TIRC_WITH_LLVM
+#include <llvm-c/Target.h>
+#include <llvm/MC/MCSubtargetInfo.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Support/TargetSelect.h>
+
 #include "codegen/codegen.h"
 #endif
 
@@ -26,11 +32,42 @@ struct BuildOptions {
 };
 
 [[maybe_unused]] void write_file(const std::string& path, const std::string& data) {
+  if (path == "-") {  // `-o -`: standard output, as `-` reads the script from stdin
+    std::cout.write(data.data(), static_cast<std::streamsize>(data.size()));
+    return;
+  }
   std::ofstream f(path, std::ios::binary);
   if (!f) throw Error("cannot write " + path);
   f.write(data.data(), static_cast<std::streamsize>(data.size()));
+  f.close();  // flushes: a full disk shows here
   if (!f) throw Error("cannot write " + path);
 }
+
+#ifdef TIRC_WITH_LLVM
+// `--mcpu NAME` must name a CPU of the target: LLVM only warns about an unknown one ("'x' is
+// not a recognized processor ... (ignoring processor)") and then aborts the process with
+// "LLVM ERROR: 64-bit code requested on a subtarget that doesn't support it!".
+void check_mcpu(const std::string& cpu, bool gpu) {
+  if (cpu.empty() || (cpu == "generic" && !gpu)) return;
+  std::string triple = gpu ? "nvptx64-nvidia-cuda" : host_triple();
+  if (gpu) {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+  } else {
+    llvm::InitializeNativeTarget();
+  }
+  std::string err;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, err);
+  if (!target) return;  // the backend reports it
+  // Created for a CPU every target knows, so that LLVM prints nothing; the table is the same.
+  std::unique_ptr<llvm::MCSubtargetInfo> sti(
+      target->createMCSubtargetInfo(triple, gpu ? "sm_80" : "generic", ""));
+  if (sti && !sti->isCPUStringValid(cpu))
+    throw Error("--mcpu: '" + cpu + "' is not a CPU of target " + triple + " (" +
+                (gpu ? "e.g. sm_80, sm_90" : "e.g. generic, native = " + host_cpu_name()) + ")");
+}
+#endif
 
 [[maybe_unused]] std::string header_guard(const std::string& path) {
   std::string g = "TIRC_" + std::filesystem::path(path).filename().string();
@@ -48,11 +85,14 @@ void register_build(CLI::App& app) {
   cmd->add_option("--target", o->target, "cpu (default) or nvptx")->check(CLI::IsMember({"cpu", "nvptx"}));
   cmd->add_option("--emit", o->emit, "llvm, asm, obj (default for cpu), header, or ptx")
       ->check(CLI::IsMember({"llvm", "asm", "obj", "header", "ptx"}));
-  cmd->add_option("-o,--output", o->out, "output file (obj default: FILE-stem.o, others: standard output)");
+  cmd->add_option("-o,--output", o->out,
+                  "output file, - for standard output (obj default: FILE-stem.o with FILE-stem.h beside it; "
+                  "others: standard output)");
   cmd->add_option("--func,-f", o->func, "compile only this function (default: every function)");
   cmd->add_flag("--no-schedule", o->no_schedule, "ignore the file's schedule items");
-  cmd->add_option("--mcpu", o->mcpu,
-                  "target CPU (default: the host CPU; 'generic' for portable code; nvptx: sm_80)");
+  cmd->add_option(
+      "--mcpu", o->mcpu,
+      "target CPU (default or 'native': the host CPU; 'generic' for portable code; nvptx: sm_80)");
   cmd->add_flag("--fast-math", o->fast_math, "allow reassociation and contraction of float arithmetic");
   cmd->add_option("-O", o->opt, "LLVM optimisation level 0-3 (default 3)")->check(CLI::Range(0, 3));
   cmd->callback([o] {
@@ -64,6 +104,8 @@ void register_build(CLI::App& app) {
       if (gpu && (o->emit == "obj" || o->emit == "asm" || o->emit == "header"))
         throw Error("--target nvptx emits ptx or llvm (got --emit " + o->emit + ")");
       if (!gpu && o->emit == "ptx") throw Error("--emit ptx needs --target nvptx");
+      if (o->mcpu == "native" && !gpu) o->mcpu.clear();  // clang's -march=native: the host CPU
+      check_mcpu(o->mcpu, gpu);
       Module m = parse_file(o->file);
       if (!o->no_schedule && !m.schedules.empty()) m = apply_module_schedules(m, o->func);
       std::vector<Function> funcs;
@@ -82,11 +124,9 @@ void register_build(CLI::App& app) {
       if (gpu) copts.triple = "nvptx64-nvidia-cuda";
       std::string emit = o->emit.empty() ? (gpu ? "ptx" : "obj") : o->emit;
       if (emit == "header") {
-        std::string h = emit_c_header(funcs, header_guard(o->out.empty() ? o->file + ".h" : o->out));
-        if (o->out.empty())
-          std::cout << h;
-        else
-          write_file(o->out, h);
+        bool to_stdout = o->out.empty() || o->out == "-";
+        std::string h = emit_c_header(funcs, header_guard(to_stdout ? o->file + ".h" : o->out));
+        write_file(to_stdout ? "-" : o->out, h);
         return kExitOk;
       }
       EmitKind kind = emit == "llvm"                     ? EmitKind::LLVM
@@ -100,14 +140,12 @@ void register_build(CLI::App& app) {
           out = std::filesystem::path(o->file).stem().string() + ".o";
         }
         write_file(out, data);
+        if (out == "-") return kExitOk;  // the object alone on stdout; --emit header gives the header
         std::string hpath = std::filesystem::path(out).replace_extension(".h").string();
         write_file(hpath, emit_c_header(funcs, header_guard(hpath)));
         return kExitOk;
       }
-      if (o->out.empty())
-        std::cout << data;
-      else
-        write_file(o->out, data);
+      write_file(o->out.empty() ? "-" : o->out, data);
       return kExitOk;
 #endif
     });

@@ -28,7 +28,8 @@ void register_grad(CLI::App& app) {
   cmd->add_option("--wrt", o->wrt,
                   "input buffers to differentiate with respect to (default: every float input)")
       ->delimiter(',');
-  cmd->add_option("-o,--output", o->out, "write the module to this file instead of standard output");
+  cmd->add_option("-o,--output", o->out,
+                  "write the module to this file instead of standard output (- : standard output)");
   cmd->add_option("--loop-order", o->loop_order,
                   "loops of the emitted blocks: stride (default: the loop with the smallest access "
                   "stride innermost) or natural (the written buffer's dims, then reduce loops, as TVM "
@@ -48,12 +49,13 @@ void register_grad(CLI::App& app) {
                   << "_grad; it is replaced by the gradient of " << f->name << "\n";
       with_block_positions(*f, [&] { m.add_func(gradient(*f, wrt, opts)); });
       std::string text = print_module(m);
-      if (o->out.empty()) {
+      if (o->out.empty() || o->out == "-") {  // `-o -`: standard output, as `-` reads stdin
         std::cout << text;
       } else {
         std::ofstream os(o->out);
         if (!os) throw Error("cannot write " + o->out);
         os << text;
+        os.close();  // flushes: a full disk shows here
         if (!os) throw Error("cannot write " + o->out);
       }
       return kExitOk;

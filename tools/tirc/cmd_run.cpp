@@ -40,12 +40,14 @@ void register_run(CLI::App& app) {
       "run", "run a function on .npy / literal / random inputs and print or save its outputs");
   cmd->add_option("file", o->file, "the .tir file ('-' for standard input)")->required();
   cmd->add_option("--func,-f", o->func, "function to run (optional when the file has one function)");
-  cmd->add_option(
-      "--input,-i", o->inputs,
-      "NAME=FILE.npy or NAME=VALUE (scalar parameter, or a buffer filled with VALUE); repeatable");
+  cmd->add_option("--input,-i", o->inputs,
+                  "NAME=FILE.npy or NAME=VALUE (scalar parameter, or a buffer filled with VALUE); FILE - "
+                  "reads the .npy from standard input; repeatable");
   cmd->add_option("--random", o->seed, "fill every input not given with random values from its range (seed)")
       ->check(seed_value());
-  cmd->add_option("--output,-o", o->outputs, "NAME=FILE.npy: write an output as .npy; repeatable");
+  cmd->add_option("--output,-o", o->outputs,
+                  "NAME=FILE.npy: write an output as .npy (FILE - : to standard output, instead of the "
+                  "summaries); repeatable");
   cmd->add_option("--engine", o->engine, "interp (reference interpreter, default) or jit")
       ->check(CLI::IsMember({"interp", "jit"}));
   cmd->add_option("--dump", o->dump,
@@ -63,13 +65,24 @@ void register_run(CLI::App& app) {
       ArgMap results = engine(*f, inputs);
       for (auto& b : f->outputs)
         if (!results.count(b->name)) throw Error("engine " + o->engine + " returned no output " + b->name);
+      // `--output B=-` writes B's .npy bytes to standard output (as `-` reads a script from
+      // standard input), which then holds nothing else: no summaries.
+      int to_stdout = 0;
+      for (auto& [name, path] : outs) to_stdout += path == "-";
+      if (to_stdout > 1) throw Error("--output: only one output can be written to standard output (-)");
       // Files first: a path that cannot be written is an error with nothing printed.
-      for (auto& [name, path] : outs) write_npy(path, results.at(name));
+      for (auto& [name, path] : outs)
+        if (path != "-") write_npy(path, results.at(name));
       if (!o->dump.empty()) {
         std::error_code ec;
         std::filesystem::create_directories(o->dump, ec);
         for (auto& [name, a] : inputs) write_npy(o->dump + "/in_" + name + ".npy", a);
         for (auto& [name, a] : results) write_npy(o->dump + "/out_" + name + ".npy", a);
+      }
+      if (to_stdout) {
+        for (auto& [name, path] : outs)
+          if (path == "-") std::cout << serialize_npy(results.at(name));
+        return kExitOk;
       }
       for (auto& b : f->outputs)
         std::cout << summarize_output(b->name, results.at(b->name), o->first) << "\n";

@@ -56,7 +56,8 @@ void with_block_positions(const FunctionNode& f, const std::function<void()>& bo
 Function select_function(const Module& m, const std::string& file, const std::string& func) {
   if (func.empty()) {
     if (m.funcs.empty()) throw Error(source_name(file) + " defines no function");
-    if (m.funcs.size() != 1) throw Error(source_name(file) + " defines several functions: choose one with --func");
+    if (m.funcs.size() != 1)
+      throw Error(source_name(file) + " defines several functions: choose one with --func");
     return m.funcs[0];
   }
   Function f = m.find_func(func);
@@ -113,6 +114,13 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     app.exit(e);
+    return kExitBadInput;
+  }
+  // Output that could not be written (`tirc parse f.tir > /dev/full`, a closed pipe's
+  // buffer) must not pass for success.
+  std::cout.flush();
+  if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    std::cerr << "tirc: error: cannot write standard output\n";
     return kExitBadInput;
   }
   return exit_code();

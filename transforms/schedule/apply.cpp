@@ -41,6 +41,14 @@ const std::map<std::string, PrimFn>& table() {
       {"rfactor", prim_rfactor},
       {"blockize", prim_blockize},
       {"tensorize", prim_tensorize},
+      {"transform_layout", prim_transform_layout},
+      {"transform_block_layout", prim_transform_block_layout},
+      {"add_unit_loop", prim_add_unit_loop},
+      {"decompose_padding", prim_decompose_padding},
+      {"set_axis_separator", prim_set_axis_separator},
+      {"loop_partition", prim_loop_partition},
+      {"reindex", prim_reindex},
+      {"merge", prim_merge},
   };
   return t;
 }
@@ -52,7 +60,51 @@ namespace sched {
 // TVM's parameter names, so that `rfactor(k, factor_axis=1)` works like the positional form.
 // `preserve_unit_iters` / `preserve_unit_loops` only decide whether unit loops are kept, which
 // never changes what is computed: they are accepted and ignored.
-static ScheduleInstr normalize_keywords(const ScheduleInstr& ins) {
+// TVM <= 0.9 spelled transform_layout's buffer as two arguments, `buffer_index=0,
+// buffer_index_type="write"` (positionally: block, 0, "write", index_map): made the newer
+// `buffer=("write", 0)`.
+static ScheduleInstr legacy_transform_layout(const ScheduleInstr& ins) {
+  if (ins.primitive != "transform_layout") return ins;
+  ScheduleInstr out = ins;
+  auto& a = out.args;
+  auto tuple = [](const ScheduleArg& type, const ScheduleArg& index) {
+    ScheduleArg t;
+    t.kind = ScheduleArg::List;
+    t.text = "(";
+    t.loc = index.loc;
+    t.list = {type, index};
+    return t;
+  };
+  if (a.size() >= 4 && a[1].kind == ScheduleArg::Int && a[2].kind == ScheduleArg::String) {
+    a[1] = tuple(a[2], a[1]);
+    a.erase(a.begin() + 2);
+    return out;
+  }
+  const ScheduleArg *idx = nullptr, *type = nullptr;
+  for (auto& x : a)
+    if (x.kind == ScheduleArg::Keyword && !x.list.empty()) {
+      if (x.text == "buffer_index") idx = &x.list[0];
+      if (x.text == "buffer_index_type") type = &x.list[0];
+    }
+  if (!idx || !type) return out;
+  ScheduleArg k;
+  k.kind = ScheduleArg::Keyword;
+  k.text = "buffer";
+  k.loc = idx->loc;
+  k.list.push_back(tuple(*type, *idx));
+  std::vector<ScheduleArg> args;
+  for (auto& x : a) {
+    if (x.kind == ScheduleArg::Keyword && x.text == "buffer_index")
+      args.push_back(k);
+    else if (!(x.kind == ScheduleArg::Keyword && x.text == "buffer_index_type"))
+      args.push_back(x);
+  }
+  a = args;
+  return out;
+}
+
+static ScheduleInstr normalize_keywords(const ScheduleInstr& ins_in) {
+  ScheduleInstr ins = legacy_transform_layout(ins_in);
   static const std::map<std::string, std::vector<std::string>> params = {
       {"get_block", {"name", "func_name"}},
       {"get_loops", {"block"}},
@@ -78,13 +130,20 @@ static ScheduleInstr normalize_keywords(const ScheduleInstr& ins) {
       {"rfactor", {"loop", "factor_axis"}},
       {"blockize", {"target"}},
       {"tensorize", {"block_or_loop", "tensor_intrin"}},
+      {"transform_layout", {"block", "buffer", "index_map", "pad_value", "assume_injective_transform"}},
+      {"transform_block_layout", {"block", "index_map"}},
+      {"add_unit_loop", {"block_or_loop"}},
+      {"decompose_padding", {"block", "loop"}},
+      {"set_axis_separator", {"block", "buffer", "axis_separators"}},
+      {"loop_partition", {"loop", "factors"}},
+      {"reindex", {"block", "buffer"}},
   };
   ScheduleInstr out = ins;
   out.args.clear();
   std::vector<const ScheduleArg*> kws;
   // reorder / fuse take loops as varargs (TVM: `sch.reorder(*loops)`); a list written in
   // their place (`reorder([j, i])`, `fuse([i, j], k)`) means its items, in order.
-  bool varargs = ins.primitive == "reorder" || ins.primitive == "fuse";
+  bool varargs = ins.primitive == "reorder" || ins.primitive == "fuse" || ins.primitive == "merge";
   for (auto& a : ins.args) {
     if (a.kind != ScheduleArg::Keyword) {
       if (!kws.empty()) refuse("a positional argument follows a keyword argument");
@@ -123,7 +182,7 @@ static ScheduleInstr normalize_keywords(const ScheduleInstr& ins) {
 
 static bool returns_list(const std::string& prim) {
   return prim == "get_loops" || prim == "get_child_blocks" || prim == "split" || prim == "get_producers" ||
-         prim == "get_consumers";
+         prim == "get_consumers" || prim == "loop_partition";
 }
 
 // How many handles `norm` (get_loops, get_child_blocks, get_producers, get_consumers or split)
@@ -137,7 +196,7 @@ static size_t returned_count(ScheduleState& st, const ScheduleInstr& norm) {
     if (norm.args.size() != 1)
       refuse("expected 1 argument (block_or_loop), got " + std::to_string(norm.args.size()));
     n = child_blocks(st, norm).size();
-  } else if (norm.primitive == "split") {
+  } else if (norm.primitive == "split" || norm.primitive == "loop_partition") {
     if (norm.args.size() < 2 || norm.args[1].kind != ScheduleArg::List)
       refuse("expected a list of factors as argument 2");
     n = norm.args[1].list.size();
@@ -169,7 +228,8 @@ static void apply_list_result(ScheduleState& st, PrimFn fn, ScheduleInstr norm, 
   std::string name = norm.results[0];
   std::string base = name;
   // split's loops are named after the loop they replace (TVM: i_0, i_1).
-  if (norm.primitive == "split") base = arg_loop(st, norm, 0).as<ForNode>()->loop_var.name();
+  if (norm.primitive == "split" || norm.primitive == "loop_partition")
+    base = arg_loop(st, norm, 0).as<ForNode>()->loop_var.name();
   norm.results = hidden_names(st, base, n);
   fn(st, norm);
   bind_list(st, name, norm.results);

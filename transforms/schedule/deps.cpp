@@ -109,8 +109,11 @@ class AtomicAddsOnly : public IRVisitor {
 // elements are spatial, docs/autodiff.md) run in any order or at
 // once when every store only adds to what it loads: the backend makes each such update an
 // atomic add in parallel and thread-bound loops (docs/codegen.md), and the order of a sum
-// does not change it (up to rounding, as any reordered reduction). Not for vectorize: the
-// vector code has no atomic scatter (two lanes adding to one element would lose one).
+// does not change it (up to rounding, as any reordered reduction). Not for vectorize of the
+// reduce loops: the vector code has no atomic scatter (two lanes adding to one element would
+// lose one). A vectorized spatial loop around such a block inside a parallel loop over its
+// reduce vars is fine (round 5): the backend keeps a vectorized loop holding an atomic block
+// scalar under parallel / thread loops, each update an atomicrmw (docs/codegen.md).
 bool atomic_scatter_add(const BlockNode& b) {
   if (!b.annotations.count("atomic") || b.init.defined()) return false;
   AtomicAddsOnly v;
@@ -125,7 +128,8 @@ bool atomic_scatter_add(const BlockNode& b) {
   return !other_loads;
 }
 
-void check_loop_bindings(const Stmt& s, const ForNode* loop, bool allow_reduce, const std::string& what) {
+void check_loop_bindings(const Stmt& s, const ForNode* loop, bool allow_reduce, const std::string& what,
+                         const std::set<const BlockNode*>& cross_thread) {
   for (auto& bs : collect_blocks(s, false)) {
     const BlockRealizeNode* br = realize(bs);
     const BlockNode* b = br->block.get();
@@ -134,6 +138,7 @@ void check_loop_bindings(const Stmt& s, const ForNode* loop, bool allow_reduce, 
       IterKind k = b->iter_vars[i].kind;
       if (k == IterKind::Spatial || (allow_reduce && k == IterKind::Reduce)) continue;
       if (k == IterKind::Reduce && (what == "parallel" || what == "bind") && atomic_scatter_add(*b)) continue;
+      if (k == IterKind::Reduce && cross_thread.count(b)) continue;
       (void)what;  // the dispatcher already prefixes the primitive's name
       refuse("loop " + loop->loop_var.name() + " is bound to the " + iter_kind_name(k) + " iter var " +
              b->iter_vars[i].var.name() + " of block " + b->name);
@@ -669,58 +674,14 @@ bool recombined_partition(const ForNode* loop, const BufferNode* buf, const std:
 
 }  // namespace
 
-namespace {
-
-// The reduce iter var of block b (realized by br) whose binding uses loop var v, or null.
-const IterVar* reduce_bound_to(const BlockRealizeNode* br, const VarNode* v) {
-  const BlockNode* b = br->block.get();
-  for (size_t i = 0; i < b->iter_vars.size(); ++i)
-    if (b->iter_vars[i].kind == IterKind::Reduce && uses_var(br->bindings[i], v)) return &b->iter_vars[i];
-  return nullptr;
-}
-
-// A parallel loop bound to a reduce iter var of an atomic scatter-add (atomic_scatter_add)
-// and a vectorized loop around the same block (bound to its spatial vars, whose lanes touch
-// distinct elements): the backend's vector code makes no atomic update, so two threads
-// would add to one element at once and lose an update. Refused whichever comes second.
-void check_atomic_vector(const ScheduleState& st, const Stmt& loop_s, const std::string& prim) {
-  if (prim != "vectorize" && prim != "parallel") return;
-  auto* loop = loop_s.as<ForNode>();
-  for (auto& bs : collect_blocks(loop->body, false)) {
-    const BlockRealizeNode* br = realize(bs);
-    const BlockNode* b = br->block.get();
-    if (!atomic_scatter_add(*b)) continue;
-    if (prim == "vectorize") {
-      for (auto& p : st.path_to(loop)) {
-        auto* f = p.as<ForNode>();
-        if (!f || f == loop || f->for_kind != ForKind::Parallel) continue;
-        if (const IterVar* iv = reduce_bound_to(br, f->loop_var.get()))
-          refuse("loop " + loop->loop_var.name() + " is inside the parallel loop " + f->loop_var.name() +
-                 ", bound to the reduce iter var " + iv->var.name() + " of the atomic scatter-add " +
-                 b->name +
-                 " (vector code has no atomic update: two threads could add to one element at once)");
-      }
-    } else if (const IterVar* iv = reduce_bound_to(br, loop->loop_var.get())) {
-      for (auto& p : find_path(loop->body, bs.get()))
-        if (auto* f = p.as<ForNode>(); f && f->for_kind == ForKind::Vectorized)
-          refuse("loop " + loop->loop_var.name() + " is bound to the reduce iter var " + iv->var.name() +
-                 " of the atomic scatter-add " + b->name + ", inside which loop " + f->loop_var.name() +
-                 " is vectorized (vector code has no atomic update: two threads could add to one element "
-                 "at once)");
-    }
-  }
-}
-
-}  // namespace
-
-void check_iterations_independent(const ScheduleState& st, const Stmt& loop_s, const std::string& prim) {
+void check_iterations_independent(const ScheduleState& st, const Stmt& loop_s, const std::string& prim,
+                                  const std::set<const BlockNode*>& cross_thread) {
   auto* loop = loop_s.as<ForNode>();
   const std::string what = "loop " + loop->loop_var.name();
   if (has_loose_effects(loop->body)) refuse(what + " has statements outside blocks");
   if (has_extern_call_outside_regions(loop->body))
     refuse(what + " contains call_extern, whose effects are unknown");
-  check_loop_bindings(loop->body, loop, false, prim);
-  check_atomic_vector(st, loop_s, prim);
+  check_loop_bindings(loop->body, loop, false, prim, cross_thread);
   check_self_dependence(loop->body, what);
   auto blocks = collect_blocks(loop->body, false);
   if (blocks.empty()) return;
@@ -774,6 +735,10 @@ void check_iterations_independent(const ScheduleState& st, const Stmt& loop_s, c
   for (auto& [buf, list] : writers) {
     auto& all = acc[buf];
     if (private_allocs.count(buf)) continue;
+    // Reduced across the threads by an allreduce: every iteration adds to the same element.
+    bool reduced = !cross_thread.empty();
+    for (auto& a : all) reduced = reduced && cross_thread.count(a.block);
+    if (reduced) continue;
     bool shared = false;
     for (auto& a : all) shared = shared || a.block != list[0];
     // A scratch buffer allocated outside the loop (a function-level `alloc`) that one block

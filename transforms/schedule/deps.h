@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 
 #include "ir/mutator.h"
 #include "ir/visitor.h"
@@ -24,7 +25,10 @@ void check_self_dependence(const Stmt& s, const std::string& what);
 // (`allow_reduce` allows reduce vars too: reordering a commutative reduction is fine). For
 // `what` "parallel" / "bind", a reduce var of an autodiff scatter-add (atomic_scatter_add)
 // is allowed: the backend makes its updates atomic.
-void check_loop_bindings(const Stmt& s, const ForNode* loop, bool allow_reduce, const std::string& what);
+// `cross_thread`: blocks whose reduce vars the loop may feed (bind of a reduce loop to a
+// threadIdx axis, checked by the caller: a cross-thread allreduce).
+void check_loop_bindings(const Stmt& s, const ForNode* loop, bool allow_reduce, const std::string& what,
+                         const std::set<const BlockNode*>& cross_thread = {});
 
 // True for a block annotated "atomic" without init whose every store is `B[I] = B[I] + v`
 // (f32 / f64 / integer B, loaded nowhere else in the block): its instances commute and the
@@ -41,7 +45,11 @@ namespace tirc::sched {
 // (one writing it) is partitioned by the loop: some dimension of every access is
 // [c*l + a, c*l + b] with the same c and all such slices narrower than |c|, so different
 // iterations touch disjoint parts. Used by parallel, vectorize and bind.
-void check_iterations_independent(const ScheduleState& st, const Stmt& loop, const std::string& prim);
+// `cross_thread` (bind only): reduction blocks whose reduce vars the loop feeds, lowered to a
+// cross-thread allreduce (checked by bind): their reduce bindings are allowed and the buffers
+// only they access (the reduced element, the same in every iteration) are not checked.
+void check_iterations_independent(const ScheduleState& st, const Stmt& loop, const std::string& prim,
+                                  const std::set<const BlockNode*>& cross_thread = {});
 
 // True when, in every iteration of loop `common`, what block `reader` (under `common`) reads
 // of wreg's buffer lies inside what the pure spatial writer `ws` (under `common`, storing

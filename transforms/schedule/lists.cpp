@@ -134,6 +134,7 @@ std::string list_arg_text(const ScheduleArg& a) {
       return list_arg_text(a.list[0]) + "[" + b(1) + ":" + b(2) + (b(3).empty() ? "" : ":" + b(3)) + "]";
     }
     case ScheduleArg::Star: return "*" + (a.list.empty() ? std::string("?") : list_arg_text(a.list[0]));
+    case ScheduleArg::Lambda: return "lambda";
   }
   return "?";
 }

@@ -1,11 +1,13 @@
 // parallel, vectorize, unroll, bind: change the kind of a loop (TVM Schedule.parallel,
 // vectorize, unroll, bind). Parallel, vectorized and thread-bound loops run their
 // iterations in any order or at once, so the iterations must be independent
-// (deps.h: only spatial iter vars, no buffer shared across iterations). Unrolling keeps
-// the order and is always legal.
+// (deps.h: only spatial iter vars, no buffer shared across iterations), except a reduce loop
+// bound to threadIdx, a cross-thread reduction (cross_thread_reductions below). Unrolling
+// keeps the order and is always legal.
 #include <set>
 
 #include "ir/printer.h"
+#include "ir/reducer.h"
 #include "ir/visitor.h"
 #include "transforms/schedule/deps.h"
 #include "transforms/schedule/prims.h"
@@ -53,6 +55,86 @@ void check_rebind(const Stmt& ls, const ForNode* outer, const std::string& tag, 
       if (w.buffer->scope != "shared")
         refuse(why + " and loop " + f->loop_var.name() + " writes buffer " + w.buffer->name +
                ", which is not \"shared\" (its other threads would not see the values)");
+}
+
+// TVM's cross-thread reduction: `bind(k, "threadIdx.x")` of a loop feeding reduce iter vars
+// of a reduction block. The threads each accumulate a partial result, which the backend
+// combines across them (LowerThreadAllreduce: warp shuffles, shared memory across warps) and
+// one thread stores; on the CPU the bound loop runs serially, as written. Returns the blocks
+// reduced so (every one checked here, refusing with the reason); other blocks are left to
+// the independence checks. Needs a commutative update `C[s] = C[s] OP x` (OP + - * min max,
+// init a store to the same element), a loop of constant extent (the number of threads)
+// feeding no spatial iter var, and reduction loops holding only the block (the partials then
+// cover the block's whole reduction and nothing else reads C meanwhile).
+std::set<const BlockNode*> cross_thread_reductions(const ScheduleState& st, const Stmt& ls,
+                                                   const std::string& tag) {
+  std::set<const BlockNode*> out;
+  if (tag.rfind("threadIdx.", 0) != 0) return out;
+  auto* L = ls.as<ForNode>();
+  const std::string lname = loop_name(ls);
+  for (auto& bs : collect_blocks(L->body, false)) {
+    const BlockRealizeNode* br = realize(bs);
+    const BlockNode* b = br->block.get();
+    if (atomic_scatter_add(*b)) continue;
+    const IterVar* red = nullptr;
+    bool spatial = false;
+    for (size_t i = 0; i < b->iter_vars.size(); ++i) {
+      if (!uses_var(br->bindings[i], L->loop_var.get())) continue;
+      if (b->iter_vars[i].kind == IterKind::Reduce && !red) red = &b->iter_vars[i];
+      if (b->iter_vars[i].kind == IterKind::Spatial) spatial = true;
+    }
+    if (!red) continue;
+    const std::string head = "loop " + lname + " is bound to the reduce iter var " + red->var.name() +
+                             " of block " + b->name + " (a cross-thread reduction)";
+    if (spatial) refuse(head + ", but it also feeds a spatial iter var of the block");
+    for (auto& iv : b->iter_vars)
+      if (iv.kind != IterKind::Spatial && iv.kind != IterKind::Reduce)
+        refuse(head + ", which has the " + std::string(iter_kind_name(iv.kind)) + " iter var " +
+               iv.var.name());
+    std::string why;
+    auto upd = match_reduction_update(b->body, &why);
+    if (!upd) refuse(head + ", whose update is not a commutative reduction: " + why);
+    for (auto& e : upd->indices)
+      for (auto& iv : b->iter_vars)
+        if (iv.kind == IterKind::Reduce && uses_var(e, iv.var.get()))
+          refuse(head + ", whose store index uses the reduce iter var " + iv.var.name() +
+                 " (not one element per spatial point)");
+    if (b->init.defined()) {
+      auto* in = b->init.as<StoreNode>();
+      bool same = in && in->buffer.same_as(upd->buffer) && in->indices.size() == upd->indices.size();
+      for (size_t k = 0; same && k < in->indices.size(); ++k)
+        same = expr_identical(in->indices[k], upd->indices[k]);
+      if (!same) refuse(head + ", whose init is not a store to the element it reduces into");
+    }
+    int64_t ext = 0;
+    if (!is_const_int(fold(L->extent), &ext))
+      refuse(
+          head + ", of non-constant extent " + print_expr(L->extent) +
+          " (the number of threads must be known: split it by a constant factor, e.g. [None, 128], and bind "
+          "the inner loop)");
+    // The reduction loops (from the outermost one feeding a reduce iter var) hold only this
+    // block and feed no spatial iter var: the threads' partials are then the whole reduction.
+    auto loops = st.loops_above(bs.get());
+    size_t r0 = loops.size();
+    for (size_t i = 0; i < loops.size() && r0 == loops.size(); ++i)
+      for (auto k : kinds_bound_to(*br, loops[i].as<ForNode>()->loop_var.get()))
+        if (k == IterKind::Reduce) r0 = i;
+    for (size_t i = r0; i < loops.size(); ++i) {
+      for (auto k : kinds_bound_to(*br, loops[i].as<ForNode>()->loop_var.get()))
+        if (k == IterKind::Spatial)
+          refuse(head + ", but loop " + loop_name(loops[i]) +
+                 " inside its reduction loops feeds a spatial iter var " +
+                 "(reorder the reduction loops innermost)");
+    }
+    if (r0 < loops.size()) {
+      const Stmt& R0 = loops[r0];
+      if (collect_blocks(R0, true).size() != 1 || has_loose_effects(R0))
+        refuse(head + ", but its reduction loop " + loop_name(R0) +
+               " holds other statements (the partial results would not be the whole reduction)");
+    }
+    out.insert(b);
+  }
+  return out;
 }
 
 }  // namespace
@@ -114,7 +196,7 @@ void prim_bind(ScheduleState& st, const ScheduleInstr& ins) {
         check_rebind(l, ls.as<ForNode>(), tag,
                      "thread axis " + tag + " is already bound by the inner loop " + f->loop_var.name());
   }
-  check_iterations_independent(st, ls, "bind");
+  check_iterations_independent(st, ls, "bind", cross_thread_reductions(st, ls, tag));
   st.replace(ls.get(), with_kind(*ls.as<ForNode>(), ForKind::ThreadBinding, tag));
 }
 

@@ -34,6 +34,15 @@ void prim_decompose_reduction(ScheduleState&, const ScheduleInstr&);
 void prim_rfactor(ScheduleState&, const ScheduleInstr&);
 void prim_blockize(ScheduleState&, const ScheduleInstr&);
 void prim_tensorize(ScheduleState&, const ScheduleInstr&);
+// Round 5 (docs/schedule.md, "Primitives added in round 5").
+void prim_transform_layout(ScheduleState&, const ScheduleInstr&);
+void prim_transform_block_layout(ScheduleState&, const ScheduleInstr&);
+void prim_add_unit_loop(ScheduleState&, const ScheduleInstr&);
+void prim_decompose_padding(ScheduleState&, const ScheduleInstr&);
+void prim_set_axis_separator(ScheduleState&, const ScheduleInstr&);
+void prim_loop_partition(ScheduleState&, const ScheduleInstr&);
+void prim_reindex(ScheduleState&, const ScheduleInstr&);
+void prim_merge(ScheduleState&, const ScheduleInstr&);
 
 void prim_get_producers(ScheduleState&, const ScheduleInstr&);
 void prim_get_consumers(ScheduleState&, const ScheduleInstr&);

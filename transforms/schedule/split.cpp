@@ -5,6 +5,8 @@
 // min + ((l0 * f1 + l1) * f2 + l2) ...; when the factors overshoot the extent, every
 // block below gets the predicate `fused < extent` (as TVM does), so no extra iteration
 // runs.
+#include <cstdint>
+
 #include "ir/mutator.h"
 #include "transforms/schedule/prims.h"
 
@@ -43,7 +45,12 @@ void prim_split(ScheduleState& st, const ScheduleInstr& ins) {
       wild = static_cast<int>(k);
     } else if (a.kind == ScheduleArg::Int) {
       if (a.int_value <= 0) refuse("factor " + std::to_string(a.int_value) + " is not positive");
-      prod *= a.int_value;
+      // The pieces' loop vars have the loop's type, and so does the index they rebuild
+      // (l0 * f1 + l1 ...): a product beyond that type would wrap.
+      int64_t max_t = dtype_bits(t) >= 64 ? INT64_MAX : (int64_t{1} << (dtype_bits(t) - 1)) - 1;
+      if (__builtin_mul_overflow(prod, a.int_value, &prod) || prod > max_t)
+        refuse("the factors multiply to more than loop " + loop_name(ls) + "'s type " +
+               std::string(dtype_name(t)) + " holds (" + std::to_string(max_t) + ")");
     } else {
       refuse("a factor must be a positive integer or _");
     }

@@ -330,7 +330,7 @@ class Matcher {
 // structurally the same computation as the desc's `c[i, j] += a[i, k] * b[j, k]`.
 class InlinePureLets : public IRMutator {
  protected:
-  Stmt mutate_let_stmt(const LetStmtNode* n, const Stmt& s) override {
+  Stmt mutate_let_stmt(const LetStmtNode* n, const Stmt& /*s*/) override {
     Stmt body = mutate(n->body);
     Expr value = mutate(n->value);
     bool pure = true;

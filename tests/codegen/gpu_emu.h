@@ -1,0 +1,346 @@
+// A small emulator of the NVPTX kernels tirc emits, for tests on a machine without a GPU:
+// the kernel's LLVM IR (as `tirc build --target nvptx --emit llvm` prints it, -O0) is
+// retargeted to the host and JIT-compiled, with the NVVM intrinsics replaced by calls into
+// this file: thread / block indices, `barrier0` (a barrier of the thread block's threads)
+// and `shfl.sync.{down,bfly,idx,up}` (an exchange among the lanes of a warp, with PTX's
+// source-lane rules: segment mask and clamp in `c`, the "in range" predicate of the .p
+// forms). Every thread of a block is a host thread; blocks run one after another (so the
+// .shared variables, made ordinary globals, are per block). Checks what the hardware would
+// leave undefined: a shuffle whose calling lanes are not exactly its member mask, a source
+// lane outside the mask, a barrier not reached by all threads (time-out).
+// CUDA libdevice functions (`__nv_expf`, ...) are mapped to the host's libm.
+#pragma once
+
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Instructions.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IRReader/IRReader.h>
+#include <llvm/Support/SourceMgr.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/TargetParser/Host.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstring>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace tirc::testing::gpu_emu {
+
+struct Sync {
+  std::mutex mu;
+  std::condition_variable cv;
+  int arrived = 0;
+  uint64_t gen = 0;
+  uint32_t seen = 0;          // lanes arrived (warps)
+  uint32_t vals[32] = {};     // values written this round (warps)
+  uint32_t snap[2][32] = {};  // values of a completed round, by generation parity
+};
+
+struct State {
+  int block[3] = {1, 1, 1};
+  int nthreads = 1;
+  Sync bar;
+  std::vector<Sync> warps;
+  std::atomic<bool> failed{false};
+  std::mutex err_mu;
+  std::string error;
+  std::atomic<long> shuffles{0}, barriers{0};
+  void fail(const std::string& m) {
+    {
+      std::lock_guard<std::mutex> g(err_mu);
+      if (error.empty()) error = m;
+      failed = true;
+    }
+    // Wake the waiting threads (they return at once once failed is set). Without taking
+    // the mutexes: fail() may run under one; a wake-up missed here ends at the time-out.
+    bar.cv.notify_all();
+    for (auto& w : warps) w.cv.notify_all();
+  }
+};
+
+inline State* g_state = nullptr;
+inline thread_local int t_tid[3], t_ctaid[3];
+
+inline int linear_tid() { return t_tid[0] + g_state->block[0] * (t_tid[1] + g_state->block[1] * t_tid[2]); }
+
+extern "C" inline int32_t tirc_emu_tid(int32_t a) { return t_tid[a]; }
+extern "C" inline int32_t tirc_emu_ctaid(int32_t a) { return t_ctaid[a]; }
+
+// Waits until `n` callers arrived at s (generation change); false on a time-out.
+inline bool wait_all(Sync& s, std::unique_lock<std::mutex>& lk, int n, const std::function<void()>& last) {
+  uint64_t g = s.gen;
+  if (++s.arrived == n) {
+    last();
+    s.arrived = 0;
+    ++s.gen;
+    s.cv.notify_all();
+    return true;
+  }
+  return s.cv.wait_for(lk, std::chrono::seconds(5), [&] { return s.gen != g || g_state->failed.load(); }) &&
+         !g_state->failed.load();
+}
+
+extern "C" inline void tirc_emu_barrier() {
+  State& st = *g_state;
+  if (st.failed) return;
+  ++st.barriers;
+  std::unique_lock<std::mutex> lk(st.bar.mu);
+  if (!wait_all(st.bar, lk, st.nthreads, [] {}))
+    st.fail("bar.sync: not every thread of the block arrived (thread " + std::to_string(linear_tid()) +
+            " waited)");
+}
+
+// PTX shfl.sync source lane: returns j and sets *ok ("in range").
+inline int shfl_src(int kind, int lane, uint32_t b, uint32_t c, bool* ok) {
+  int bval = b & 0x1f, cval = c & 0x1f, segmask = (c >> 8) & 0x1f;
+  int min_lane = lane & segmask, max_lane = min_lane | (cval & ~segmask);
+  int j = 0;
+  if (kind == 0) {  // down
+    j = lane + bval;
+    *ok = j <= max_lane;
+  } else if (kind == 1) {  // bfly
+    j = lane ^ bval;
+    *ok = j <= max_lane;
+  } else if (kind == 2) {  // idx
+    j = min_lane | (bval & ~segmask);
+    *ok = j <= max_lane;
+  } else {  // up
+    j = lane - bval;
+    *ok = j >= max_lane;
+  }
+  return *ok ? j : lane;
+}
+
+extern "C" inline int32_t tirc_emu_shfl_pred(int32_t kind, int32_t b, int32_t c) {
+  bool ok;
+  shfl_src(kind, linear_tid() & 31, static_cast<uint32_t>(b), static_cast<uint32_t>(c), &ok);
+  return ok;
+}
+
+extern "C" inline uint32_t tirc_emu_shfl(int32_t kind, uint32_t mask, uint32_t v, int32_t b, int32_t c) {
+  State& st = *g_state;
+  if (st.failed) return v;
+  ++st.shuffles;
+  int t = linear_tid(), lane = t & 31;
+  Sync& w = st.warps[t >> 5];
+  if (!((mask >> lane) & 1u)) {
+    st.fail("shfl.sync: lane " + std::to_string(lane) + " of warp " + std::to_string(t >> 5) +
+            " is not in the member mask " + std::to_string(mask));
+    return v;
+  }
+  std::unique_lock<std::mutex> lk(w.mu);
+  w.vals[lane] = v;
+  w.seen |= 1u << lane;
+  uint64_t g = w.gen;
+  bool done = wait_all(w, lk, __builtin_popcount(mask), [&] {
+    if (w.seen != mask) st.fail("shfl.sync: the lanes calling it are not its member mask");
+    std::memcpy(w.snap[(g + 1) & 1], w.vals, sizeof w.vals);
+    w.seen = 0;
+  });
+  if (!done) {
+    st.fail("shfl.sync: not every lane of the member mask arrived (warp " + std::to_string(t >> 5) + ")");
+    return v;
+  }
+  bool ok;
+  int j = shfl_src(kind, lane, static_cast<uint32_t>(b), static_cast<uint32_t>(c), &ok);
+  if (!((mask >> j) & 1u)) {
+    st.fail("shfl.sync: source lane " + std::to_string(j) + " is not in the member mask");
+    return v;
+  }
+  return w.snap[(g + 1) & 1][j];
+}
+
+extern "C" inline float tirc_emu_rsqrtf(float x) { return 1.0f / std::sqrt(x); }
+
+inline std::string llvm_err(llvm::Error e) {
+  std::string s;
+  llvm::handleAllErrors(std::move(e), [&](const llvm::ErrorInfoBase& i) { s += i.message(); });
+  return s;
+}
+
+// Retargets the NVPTX module to the host: intrinsics to calls of the functions above,
+// .shared / .global variables to ordinary globals, libdevice bodies dropped.
+inline std::string retarget(llvm::Module& m) {
+  auto& C = m.getContext();
+  llvm::IRBuilder<> B(C);
+  auto* i32 = B.getInt32Ty();
+  auto fn = [&](const char* name, llvm::Type* ret, std::vector<llvm::Type*> args) {
+    return m.getOrInsertFunction(name, llvm::FunctionType::get(ret, args, false));
+  };
+  for (auto& f : m) {
+    if (f.getName().starts_with("__nv_") && !f.isDeclaration()) {
+      f.deleteBody();
+      f.setLinkage(llvm::GlobalValue::ExternalLinkage);
+    }
+    f.removeFnAttr("target-cpu");
+    f.removeFnAttr("target-features");
+  }
+  std::vector<llvm::CallInst*> calls;
+  for (auto& f : m)
+    for (auto& bb : f)
+      for (auto& in : bb)
+        if (auto* c = llvm::dyn_cast<llvm::CallInst>(&in))
+          if (c->getCalledFunction() && c->getCalledFunction()->getName().starts_with("llvm.nvvm."))
+            calls.push_back(c);
+  for (auto* c : calls) {
+    std::string n = c->getCalledFunction()->getName().str();
+    B.SetInsertPoint(c);
+    llvm::Value* r = nullptr;
+    auto axis = [&](const std::string& s) { return B.getInt32(s.back() - 'x'); };
+    if (n.rfind("llvm.nvvm.read.ptx.sreg.tid.", 0) == 0) {
+      r = B.CreateCall(fn("tirc_emu_tid", i32, {i32}), {axis(n)});
+    } else if (n.rfind("llvm.nvvm.read.ptx.sreg.ctaid.", 0) == 0) {
+      r = B.CreateCall(fn("tirc_emu_ctaid", i32, {i32}), {axis(n)});
+    } else if (n == "llvm.nvvm.barrier0") {
+      B.CreateCall(fn("tirc_emu_barrier", B.getVoidTy(), {}));
+    } else if (n.rfind("llvm.nvvm.shfl.sync.", 0) == 0) {
+      std::string rest = n.substr(std::string("llvm.nvvm.shfl.sync.").size());
+      int kind = rest.rfind("down", 0) == 0   ? 0
+                 : rest.rfind("bfly", 0) == 0 ? 1
+                 : rest.rfind("idx", 0) == 0  ? 2
+                                              : 3;
+      bool pred = rest.back() == 'p';
+      llvm::Value *mask = c->getArgOperand(0), *v = c->getArgOperand(1), *b = c->getArgOperand(2),
+                  *cc = c->getArgOperand(3);
+      llvm::Type* vt = v->getType();
+      llvm::Value* bits = vt->isFloatTy() ? B.CreateBitCast(v, i32) : v;
+      llvm::Value* x = B.CreateCall(fn("tirc_emu_shfl", i32, {i32, i32, i32, i32, i32}),
+                                    {B.getInt32(kind), mask, bits, b, cc});
+      if (vt->isFloatTy()) x = B.CreateBitCast(x, vt);
+      if (pred) {
+        llvm::Value* p = B.CreateICmpNE(
+            B.CreateCall(fn("tirc_emu_shfl_pred", i32, {i32, i32, i32}), {B.getInt32(kind), b, cc}),
+            B.getInt32(0));
+        llvm::Value* s = llvm::UndefValue::get(c->getType());
+        s = B.CreateInsertValue(s, x, {0});
+        r = B.CreateInsertValue(s, p, {1});
+      } else {
+        r = x;
+      }
+    } else if (n.rfind("llvm.nvvm.fma.", 0) == 0) {  // libdevice's math, inlined
+      r = B.CreateIntrinsic(llvm::Intrinsic::fma, {c->getType()},
+                            {c->getArgOperand(0), c->getArgOperand(1), c->getArgOperand(2)});
+    } else if (n.rfind("llvm.nvvm.ex2.approx.", 0) == 0) {
+      r = B.CreateIntrinsic(llvm::Intrinsic::exp2, {c->getType()}, {c->getArgOperand(0)});
+    } else if (n.rfind("llvm.nvvm.saturate.", 0) == 0) {
+      llvm::Value* x = c->getArgOperand(0);
+      llvm::Value* zero = llvm::ConstantFP::get(x->getType(), 0.0);
+      llvm::Value* one = llvm::ConstantFP::get(x->getType(), 1.0);
+      r = B.CreateSelect(B.CreateFCmpOGT(x, one), one, B.CreateSelect(B.CreateFCmpOLT(x, zero), zero, x));
+    } else {
+      return "unsupported intrinsic " + n;
+    }
+    if (r) c->replaceAllUsesWith(r);
+    c->eraseFromParent();
+  }
+  std::vector<llvm::GlobalVariable*> gs;
+  for (auto& g : m.globals())
+    if (g.getAddressSpace() != 0) gs.push_back(&g);
+  for (auto* g : gs) {
+    auto* ng =
+        new llvm::GlobalVariable(m, g->getValueType(), false, llvm::GlobalValue::InternalLinkage,
+                                 llvm::Constant::getNullValue(g->getValueType()), g->getName() + ".host");
+    ng->setAlignment(llvm::Align(16));
+    std::vector<llvm::User*> users(g->user_begin(), g->user_end());
+    for (auto* u : users) {
+      auto* ce = llvm::dyn_cast<llvm::ConstantExpr>(u);
+      if (!ce || ce->getOpcode() != llvm::Instruction::AddrSpaceCast)
+        return "global " + g->getName().str() + " used other than through an addrspacecast";
+      ce->replaceAllUsesWith(ng);
+    }
+    g->removeDeadConstantUsers();
+    if (!g->use_empty()) return "global " + g->getName().str() + " still used";
+    g->eraseFromParent();
+  }
+  m.setTargetTriple(llvm::sys::getProcessTriple());
+  return "";
+}
+
+// Runs kernel `name` of the NVPTX LLVM IR text `ir` with grid / block sizes and pointer
+// arguments (in the kernel's parameter order; every parameter must be a pointer).
+// Returns "" or the first error (retargeting, JIT, or an undefined-behaviour check).
+struct Stats {
+  long shuffles = 0, barriers = 0;  // executed by all threads together
+};
+
+inline std::string run_kernel(const std::string& ir, const std::string& name, const int grid[3],
+                              const int block[3], const std::vector<void*>& args, Stats* stats = nullptr) {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+  auto ctx = std::make_unique<llvm::LLVMContext>();
+  llvm::SMDiagnostic diag;
+  auto mod = llvm::parseIR(llvm::MemoryBufferRef(ir, "kernel.ll"), diag, *ctx);
+  if (!mod) return "cannot parse the kernel IR: " + diag.getMessage().str();
+  if (std::string e = retarget(*mod); !e.empty()) return e;
+  auto jit = llvm::orc::LLJITBuilder().create();
+  if (!jit) return llvm_err(jit.takeError());
+  mod->setDataLayout((*jit)->getDataLayout());
+  llvm::orc::SymbolMap syms;
+  auto add = [&](const char* n, void* p) {
+    syms[(*jit)->mangleAndIntern(n)] = {llvm::orc::ExecutorAddr::fromPtr(p), llvm::JITSymbolFlags::Exported};
+  };
+  add("tirc_emu_tid", reinterpret_cast<void*>(&tirc_emu_tid));
+  add("tirc_emu_ctaid", reinterpret_cast<void*>(&tirc_emu_ctaid));
+  add("tirc_emu_barrier", reinterpret_cast<void*>(&tirc_emu_barrier));
+  add("tirc_emu_shfl", reinterpret_cast<void*>(&tirc_emu_shfl));
+  add("tirc_emu_shfl_pred", reinterpret_cast<void*>(&tirc_emu_shfl_pred));
+  add("__nv_expf", reinterpret_cast<void*>(static_cast<float (*)(float)>(&::expf)));
+  add("__nv_sqrtf", reinterpret_cast<void*>(static_cast<float (*)(float)>(&::sqrtf)));
+  add("__nv_rsqrtf", reinterpret_cast<void*>(&tirc_emu_rsqrtf));
+  if (auto e = (*jit)->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(syms))))
+    return llvm_err(std::move(e));
+  if (auto e = (*jit)->addIRModule(llvm::orc::ThreadSafeModule(std::move(mod), std::move(ctx))))
+    return llvm_err(std::move(e));
+  auto sym = (*jit)->lookup(name);
+  if (!sym) return llvm_err(sym.takeError());
+  using K1 = void (*)(void*);
+  using K2 = void (*)(void*, void*);
+  using K3 = void (*)(void*, void*, void*);
+  using K4 = void (*)(void*, void*, void*, void*);
+  void* fp = sym->toPtr<void*>();
+  State st;
+  for (int a = 0; a < 3; ++a) st.block[a] = block[a];
+  st.nthreads = block[0] * block[1] * block[2];
+  st.warps = std::vector<Sync>((st.nthreads + 31) / 32);
+  g_state = &st;
+  for (int bz = 0; bz < grid[2] && !st.failed; ++bz)
+    for (int by = 0; by < grid[1] && !st.failed; ++by)
+      for (int bx = 0; bx < grid[0] && !st.failed; ++bx) {
+        std::vector<std::thread> ts;
+        for (int t = 0; t < st.nthreads; ++t)
+          ts.emplace_back([&, t] {
+            t_ctaid[0] = bx, t_ctaid[1] = by, t_ctaid[2] = bz;
+            t_tid[0] = t % block[0];
+            t_tid[1] = t / block[0] % block[1];
+            t_tid[2] = t / (block[0] * block[1]);
+            switch (args.size()) {
+              case 1: reinterpret_cast<K1>(fp)(args[0]); break;
+              case 2: reinterpret_cast<K2>(fp)(args[0], args[1]); break;
+              case 3: reinterpret_cast<K3>(fp)(args[0], args[1], args[2]); break;
+              case 4: reinterpret_cast<K4>(fp)(args[0], args[1], args[2], args[3]); break;
+              default: st.fail("too many kernel arguments");
+            }
+          });
+        for (auto& th : ts) th.join();
+      }
+  g_state = nullptr;
+  if (stats) {
+    stats->shuffles = st.shuffles;
+    stats->barriers = st.barriers;
+  }
+  return st.error;
+}
+
+}  // namespace tirc::testing::gpu_emu

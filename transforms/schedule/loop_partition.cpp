@@ -1,0 +1,120 @@
+// loop_partition(loop, [f0, f1, ...]): TVM Schedule.loop_partition (newer TVM). Like split,
+// but the parts become sibling loops run one after the other: `for i in serial(0, f0)`, then
+// `for i in serial(f0, f0 + f1)`, ... (one factor may be `_` / None: what remains of the
+// extent). Returns the new loops (a list), named as split names its loops. The same iterations
+// run in the same order, so it is always legal; each part keeps the loop's kind. The first part
+// keeps the blocks and inner loops of the loop (their handles name them); the other parts
+// hold copies with fresh loop vars and blocks renamed `<block>_<k>` (k = the part's index,
+// made unique). Refused: a thread-bound loop (each part would need its own binding), a
+// symbolic extent, parts that do not add up to the extent, a non-positive part.
+#include <set>
+
+#include "ir/mutator.h"
+#include "transforms/schedule/prims.h"
+
+namespace tirc::sched {
+
+namespace {
+
+// A copy of a subtree with fresh loop vars and fresh block names.
+class Copier : public IRMutator {
+ public:
+  Copier(const ScheduleState& st, size_t k, std::set<std::string>* taken) : st_(st), k_(k), taken_(taken) {}
+
+ protected:
+  Stmt mutate_for(const ForNode* n, const Stmt& s) override {
+    Stmt r = IRMutator::mutate_for(n, s);
+    auto* f = r.as<ForNode>();
+    Var nv(f->loop_var.name(), f->loop_var.dtype());
+    Stmt body = substitute(f->body, std::unordered_map<const VarNode*, Expr>{{f->loop_var.get(), nv}});
+    return make_for(nv, f->min, f->extent, f->for_kind, body, f->thread_tag, f->annotations);
+  }
+  Block mutate_block(const Block& b) override {
+    Block nb = IRMutator::mutate_block(b);
+    return update_block(nb, [&](BlockNode& n) {
+      std::string base = n.name + "_" + std::to_string(k_), name = st_.fresh_block_name(base);
+      for (int j = 1; taken_->count(name); ++j) name = st_.fresh_block_name(base + "_" + std::to_string(j));
+      taken_->insert(name);
+      n.name = name;
+    });
+  }
+
+ private:
+  const ScheduleState& st_;
+  size_t k_;
+  std::set<std::string>* taken_;
+};
+
+}  // namespace
+
+void prim_loop_partition(ScheduleState& st, const ScheduleInstr& ins) {
+  auto pos = positional(ins);
+  const ScheduleArg* fl = kwarg(ins, "factors");
+  if (!fl) {
+    if (pos.size() != 2) refuse("expected 2 arguments (loop, [factors]), got " + std::to_string(pos.size()));
+    fl = pos[1];
+  } else if (pos.size() != 1) {
+    refuse("expected 1 positional argument (the loop), got " + std::to_string(pos.size()));
+  }
+  Stmt ls = arg_loop(st, ins, 0);
+  const ForNode* loop = ls.as<ForNode>();
+  if (fl->kind != ScheduleArg::List) refuse("the factors must be a list, e.g. [8, _]");
+  size_t n = fl->list.size();
+  if (n < 2) refuse("needs at least 2 factors, got " + std::to_string(n));
+  expect_results(ins, n);
+  if (loop->for_kind == ForKind::ThreadBinding)
+    refuse("loop " + loop_name(ls) + " is bound to " + loop->thread_tag + "; partition it before binding it");
+  int64_t ext;
+  if (!is_const_int(fold(loop->extent), &ext))
+    refuse("loop " + loop_name(ls) + " has a symbolic extent (the parts must add up to it)");
+  int wild = -1;
+  int64_t sum = 0;
+  std::vector<int64_t> parts(n, 0);
+  for (size_t k = 0; k < n; ++k) {
+    const ScheduleArg& a = fl->list[k];
+    if (a.kind == ScheduleArg::Wildcard || (a.kind == ScheduleArg::Ident && a.text == "None")) {
+      if (wild >= 0) refuse("at most one factor may be inferred (_ or None)");
+      wild = static_cast<int>(k);
+    } else if (a.kind == ScheduleArg::Int) {
+      if (a.int_value <= 0) refuse("factor " + std::to_string(a.int_value) + " is not positive");
+      parts[k] = a.int_value;
+      sum += a.int_value;
+    } else {
+      refuse("a factor must be a positive integer or _");
+    }
+  }
+  if (wild >= 0) {
+    if (sum >= ext)
+      refuse("the given parts add up to " + std::to_string(sum) + ", leaving nothing of the extent " +
+             std::to_string(ext) + " of loop " + loop_name(ls) + " for the inferred one");
+    parts[static_cast<size_t>(wild)] = ext - sum;
+  } else if (sum != ext) {
+    refuse("the parts add up to " + std::to_string(sum) + ", not the extent " + std::to_string(ext) +
+           " of loop " + loop_name(ls));
+  }
+  DType t = loop->extent.dtype();
+  std::vector<Var> vars;
+  for (size_t k = 0; k < n; ++k) {
+    std::string base = k < ins.results.size() && ins.results[k] != "_"
+                           ? ins.results[k]
+                           : loop->loop_var.name() + "_" + std::to_string(k);
+    for (auto& v : vars)
+      if (v.name() == base) base += "_" + std::to_string(k);
+    vars.emplace_back(fresh_var_name(st, base), loop->loop_var.dtype());
+  }
+  std::set<std::string> taken;
+  std::vector<Stmt> items;
+  int64_t off = 0;
+  for (size_t k = 0; k < n; ++k) {
+    Stmt body = k == 0 ? loop->body : Copier(st, k, &taken).mutate(loop->body);
+    body = substitute(body, std::unordered_map<const VarNode*, Expr>{{loop->loop_var.get(), vars[k]}});
+    Expr lo = fold(loop->min + make_int(off, t));
+    items.push_back(make_for(vars[k], lo, make_int(parts[k], t), loop->for_kind, body, loop->thread_tag,
+                             loop->annotations));
+    off += parts[k];
+  }
+  st.replace(ls.get(), make_seq(items));
+  for (size_t k = 0; k < n; ++k) bind_loop(st, ins, k, vars[k]);
+}
+
+}  // namespace tirc::sched
