@@ -34,7 +34,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const char* const kCorpora[] = {"outsider", "outsider3", "outsider5", "outsider6"};
+const char* const kCorpora[] = {"outsider", "outsider3", "outsider5", "outsider6", "outsider7"};
 
 fs::path corpus_file(const std::string& dir) {
   return fs::path(TIRC_SOURCE_DIR) / "tests" / "zoo" / dir / (dir + ".tir");
@@ -46,6 +46,12 @@ double scalar_value(const std::string& dir, const FunctionNode& f, const std::st
   if (dir == "outsider") return n == "n" ? (f.name == "sym_colsum" ? 5.0 : 3.0) : 0.7;
   if (dir == "outsider3") return n == "m" ? 3.0 : n == "n" ? 5.0 : n == "delta" ? 1.0 : 1.7;
   if (dir == "outsider5") return n == "n" ? 5.0 : n == "m" ? 3.0 : n == "alpha" ? 0.7 : 0.3;
+  if (dir == "outsider7") {
+    static const std::map<std::string, double> v7 = {{"n", 4}, {"m", 3}, {"len", 4}, {"tau", 0.7}};
+    auto it = v7.find(n);
+    if (it == v7.end()) throw Error(dir + ": no value for scalar " + n + " of " + f.name);
+    return it->second;
+  }
   static const std::map<std::string, double> v6 = {{"n", 5},      {"off", 2},     {"alpha", 0.7},
                                                    {"beta", 1.6}, {"eps", 0.01},  {"scale", 0.5},
                                                    {"thr", 5},    {"margin", 0.3}};
@@ -214,14 +220,6 @@ TEST_P(OutsiderJit, SecondOrder) {
   if (!g) GTEST_SKIP() << "autodiff refuses " << GetParam() << ": " << why;
   Function gg = try_gradient(*g, &why);
   if (!gg) GTEST_SKIP() << "autodiff refuses " << g->name << ": " << why;
-  // Known autodiff bugs (transforms/autodiff, reported): second orders that are ill-typed IR,
-  // which the interpreter refuses. An entry that runs again fails here: remove it.
-  static const std::map<std::string, std::string> ill_typed = {
-      {"outsider5/i64_split", "c_dX_dW reads Y_grad[i64((... - i32(2) * i64(v12 // 2) - ...) // 2)]"}};
-  if (auto it = ill_typed.find(GetParam()); it != ill_typed.end()) {
-    EXPECT_THROW(run_interp(*gg, random_inputs(*gg, 11, c.given)), Error) << "fixed? " << it->second;
-    GTEST_SKIP() << "autodiff bug: " << gg->name << " is ill-typed: " << it->second;
-  }
   expect_matches(*gg, c.given, c.big);
 }
 

@@ -512,3 +512,33 @@ TEST(PrimsR5, AtomicScatterParallelVectorize) {
 
 }  // namespace
 }  // namespace tirc
+
+namespace tirc {
+namespace {
+
+// rfactor of a reduction without init starts each partial at the reducer's identity. The
+// i64 min identity was built from the double 9.22e18, which does not convert to i64 (it
+// became INT64_MIN, so every partial min was INT64_MIN).
+TEST(PrimsR5, RfactorIntegerIdentitiesAreExact) {
+  for (const char* op : {"min", "max"}) {
+    std::string f = std::string(R"(func g(X: i64[4, 8] in [-1000, 1000]) -> (Y: i64[4]) {
+  for i in serial(4) {
+    block Y0(vi: spatial(4) = i) { Y[vi] = 7 }
+  }
+  for i, k in grid(4, 8) {
+    block Y(vi: spatial(4) = i, vk: reduce(8) = k) {
+      Y[vi] = )") + op +
+                    R"((Y[vi], X[vi, vk])
+    }
+  }
+}
+)";
+    SCOPED_TRACE(op);
+    applied(f,
+            "  b = get_block(\"Y\")\n  i, k = get_loops(b)\n  ko, ki = split(k, [2, 4])\n  rf = rfactor(ki, "
+            "0)\n");
+  }
+}
+
+}  // namespace
+}  // namespace tirc

@@ -15,7 +15,7 @@
 //   Outsider5.check_grad/F   `tirc grad` output re-parses; check_grad --full passes on two seeds;
 //   Outsider5.grad_torch/F   F_grad run in f64 equals torch.autograd's VJP (outsider5_ref.py);
 //   Outsider5.flop_ratio/F   F_grad's FLOPs <= 3x F's (except the bounds listed below);
-//   Outsider5SecondOrder.second_order/F  for 16: the gradient of F_grad passes check_grad.
+//   Outsider5SecondOrder.second_order/F  for 17: the gradient of F_grad passes check_grad.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -139,7 +139,7 @@ INSTANTIATE_TEST_SUITE_P(Funcs, Outsider5SecondOrder,
                          ::testing::Values("mm_split", "fused_tail", "lets", "ifelse_swap", "compound_block",
                                            "pow_neg", "trunc_index", "conv_asym", "avgpool_excl",
                                            "softmax_axis0", "cumsum_axis0", "gram", "blockized", "if_argmax",
-                                           "sched_cache", "stat_per_tile"),
+                                           "sched_cache", "stat_per_tile", "i64_split"),
                          [](const auto& info) { return info.param; });
 
 // The fixture of the grad_torch tests (CMakeLists.txt: FIXTURES_SETUP outsider5_torch_refs);

@@ -7,7 +7,9 @@
 // computed by F_grad (run by the interpreter in f64) with central finite differences of L
 // computed by the interpreter in f64. By default along `directions` random directions per
 // input (cost independent of the input size, as JAX's check_grads); with `full`, element
-// by element. A check passes when |fd - ad| <= atol + rtol * max(|fd|, |ad|).
+// by element. A check passes when |fd - ad| <= atol + rtol * max(|fd|, |ad|), plus allowances
+// for the rounding of the finite differences and of F_grad's f16 / bf16 constants
+// (docs/autodiff.md, check-grad); none with zero tolerances.
 //
 // Non-finite values (docs/autodiff.md, "check-grad and non-finite values"): output elements
 // that are inf/nan at the inputs are left out of L (cotangent 0) and reported in `notes`;

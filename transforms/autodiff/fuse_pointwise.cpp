@@ -244,6 +244,7 @@ bool negation_of(const Expr& c, const Expr& d) {
 struct Known {
   std::vector<Expr> index;
   Expr value;
+  bool general = false;  // not a constant or a copy: forwarded only into a store to the element
 };
 using KnownMap = std::unordered_map<const BufferNode*, Known>;
 
@@ -256,12 +257,15 @@ bool same_tuple(const std::vector<Expr>& a, const std::vector<Expr>& b) {
 
 class ForwardConstants : public IRMutator {
  public:
-  explicit ForwardConstants(KnownMap* known) : known_(known) {}
+  explicit ForwardConstants(KnownMap* known, const BufferNode* store_to = nullptr)
+      : known_(known), store_to_(store_to) {}
 
  protected:
   Expr mutate_load(const LoadNode* n, const Expr& e) override {
     auto it = known_->find(n->buffer.get());
-    if (it != known_->end() && same_tuple(it->second.index, n->indices)) return it->second.value;
+    if (it != known_->end() && same_tuple(it->second.index, n->indices) &&
+        (!it->second.general || n->buffer.get() == store_to_))
+      return it->second.value;
     return IRMutator::mutate_load(n, e);
   }
   Expr mutate_binary(const BinaryNode* n, const Expr& e) override {
@@ -277,6 +281,7 @@ class ForwardConstants : public IRMutator {
 
  private:
   KnownMap* known_;
+  const BufferNode* store_to_;
 };
 
 Stmt forward_constants(const Stmt& s, KnownMap& known) {
@@ -286,18 +291,54 @@ Stmt forward_constants(const Stmt& s, KnownMap& known) {
     return make_seq(out);
   }
   if (auto* st = s.as<StoreNode>()) {
-    ForwardConstants fc(&known);
-    Expr v = fc.mutate(st->value);
+    ForwardConstants fc(&known), fv(&known, st->buffer.get());
+    Expr v = fv.mutate(st->value);
     std::vector<Expr> idx;
     for (auto& i : st->indices) idx.push_back(fc.mutate(i));
     known.erase(st->buffer.get());
-    if (v.as<FloatImmNode>() || v.as<IntImmNode>()) known[st->buffer.get()] = {idx, v};
+    // A forwarded value stays valid while no buffer it loads is written.
+    std::erase_if(known, [&](const auto& kv) {
+      bool reads = false;
+      for_each_expr(kv.second.value, [&](const Expr& x) {
+        if (auto* l = x.as<LoadNode>(); l && l->buffer.get() == st->buffer.get()) reads = true;
+      });
+      return reads;
+    });
+    // Constants, and plain copies of another buffer's element (the copy initialising an
+    // adjoint version, `T_grad_1[v] = T_grad[v]`, then `T_grad_1[v] = T_grad_1[v] + t`: one
+    // store `T_grad_1[v] = T_grad[v] + t`; the two stores to one buffer made the second
+    // order refuse the block).
+    // Any other value reading nothing of the buffer is forwarded into a later store to the same
+    // element only (`X_grad[v] = a * t; X_grad[v] = X_grad[v] + b`, two adjoint blocks of one
+    // forward block writing one element: `X_grad[v] = a * t + b`), so it is not recomputed.
+    auto* ld = v.as<LoadNode>();
+    bool self = false;
+    for_each_expr(v, [&](const Expr& x) {
+      if (auto* l = x.as<LoadNode>(); l && l->buffer.get() == st->buffer.get()) self = true;
+    });
+    if (v.as<FloatImmNode>() || v.as<IntImmNode>() || (ld && !self))
+      known[st->buffer.get()] = {idx, v};
+    else if (!self)
+      known[st->buffer.get()] = {idx, v, true};
     return make_store(st->buffer, idx, v, st->loc);
   }
   if (auto* l = s.as<LetStmtNode>()) {
     ForwardConstants fc(&known);
     Expr v = fc.mutate(l->value);
-    return make_let_stmt(l->var, v, forward_constants(l->body, known));
+    Stmt body = forward_constants(l->body, known);
+    // Values using the let var are not forwarded out of its scope.
+    std::erase_if(known, [&](const auto& kv) {
+      bool uses = false;
+      for_each_expr(kv.second.value, [&](const Expr& x) {
+        if (x.as<VarNode>() == l->var.get()) uses = true;
+      });
+      for (auto& i : kv.second.index)
+        for_each_expr(i, [&](const Expr& x) {
+          if (x.as<VarNode>() == l->var.get()) uses = true;
+        });
+      return uses;
+    });
+    return make_let_stmt(l->var, v, body);
   }
   if (auto* f = s.as<IfThenElseStmtNode>()) {
     ForwardConstants fc(&known);

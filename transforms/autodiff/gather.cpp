@@ -40,7 +40,7 @@ class Solver {
   std::pair<Var, Var> aux(const Affine& a, int64_t c) {
     for (auto& x : auxes_)
       if (std::get<1>(x) == c && affine_identical(std::get<0>(x), a)) return {std::get<2>(x), std::get<3>(x)};
-    Var q(names_.fresh("q")), m(names_.fresh("m"));
+    Var q(names_.fresh("q"), it_), m(names_.fresh("m"), it_);
     auxes_.emplace_back(a, c, q, m);
     Affine eq = a;
     eq.add(q, -c);
@@ -57,8 +57,8 @@ class Solver {
     unknown_set_.insert(q.get());
     unknown_set_.insert(m.get());
     Box mb;
-    mb.lo = make_int(0);
-    mb.hi = make_int(c);
+    mb.lo = make_int(0, it_);
+    mb.hi = make_int(c, it_);
     mb.known = true;
     mb.clo = 0;
     mb.chi = c - 1;
@@ -193,6 +193,12 @@ class Solver {
   std::vector<std::pair<Affine, int64_t>> divis_;
   std::vector<Expr> residual_expr_;  // over new loop vars
 
+  // Index dtype of the solver's own vars and rendered forms: i64 when a forward loop, index
+  // or shape is i64 (mixing i32 and i64 in one operation is ill-typed), else i32.
+  DType it_ = DType::I32;
+  Expr idx(const Expr& e) const { return as_dtype(e, it_); }
+  static Expr as_dtype(const Expr& e, DType t) { return e.dtype() == t ? e : make_cast(t, e); }
+
   NameGen& names_;
   AuxProvider auxp_ = [this](const Affine& a, int64_t c) { return aux(a, c); };
   std::vector<Affine> eqs_, ineqs_;
@@ -219,21 +225,22 @@ void Solver::make_strided(size_t d, int64_t stride, int64_t residue) {
   StridedX s;
   s.stride = stride;
   s.residue = residue;
-  s.l = Var(names_.fresh("al"));
+  s.l = Var(names_.fresh("al"), it_);
   Affine by;
   by.add(s.l, stride);
   by.constant = residue;
   Box b;
-  b.lo = make_int(0);
+  b.lo = make_int(0, it_);
   int64_t h;
   if (is_const_int(shape_[d], &h)) {
     int64_t n = std::max<int64_t>(0, ceil_div(h - residue, stride));
-    b.hi = make_int(n);
+    b.hi = make_int(n, it_);
     b.known = true;
     b.clo = 0;
     b.chi = n - 1;
   } else {
-    b.hi = floordiv(shape_[d] - make_int(residue) + make_int(stride - 1), make_int(stride));
+    b.hi =
+        floordiv(idx(shape_[d]) - make_int(residue, it_) + make_int(stride - 1, it_), make_int(stride, it_));
   }
   box_[s.l.get()] = b;
   substitute_all(xs_[d].get(), by);
@@ -252,13 +259,13 @@ Expr Solver::render(const Affine& a) {
     }
     const NonAff& n = it->second;
     Expr num = render(n.num);
-    Expr e = n.kind == 1 ? floormod(num, make_int(n.c)) : floordiv(num, make_int(n.c));
+    Expr e = n.kind == 1 ? floormod(num, make_int(n.c, it_)) : floordiv(num, make_int(n.c, it_));
     if (n.kind == 2) e = make_unary(UnOp::Neg, e);
-    if (n.kind == 3) e = floormod(e, make_int(n.n));
-    if (c != 1) e = make_int(c) * e;
+    if (n.kind == 3) e = floormod(e, make_int(n.n, it_));
+    if (c != 1) e = make_int(c, it_) * e;
     extra = extra.defined() ? extra + e : e;
   }
-  Expr base = affine_to_expr(lin);
+  Expr base = affine_to_expr(lin, it_);
   if (!extra.defined()) return base;
   if (lin.is_const() && lin.constant == 0) return extra;
   return extra + base;
@@ -276,7 +283,7 @@ Expr Solver::render_ge0(const Affine& a) {
   else
     neg.constant = -a.constant;
   if (has_nonaff) return make_binary(BinOp::GE, render(pos), render(neg));
-  return make_binary(BinOp::GE, affine_to_expr(pos), affine_to_expr(neg));
+  return make_binary(BinOp::GE, affine_to_expr(pos, it_), affine_to_expr(neg, it_));
 }
 
 bool Solver::eliminate() {
@@ -355,12 +362,12 @@ bool Solver::eliminate() {
           u.add(by, -1);
           ineqs_.push_back(u);
         } else {
-          residual_expr_.push_back(make_binary(BinOp::LT, render(by), shape_[xi->second]));
+          residual_expr_.push_back(make_binary(BinOp::LT, render(by), idx(shape_[xi->second])));
         }
         done = true;
         break;
       }
-      if (!done) residual_expr_.push_back(make_binary(BinOp::EQ, render(eq), make_int(0)));
+      if (!done) residual_expr_.push_back(make_binary(BinOp::EQ, render(eq), make_int(0, it_)));
     }
     if (progress) continue;
     // (b) mixed radix: sum c_k u_k = K with c_1 = 1, u_k in [0, n_k), c_{k+1} = c_k n_k
@@ -475,6 +482,12 @@ bool Solver::eliminate() {
 }
 
 std::optional<GatherResult> Solver::run(const GatherInput& in) {
+  for (auto& l : in.loops)
+    if (l.var.dtype() == DType::I64 || l.extent.dtype() == DType::I64) it_ = DType::I64;
+  for (auto& e : in.index)
+    if (e.dtype() == DType::I64) it_ = DType::I64;
+  for (auto& e : in.shape)
+    if (e.dtype() == DType::I64) it_ = DType::I64;
   // Forward loop vars are the unknowns.
   std::unordered_set<const VarNode*> loopvars;
   for (auto& l : in.loops) loopvars.insert(l.var.get());
@@ -491,8 +504,8 @@ std::optional<GatherResult> Solver::run(const GatherInput& in) {
       if (loopvars.count(v.get())) dependent = true;
     Box b;
     if (!dependent) {
-      b.lo = l.min;
-      b.hi = make_end(l.min, l.extent);
+      b.lo = as_dtype(l.min, l.var.dtype());
+      b.hi = as_dtype(make_end(l.min, l.extent), l.var.dtype());
       if (mn->is_const() && last.is_const()) {
         b.known = true;
         b.clo = mn->constant;
@@ -504,8 +517,8 @@ std::optional<GatherResult> Solver::run(const GatherInput& in) {
       b.known = true;
       b.clo = lo->first;
       b.chi = hi->second;
-      b.lo = make_int(b.clo);
-      b.hi = make_int(b.chi + 1);
+      b.lo = make_int(b.clo, l.var.dtype());
+      b.hi = make_int(b.chi + 1, l.var.dtype());
     }
     box_[l.var.get()] = b;
     unknowns_.push_back(l.var);
@@ -520,12 +533,12 @@ std::optional<GatherResult> Solver::run(const GatherInput& in) {
   }
   shape_ = in.shape;
   for (size_t d = 0; d < in.shape.size(); ++d) {
-    Var x(names_.fresh("ax"));
+    Var x(names_.fresh("ax"), it_);
     xs_.push_back(x);
     x_index_[x.get()] = d;
     Box b;
-    b.lo = make_int(0);
-    b.hi = in.shape[d];
+    b.lo = make_int(0, it_);
+    b.hi = idx(in.shape[d]);
     int64_t h;
     if (is_const_int(in.shape[d], &h)) {
       b.known = true;
@@ -552,13 +565,13 @@ std::optional<GatherResult> Solver::run(const GatherInput& in) {
       r.empty = true;
       return r;
     }
-    Var t(names_.fresh("t"));
+    Var t(names_.fresh("t"), it_);
     Box bt;
     bt.known = true;
     bt.clo = tlo;
     bt.chi = thi;
-    bt.lo = make_int(tlo);
-    bt.hi = make_int(thi + 1);
+    bt.lo = make_int(tlo, it_);
+    bt.hi = make_int(thi + 1, it_);
     box_[t.get()] = bt;
     Affine by;
     by.add(t, sp.stride);
@@ -578,8 +591,8 @@ std::optional<GatherResult> Solver::run(const GatherInput& in) {
     b.known = true;
     b.clo = floor_div(iv->first, q.c);
     b.chi = floor_div(iv->second, q.c);
-    b.lo = make_int(b.clo);
-    b.hi = make_int(b.chi + 1);
+    b.lo = make_int(b.clo, q.q.dtype());
+    b.hi = make_int(b.chi + 1, q.q.dtype());
     box_[q.q.get()] = b;
   }
   if (!eliminate()) return std::nullopt;
@@ -623,8 +636,8 @@ std::optional<GatherResult> Solver::run(const GatherInput& in) {
             res.empty = true;
             return res;
           }
-          b.lo = make_int(b.clo);
-          b.hi = make_int(b.chi + 1);
+          b.lo = make_int(b.clo, q.terms[0].first.dtype());
+          b.hi = make_int(b.chi + 1, q.terms[0].first.dtype());
           continue;
         }
       }
@@ -724,7 +737,7 @@ std::optional<GatherResult> Solver::run(const GatherInput& in) {
     pred.push_back(render_ge0(q));
   }
   for (auto& [num, c] : divis_)
-    pred.push_back(make_binary(BinOp::EQ, floormod(render(num), make_int(c)), make_int(0)));
+    pred.push_back(make_binary(BinOp::EQ, floormod(render(num), make_int(c, it_)), make_int(0, it_)));
 
   std::unordered_map<const VarNode*, Expr> to_iter;
   for (size_t i = 0; i < order.size(); ++i) {
@@ -737,13 +750,15 @@ std::optional<GatherResult> Solver::run(const GatherInput& in) {
     if (order_dim[i] != SIZE_MAX) {
       size_t d = order_dim[i];
       gl.kind = IterKind::Spatial;
-      gl.iter_var = Var(names_.fresh(strided_.count(d) ? "vl" : "v"));
-      gl.iter_extent = strided_.count(d) ? b.hi : shape_[d];
+      // Iter vars take the dtype of the loop var they bind (an i64 loop gets an i64 iter
+      // var: i32 vars bound to i64 loops were ill-typed, hidden by the printer).
+      gl.iter_var = Var(names_.fresh(strided_.count(d) ? "vl" : "v"), w.dtype());
+      gl.iter_extent = strided_.count(d) ? b.hi : as_dtype(shape_[d], w.dtype());
       gl.binding = w;
       to_iter[w.get()] = gl.iter_var;
     } else {
       gl.kind = IterKind::Reduce;
-      gl.iter_var = Var(names_.fresh("r"));
+      gl.iter_var = Var(names_.fresh("r"), w.dtype());
       int64_t lo;
       if (is_const_int(b.lo, &lo) && lo == 0) {
         gl.iter_extent = b.hi;
@@ -757,10 +772,16 @@ std::optional<GatherResult> Solver::run(const GatherInput& in) {
     }
     res.loops.push_back(gl);
   }
-  // Pinned unknowns: floor(r2 / a) over the loops (r2 uses no other free unknown).
+  // Pinned unknowns: floor(r2 / a) over the loops (r2 uses no other free unknown); pin_loop
+  // is the same over the loop vars, for the `where` (a residual condition of the forward,
+  // e.g. an if_then_else guard, gets the solution of a forward loop var, which may hold a
+  // pinned quotient: it was left there, unbound).
+  std::unordered_map<const VarNode*, Expr> pin_loop;
   for (auto& [u, ra] : pinned) {
-    Expr r = substitute(render(ra.first), to_iter);
-    to_iter[u] = ra.second == 1 ? r : floordiv(r, make_int(ra.second));
+    Expr r = render(ra.first);
+    r = ra.second == 1 ? r : floordiv(r, make_int(ra.second, it_));
+    pin_loop[u] = as_dtype(r, u->dtype);
+    to_iter[u] = substitute(pin_loop[u], to_iter);
   }
   auto iter_expr = [&](const Affine& a) { return substitute(render(a), to_iter); };
   for (size_t d = 0; d < xs_.size(); ++d) {
@@ -783,12 +804,10 @@ std::optional<GatherResult> Solver::run(const GatherInput& in) {
       a = it->second;
     else
       a.add(l.var, 1);
-    subst_loop[l.var.get()] = render(a);
-    // The solver works in i32 (new iter vars, rendered forms): an i64 loop var gets its
-    // value cast back, so that the forward expressions it appears in stay well typed.
-    Expr e = substitute(subst_loop[l.var.get()], to_iter);
-    if (e.dtype() != l.var.dtype()) e = make_cast(l.var.dtype(), e);
-    res.subst[l.var.get()] = e;
+    // Rendered in the solver's index dtype: a loop var of another dtype gets its value cast
+    // back, so that the forward expressions it appears in stay well typed.
+    subst_loop[l.var.get()] = as_dtype(substitute(render(a), pin_loop), l.var.dtype());
+    res.subst[l.var.get()] = as_dtype(substitute(subst_loop[l.var.get()], to_iter), l.var.dtype());
   }
   for (auto& r : residual_) {
     Expr e = substitute(r, subst_loop);
@@ -802,6 +821,7 @@ std::optional<GatherResult> Solver::run(const GatherInput& in) {
       pred.push_back(e);
   }
   for (auto& e : residual_expr_) pred.push_back(e);
+  for (auto& e : pred) e = substitute(e, pin_loop);
   Expr p;
   for (auto& e : pred) p = p.defined() ? make_binary(BinOp::And, p, e) : e;
   res.predicate = p.defined() ? p : make_bool(true);

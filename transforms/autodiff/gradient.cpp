@@ -619,6 +619,10 @@ class GradientBuilder {
   Buffer adj_write(const Buffer& ver);
   Stmt elementwise(const std::string& name, const Buffer& like,
                    const std::function<Stmt(const std::vector<Expr>&)>& body);
+  // Over the elements iv of u's buffer: the condition that u does not write iv, when u's
+  // iter vars cover the buffer pointwise and only its `where` / guards (on the iteration
+  // point, no loads) restrict it; undefined otherwise.
+  Expr unwritten(const Unit& u, const std::vector<Expr>& iv);
   // A block over u's forward loop nest (same bindings and predicate), fresh iter vars.
   Stmt clone_block(const Unit& u, const std::string& name, const std::function<Stmt()>& body,
                    const std::function<Stmt()>& init, bool all_reduce, Annotations ann = {});
@@ -1627,6 +1631,56 @@ void GradientBuilder::assign_versions() {
   }
 }
 
+Expr GradientBuilder::unwritten(const Unit& u, const std::vector<Expr>& iv) {
+  if (u.kind != RedKind::Spatial || u.scan_iv >= 0 || u.region >= 0) return Expr();
+  const BlockNode& b = *u.blk;
+  const std::vector<Expr>& I = u.store->indices;
+  if (I.size() != iv.size()) return Expr();
+  for (auto& pe : u.path)
+    if (!pe.s.as<ForNode>()) return Expr();
+  std::unordered_map<const VarNode*, Expr> on_iter, on_loop;  // -> iv
+  std::unordered_set<const VarNode*> loop_vars, iter_vars, let_vars;
+  for (auto& pe : u.path) loop_vars.insert(pe.s.as<ForNode>()->loop_var.get());
+  for (auto& v : b.iter_vars) iter_vars.insert(v.var.get());
+  for (auto& it : u.items)
+    if (it.is_let) let_vars.insert(it.var.get());
+  for (size_t d = 0; d < I.size(); ++d) {
+    auto* vn = I[d].as<VarNode>();
+    if (!vn || on_iter.count(vn)) return Expr();
+    int k = -1;
+    for (size_t j = 0; j < b.iter_vars.size(); ++j)
+      if (b.iter_vars[j].var.get() == vn) k = static_cast<int>(j);
+    if (k < 0 || b.iter_vars[k].kind != IterKind::Spatial ||
+        !same_extent(b.iter_vars[k].extent, u.Y->shape[d]))
+      return Expr();
+    auto* bv = u.br->bindings[k].as<VarNode>();
+    const ForNode* loop = nullptr;
+    for (auto& pe : u.path)
+      if (auto* fn = pe.s.as<ForNode>(); fn && fn->loop_var.get() == bv) loop = fn;
+    if (!loop || !is_zero(loop->min) || !same_extent(loop->extent, b.iter_vars[k].extent)) return Expr();
+    auto as = [&](DType t) { return iv[d].dtype() == t ? iv[d] : make_cast(t, iv[d]); };
+    on_iter[vn] = as(vn->dtype);
+    on_loop[bv] = as(bv->dtype);
+  }
+  auto movable = [&](const Expr& e, const std::unordered_map<const VarNode*, Expr>& m,
+                     const std::unordered_set<const VarNode*>& banned) {
+    bool ok = true;
+    for_each_expr(e, [&](const Expr& x) {
+      if (x.as<LoadNode>()) ok = false;
+      if (auto* v = x.as<VarNode>(); v && !m.count(v) && (banned.count(v) || let_vars.count(v))) ok = false;
+    });
+    return ok;
+  };
+  Expr written = substitute(u.br->predicate, on_loop);
+  if (!movable(u.br->predicate, on_loop, loop_vars)) return Expr();
+  for (auto& it : u.items) {
+    if (it.is_let) continue;
+    if (!movable(it.value, on_iter, iter_vars)) return Expr();
+    written = make_binary(BinOp::And, written, substitute(it.value, on_iter));
+  }
+  return make_unary(UnOp::Not, written);
+}
+
 Stmt GradientBuilder::elementwise(const std::string& name, const Buffer& like,
                                   const std::function<Stmt(const std::vector<Expr>&)>& body) {
   BlockNode bn;
@@ -1634,7 +1688,7 @@ Stmt GradientBuilder::elementwise(const std::string& name, const Buffer& like,
   std::vector<Var> loops;
   std::vector<Expr> bindings, iv;
   for (size_t d = 0; d < like->ndim(); ++d) {
-    Var l(names_.fresh("i")), v(names_.fresh("v"));
+    Var l(names_.fresh("i"), like->shape[d].dtype()), v(names_.fresh("v"), like->shape[d].dtype());
     loops.push_back(l);
     bindings.push_back(l);
     iv.push_back(v);
@@ -1720,8 +1774,11 @@ Buffer GradientBuilder::adj_write(const Buffer& ver) {
 }
 
 Expr GradientBuilder::reduce_index(const Unit& u) {
+  // In i32, the dtype of the K / Z buffers it is stored in (i64 reduce vars are cast: the
+  // select of an i64 index with the i32 kNoIndex was ill-typed).
+  auto i32 = [](const Expr& e) { return e.dtype() == DType::I32 ? e : make_cast(DType::I32, e); };
   Expr out;
-  for (auto& iv : u.reduce_iters) out = out.defined() ? out * iv.extent + iv.var : Expr(iv.var);
+  for (auto& iv : u.reduce_iters) out = out.defined() ? out * i32(iv.extent) + i32(iv.var) : i32(iv.var);
   return out;
 }
 
@@ -2187,16 +2244,22 @@ void GradientBuilder::reverse_unit(Unit& u) {
       }
     }
     for (auto& o : u.once) guards.push_back(o), gpos.push_back(0);
+    // The store's indices may use the block's lets (`let j = i32(floor(p)); Y[j] = ...`),
+    // which the linearisation rebinds to its temps: the cotangent and the stored value are
+    // loaded at the substituted indices (unbound let vars in F_grad before).
+    std::vector<Expr> I_s;
+    for (auto& i : I_ad) I_s.push_back(ad.subst(i));
+    const Expr Gi_s = make_load(G, I_s), Yk_s = make_load(u.ver_out, I_s);
     Expr root = ad.linearize(Ead, S);
-    Expr seed = Gi;
+    Expr seed = Gi_s;
     bool root_let = !S.lets.empty() && root.same_as(S.lets.back().var);
     if (u.kind == RedKind::Spatial && u.scan_iv >= 0) {
       // The stored value is materialised: adjoints that need it read it back.
-      if (root_let) S.lets.back().value = Yk;
+      if (root_let) S.lets.back().value = Yk_s;
     } else if (u.kind == RedKind::Sum || self_accum) {
-      if (negate) seed = -Gi;
+      if (negate) seed = -Gi_s;
     } else if (u.kind == RedKind::Prod) {
-      Expr z = make_load(Z, I_ad), p = make_load(P, I_ad);
+      Expr z = make_load(Z, I_s), p = make_load(P, I_s);
       // if_then_else, not select: the division is evaluated (and differentiated again)
       // only where no factor is zero.
       seed = make_if_then_else(make_binary(BinOp::EQ, z, make_int(kNoIndex)), p / root,
@@ -2235,7 +2298,7 @@ void GradientBuilder::reverse_unit(Unit& u) {
       std::vector<LeafTerm> g1;
       sweep(make_const(T, 1), &al1, &g1);
       for (auto& g : g1) {
-        Expr t = is_one(g.term) ? Gi : Gi * g.term;
+        Expr t = is_one(g.term) ? Gi_s : Gi_s * g.term;
         g.term = negate ? make_unary(UnOp::Neg, t) : t;
       }
       // Costed per emitted block (the pointwise leaves share one).
@@ -2268,12 +2331,12 @@ void GradientBuilder::reverse_unit(Unit& u) {
       std::vector<std::vector<LeafTerm>> blocks;
       if (!pointwise.empty()) blocks.push_back(pointwise);
       for (auto& g : groups) blocks.push_back({g});
-      if (load_stored_value(u, S, adj_lets, blocks)) S.lets.back().value = Yk;
+      if (load_stored_value(u, S, adj_lets, blocks)) S.lets.back().value = Yk_s;
     }
     emit_pointwise(u, {&S.lets, &adj_lets}, pointwise, gpos, scattered);
     for (auto& g : groups) {
       if (u.kind == RedKind::Max || u.kind == RedKind::Min)
-        emit_argext(u, {&S.lets, &adj_lets}, g, K, I_ad);
+        emit_argext(u, {&S.lets, &adj_lets}, g, K, I_s);
       else
         emit_contribution(u, {&S.lets, &adj_lets}, g, gpos);
     }
@@ -2372,6 +2435,10 @@ void GradientBuilder::emit_contribution(Unit& u, const std::vector<const std::ve
     std::unordered_set<const VarNode*> need;
     collect_vars(term, &need);
     for (auto& g : inner) collect_vars(g, &need);
+    // A scatter's target is the read's own index, which may use lets (`X[v, i32(floor(t))]`
+    // with t a temp the term does not use): they were left unbound, and the interpreter
+    // read a stale binding of another block (a silently wrong second order).
+    for (auto& i : target) collect_vars(i, &need);
     return wrap_lets_and_guards(s, lets, need, placed);
   };
   const std::string name = u.blk->name + "_d" + ld->buffer->name;
@@ -2583,7 +2650,7 @@ void GradientBuilder::emit_argext(Unit& u, const std::vector<const std::vector<B
   std::vector<Expr> extents;
   for (auto& iv : u.blk->iter_vars) {
     if (iv.kind != IterKind::Spatial) continue;
-    Var l(names_.fresh("i")), v(names_.fresh(iv.var.name()), iv.var.dtype());
+    Var l(names_.fresh("i"), iv.var.dtype()), v(names_.fresh(iv.var.name()), iv.var.dtype());
     loops.push_back(l);
     bindings.push_back(l);
     extents.push_back(iv.extent);
@@ -2597,9 +2664,12 @@ void GradientBuilder::emit_argext(Unit& u, const std::vector<const std::vector<B
   Expr stride;
   for (size_t j = u.reduce_iters.size(); j-- > 0;) {
     const IterVar& iv = u.reduce_iters[j];
+    // K holds reduce_index in i32; each var gets its own dtype back.
+    Expr ext = iv.extent.dtype() == DType::I32 ? iv.extent : make_cast(DType::I32, iv.extent);
     Expr q = stride.defined() ? floordiv(k, stride) : k;
-    m[iv.var.get()] = j == 0 ? q : floormod(q, iv.extent);
-    stride = stride.defined() ? stride * iv.extent : iv.extent;
+    Expr val = j == 0 ? q : floormod(q, ext);
+    m[iv.var.get()] = iv.var.dtype() == DType::I32 ? val : make_cast(iv.var.dtype(), val);
+    stride = stride.defined() ? stride * ext : ext;
   }
   std::vector<Expr> guards;
   for (auto& g : leaf.guards) guards.push_back(g);
@@ -2755,8 +2825,13 @@ Function GradientBuilder::build() {
         if (u.merged) needed.insert(u.ver_in.get());
         if (u.needs_copy) {
           Buffer from = u.ver_in, to = u.ver_out;
+          // Only the elements u leaves alone: the others may be uninitialised in `from` (an
+          // output written by two blocks with complementary `where`s; the interpreter refused
+          // F_grad's copy of the second block's version).
           fwd_rev.push_back(elementwise(u.blk->name + "_copy", to, [&](const std::vector<Expr>& iv) {
-            return make_store(to, iv, make_load(from, iv));
+            Stmt st = make_store(to, iv, make_load(from, iv));
+            Expr keep = u.self_read ? Expr() : unwritten(u, iv);
+            return keep.defined() ? make_if(keep, st) : st;
           }));
           needed.insert(from.get());
         }

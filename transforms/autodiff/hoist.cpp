@@ -182,9 +182,19 @@ class Hoister {
       auto* st = x.as<StoreNode>();
       if (!st) return x;
       Expr nv = rewrite(st->value, lets_.size());
-      if (nv.same_as(st->value)) return x;
+      // The indices too, as the value's loads of the stored buffer: an accumulation
+      // `A[I] = A[I] + t` whose I holds a hoisted value (`i32(floor(f32(v) * 0.5))` of a
+      // bilinear gather) kept the old I in the store only, so it was no longer of the form
+      // `A[I] = A[I] + t` (second order refused it, and it is not an atomic add).
+      std::vector<Expr> ni;
+      bool idx_changed = false;
+      for (auto& i : st->indices) {
+        ni.push_back(rewrite(i, lets_.size()));
+        idx_changed = idx_changed || !ni.back().same_as(i);
+      }
+      if (nv.same_as(st->value) && !idx_changed) return x;
       changed = true;
-      return make_store(st->buffer, st->indices, nv);
+      return make_store(st->buffer, ni, nv);
     };
     if (auto* q = t.as<SeqNode>()) {
       std::vector<Stmt> xs;
@@ -551,7 +561,10 @@ class Hoister {
     std::vector<Var> lvars;
     std::vector<Expr> bindings, store_idx;
     for (size_t k = 0; k < shape.size(); ++k) {
-      Var l(names_.fresh("i")), w(names_.fresh("h"), dims.empty() ? DType::I32 : (*iv_)[dims[k]].var.dtype());
+      // Loop and iter var in the dtype of the iter var they stand for (the block's `where`
+      // over i64 vars is rewritten onto the loop vars).
+      DType t = dims.empty() ? DType::I32 : (*iv_)[dims[k]].var.dtype();
+      Var l(names_.fresh("i"), t), w(names_.fresh("h"), t);
       lvars.push_back(l);
       bindings.push_back(l);
       store_idx.push_back(w);

@@ -617,6 +617,42 @@ class Normalizer : public IRMutator {
   int next_if_ = 0;
 };
 
+namespace {
+// c2 is the negation of c1, syntactically: `!c1` (or c1 = `!c2`), or the same comparison
+// operands under the opposite operator (`a == b` / `a != b`, `a < b` / `a >= b` or `b <= a`).
+bool complementary(const Expr& c1, const Expr& c2) {
+  if (auto* u = c2.as<UnaryNode>(); u && u->op == UnOp::Not && expr_identical(u->a, c1)) return true;
+  if (auto* u = c1.as<UnaryNode>(); u && u->op == UnOp::Not && expr_identical(u->a, c2)) return true;
+  auto* x = c1.as<BinaryNode>();
+  auto* y = c2.as<BinaryNode>();
+  if (!x || !y || !binop_is_compare(x->op) || !binop_is_compare(y->op)) return false;
+  // Orderings of floats are not complements of each other (NaN fails both).
+  if (is_float(x->a.dtype()) && x->op != BinOp::EQ && x->op != BinOp::NE) return false;
+  auto neg = [](BinOp o) {
+    switch (o) {
+      case BinOp::EQ: return BinOp::NE;
+      case BinOp::NE: return BinOp::EQ;
+      case BinOp::LT: return BinOp::GE;
+      case BinOp::GE: return BinOp::LT;
+      case BinOp::LE: return BinOp::GT;
+      default: return BinOp::LE;  // GT
+    }
+  };
+  auto swap = [](BinOp o) {
+    switch (o) {
+      case BinOp::LT: return BinOp::GT;
+      case BinOp::GT: return BinOp::LT;
+      case BinOp::LE: return BinOp::GE;
+      case BinOp::GE: return BinOp::LE;
+      default: return o;  // EQ, NE
+    }
+  };
+  BinOp want = neg(x->op);
+  if (y->op == want && expr_identical(x->a, y->a) && expr_identical(x->b, y->b)) return true;
+  return y->op == swap(want) && expr_identical(x->a, y->b) && expr_identical(x->b, y->a);
+}
+}  // namespace
+
 bool Normalizer::flatten(const Stmt& s, CtxList& ctx, std::vector<Item>& out, bool* saw_else) {
   if (!s.defined()) return true;
   switch (s.kind()) {
@@ -654,10 +690,25 @@ bool Normalizer::flatten(const Stmt& s, CtxList& ctx, std::vector<Item>& out, bo
       }
       return ok;
     }
-    case StmtKind::Seq:
-      for (auto& x : s.as<SeqNode>()->stmts)
-        if (!flatten(x, ctx, out, saw_else)) return false;
+    case StmtKind::Seq: {
+      const auto& xs = s.as<SeqNode>()->stmts;
+      for (size_t k = 0; k < xs.size(); ++k) {
+        // `if c { A }` then `if c' { B }` with c' the complement of c (`vi != 1` / `vi == 1`,
+        // `!c`), A writing nothing c reads: an if/else, so that rewrite 1 can merge a store
+        // of both arms into one (split into two blocks, the second version's copy read the
+        // elements only the first arm writes, uninitialised in F_grad).
+        auto* a = xs[k].as<IfThenElseStmtNode>();
+        auto* b = k + 1 < xs.size() ? xs[k + 1].as<IfThenElseStmtNode>() : nullptr;
+        if (a && b && !a->else_case.defined() && !b->else_case.defined() && complementary(a->cond, b->cond) &&
+            !intersects(writes_of(a->then_case), loads_of(a->cond))) {
+          if (!flatten(make_if(a->cond, a->then_case, b->then_case), ctx, out, saw_else)) return false;
+          ++k;
+          continue;
+        }
+        if (!flatten(xs[k], ctx, out, saw_else)) return false;
+      }
       return true;
+    }
     case StmtKind::Store:
     case StmtKind::For: out.push_back({ctx, s}); return true;
     default: return false;  // nested blocks, call_extern: left to gradient()'s refusal

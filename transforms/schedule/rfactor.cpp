@@ -13,6 +13,7 @@
 #include <cmath>
 
 #include "ir/printer.h"
+#include "ir/reducer.h"
 #include "transforms/schedule/inline_common.h"
 #include "transforms/schedule/prims.h"
 #include "transforms/schedule/util.h"
@@ -46,29 +47,11 @@ bool is_identity(BinOp op, const Expr& v, DType t) {
 
 // The identity element of a reducer, as TVM's: 0, 1, lowest / highest finite value.
 Expr identity_of(BinOp op, DType t) {
-  switch (op) {
-    case BinOp::Add: return make_const(t, 0);
-    case BinOp::Mul: return make_const(t, 1);
-    case BinOp::Max:
-      if (t == DType::F64) return make_const(t, -1.7976931348623157e308);
-      if (is_float(t)) return make_const(t, -3.4028234663852886e38);
-      if (is_unsigned_int(t)) return make_const(t, 0);
-      return make_const(t, t == DType::I8    ? -128.0
-                           : t == DType::I16 ? -32768.0
-                           : t == DType::I64 ? -9.2233720368547758e18
-                                             : -2147483648.0);
-    case BinOp::Min:
-      if (t == DType::F64) return make_const(t, 1.7976931348623157e308);
-      if (is_float(t)) return make_const(t, 3.4028234663852886e38);
-      if (t == DType::U8) return make_const(t, 255);
-      if (t == DType::U16) return make_const(t, 65535);
-      if (t == DType::U32) return make_const(t, 4294967295.0);
-      return make_const(t, t == DType::I8    ? 127.0
-                           : t == DType::I16 ? 32767.0
-                           : t == DType::I64 ? 9.2233720368547758e18
-                                             : 2147483647.0);
-    default: return Expr();
-  }
+  // Floats keep the finite extremes rfactor always used; integer ends come exact from
+  // reducer_identity (an i64 bound does not survive a trip through double).
+  if (!is_float(t) || (op != BinOp::Max && op != BinOp::Min)) return reducer_identity(op, t);
+  double big = t == DType::F64 ? 1.7976931348623157e308 : 3.4028234663852886e38;
+  return make_const(t, op == BinOp::Max ? -big : big);
 }
 
 }  // namespace
