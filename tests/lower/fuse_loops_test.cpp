@@ -12,6 +12,7 @@
 #include "ir/printer.h"
 #include "ir/visitor.h"
 #include "parser/parser.h"
+#include "tests/lower/lower_checks.h"
 #include "transforms/autodiff/gradient.h"
 #include "transforms/lower/lower.h"
 
@@ -27,24 +28,6 @@ size_t top_loops(const FunctionNode& f) {
   if (auto* s = body.as<SeqNode>())
     for (auto& x : s->stmts) n += x.kind() == StmtKind::For;
   return n;
-}
-
-void expect_identical(const FunctionNode& a, const FunctionNode& b, uint64_t seed) {
-  // Integer scalars without a range (symbolic sizes) get 5.
-  ArgMap given;
-  for (auto& p : a.params)
-    if (!p.is_buffer() && !p.range && is_int(p.var.dtype())) {
-      NDArray v(p.var.dtype(), {});
-      v.set(0, 5);
-      given[p.var.name()] = v;
-    }
-  ArgMap in = random_inputs(a, seed, given);
-  ArgMap ra = run_interp(a, in), rb = run_interp(b, in);
-  for (auto& [k, v] : ra) {
-    const NDArray& w = rb.at(k);
-    ASSERT_EQ(v.shape(), w.shape());
-    EXPECT_EQ(std::memcmp(v.data(), w.data(), v.nbytes()), 0) << "output " << k << " differs";
-  }
 }
 
 std::pair<Function, Function> before_after(const Function& f) {

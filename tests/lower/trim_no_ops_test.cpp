@@ -9,6 +9,7 @@
 #include "ir/printer.h"
 #include "ir/visitor.h"
 #include "parser/parser.h"
+#include "tests/lower/lower_checks.h"
 #include "transforms/autodiff/gradient.h"
 #include "transforms/lower/lower.h"
 
@@ -37,16 +38,6 @@ Shape shape_of(const FunctionNode& f) {
   } v;
   v.visit(f.body);
   return v.s;
-}
-
-void expect_identical(const FunctionNode& a, const FunctionNode& b, uint64_t seed, const ArgMap& given = {}) {
-  ArgMap in = random_inputs(a, seed, given);
-  ArgMap ra = run_interp(a, in), rb = run_interp(b, in);
-  for (auto& [k, v] : ra) {
-    const NDArray& w = rb.at(k);
-    ASSERT_EQ(v.shape(), w.shape());
-    EXPECT_EQ(std::memcmp(v.data(), w.data(), v.nbytes()), 0) << "output " << k << " differs";
-  }
 }
 
 // Lowered without flattening up to convert_blocks, then trimmed.

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "ir/mutator.h"
+#include "transforms/schedule/factors.h"
 #include "transforms/schedule/prims.h"
 
 namespace tirc::sched {
@@ -48,41 +49,23 @@ class Copier : public IRMutator {
 }  // namespace
 
 void prim_loop_partition(ScheduleState& st, const ScheduleInstr& ins) {
-  auto pos = positional(ins);
-  const ScheduleArg* fl = kwarg(ins, "factors");
-  if (!fl) {
-    if (pos.size() != 2) refuse("expected 2 arguments (loop, [factors]), got " + std::to_string(pos.size()));
-    fl = pos[1];
-  } else if (pos.size() != 1) {
-    refuse("expected 1 positional argument (the loop), got " + std::to_string(pos.size()));
-  }
+  const ScheduleArg& fl = factor_list_arg(ins);
   Stmt ls = arg_loop(st, ins, 0);
   const ForNode* loop = ls.as<ForNode>();
-  if (fl->kind != ScheduleArg::List) refuse("the factors must be a list, e.g. [8, _]");
-  size_t n = fl->list.size();
-  if (n < 2) refuse("needs at least 2 factors, got " + std::to_string(n));
+  FactorList factors = parse_factors(fl, "[8, _]");
+  size_t n = factors.values.size();
   expect_results(ins, n);
   if (loop->for_kind == ForKind::ThreadBinding)
     refuse("loop " + loop_name(ls) + " is bound to " + loop->thread_tag + "; partition it before binding it");
   int64_t ext;
   if (!is_const_int(fold(loop->extent), &ext))
     refuse("loop " + loop_name(ls) + " has a symbolic extent (the parts must add up to it)");
-  int wild = -1;
+  int wild = factors.wild;
+  std::vector<int64_t> parts = factors.values;
   int64_t sum = 0;
-  std::vector<int64_t> parts(n, 0);
-  for (size_t k = 0; k < n; ++k) {
-    const ScheduleArg& a = fl->list[k];
-    if (a.kind == ScheduleArg::Wildcard || (a.kind == ScheduleArg::Ident && a.text == "None")) {
-      if (wild >= 0) refuse("at most one factor may be inferred (_ or None)");
-      wild = static_cast<int>(k);
-    } else if (a.kind == ScheduleArg::Int) {
-      if (a.int_value <= 0) refuse("factor " + std::to_string(a.int_value) + " is not positive");
-      parts[k] = a.int_value;
-      sum += a.int_value;
-    } else {
-      refuse("a factor must be a positive integer or _");
-    }
-  }
+  for (int64_t p : parts)
+    if (__builtin_add_overflow(sum, p, &sum))
+      refuse("the parts add up to more than the extent " + std::to_string(ext) + " of loop " + loop_name(ls));
   if (wild >= 0) {
     if (sum >= ext)
       refuse("the given parts add up to " + std::to_string(sum) + ", leaving nothing of the extent " +

@@ -8,59 +8,39 @@
 #include <cstdint>
 
 #include "ir/mutator.h"
+#include "transforms/schedule/factors.h"
 #include "transforms/schedule/prims.h"
 
 namespace tirc::sched {
 
 void prim_split(ScheduleState& st, const ScheduleInstr& ins) {
-  auto pos = positional(ins);
-  const ScheduleArg* fl = kwarg(ins, "factors");
-  if (!fl) {
-    if (pos.size() != 2) refuse("expected 2 arguments (loop, [factors]), got " + std::to_string(pos.size()));
-    fl = pos[1];
-  } else if (pos.size() != 1) {
-    refuse("expected 1 positional argument (the loop), got " + std::to_string(pos.size()));
-  }
+  const ScheduleArg& fl = factor_list_arg(ins);
   Stmt ls = arg_loop(st, ins, 0);
   const ForNode* loop = ls.as<ForNode>();
-  if (fl->kind != ScheduleArg::List) refuse("the factors must be a list, e.g. [_, 8]");
-  size_t n = fl->list.size();
-  if (n < 2) refuse("needs at least 2 factors, got " + std::to_string(n));
+  FactorList factors = parse_factors(fl, "[_, 8]");
+  size_t n = factors.values.size();
+  int wild = factors.wild;
   expect_results(ins, n);
   // A parallel / vectorized / unrolled loop may run its iterations in order, so its pieces
   // are serial loops (as TVM's split); a thread binding would be silently dropped.
   if (loop->for_kind == ForKind::ThreadBinding)
     refuse("loop " + loop_name(ls) + " is bound to " + loop->thread_tag + "; split it before binding it");
   DType t = loop->extent.dtype();
-  int wild = -1;
+  // The pieces' loop vars have the loop's type, and so does the index they rebuild
+  // (l0 * f1 + l1 ...): a product beyond that type would wrap.
+  int64_t max_t = dtype_bits(t) >= 64 ? INT64_MAX : (int64_t{1} << (dtype_bits(t) - 1)) - 1;
   int64_t prod = 1;
-  for (size_t k = 0; k < n; ++k) {
-    const ScheduleArg& a = fl->list[k];
-    if (a.kind == ScheduleArg::Wildcard) {
-      if (wild >= 0) refuse("at most one factor may be inferred (_ or None)");
-      wild = static_cast<int>(k);
-    } else if (a.kind == ScheduleArg::Ident && a.text == "None") {
-      // TVM spells the inferred factor None.
-      if (wild >= 0) refuse("at most one factor may be inferred (_ or None)");
-      wild = static_cast<int>(k);
-    } else if (a.kind == ScheduleArg::Int) {
-      if (a.int_value <= 0) refuse("factor " + std::to_string(a.int_value) + " is not positive");
-      // The pieces' loop vars have the loop's type, and so does the index they rebuild
-      // (l0 * f1 + l1 ...): a product beyond that type would wrap.
-      int64_t max_t = dtype_bits(t) >= 64 ? INT64_MAX : (int64_t{1} << (dtype_bits(t) - 1)) - 1;
-      if (__builtin_mul_overflow(prod, a.int_value, &prod) || prod > max_t)
-        refuse("the factors multiply to more than loop " + loop_name(ls) + "'s type " +
-               std::string(dtype_name(t)) + " holds (" + std::to_string(max_t) + ")");
-    } else {
-      refuse("a factor must be a positive integer or _");
-    }
-  }
+  for (size_t k = 0; k < n; ++k)
+    if (static_cast<int>(k) != wild &&
+        (__builtin_mul_overflow(prod, factors.values[k], &prod) || prod > max_t))
+      refuse("the factors multiply to more than loop " + loop_name(ls) + "'s type " +
+             std::string(dtype_name(t)) + " holds (" + std::to_string(max_t) + ")");
   Expr extent = fold(loop->extent);
   int64_t ext_c;
   bool const_ext = is_const_int(extent, &ext_c);
   std::vector<Expr> exts(n);
   for (size_t k = 0; k < n; ++k)
-    if (static_cast<int>(k) != wild) exts[k] = make_int(fl->list[k].int_value, t);
+    if (static_cast<int>(k) != wild) exts[k] = make_int(factors.values[k], t);
   if (wild >= 0) {
     exts[wild] = const_ext ? make_int((ext_c + prod - 1) / prod, t)
                            : fold(floordiv(extent + make_int(prod - 1, t), make_int(prod, t)));
