@@ -805,6 +805,7 @@ class Compiler {
   const FunctionNode& f_;
   bool f64_;
   const ScalarEnv& env_;
+  std::unordered_map<const VarNode*, int> live_;
   CompiledFunc out_;
   int nregs_ = 0;
   std::unordered_map<const VarNode*, int> regs_;
@@ -906,7 +907,17 @@ class Compiler {
     return it->second;
   }
 
+  // A variable is live from its binder to the end of the binder's scope; registers outlive
+  // scopes (a Var bound again reuses its register), so a use outside every binder of its Var
+  // (ill-scoped IR built in memory) would read a stale value: it is an error instead.
+  bool live(const VarNode* v) const {
+    auto it = live_.find(v);
+    return it != live_.end() && it->second > 0;
+  }
+  void leave(const VarNode* v) { --live_[v]; }
+
   int bind_reg(const Var& v) {
+    ++live_[v.get()];
     auto it = regs_.find(v.get());
     if (it != regs_.end()) return it->second;
     regs_[v.get()] = nregs_;
@@ -989,7 +1000,7 @@ class Compiler {
         return true;
       }
       auto it = regs_.find(n);
-      if (it == regs_.end()) return false;
+      if (it == regs_.end() || !live(n)) return false;
       out->t.push_back({it->second, 1});
       return true;
     }
@@ -1082,7 +1093,7 @@ class Compiler {
         auto s = env_.find(n);
         if (s != env_.end()) return constant(n->dtype, s->second.i, s->second.d, is_float(n->dtype));
         auto it = regs_.find(n);
-        if (it == regs_.end()) site_error(blk_, "unbound variable " + n->name);
+        if (it == regs_.end() || !live(n)) site_error(blk_, "unbound variable " + n->name);
         DType t = eff(n->dtype);
         return by_cat(t, [&](auto c) -> AnyE {
           using C = decltype(c);
@@ -1168,6 +1179,7 @@ class Compiler {
           return wrapn<C>(t, p);
         });
         ivs_[n->var.get()] = saved;
+        leave(n->var.get());
         return r;
       }
       case ExprKind::BufferPtr:
@@ -1427,6 +1439,7 @@ class Compiler {
         ivs_[n->var.get()] = iv(n->value);
         p->body = stmt(n->body);
         ivs_[n->var.get()] = saved;
+        leave(n->var.get());
         return p;
       }
       case StmtKind::Evaluate: {
@@ -1473,6 +1486,7 @@ class Compiler {
       p = std::move(q);
     }
     ivs_[v] = saved;
+    leave(v);
     return p;
   }
 
@@ -1561,6 +1575,7 @@ class Compiler {
         kept.push_back(std::move(p->binds[i]));
       }
       ivs_[v] = new_ivs[i];
+      ++live_[v];
       if (b.iter_vars[i].kind == IterKind::Reduce) p->reduce_regs.push_back(r);
     }
     // Spatial points for the conflict check (see BlockS::spatial).
@@ -1591,7 +1606,10 @@ class Compiler {
     }
     if (b.init.defined()) p->init = stmt(b.init);
     p->body = stmt(b.body);
-    for (auto& [v, iv0] : saved) ivs_[v] = iv0;
+    for (auto& [v, iv0] : saved) {
+      ivs_[v] = iv0;
+      leave(v);
+    }
     blk_ = outer;
     return p;
   }

@@ -174,4 +174,28 @@ TEST(InterpStrict, InputsAreNeverModified) {
   for (int q = 0; q < 8; ++q) EXPECT_EQ(in["A"].get(q), a0.get(q));
 }
 
+// IR built in memory may use a variable outside every binder of it (the parser refuses that
+// in text). The interpreter kept the register of a variable after its scope ended, so such a
+// use read the last value the variable had (a silently wrong second-order gradient was found
+// that way, docs/autodiff.md, "Outsider round 7"); it is an error now.
+TEST(InterpStrict, VariableUsedOutsideItsScope) {
+  Buffer A("A", DType::F32, {i32(4)}), B("B", DType::F32, {i32(4)}), C("C", DType::F32, {i32(4)});
+  Var i("i"), vi("vi"), j("j"), vj("vj");
+  Stmt first =
+      grid({{i, i32(4)}}, block("b", {{vi, IterKind::Spatial, i32(4), i}}, st(B, {vi}, ld(A, {vi}))));
+  // Block c reads A at vi, the iter var of block b.
+  Stmt second =
+      grid({{j, i32(4)}}, block("c", {{vj, IterKind::Spatial, i32(4), j}}, st(C, {vj}, ld(A, {vi}))));
+  auto f = func("f", {bparam(A)}, {B, C}, {}, {first, second});
+  EXPECT_NE(error_of(f, random_inputs(*f, 1)).find("unbound variable vi"), std::string::npos)
+      << error_of(f, random_inputs(*f, 1));
+  // A let's variable after the let, and a loop var after its loop.
+  Var t("t");
+  Stmt let_then_use =
+      make_seq({make_let_stmt(t, i32(2), st(B, {i32(0)}, ld(A, {t}))), st(C, {i32(0)}, ld(A, {t}))});
+  auto g = func("g", {bparam(A)}, {B, C}, {}, {let_then_use});
+  EXPECT_NE(error_of(g, random_inputs(*g, 1)).find("unbound variable t"), std::string::npos)
+      << error_of(g, random_inputs(*g, 1));
+}
+
 }  // namespace tirc
