@@ -8,6 +8,7 @@
 #include "interp/stats.h"
 #include "ir/error.h"
 #include "ir/printer.h"
+#include "tests/autodiff/full_checks.h"
 #include "tests/autodiff/parse_one.h"
 #include "transforms/autodiff/check_grad.h"
 #include "transforms/autodiff/gradient.h"
@@ -17,17 +18,7 @@ namespace {
 
 using testing::parse_one;
 
-// check_grad --full (f64 finite differences) on two seeds.
-void expect_full_checks(const FunctionNode& f) {
-  CheckGradOptions o;
-  o.full = true;
-  for (uint64_t seed : {1u, 2u}) {
-    o.seed = seed;
-    CheckGradResult r = check_grad(f, o);
-    EXPECT_EQ(r.failed, 0) << print_function(*r.grad);
-    EXPECT_GT(r.passed, 0);
-  }
-}
+using testing::expect_full_checks;
 
 // F_grad with and without the fusion of pointwise adjoint blocks (fuse_pointwise.h) computes
 // the same results on random inputs and cotangents (f64).

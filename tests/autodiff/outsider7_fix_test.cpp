@@ -9,6 +9,7 @@
 #include "ir/error.h"
 #include "ir/printer.h"
 #include "ir/visitor.h"
+#include "tests/autodiff/full_checks.h"
 #include "tests/autodiff/parse_one.h"
 #include "transforms/autodiff/check_grad.h"
 #include "transforms/autodiff/gradient.h"
@@ -18,17 +19,7 @@ namespace {
 
 using testing::parse_one;
 
-// check_grad --full (f64 finite differences) on two seeds.
-void expect_full_checks(const FunctionNode& f) {
-  CheckGradOptions o;
-  o.full = true;
-  for (uint64_t seed : {1u, 2u}) {
-    o.seed = seed;
-    CheckGradResult r = check_grad(f, o);
-    EXPECT_EQ(r.failed, 0) << print_function(*r.grad);
-    EXPECT_GT(r.passed, 0);
-  }
-}
+using testing::expect_full_checks;
 
 // Every block iter var has the dtype of its binding (LANGUAGE.md: operands of one operation
 // share a dtype; the printer hides a mismatch, since `v: spatial(2) = i` re-parses as i32).

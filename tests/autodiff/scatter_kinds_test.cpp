@@ -12,6 +12,7 @@
 #include "ir/printer.h"
 #include "ir/visitor.h"
 #include "parser/parser.h"
+#include "tests/autodiff/full_checks.h"
 #include "tests/autodiff/parse_one.h"
 #include "tests/autodiff/rewrite_check.h"
 #include "transforms/autodiff/check_grad.h"
@@ -46,16 +47,7 @@ std::string kinds(const BlockNode& b) {
   return s;
 }
 
-void expect_full_checks(const FunctionNode& f) {
-  CheckGradOptions o;
-  o.full = true;
-  for (uint64_t seed : {1u, 2u}) {
-    o.seed = seed;
-    CheckGradResult r = check_grad(f, o);
-    EXPECT_EQ(r.failed, 0) << print_function(*r.grad);
-    EXPECT_GT(r.passed, 0);
-  }
-}
+using testing::expect_full_checks;
 
 const char* kSoftmax = R"(func softmax(X: f32[4, 10] in [-3.0, 3.0]) -> (Y: f32[4, 10]) {
   alloc M: f32[4]
