@@ -37,4 +37,18 @@ FactorList parse_factors(const ScheduleArg& fl, const std::string& example) {
   return out;
 }
 
+std::vector<Var> piece_vars(const ScheduleState& st, const ScheduleInstr& ins, const ForNode& loop,
+                            size_t n) {
+  std::vector<Var> vars;
+  for (size_t k = 0; k < n; ++k) {
+    std::string base = k < ins.results.size() && ins.results[k] != "_"
+                           ? ins.results[k]
+                           : loop.loop_var.name() + "_" + std::to_string(k);
+    for (auto& v : vars)
+      if (v.name() == base) base += "_" + std::to_string(k);
+    vars.emplace_back(fresh_var_name(st, base), loop.loop_var.dtype());
+  }
+  return vars;
+}
+
 }  // namespace tirc::sched

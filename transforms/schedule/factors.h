@@ -24,4 +24,8 @@ struct FactorList {
 // inferred ones; `example` is shown in the non-list message (e.g. "[_, 8]").
 FactorList parse_factors(const ScheduleArg& list, const std::string& example);
 
+// The loop vars of the n pieces of `loop`: named by the instruction's results (`_` or a
+// missing one: LOOPVAR_k), unique in the function, of the loop var's dtype.
+std::vector<Var> piece_vars(const ScheduleState& st, const ScheduleInstr& ins, const ForNode& loop, size_t n);
+
 }  // namespace tirc::sched

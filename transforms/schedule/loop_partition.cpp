@@ -76,15 +76,7 @@ void prim_loop_partition(ScheduleState& st, const ScheduleInstr& ins) {
            " of loop " + loop_name(ls));
   }
   DType t = loop->extent.dtype();
-  std::vector<Var> vars;
-  for (size_t k = 0; k < n; ++k) {
-    std::string base = k < ins.results.size() && ins.results[k] != "_"
-                           ? ins.results[k]
-                           : loop->loop_var.name() + "_" + std::to_string(k);
-    for (auto& v : vars)
-      if (v.name() == base) base += "_" + std::to_string(k);
-    vars.emplace_back(fresh_var_name(st, base), loop->loop_var.dtype());
-  }
+  std::vector<Var> vars = piece_vars(st, ins, *loop, n);
   std::set<std::string> taken;
   std::vector<Stmt> items;
   int64_t off = 0;

@@ -60,15 +60,7 @@ void prim_split(ScheduleState& st, const ScheduleInstr& ins) {
     refuse("loop " + loop_name(ls) +
            " has statements outside blocks and the factors do not divide its extent");
 
-  std::vector<Var> vars;
-  for (size_t k = 0; k < n; ++k) {
-    std::string base = k < ins.results.size() && ins.results[k] != "_"
-                           ? ins.results[k]
-                           : loop->loop_var.name() + "_" + std::to_string(k);
-    for (auto& v : vars)
-      if (v.name() == base) base += "_" + std::to_string(k);
-    vars.emplace_back(fresh_var_name(st, base), loop->loop_var.dtype());
-  }
+  std::vector<Var> vars = piece_vars(st, ins, *loop, n);
   // fused = ((v0 * e1 + v1) * e2 + v2) ...
   Expr fused = vars[0];
   for (size_t k = 1; k < n; ++k) fused = fold(fused * exts[k] + vars[k]);
