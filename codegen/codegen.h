@@ -10,7 +10,13 @@
 //     as `float` (rounded to the dtype on entry);
 //   CT: bool -> uint8_t (0/1), i8..i64 -> int8_t..int64_t, u8..u32 -> uint8_t..uint32_t,
 //       f16/bf16 -> uint16_t (IEEE binary16 / bfloat16 bits), f32 -> float, f64 -> double.
-//   * the return value is 0.
+//   * the return value is 0, or 1 when a bounds check failed (CodegenOptions::bounds_checks):
+//     the call stopped at an access outside its buffer, before making it. Then
+//     `int64_t __tirc_bounds_error_F(int64_t* index, int64_t* extent)` returns the failed
+//     site (and its index and extent; it clears the state; -1: none), and
+//     `const char* const __tirc_bounds_sites_F[site]` says which access it is
+//     ("FILE:LINE:COL: block \"b\": load A, dimension 0"). The state is one per function,
+//     so concurrent calls of one function from several threads share it.
 // The object also defines `void __tirc_packed_F(void** args)` (args[i]: pointer to the
 // buffer data, or to the scalar value in the types above), used by the JIT.
 // Parallel loops call tirc_parallel_for from runtime/tirc_runtime.h, large buffers use
@@ -30,6 +36,10 @@ struct CodegenOptions {
   std::string triple;      // empty: the host's
   std::string cpu;         // empty: the host CPU (with its features); "generic" for portable code
   bool verify = true;      // run the LLVM verifier on the generated module
+  // CPU: check every load/store index that lowering cannot prove inside its buffer
+  // (transforms/lower insert_bounds_checks); a failed check stops the call (ABI above).
+  // NVPTX code is never checked.
+  bool bounds_checks = true;
 };
 
 enum class EmitKind { LLVM, Asm, Obj };

@@ -77,7 +77,9 @@ class JitProgramImpl : public JitProgram {
     auto mod = std::make_unique<llvm::Module>("tirc_jit", *ctx);
     mod->setTargetTriple(tm->getTargetTriple().str());
     mod->setDataLayout(tm->createDataLayout());
-    build_llvm_functions(*mod, {f_}, opts, *tm);
+    std::vector<std::vector<BoundsCheckSite>> sites;
+    build_llvm_functions(*mod, {f_}, opts, *tm, &sites);
+    sites_ = std::move(sites.at(0));
     optimize_module(*mod, *tm, opts.opt_level);
 
     auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
@@ -90,8 +92,9 @@ class JitProgramImpl : public JitProgram {
     jit_ = std::move(*jit);
     // ORC prints failed lookups itself ("JIT session error: Symbols not found: ..."): keep
     // them for our own message instead.
-    jit_->getExecutionSession().setErrorReporter(
-        [this](llvm::Error e) { session_errors_ += (session_errors_.empty() ? "" : "; ") + llvm_error(std::move(e)); });
+    jit_->getExecutionSession().setErrorReporter([this](llvm::Error e) {
+      session_errors_ += (session_errors_.empty() ? "" : "; ") + llvm_error(std::move(e));
+    });
     auto& jd = jit_->getMainJITDylib();
     auto gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
         jit_->getDataLayout().getGlobalPrefix());
@@ -112,7 +115,8 @@ class JitProgramImpl : public JitProgram {
       std::string names;
       for (auto& m : missing) names += (names.empty() ? "" : ", ") + m;
       bool many = missing.size() > 1;
-      throw Error(std::string("jit: call_extern target") + (many ? "s " : " ") + names + (many ? " are" : " is") +
+      throw Error(std::string("jit: call_extern target") + (many ? "s " : " ") + names +
+                  (many ? " are" : " is") +
                   " not defined: the JIT can only call functions linked into tirc; compile with "
                   "`tirc build` and link an object that defines " +
                   (many ? "them" : "it"));
@@ -127,6 +131,9 @@ class JitProgramImpl : public JitProgram {
       throw Error("jit: " + (session_errors_.empty() ? msg : session_errors_ + " (" + msg + ")"));
     }
     entry_ = sym->toPtr<void (*)(void**)>();
+    auto err = jit_->lookup("__tirc_bounds_error_" + f.name);
+    if (!err) throw Error("jit: " + llvm_error(err.takeError()));
+    bounds_error_ = err->toPtr<int64_t (*)(int64_t*, int64_t*)>();
     compile_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
 
@@ -168,11 +175,22 @@ class JitProgramImpl : public JitProgram {
     ArgMap out;
     std::vector<double> slots;
     auto args = pack_args(inputs, &out, &slots);
-    entry_(args.data());
+    call_packed(args.data());
     return out;
   }
 
-  void call_packed(void** args) override { entry_(args); }
+  void call_packed(void** args) override {
+    entry_(args);
+    int64_t index = 0, extent = 0;
+    int64_t site = bounds_error_(&index, &extent);
+    if (site < 0) return;
+    if (static_cast<size_t>(site) >= sites_.size())
+      throw Error("jit: out-of-bounds access (unknown check site)");
+    const BoundsCheckSite& s = sites_[static_cast<size_t>(site)];
+    std::string msg = bounds_check_message(s, index, extent);
+    if (s.loc.known()) throw SourceError(s.loc.file, s.loc.line, s.loc.col, msg);
+    throw Error(msg);
+  }
   double compile_seconds() const override { return compile_seconds_; }
 
  private:
@@ -196,6 +214,8 @@ class JitProgramImpl : public JitProgram {
   std::string session_errors_;  // declared before jit_: its reporter writes here until jit_ dies
   std::unique_ptr<llvm::orc::LLJIT> jit_;
   void (*entry_)(void**) = nullptr;
+  int64_t (*bounds_error_)(int64_t*, int64_t*) = nullptr;
+  std::vector<BoundsCheckSite> sites_;
   double compile_seconds_ = 0;
 };
 

@@ -458,6 +458,16 @@ class FuncEmitter {
   Value* int_div(BinOp op, DType t, Value* a, Value* b, const Expr& be);
   Value* float_floor_divmod(BinOp op, DType t, Value* a, Value* b);
   Value* call(const CallNode* n);
+  // __bounds_check(idx, extent, site): idx, after a branch to error_exit() (recording site,
+  // the index and the extent in the function's error state) when it is outside [0, extent).
+  Value* bounds_check(const CallNode* n);
+  // The function's bounds-check error state: { i64 site + 1 (0: none), i64 index, i64 extent }.
+  llvm::GlobalVariable* error_state();
+  // Leaves the function being emitted after an error: frees its live heap buffers, releases
+  // the atomic lock when held, and returns 1 (the function) or void (an outlined loop body).
+  void error_exit();
+  // After a parallel loop: leaves the function when one of its iterations failed a check.
+  void propagate_error();
   Value* float_min_max(bool is_min, Value* a, Value* b) {
     Value* c = is_min ? B.CreateFCmpOLE(a, b) : B.CreateFCmpOGE(a, b);
     c = B.CreateOr(c, B.CreateFCmpUNO(a, a));
@@ -480,6 +490,10 @@ class FuncEmitter {
   bool depends(const Expr& e) const;
   bool uniform(const Expr& e) const;
   std::optional<int64_t> linear_coeff(const Expr& e) const;
+  // Loads, if_then_else or bounds checks in e (work that masked-off lanes must not do).
+  bool has_masked_work(const Expr& e) const;
+  // linear_coeff of a load/store index; nullopt under a mask when the index has a check.
+  std::optional<int64_t> masked_coeff(const Expr& idx) const;
   bool vectorizable(const ForNode* n, int64_t* lanes) const;
   void emit_vectorized(const ForNode* n, Value* minv, unsigned lanes);
   // Evaluates e in scalar mode (lane 0 of the vector loop var).
@@ -539,6 +553,7 @@ class FuncEmitter {
   void shared_global(const Buffer& b, int64_t numel);
   void free_all(const std::vector<Value*>& ps) {
     for (auto* p : ps) B.CreateCall(rt_free(), {p});
+    live_heap_.resize(live_heap_.size() - ps.size());
   }
   llvm::FunctionCallee rt_fn(const char* name, Type* ret, std::vector<Type*> args) {
     auto c = M.getOrInsertFunction(name, llvm::FunctionType::get(ret, args, false));
@@ -595,6 +610,9 @@ class FuncEmitter {
   int outlined_ = 0;
   int par_depth_ = 0;
   int atomic_depth_ = 0;
+  bool lock_held_ = false;         // between tirc_atomic_lock and tirc_atomic_unlock
+  int checks_ = 0;                 // bounds checks emitted so far
+  std::vector<Value*> live_heap_;  // tirc_alloc'ed buffers of fn_ whose scope is open
   // Vectorized loop being emitted: lanes_ lanes, loop var vvar_ whose lane-0 value is vmin_;
   // mask_ (a <lanes x i1>, or null = all lanes) guards loads and stores under ifs.
   unsigned lanes_ = 0;
@@ -854,6 +872,7 @@ Value* FuncEmitter::binary(const BinaryNode* n) {
 }
 
 Value* FuncEmitter::call(const CallNode* n) {
+  if (n->op == Intrinsic::BoundsCheck) return bounds_check(n);
   DType rt = n->dtype;
   DType at = n->args.empty() ? rt : n->args[0].dtype();
   std::vector<Value*> args;
@@ -955,6 +974,7 @@ Value* FuncEmitter::call(const CallNode* n) {
       r = B.CreateCall(decl(llvm::Intrinsic::trunc, ft), {B.CreateFDiv(args[0], args[1])});
       break;
     case Intrinsic::TruncMod: r = B.CreateFRem(args[0], args[1]); break;
+    case Intrinsic::BoundsCheck: break;  // bounds_check()
   }
   if (!r) throw Error(std::string("codegen: intrinsic ") + intrinsic_name(n->op));
   if (at == DType::F64 && rt != DType::F64) return cast(r, DType::F64, rt);
@@ -1303,6 +1323,9 @@ void FuncEmitter::emit_parallel_for(const ForNode* n, Value* minv, Value* ext) {
   auto saved_ip = B.saveIP();
   auto saved_vars = vars_;
   auto saved_bufs = bufs_;
+  auto saved_heap = std::move(live_heap_);
+  live_heap_.clear();
+  int checks_before = checks_;
   fn_ = of;
   auto* entry = BasicBlock::Create(C, "entry", of);
   B.SetInsertPoint(entry);
@@ -1340,10 +1363,98 @@ void FuncEmitter::emit_parallel_for(const ForNode* n, Value* minv, Value* ext) {
   fn_ = saved_fn;
   vars_ = std::move(saved_vars);
   bufs_ = std::move(saved_bufs);
+  live_heap_ = std::move(saved_heap);
   B.restoreIP(saved_ip);
   Value* n64 = B.CreateIntCast(ext, i64, true);
   auto pf = rt_fn("tirc_parallel_for", B.getVoidTy(), {i64, B.getPtrTy(), B.getPtrTy()});
   B.CreateCall(pf, {n64, of, closure});
+  if (checks_ != checks_before) propagate_error();
+}
+
+// ---------------------------------------------------------------- bounds checks
+
+llvm::GlobalVariable* FuncEmitter::error_state() {
+  std::string name = "__tirc_err." + base_name_;
+  if (auto* g = M.getGlobalVariable(name, true)) return g;
+  auto* t = llvm::ArrayType::get(B.getInt64Ty(), 3);
+  return new llvm::GlobalVariable(M, t, false, llvm::GlobalValue::InternalLinkage,
+                                  llvm::ConstantAggregateZero::get(t), name);
+}
+
+void FuncEmitter::error_exit() {
+  for (auto it = live_heap_.rbegin(); it != live_heap_.rend(); ++it) B.CreateCall(rt_free(), {*it});
+  if (lock_held_) B.CreateCall(rt_fn("tirc_atomic_unlock", B.getVoidTy(), {}));
+  if (fn_->getReturnType()->isVoidTy())
+    B.CreateRetVoid();
+  else
+    B.CreateRet(B.getInt32(1));
+}
+
+void FuncEmitter::propagate_error() {
+  auto* st = error_state();
+  auto* ld = B.CreateLoad(B.getInt64Ty(), st);
+  ld->setAtomic(llvm::AtomicOrdering::Monotonic);
+  ld->setAlignment(llvm::Align(8));
+  auto* fail = BasicBlock::Create(C, "par.oob", fn_);
+  auto* ok = BasicBlock::Create(C, "par.ok", fn_);
+  B.CreateCondBr(B.CreateICmpNE(ld, B.getInt64(0)), fail, ok,
+                 llvm::MDBuilder(C).createUnlikelyBranchWeights());
+  B.SetInsertPoint(fail);
+  error_exit();
+  B.SetInsertPoint(ok);
+}
+
+Value* FuncEmitter::bounds_check(const CallNode* n) {
+  Value* idx = expr(n->args.at(0));
+  if (gpu_) return idx;
+  Value* ext = expr(n->args.at(1));
+  int64_t site = 0;
+  is_const_int(n->args.at(2), &site);
+  Type* i64 = B.getInt64Ty();
+  Type* wide = idx->getType()->isVectorTy() ? V(i64) : i64;
+  auto widen = [&](Value* v, DType t) {
+    return is_unsigned_int(t) ? B.CreateZExt(v, wide) : B.CreateSExt(v, wide);
+  };
+  Value* i = widen(idx, n->args[0].dtype());
+  Value* e = widen(ext, n->args[1].dtype());
+  if (!e->getType()->isVectorTy() && wide->isVectorTy()) e = B.CreateVectorSplat(lanes_, e);
+  // Unsigned compare: a negative index is a huge one.
+  Value* bad = B.CreateICmpUGE(i, e);
+  Value* any = bad;
+  if (wide->isVectorTy()) {
+    if (mask_) bad = B.CreateAnd(bad, mask_);
+    any = B.CreateOrReduce(bad);
+  }
+  auto* fail = BasicBlock::Create(C, "oob", fn_);
+  auto* ok = BasicBlock::Create(C, "inb", fn_);
+  B.CreateCondBr(any, fail, ok, llvm::MDBuilder(C).createUnlikelyBranchWeights());
+  B.SetInsertPoint(fail);
+  if (wide->isVectorTy()) {
+    // Report the first failing lane.
+    auto n_lanes = llvm::cast<llvm::FixedVectorType>(bad->getType())->getNumElements();
+    Value* bits = B.CreateBitCast(bad, B.getIntNTy(n_lanes));
+    Value* lane = B.CreateBinaryIntrinsic(llvm::Intrinsic::cttz, bits, B.getTrue());
+    i = B.CreateExtractElement(i, lane);
+    e = B.CreateExtractElement(e, lane);
+  }
+  // The first failing check (of any thread) records itself.
+  auto* st = error_state();
+  Type* at = st->getValueType();
+  auto* cx = B.CreateAtomicCmpXchg(B.CreateConstInBoundsGEP2_64(at, st, 0, 0), B.getInt64(0),
+                                   B.getInt64(site + 1), llvm::MaybeAlign(8), llvm::AtomicOrdering::Monotonic,
+                                   llvm::AtomicOrdering::Monotonic);
+  auto* rec = BasicBlock::Create(C, "oob.record", fn_);
+  auto* out = BasicBlock::Create(C, "oob.exit", fn_);
+  B.CreateCondBr(B.CreateExtractValue(cx, 1), rec, out);
+  B.SetInsertPoint(rec);
+  B.CreateStore(i, B.CreateConstInBoundsGEP2_64(at, st, 0, 1));
+  B.CreateStore(e, B.CreateConstInBoundsGEP2_64(at, st, 0, 2));
+  B.CreateBr(out);
+  B.SetInsertPoint(out);
+  error_exit();
+  B.SetInsertPoint(ok);
+  ++checks_;
+  return idx;
 }
 
 // ---------------------------------------------------------------- vectorized loops
@@ -1359,12 +1470,32 @@ bool FuncEmitter::depends(const Expr& e) const {
 bool FuncEmitter::uniform(const Expr& e) const {
   if (depends(e)) return false;
   if (!mask_) return true;
-  // Under a mask, loads must not run for masked-off lanes: keep them in the vector path.
+  // Under a mask, loads must not run for masked-off lanes, and a bounds check must not fail
+  // for them (the interpreter never evaluates their index): keep them in the vector path.
+  return !has_masked_work(e);
+}
+
+bool FuncEmitter::has_masked_work(const Expr& e) const {
   bool load = false;
   for_each_expr(e, [&](const Expr& x) {
     if (x.kind() == ExprKind::Load || x.kind() == ExprKind::IfThenElse) load = true;
+    if (auto* c = x.as<CallNode>(); c && c->op == Intrinsic::BoundsCheck) load = true;
   });
-  return !load;
+  return load;
+}
+
+std::optional<int64_t> FuncEmitter::masked_coeff(const Expr& idx) const {
+  // Affine indices are computed from lane 0 in scalar code, which runs whatever the mask:
+  // under a mask an index with a bounds check inside goes the gather/scatter way, where
+  // the check sees the mask.
+  if (mask_) {
+    bool check = false;
+    for_each_expr(idx, [&](const Expr& x) {
+      if (auto* c = x.as<CallNode>(); c && c->op == Intrinsic::BoundsCheck) check = true;
+    });
+    if (check) return std::nullopt;
+  }
+  return linear_coeff(idx);
 }
 
 std::optional<int64_t> FuncEmitter::linear_coeff(const Expr& e) const {
@@ -1509,7 +1640,7 @@ Value* FuncEmitter::vload(const LoadNode* n) {
   Type* et = smem_type(t);
   Type* vt = V(et);
   auto align = llvm::Align(std::max(1, dtype_bytes(t)));
-  auto coeff = linear_coeff(n->indices[0]);
+  auto coeff = masked_coeff(n->indices[0]);
   Value* raw;
   if (coeff && *coeff == 1) {
     Value* p = B.CreateInBoundsGEP(et, buffer_ptr(n->buffer), scalar_index(n->indices[0]));
@@ -1529,7 +1660,7 @@ void FuncEmitter::vstore(const StoreNode* n) {
   Type* et = smem_type(t);
   auto align = llvm::Align(std::max(1, dtype_bytes(t)));
   Value* v = to_mem(t, expr(n->value));
-  auto coeff = linear_coeff(n->indices[0]);
+  auto coeff = masked_coeff(n->indices[0]);
   if (coeff && *coeff == 1) {
     Value* p = B.CreateInBoundsGEP(et, buffer_ptr(n->buffer), scalar_index(n->indices[0]));
     if (mask_)
@@ -1585,9 +1716,11 @@ void FuncEmitter::emit_store(const StoreNode* n) {
     auto lock = rt_fn("tirc_atomic_lock", B.getVoidTy(), {});
     auto unlock = rt_fn("tirc_atomic_unlock", B.getVoidTy(), {});
     B.CreateCall(lock);
+    lock_held_ = true;
     Value* v = expr(n->value);
     B.CreateStore(to_mem(t, v), element_ptr(n->buffer, n->indices));
     B.CreateCall(unlock);
+    lock_held_ = false;
     return;
   }
   Value* v = expr(n->value);
@@ -1692,6 +1825,7 @@ std::vector<Value*> FuncEmitter::allocate(const std::vector<Buffer>& buffers, co
     Value* p = B.CreateCall(rt_alloc(), {bytes});
     bufs_[b.get()] = p;
     heap.push_back(p);
+    live_heap_.push_back(p);
   }
   return heap;
 }
@@ -2148,6 +2282,14 @@ void FuncEmitter::emit_body(const FunctionNode& f, llvm::FunctionType* fty, cons
   fn_ = fn;
   auto* entry = BasicBlock::Create(C, "entry", fn);
   B.SetInsertPoint(entry);
+  if (!gpu_) {
+    // A failed check of an earlier call must not end this one (propagate_error reads it).
+    bool checked = false;
+    for_each_expr(body, [&](const Expr& e) {
+      if (auto* c = e.as<CallNode>(); c && c->op == Intrinsic::BoundsCheck) checked = true;
+    });
+    if (checked) B.CreateStore(B.getInt64(0), error_state());
+  }
   size_t k = 0;
   for (auto& p : f.params) {
     auto* arg = fn->getArg(k++);
@@ -2206,6 +2348,28 @@ void FuncEmitter::emit_body(const FunctionNode& f, llvm::FunctionType* fty, cons
   }
   B.CreateCall(fn, args);
   B.CreateRetVoid();
+
+  // int64_t __tirc_bounds_error_F(int64_t* index, int64_t* extent): the site of the check
+  // that failed in the last call (-1: none) with its index and extent (either pointer may
+  // be NULL); clears the state.
+  auto* i64 = B.getInt64Ty();
+  auto* ety = llvm::FunctionType::get(i64, {B.getPtrTy(), B.getPtrTy()}, false);
+  auto* ef = new_function("__tirc_bounds_error_" + f.name, ety, llvm::GlobalValue::ExternalLinkage);
+  B.SetInsertPoint(BasicBlock::Create(C, "entry", ef));
+  auto* st = error_state();
+  Type* at = st->getValueType();
+  Value* site = B.CreateLoad(i64, st);
+  for (unsigned k = 0; k < 2; ++k) {  // either pointer may be NULL
+    auto* put = BasicBlock::Create(C, "put", ef);
+    auto* next = BasicBlock::Create(C, "next", ef);
+    B.CreateCondBr(B.CreateIsNotNull(ef->getArg(k)), put, next);
+    B.SetInsertPoint(put);
+    B.CreateStore(B.CreateLoad(i64, B.CreateConstInBoundsGEP2_64(at, st, 0, 1 + k)), ef->getArg(k));
+    B.CreateBr(next);
+    B.SetInsertPoint(next);
+  }
+  B.CreateStore(B.getInt64(0), st);
+  B.CreateRet(B.CreateSub(site, B.getInt64(1)));
 }
 
 }  // namespace
@@ -2272,15 +2436,47 @@ static void link_libdevice(llvm::Module& mod) {
       f.setLinkage(llvm::GlobalValue::InternalLinkage);
 }
 
+static std::string bounds_site_text(const BoundsCheckSite& s) {
+  std::string where =
+      s.loc.known() ? s.loc.file + ":" + std::to_string(s.loc.line) + ":" + std::to_string(s.loc.col) + ": "
+                    : "";
+  if (!s.block.empty()) where += "block \"" + s.block + "\": ";
+  return where + s.access + " " + s.buffer + ", dimension " + std::to_string(s.dim);
+}
+
+// const char* const __tirc_bounds_sites_F[]: what each check site of F checks (C callers of
+// an object file print it with the index and extent of __tirc_bounds_error_F).
+static void emit_site_table(llvm::Module& mod, const std::string& fname,
+                            const std::vector<BoundsCheckSite>& sites) {
+  auto& C = mod.getContext();
+  IRBuilder<> B(C);
+  std::vector<llvm::Constant*> strs;
+  for (size_t i = 0; i < sites.size(); ++i) {
+    auto* init = llvm::ConstantDataArray::getString(C, bounds_site_text(sites[i]));
+    auto* g = new llvm::GlobalVariable(mod, init->getType(), true, llvm::GlobalValue::PrivateLinkage, init,
+                                       "__tirc_site." + fname + "." + std::to_string(i));
+    g->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
+    strs.push_back(g);
+  }
+  auto* at = llvm::ArrayType::get(B.getPtrTy(), strs.size());
+  new llvm::GlobalVariable(mod, at, true, llvm::GlobalValue::ExternalLinkage,
+                           llvm::ConstantArray::get(at, strs), "__tirc_bounds_sites_" + fname);
+}
+
 void build_llvm_functions(llvm::Module& mod, const std::vector<Function>& funcs, const CodegenOptions& opts,
-                          llvm::TargetMachine& tm) {
+                          llvm::TargetMachine& tm, std::vector<std::vector<BoundsCheckSite>>* check_sites) {
   bool nvptx = tm.getTargetTriple().isNVPTX();
   for (auto& f : funcs) {
     // Reductions across the threads of a block become allreduce scope blocks first (on the
     // CPU thread-bound loops are serial loops: the reduction runs as written).
-    Function lowered = lower_function(nvptx ? *lower_cross_thread_reductions(*f) : *f);
+    std::vector<BoundsCheckSite> sites;
+    bool checks = opts.bounds_checks && !nvptx;
+    Function lowered =
+        lower_function(nvptx ? *lower_cross_thread_reductions(*f) : *f, true, checks ? &sites : nullptr);
     FuncEmitter em(mod, opts, tm);
     em.emit_function(*lowered);
+    if (!nvptx) emit_site_table(mod, f->name, sites);
+    if (check_sites) check_sites->push_back(std::move(sites));
   }
   if (nvptx) link_libdevice(mod);
   if (opts.verify) {

@@ -1357,6 +1357,9 @@ class Compiler {
   }
 
   AnyE call(const CallNode* n) {
+    // A compiled-code bounds check is the index itself here: every access is checked anyway
+    // (with the full index in the message).
+    if (n->op == Intrinsic::BoundsCheck && !n->args.empty()) return any(n->args[0]);
     const char* name = intrinsic_name(n->op);
     if (static_cast<int>(n->args.size()) != intrinsic_arity(n->op))
       site_error(blk_, std::string(name) + " takes " + std::to_string(intrinsic_arity(n->op)) + " arguments");
@@ -1406,6 +1409,7 @@ class Compiler {
         case Intrinsic::Pow: return mk2(new Call2<D, Intrinsic::Pow>);
         case Intrinsic::TruncDiv: return mk2(new Call2<D, Intrinsic::TruncDiv>);
         case Intrinsic::TruncMod: return mk2(new Call2<D, Intrinsic::TruncMod>);
+        case Intrinsic::BoundsCheck: break;
       }
       throw Error("unknown intrinsic");
     });

@@ -13,7 +13,7 @@ constexpr IntrinsicInfo kIntrinsics[] = {
     {"exp", 1},     {"log", 1},   {"log2", 1}, {"log10", 1},    {"log1p", 1},    {"expm1", 1},
     {"sqrt", 1},    {"rsqrt", 1}, {"sin", 1},  {"cos", 1},      {"tan", 1},      {"tanh", 1},
     {"sigmoid", 1}, {"erf", 1},   {"abs", 1},  {"floor", 1},    {"ceil", 1},     {"round", 1},
-    {"trunc", 1},   {"sign", 1},  {"pow", 2},  {"truncdiv", 2}, {"truncmod", 2},
+    {"trunc", 1},   {"sign", 1},  {"pow", 2},  {"truncdiv", 2}, {"truncmod", 2}, {"__bounds_check", 3},
 };
 }  // namespace
 
@@ -45,7 +45,7 @@ const char* intrinsic_name(Intrinsic f) { return kIntrinsics[static_cast<int>(f)
 int intrinsic_arity(Intrinsic f) { return kIntrinsics[static_cast<int>(f)].arity; }
 bool intrinsic_from_name(const std::string& name, Intrinsic* out) {
   for (size_t i = 0; i < std::size(kIntrinsics); ++i)
-    if (name == kIntrinsics[i].name) {
+    if (name == kIntrinsics[i].name && static_cast<Intrinsic>(i) != Intrinsic::BoundsCheck) {
       *out = static_cast<Intrinsic>(i);
       return true;
     }

@@ -76,6 +76,11 @@ enum class Intrinsic : uint8_t {
   Pow,
   TruncDiv,
   TruncMod,
+  // Internal (not in the language, never parsed): `__bounds_check(idx, extent, site)` is idx
+  // when 0 <= idx < extent; otherwise evaluation stops with the error of check site `site`
+  // (an i32 constant numbering transforms/lower/bounds_checks.h's site table). Inserted by
+  // lowering for compiled code; see docs/codegen.md, "Bounds checks".
+  BoundsCheck,
 };
 
 const char* binop_symbol(BinOp op);  // "+", "//", "min", "==", "&&", ...
@@ -84,7 +89,8 @@ bool binop_is_logic(BinOp op);
 const char* unop_symbol(UnOp op);
 const char* intrinsic_name(Intrinsic f);
 int intrinsic_arity(Intrinsic f);
-// Looks up an intrinsic by its language name; false when `name` is not one.
+// Looks up an intrinsic by its language name; false when `name` is not one (internal
+// intrinsics such as BoundsCheck have no language name).
 bool intrinsic_from_name(const std::string& name, Intrinsic* out);
 
 struct ExprNode {

@@ -11,6 +11,8 @@
 #include <sstream>
 #include <string>
 
+#include "runtime/npy.h"
+
 namespace {
 
 struct Result {
@@ -156,7 +158,7 @@ TEST(CliJit, BenchPrintsMedianAndGflops) {
   Result r =
       sh(q(TIRC_BINARY) + " bench " + q(src + "/examples/matmul.tir") + " --func matmul --repeat 3 --json");
   ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_NE(r.out.find("\"func\": \"matmul\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"function\": \"matmul\""), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\"flops\": 524288,"), std::string::npos) << r.out;  // 2 * 128 * 32 * 64
   EXPECT_NE(r.out.find("\"gflops\": "), std::string::npos) << r.out;
   Result h = sh(q(TIRC_BINARY) + " bench " + q(src + "/examples/matmul.tir") + " --func nope");
@@ -225,5 +227,59 @@ func g(A: f32[4]) -> (B: f32[4]) {
   // The object file is the way: it builds (the symbols are left for the linker).
   Result o = sh(q(TIRC_BINARY) + " build " + file + " -o " + q((dir / "ext.o").string()));
   EXPECT_EQ(o.code, 0) << o.out;
+  fs::remove_all(dir);
+}
+
+// Bounds checks through the C ABI: F returns 1 before the bad access, and the object says
+// which site failed with which index (the header declares both entry points). The CLI's JIT
+// reports the same access as an error, exit 2.
+TEST(AotBoundsCheck, FailedCheckReturnsOneAndNamesTheSite) {
+  using namespace tirc;
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("tirc_aot_oob_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "g.tir") << R"(func g(A: f32[8], I: i32[4]) -> (B: f32[4]) {
+  for i in parallel(4) {
+    block b(vi: spatial(4) = i) {
+      B[vi] = A[I[vi]]
+    }
+  }
+}
+)";
+  std::ofstream(dir / "main.c") << R"(#include <stdio.h>
+#include "g.h"
+int main(void) {
+  float a[8] = {0, 1, 2, 3, 4, 5, 6, 7}, b[4];
+  int32_t ok[4] = {7, 6, 5, 4}, bad[4] = {1, 2, 3, 12};
+  if (g(a, ok, b) != 0 || b[0] != 7.0f || __tirc_bounds_error_g(0, 0) != -1) return 3;
+  int rc = g(a, bad, b);
+  int64_t index = 0, extent = 0;
+  int64_t site = __tirc_bounds_error_g(&index, &extent);
+  printf("%d %s %lld %lld\n", rc, __tirc_bounds_sites_g[site], (long long)index, (long long)extent);
+  if (g(a, ok, b) != 0) return 4;
+  return 0;
+}
+)";
+  std::string src = TIRC_SOURCE_DIR;
+  Result b = sh(q(TIRC_BINARY) + " build " + q((dir / "g.tir").string()) + " --target cpu -o " +
+                q((dir / "g.o").string()));
+  ASSERT_EQ(b.code, 0) << b.out;
+  Result c = sh("cc -O1 -I" + q(dir.string()) + " " + q((dir / "main.c").string()) + " " +
+                q((dir / "g.o").string()) + " " + q(src + "/runtime/tirc_runtime.c") + " -I" +
+                q(src + "/runtime") + " -lpthread -lm -o " + q((dir / "demo").string()));
+  ASSERT_EQ(c.code, 0) << c.out;
+  Result r = sh(q((dir / "demo").string()));
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out, "1 " + (dir / "g.tir").string() + ":4:7: block \"b\": load A, dimension 0 12 8\n");
+  NDArray idx(DType::I32, {4});
+  for (int64_t i = 0; i < 4; ++i) idx.set(i, i == 3 ? 12 : i + 1);
+  write_npy((dir / "i.npy").string(), idx);
+  Result j = sh(q(TIRC_BINARY) + " run " + q((dir / "g.tir").string()) +
+                " --func g --engine jit --input A=0 --input I=" + q((dir / "i.npy").string()));
+  EXPECT_EQ(j.code, 2) << j.out;
+  EXPECT_NE(j.out.find("g.tir:4:7: error: block \"b\": out-of-bounds load A[12]: index 12 of dimension 0 is "
+                       "outside [0, 8)"),
+            std::string::npos)
+      << j.out;
   fs::remove_all(dir);
 }

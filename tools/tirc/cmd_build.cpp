@@ -27,7 +27,7 @@ namespace tirc::cli {
 namespace {
 struct BuildOptions {
   std::string file, target = "cpu", emit, out, func, mcpu;
-  bool no_schedule = false, fast_math = false;
+  bool no_schedule = false, fast_math = false, no_bounds_check = false;
   int opt = 3;
 };
 
@@ -93,6 +93,8 @@ void register_build(CLI::App& app) {
   cmd->add_option(
       "--mcpu", o->mcpu,
       "target CPU (default or 'native': the host CPU; 'generic' for portable code; nvptx: sm_80)");
+  cmd->add_flag("--no-bounds-check", o->no_bounds_check,
+                "compile without the checks of indices that cannot be proven inside their buffer");
   cmd->add_flag("--fast-math", o->fast_math, "allow reassociation and contraction of float arithmetic");
   cmd->add_option("-O", o->opt, "LLVM optimisation level 0-3 (default 3)")->check(CLI::Range(0, 3));
   cmd->callback([o] {
@@ -120,6 +122,7 @@ void register_build(CLI::App& app) {
       CodegenOptions copts;
       copts.cpu = o->mcpu;
       copts.fast_math = o->fast_math;
+      copts.bounds_checks = !o->no_bounds_check;
       copts.opt_level = o->opt;
       if (gpu) copts.triple = "nvptx64-nvidia-cuda";
       std::string emit = o->emit.empty() ? (gpu ? "ptx" : "obj") : o->emit;

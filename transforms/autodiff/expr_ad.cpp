@@ -2,7 +2,9 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "ir/error.h"
 #include "ir/mutator.h"
@@ -191,11 +193,43 @@ Expr ExprAD::subst(const Expr& e) const {
   return substitute(e, letmap_);
 }
 
+Expr ExprAD::lin_int(const Expr& e, Scope& s) {
+  // Inside an arm the temps would be arm temps, which the scatter target of a leaf (its
+  // load's indices) cannot bind outside the arm; a let expression inside e could bind a var
+  // the float part uses. Both keep the plain substitution.
+  // TIRC_AD_NO_INT_TEMPS=1: the plain substitution (to measure what the temps save).
+  static const bool off = [] {
+    const char* v = std::getenv("TIRC_AD_NO_INT_TEMPS");
+    return v && *v && std::string(v) != "0";
+  }();
+  if (off || arm_depth_ > 0 || !has_float_op(e)) return subst(e);
+  bool has_let = false;
+  for_each_expr(e, [&](const Expr& x) {
+    if (x.as<LetNode>()) has_let = true;
+  });
+  if (has_let) return subst(e);
+  struct Lin : IRMutator {
+    ExprAD* ad;
+    Scope* s;
+    Expr mutate(const Expr& x) override {
+      if (is_float(x.dtype()) && has_float_op(x)) return ad->linearize(x, *s);
+      return IRMutator::mutate(x);
+    }
+  } m;
+  m.ad = this;
+  m.s = &s;
+  return subst(m.mutate(e));
+}
+
 void ExprAD::bind_let(const Var& v, const Expr& value, Scope& s) {
+  // An integer let of float values (`let i0 = i32(floor(p))`) is substituted at each use
+  // (an index, a guard, the bounds check of a read), as before, but its float part is a
+  // temp: computed once and shared with the other uses of the same value (`p - floor(p)`),
+  // where the whole `floor(p)` was recomputed at every use (deform_conv1d 4.7x).
   if (is_float(value.dtype()))
     letmap_[v.get()] = linearize(value, s);
   else
-    letmap_[v.get()] = subst(value);
+    letmap_[v.get()] = lin_int(value, s);
 }
 
 Expr ExprAD::linearize(const Expr& e, Scope& s) {
@@ -206,7 +240,17 @@ Expr ExprAD::linearize(const Expr& e, Scope& s) {
       auto it = letmap_.find(static_cast<const VarNode*>(e.get()));
       return it != letmap_.end() ? it->second : e;
     }
-    case ExprKind::Load: return subst(e);
+    case ExprKind::Load: {
+      // Float work in the indices (`X[i32(floor(p))]`) is shared like the let above.
+      auto* l = e.as<LoadNode>();
+      bool changed = false;
+      std::vector<Expr> idx;
+      for (auto& i : l->indices) {
+        idx.push_back(lin_int(i, s));
+        changed = changed || !idx.back().same_as(i);
+      }
+      return changed ? make_load(l->buffer, idx) : e;
+    }
     case ExprKind::Binary: {
       auto* b = e.as<BinaryNode>();
       Expr x = linearize(b->a, s), y = linearize(b->b, s);
@@ -243,8 +287,10 @@ Expr ExprAD::linearize(const Expr& e, Scope& s) {
       info.cond = subst(c->cond);
       info.then_scope = std::make_shared<Scope>();
       info.else_scope = std::make_shared<Scope>();
+      ++arm_depth_;
       info.then_val = linearize(c->t, *info.then_scope);
       info.else_val = linearize(c->f, *info.else_scope);
+      --arm_depth_;
       Expr value = make_if_then_else(info.cond, wrap({&info.then_scope->lets}, info.then_val),
                                      wrap({&info.else_scope->lets}, info.else_val));
       Var t(names_.fresh("t"), e.dtype());
@@ -357,6 +403,7 @@ void ExprAD::rule(const Expr& def, const Var& z, const Expr& a, AdjMap& adj, std
       P(x, mul(a, cst(T, 1.1283791670955126) * make_call(Intrinsic::Exp, {neg(x * x)})));
       return;
     case Intrinsic::Abs: P(x, mul(a, make_call(Intrinsic::Sign, {x}))); return;
+    case Intrinsic::BoundsCheck:  // an index (lowering only)
     case Intrinsic::Floor:
     case Intrinsic::Ceil:
     case Intrinsic::Round:

@@ -17,6 +17,9 @@
 // Errors: none for valid input (the input is assumed to have passed the parser's checks).
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "ir/module.h"
 
 namespace tirc {
@@ -86,9 +89,37 @@ Expr simplify_index_expr(const Expr& e);
 // unchanged (their loop bounds decide barriers and launch sizes).
 Function trim_no_ops(const FunctionNode& f);
 
-// The whole pipeline: lower_init, convert_blocks, fuse_sibling_loops, plan_alloc, compact_buffers, flatten_buffers (when
-// `flatten`), simplify_indices, trim_no_ops, then simplify_function (transforms/simplify/simplify.h).
-Function lower_function(const FunctionNode& f, bool flatten = true);
+// A bounds check inserted by insert_bounds_checks: which access of which block.
+struct BoundsCheckSite {
+  SourceLoc loc;       // the store's, else the block's (unknown for ones built by transforms)
+  std::string block;   // the block's name
+  std::string access;  // "load" or "store"
+  std::string buffer;
+  int dim = 0, ndim = 0;  // the checked dimension of an ndim-d access
+};
+
+// Bounds checks (run first, on the scheduled block form; for compiled code, whose accesses
+// are otherwise unchecked): every index of a load or store that cannot be proven inside
+// [0, extent) of its dimension becomes `__bounds_check(index, extent, site)` (an internal
+// intrinsic, ir/expr.h) with `site` numbering the entries this call appends to *sites.
+// The proof uses loop ranges (also symbolic), iter var bindings, block predicates, `if`
+// conditions, `if_then_else` guards and integer lets (transforms/simplify Analyzer), so
+// affine accesses of ordinary loop nests, padded convolutions and split tails carry no check;
+// gathers through data (`A[I[i]]`) and indices the analysis cannot bound do. Facts about
+// loaded values last until their buffer is written; small loop vars (<= 8 values) are
+// split case by case. Pointers passed to call_extern (`A.ptr(i)`) are not checked.
+Function insert_bounds_checks(const FunctionNode& f, std::vector<BoundsCheckSite>* sites);
+
+// "block \"b\": out-of-bounds load A[_, 9]: index 9 of dimension 1 is outside [0, 8)" (the
+// caller prefixes the site's location).
+std::string bounds_check_message(const BoundsCheckSite& site, int64_t index, int64_t extent);
+
+// The whole pipeline: insert_bounds_checks (when `check_sites` is given; the sites are
+// appended to it), lower_init, convert_blocks, fuse_sibling_loops, plan_alloc,
+// compact_buffers, flatten_buffers (when `flatten`), simplify_indices, trim_no_ops, then
+// simplify_function (transforms/simplify/simplify.h).
+Function lower_function(const FunctionNode& f, bool flatten = true,
+                        std::vector<BoundsCheckSite>* check_sites = nullptr);
 
 // Helper: a copy of f with a new body.
 Function with_body(const FunctionNode& f, Stmt body);

@@ -265,6 +265,12 @@ class BoundVisitor {
         return clamp({0, std::max(mul_end(a.lo, -1), a.hi)}, t);
       }
       case Intrinsic::Sign: return {-1, 1};
+      case Intrinsic::BoundsCheck: {
+        // Evaluation only goes on when the index is inside [0, extent).
+        Interval a = bound(n->args[0]), e = bound(n->args[1]);
+        Interval in{0, e.has_upper() ? e.hi - 1 : Interval::kPosInf};
+        return interval_intersect(a, in);
+      }
       case Intrinsic::TruncDiv: {
         Interval a = bound(n->args[0]), b = bound(n->args[1]);
         if (b.is_point() && b.lo > 0 && a.has_lower() && a.has_upper())

@@ -184,6 +184,21 @@ void assume_into(const Expr& cond, bool negate, VarRanges& r, RangeScope* scope,
     }
   }
   Expr lhs = b->a, rhs = b->b;
+  if (op == BinOp::NE && !lhs.as<VarNode>() && !rhs.as<VarNode>()) {
+    // `-j + 5 != 0` is `j != 5`: one variable with coefficient +-1 (exact in mathematical
+    // integers when both sides fit their dtype; the range cut below needs no more).
+    auto fits = [&](const Expr& x) {
+      SumForm f = to_sum_form(x);
+      return no_overflow || interval_fits(sum_form_bound(f, r), f.dtype);
+    };
+    auto d = fits(lhs) && fits(rhs) ? exact_diff(lhs, rhs) : std::nullopt;
+    if (!d || d->terms.size() != 1 || !d->terms[0].first.as<VarNode>()) return;
+    int64_t c = d->terms[0].second;
+    if ((c != 1 && c != -1) || d->constant == INT64_MIN) return;
+    Expr v = d->terms[0].first;
+    lhs = v;
+    rhs = make_int(c == 1 ? -d->constant : d->constant, v.dtype());
+  }
   if (!lhs.as<VarNode>()) {
     if (!rhs.as<VarNode>()) return;
     std::swap(lhs, rhs);
@@ -202,6 +217,13 @@ void assume_into(const Expr& cond, bool negate, VarRanges& r, RangeScope* scope,
       break;
     case BinOp::GE: nxt.lo = std::max(nxt.lo, o.lo); break;
     case BinOp::EQ: nxt = interval_intersect(cur, o); break;
+    case BinOp::NE:
+      // Only an end of the range can be cut off (`j != 0` with j in [0, 5] -> [1, 5]).
+      if (o.is_point() && cur.has_lower() && cur.lo == o.lo && cur.lo != Interval::kPosInf)
+        nxt.lo = cur.lo + 1;
+      else if (o.is_point() && cur.has_upper() && cur.hi == o.lo && cur.hi != Interval::kNegInf)
+        nxt.hi = cur.hi - 1;
+      break;
     default: return;
   }
   if (nxt.lo > nxt.hi || nxt == cur) return;  // unreachable branch or nothing learnt

@@ -1,0 +1,414 @@
+// Bounds checks for compiled code (model: the checks every safe language inserts, with the
+// static elimination of Halide's bounds inference and LLVM's IRCE: an access is checked
+// only when its index cannot be proven inside the buffer from what holds where it runs).
+//
+// The pass sees the scheduled block form, so it knows each access's block (for the
+// message) and everything the lowering would otherwise erase: loop ranges, the bindings of
+// iter vars (substituted, so `vi` is read as `i0 * 8 + i1` of its loops), block predicates
+// (`where`), `if` conditions and `if_then_else` guards (the arm that runs is taken as
+// holding the condition), and integer lets (inlined into what is proven). Iter var domains
+// are not assumed: the proof goes through the bindings, so a binding outside its domain
+// cannot make an access unchecked. Loads inside the indices of other accesses (gathers)
+// are checked first, then the access itself.
+//
+// Facts about loaded values (`if I[0] < 8`, `let x = T[0]` inlined as T[0]) hold only
+// until the buffer is written: a store or call_extern pointer to it drops every fact and
+// let/iter-var substitution that reads it (for the rest of the enclosing statements, and
+// for a whole loop whose body writes it, since the next iteration runs after the write).
+#include <algorithm>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "ir/mutator.h"
+#include "ir/visitor.h"
+#include "transforms/lower/lower.h"
+#include "transforms/simplify/simplify.h"
+
+namespace tirc {
+namespace {
+
+// a and b in a common integer dtype (the wider; i64 when they differ in signedness).
+std::pair<Expr, Expr> common(Expr a, Expr b) {
+  DType ta = a.dtype(), tb = b.dtype();
+  if (ta == tb) return {a, b};
+  DType t = DType::I64;
+  if (is_signed_int(ta) == is_signed_int(tb)) t = dtype_bits(ta) >= dtype_bits(tb) ? ta : tb;
+  if (ta != t) a = make_cast(t, a);
+  if (tb != t) b = make_cast(t, b);
+  return {a, b};
+}
+
+using BufferSet = std::unordered_set<const BufferNode*>;
+
+// The buffers a statement may write: stored buffers and buffers passed as pointers.
+struct Written : IRVisitor {
+  BufferSet bufs;
+  void visit_store(const StoreNode* n) override {
+    bufs.insert(n->buffer.get());
+    IRVisitor::visit_store(n);
+  }
+  void visit_buffer_ptr(const BufferPtrNode* n) override {
+    bufs.insert(n->buffer.get());
+    IRVisitor::visit_buffer_ptr(n);
+  }
+};
+
+bool reads_any(const Expr& e, const BufferSet& bufs) {
+  if (!e.defined() || bufs.empty()) return false;
+  bool hit = false;
+  for_each_expr(e, [&](const Expr& x) {
+    if (auto* l = x.as<LoadNode>(); l && bufs.count(l->buffer.get())) hit = true;
+  });
+  return hit;
+}
+
+bool has_load(const Expr& e) {
+  bool hit = false;
+  if (e.defined())
+    for_each_expr(e, [&](const Expr& x) {
+      if (x.kind() == ExprKind::Load) hit = true;
+    });
+  return hit;
+}
+
+bool same(const std::vector<Expr>& a, const std::vector<Expr>& b) {
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!a[i].same_as(b[i])) return false;
+  return true;
+}
+
+class Inserter : public IRMutator {
+ public:
+  explicit Inserter(std::vector<BoundsCheckSite>* sites) : sites_(sites) {}
+
+ private:
+  // Runs f with the facts, substitutions and memoized checks it adds dropped afterwards
+  // (a check left out under a guard must not be reused outside it).
+  template <class F>
+  auto scoped(F&& f) {
+    Analyzer az = az_;
+    auto subst = subst_;
+    auto ops = ops_;
+    size_t memo = memo_.size();
+    auto r = f();
+    az_ = std::move(az);
+    subst_ = std::move(subst);
+    ops_ = std::move(ops);
+    if (memo_.size() > memo) memo_.resize(memo);
+    return r;
+  }
+
+ public:
+  using IRMutator::mutate;
+  Stmt mutate(const Stmt& s) override {
+    Stmt r = IRMutator::mutate(s);
+    // What s wrote invalidates facts about loads for the statements after it (facts added
+    // inside s were dropped with its scope; this drops those of the enclosing scopes).
+    if (s.defined() && has_load_facts()) {
+      Written w;
+      w.visit(s);
+      invalidate(w.bufs);
+    }
+    return r;
+  }
+
+ protected:
+  Expr mutate_load(const LoadNode* n, const Expr& e) override {
+    auto idx = checked(n->buffer, n->indices, "load");
+    return same(idx, n->indices) ? e : make_load(n->buffer, std::move(idx));
+  }
+  Stmt mutate_store(const StoreNode* n, const Stmt& s) override {
+    // Like the interpreter, a store's accesses are reported at the store when it is known.
+    SourceLoc outer = loc_;
+    if (n->loc.known()) loc_ = n->loc;
+    // In an update `B[i] = B[i] + v` the load gets the very indices of the store (one site,
+    // one check after LLVM's GVN), so codegen still sees the read-modify-write it makes
+    // atomic in parallel loops.
+    memo_.clear();
+    auto idx = checked(n->buffer, n->indices, "store");
+    Expr v = mutate(n->value);
+    memo_.clear();
+    loc_ = outer;
+    invalidate({n->buffer.get()});
+    if (same(idx, n->indices) && v.same_as(n->value)) return s;
+    return make_store(n->buffer, std::move(idx), v, n->loc);
+  }
+  Expr mutate_select(const SelectNode* n, const Expr& e) override {
+    // `select` evaluates both arms; only if_then_else guards the arm it takes.
+    if (e.kind() == ExprKind::Select) return IRMutator::mutate_select(n, e);
+    Expr c = mutate(n->cond);
+    Expr t = scoped([&] {
+      assume(n->cond, true);
+      return mutate(n->t);
+    });
+    Expr f = scoped([&] {
+      assume(n->cond, false);
+      return mutate(n->f);
+    });
+    if (c.same_as(n->cond) && t.same_as(n->t) && f.same_as(n->f)) return e;
+    return make_if_then_else(c, t, f);
+  }
+  Expr mutate_let(const LetNode* n, const Expr& e) override {
+    Expr v = mutate(n->value);
+    Expr b = scoped([&] {
+      let(n->var, n->value);
+      return mutate(n->body);
+    });
+    return v.same_as(n->value) && b.same_as(n->body) ? e : make_let(n->var, v, b);
+  }
+  Stmt mutate_for(const ForNode* n, const Stmt& s) override {
+    Expr mn = mutate(n->min), ext = mutate(n->extent);
+    // Iterations after the first run after the body's writes: facts about what it writes
+    // do not hold inside the loop (nor after it).
+    if (has_load_facts()) {
+      Written w;
+      w.visit(n->body);
+      invalidate(w.bufs);
+    }
+    Stmt body = scoped([&] {
+      Expr lo = in_context(n->min), len = in_context(n->extent);
+      ops_.push_back({n->loop_var, lo, len, Expr()});
+      az_.bind(n->loop_var, lo, len);
+      // Symbolic ranges (`serial(n)`) become linear facts (`i < n` then proves `i < n`).
+      if (!is_const_int(lo) || !is_const_int(len)) {
+        auto [v, l] = common(n->loop_var, lo);
+        auto [v2, hi] = common(n->loop_var, simplify(lo + len));
+        fact(make_binary(BinOp::And, make_binary(BinOp::GE, v, l), make_binary(BinOp::LT, v2, hi)));
+        // The body runs only when the extent is positive: inside `serial(n)`, n >= 1, so
+        // `n - 1 - i` cannot wrap and `x % n` is inside [0, n).
+        if (!is_const_int(len)) fact(make_binary(BinOp::GT, len, make_int(0, len.dtype())));
+      }
+      return mutate(n->body);
+    });
+    if (mn.same_as(n->min) && ext.same_as(n->extent) && body.same_as(n->body)) return s;
+    return make_for(n->loop_var, mn, ext, n->for_kind, body, n->thread_tag, n->annotations);
+  }
+  Stmt mutate_block_realize(const BlockRealizeNode* n, const Stmt& s) override {
+    bool changed = false;
+    std::vector<Expr> bindings;
+    for (auto& b : n->bindings) {
+      bindings.push_back(mutate(b));
+      changed = changed || !bindings.back().same_as(b);
+    }
+    Expr pred = mutate(n->predicate);
+    Block blk = scoped([&] {
+      const BlockNode* b = n->block.get();
+      // Bindings are expressions of the enclosing loops: read in the outer context first.
+      std::vector<Expr> values;
+      for (auto& x : n->bindings) values.push_back(in_context(x));
+      for (size_t i = 0; i < b->iter_vars.size() && i < values.size(); ++i)
+        subst_[b->iter_vars[i].var.get()] = values[i];
+      assume(n->predicate, true);
+      const BlockNode* outer = block_;
+      SourceLoc outer_loc = loc_;
+      block_ = b;
+      loc_ = b->loc;
+      Stmt init = b->init.defined() ? mutate(b->init) : b->init;
+      Stmt body = mutate(b->body);
+      block_ = outer;
+      loc_ = outer_loc;
+      if (init.same_as(b->init) && body.same_as(b->body)) return n->block;
+      BlockNode out = *b;
+      out.init = init;
+      out.body = body;
+      return make_block(std::move(out));
+    });
+    if (!changed && pred.same_as(n->predicate) && blk.same_as(n->block)) return s;
+    return make_block_realize(std::move(bindings), pred, blk);
+  }
+  Stmt mutate_if(const IfThenElseStmtNode* n, const Stmt& s) override {
+    Expr c = mutate(n->cond);
+    Stmt t = scoped([&] {
+      assume(n->cond, true);
+      return mutate(n->then_case);
+    });
+    Stmt f = n->else_case;
+    if (f.defined())
+      f = scoped([&] {
+        assume(n->cond, false);
+        return mutate(n->else_case);
+      });
+    if (c.same_as(n->cond) && t.same_as(n->then_case) && f.same_as(n->else_case)) return s;
+    return make_if(c, t, f);
+  }
+  Stmt mutate_let_stmt(const LetStmtNode* n, const Stmt& s) override {
+    Expr v = mutate(n->value);
+    Stmt b = scoped([&] {
+      let(n->var, n->value);
+      return mutate(n->body);
+    });
+    return v.same_as(n->value) && b.same_as(n->body) ? s : make_let_stmt(n->var, v, b);
+  }
+
+ private:
+  // The indices of an access, each wrapped in __bounds_check unless provably in range.
+  std::vector<Expr> checked(const Buffer& buf, const std::vector<Expr>& indices, const char* what) {
+    for (auto& [b, orig, done] : memo_) {
+      if (!b.same_as(buf) || orig.size() != indices.size()) continue;
+      bool all = true;
+      for (size_t i = 0; i < orig.size() && all; ++i) all = expr_identical(orig[i], indices[i]);
+      if (all) return done;
+    }
+    std::vector<Expr> out;
+    for (size_t d = 0; d < indices.size(); ++d) {
+      Expr idx = mutate(indices[d]);
+      if (d < buf->shape.size() && !provably_inside(indices[d], buf->shape[d])) {
+        BoundsCheckSite site;
+        site.loc = loc_;
+        if (block_) site.block = block_->name;
+        site.access = what;
+        site.buffer = buf->name;
+        site.dim = static_cast<int>(d);
+        site.ndim = static_cast<int>(indices.size());
+        idx = make_call(Intrinsic::BoundsCheck,
+                        {idx, buf->shape[d], make_int(static_cast<int64_t>(sites_->size()), DType::I32)});
+        sites_->push_back(std::move(site));
+      }
+      out.push_back(idx);
+    }
+    memo_.push_back({buf, indices, out});
+    return out;
+  }
+  bool provably_inside(const Expr& index, const Expr& extent) {
+    if (!is_int(index.dtype()) || !is_int(extent.dtype())) return false;
+    Expr i = in_context(index), n = in_context(extent);
+    if (inside(az_, i, n)) return true;
+    // Case split on a loop var of few values: each value substituted into the index and
+    // into every fact (adaptive pooling's window guard `vi*5//3 + vr < ((vi+1)*5+2)//3`
+    // bounds the index only once vi is known). Every value of the var's range is tried, so
+    // the proof holds for all of them.
+    std::vector<const VarNode*> vars;
+    for_each_expr(i, [&](const Expr& x) {
+      if (auto* v = x.as<VarNode>(); v && std::find(vars.begin(), vars.end(), v) == vars.end())
+        vars.push_back(v);
+    });
+    for (const VarNode* v : vars) {
+      Var var;
+      for (auto& op : ops_)
+        if (op.var.defined() && op.var.get() == v) var = op.var;
+      if (!var.defined()) continue;
+      Interval r = az_.const_bound(var);
+      if (!r.has_lower() || !r.has_upper() || r.hi - r.lo >= 8) continue;
+      bool all = true;
+      for (int64_t c = r.lo; c <= r.hi && all; ++c) {
+        std::unordered_map<const VarNode*, Expr> one{{v, make_int(c, v->dtype)}};
+        Analyzer a;
+        for (auto& op : ops_) {
+          if (op.var.defined() && op.var.get() == v) continue;
+          if (op.var.defined())
+            a.bind(op.var, substitute(op.lo, one), substitute(op.len, one));
+          else
+            a.assume(substitute(op.cond, one));
+        }
+        all = inside(a, substitute(i, one), substitute(n, one));
+      }
+      if (all) return true;
+    }
+    return false;
+  }
+  // index (in context) provably inside [0, extent) under az.
+  static bool inside(Analyzer& az, const Expr& i, const Expr& extent) {
+    // Floor modulo by a positive divisor is inside [0, divisor) (`(i - 3 + n) % n` of a
+    // dimension n; the interval analysis cannot bound a symbolic divisor).
+    if (auto* m = i.as<BinaryNode>(); m && m->op == BinOp::FloorMod) {
+      auto [d, z] = common(m->b, make_int(0, m->b.dtype()));
+      auto [d2, n] = common(m->b, extent);
+      if (az.can_prove(make_binary(BinOp::GT, d, z)) && az.can_prove(make_binary(BinOp::LE, d2, n)))
+        return true;
+    }
+    auto [a, zero] = common(i, make_int(0, i.dtype()));
+    if (!az.can_prove(make_binary(BinOp::GE, a, zero))) return false;
+    auto [b, n] = common(i, extent);
+    return az.can_prove(make_binary(BinOp::LT, b, n));
+  }
+  Expr in_context(const Expr& e) const { return subst_.empty() ? e : substitute(e, subst_); }
+  void assume(const Expr& cond, bool holds) {
+    Expr c = in_context(cond);
+    fact(holds ? c : simplify(make_unary(UnOp::Not, c)));
+  }
+  void fact(const Expr& c) {
+    ops_.push_back({Var(), Expr(), Expr(), c});
+    az_.assume(c);
+  }
+  bool has_load_facts() const {
+    for (auto& op : ops_)
+      if (has_load(op.cond) || has_load(op.lo) || has_load(op.len)) return true;
+    for (auto& [v, e] : subst_)
+      if (has_load(e)) return true;
+    return false;
+  }
+  // Drops the facts and substitutions that read a buffer of `bufs` (they described values
+  // it held before a write): the analyzer is rebuilt from the remaining ones.
+  void invalidate(const BufferSet& bufs) {
+    if (bufs.empty()) return;
+    bool stale = false;
+    for (auto it = subst_.begin(); it != subst_.end();) {
+      if (reads_any(it->second, bufs)) {
+        it = subst_.erase(it);  // the var stays itself: nothing is known about it
+        stale = true;
+      } else {
+        ++it;
+      }
+    }
+    std::vector<Op> kept;
+    for (auto& op : ops_) {
+      if (reads_any(op.cond, bufs) || reads_any(op.lo, bufs) || reads_any(op.len, bufs))
+        stale = true;
+      else
+        kept.push_back(op);
+    }
+    if (!stale) return;
+    ops_ = std::move(kept);
+    az_ = Analyzer();
+    for (auto& op : ops_) {
+      if (op.var.defined())
+        az_.bind(op.var, op.lo, op.len);
+      else
+        az_.assume(op.cond);
+    }
+  }
+  void let(const Var& v, const Expr& value) { subst_[v.get()] = in_context(value); }
+
+  std::vector<BoundsCheckSite>* sites_;
+  Analyzer az_;
+  // What az_ was told, in order (loop ranges: var, lo, len; facts: cond), to rebuild it
+  // without the facts a write invalidated.
+  struct Op {
+    Var var;
+    Expr lo, len, cond;
+  };
+  std::vector<Op> ops_;
+  // Iter vars and let vars -> their values in terms of loop vars and params.
+  std::unordered_map<const VarNode*, Expr> subst_;
+  const BlockNode* block_ = nullptr;
+  SourceLoc loc_;  // of the enclosing store, else of the block
+  // Accesses of the current store statement: buffer, indices, checked indices.
+  struct Memo {
+    Buffer buf;
+    std::vector<Expr> indices, checked;
+  };
+  std::vector<Memo> memo_;
+};
+
+}  // namespace
+
+Function insert_bounds_checks(const FunctionNode& f, std::vector<BoundsCheckSite>* sites) {
+  Inserter ins(sites);
+  Stmt body = ins.mutate(f.body);
+  return body.same_as(f.body) ? std::make_shared<const FunctionNode>(f) : with_body(f, body);
+}
+
+std::string bounds_check_message(const BoundsCheckSite& site, int64_t index, int64_t extent) {
+  std::string where = site.block.empty() ? "" : "block \"" + site.block + "\": ";
+  std::string pos;
+  for (int d = 0; d < site.ndim; ++d)
+    pos += std::string(d ? ", " : "") + (d == site.dim ? std::to_string(index) : "_");
+  return where + "out-of-bounds " + site.access + " " + site.buffer + "[" + pos + "]: index " +
+         std::to_string(index) + " of dimension " + std::to_string(site.dim) + " is outside [0, " +
+         std::to_string(extent) + ")";
+}
+
+}  // namespace tirc
