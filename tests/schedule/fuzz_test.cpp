@@ -3,8 +3,9 @@
 // step is fine; a wrong result (interpreter differential check against the unscheduled
 // function), an output that does not re-parse to the same IR, or any other exception is a
 // failure. With LLVM, every TIRC_SCHED_FUZZ_JIT_EVERY-th (default 8) changed function also
-// runs through the JIT against the interpreter. Iterations: TIRC_SCHED_FUZZ_ITERS (default 4000), seed:
-// TIRC_SCHED_FUZZ_SEED (default 1). Long run: `test_schedule --gtest_also_run_disabled_tests
+// runs through the JIT against the interpreter. Iterations: TIRC_SCHED_FUZZ_ITERS (default 4000;
+// 800 in sanitizer builds), seed: TIRC_SCHED_FUZZ_SEED (default 1). Long run: `test_schedule
+// --gtest_also_run_disabled_tests
 // --gtest_filter=ScheduleFuzz.DISABLED_Long` (100000 schedules by default).
 #include <gtest/gtest.h>
 
@@ -146,7 +147,9 @@ class Gen {
                                   "decompose_reduction",
                                   "rfactor",
                                   "blockize",
-                                  "annotate"};
+                                  "annotate",
+                                  "pad_einsum",
+                                  "reindex"};
     ScheduleInstr ins;
     ins.primitive = prims[pick(sizeof(prims) / sizeof(prims[0]))];
     ins.loc = SourceLoc{"fuzz", 1, 1};
@@ -232,6 +235,17 @@ class Gen {
     } else if (P == "rfactor") {
       ins.args = {loop_arg(rand_loop()), int_arg(static_cast<int64_t>(pick(3)))};
       ins.results.push_back(fresh("rf"));
+    } else if (P == "pad_einsum") {
+      std::string b = rand_block();
+      size_t n = block_of(st_.find_block(b))->iter_vars.size();
+      ScheduleArg list{ScheduleArg::List, "", 0, 0, {}, {}, {}, {}};
+      for (size_t k = 0; k < n; ++k) list.list.push_back(int_arg(1 + static_cast<int64_t>(pick(4))));
+      ins.args = {block_arg(b), list};
+    } else if (P == "reindex") {
+      ScheduleArg tup{ScheduleArg::List, "(", 0, 0, {}, {}, {}, {}};
+      tup.list = {str_arg(pick(2) ? "read" : "write"), int_arg(static_cast<int64_t>(pick(2)))};
+      ins.args = {block_arg(rand_block()), tup};
+      ins.results.push_back(fresh("ri"));
     } else {  // annotate
       if (pick(2))
         ins.args = {loop_arg(rand_loop()), str_arg("pragma_x"), int_arg(1)};
@@ -424,9 +438,25 @@ void run_fuzz(long iters, uint64_t seed) {
   EXPECT_EQ(failures, 0);
 }
 
+// Sanitizer builds (the ASan + UBSan CI job, a Debug build) run each schedule about 15 times
+// slower: they take a fifth of the iterations there (TIRC_SCHED_FUZZ_ITERS still overrides);
+// the release build keeps all 4000.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define TIRC_FUZZ_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+#define TIRC_FUZZ_SANITIZED 1
+#endif
+#endif
+#ifdef TIRC_FUZZ_SANITIZED
+constexpr long kCiFuzzIters = 800;
+#else
+constexpr long kCiFuzzIters = 4000;
+#endif
+
 // The CI run: fast (a few seconds here; well under a minute on a slow machine).
 TEST(ScheduleFuzz, RandomSchedules) {
-  run_fuzz(env_long("TIRC_SCHED_FUZZ_ITERS", 4000),
+  run_fuzz(env_long("TIRC_SCHED_FUZZ_ITERS", kCiFuzzIters),
            static_cast<uint64_t>(env_long("TIRC_SCHED_FUZZ_SEED", 1)));
 }
 

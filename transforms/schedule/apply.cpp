@@ -49,6 +49,10 @@ const std::map<std::string, PrimFn>& table() {
       {"loop_partition", prim_loop_partition},
       {"reindex", prim_reindex},
       {"merge", prim_merge},
+      {"pad_einsum", prim_pad_einsum},
+      {"sample_perfect_tile", prim_sample_perfect_tile},
+      {"sample_categorical", prim_sample_categorical},
+      {"sample_compute_location", prim_sample_compute_location},
   };
   return t;
 }
@@ -137,6 +141,7 @@ static ScheduleInstr normalize_keywords(const ScheduleInstr& ins_in) {
       {"set_axis_separator", {"block", "buffer", "axis_separators"}},
       {"loop_partition", {"loop", "factors"}},
       {"reindex", {"block", "buffer"}},
+      {"pad_einsum", {"block", "padding"}},
   };
   ScheduleInstr out = ins;
   out.args.clear();
@@ -160,8 +165,17 @@ static ScheduleInstr normalize_keywords(const ScheduleInstr& ins_in) {
     }
   }
   auto it = params.find(ins.primitive);
+  // The sampling instructions read their own keywords (optional ones may be skipped).
+  if (ins.primitive.rfind("sample_", 0) == 0) return ins;
+  std::vector<ScheduleArg> trailing;
   for (auto* k : kws) {
     if (k->text == "preserve_unit_iters" || k->text == "preserve_unit_loops") continue;
+    // Newer TVM prints `split(..., disable_predication=False)`; True is checked by split (only
+    // factors that divide the extent need no predicate).
+    if (k->text == "disable_predication" && ins.primitive == "split") {
+      trailing.push_back(*k);
+      continue;
+    }
     // compute_at / reverse_compute_at `index=-1` is TVM's default placement (the one used here).
     if (k->text == "index" && (ins.primitive == "compute_at" || ins.primitive == "reverse_compute_at") &&
         !k->list.empty() && k->list[0].kind == ScheduleArg::Int && k->list[0].int_value == -1)
@@ -177,6 +191,7 @@ static ScheduleInstr normalize_keywords(const ScheduleInstr& ins_in) {
       refuse("keyword argument " + k->text + " given before the arguments preceding it");
     out.args.push_back(k->list[0]);
   }
+  for (auto& t : trailing) out.args.push_back(t);
   return out;
 }
 
@@ -272,7 +287,7 @@ void apply_instruction(ScheduleState& st, const ScheduleInstr& ins) {
   // List values in the arguments (`loops[0]`, `*loops`) become temporary handles.
   std::vector<std::string> temps;
   // The parser passes `prim(...)[k]` as the keyword __index=k.
-  ScheduleInstr plain = resolve_list_args(work, ins, &temps);
+  ScheduleInstr plain = resolve_list_args(work, substitute_sampled(work, ins), &temps);
   std::optional<int64_t> index;
   for (size_t i = 0; i < plain.args.size(); ++i) {
     auto& a = plain.args[i];
@@ -282,6 +297,19 @@ void apply_instruction(ScheduleState& st, const ScheduleInstr& ins) {
       plain.args.erase(plain.args.begin() + static_cast<long>(i));
       break;
     }
+  }
+  bool sampling = ins.primitive.rfind("sample_", 0) == 0;
+  // A name bound by a primitive no longer names a sampled value or location.
+  if (!sampling)
+    for (auto& r : ins.results) {
+      work.values.erase(r);
+      work.value_lists.erase(r);
+      work.location_marks.erase(r);
+    }
+  if (apply_location_mark(work, plain)) {
+    for (auto& t : temps) work.handles.erase(t);
+    st = std::move(work);
+    return;
   }
   ScheduleInstr norm = normalize_keywords(plain);
   std::vector<std::string> results = norm.results;

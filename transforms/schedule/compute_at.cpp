@@ -176,50 +176,82 @@ void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
                         p->name + " is not");
   }
   auto wbufs = written_buffers(*p);
-  if (wbufs.size() != 1)
-    refuse("block " + p->name + " writes " + std::to_string(wbufs.size()) + " buffers (need exactly 1)");
+  if (wbufs.empty()) refuse("block " + p->name + " writes no buffer");
+  // A block writing several buffers (group norm's sum and sum of squares in one reduction)
+  // moves when it stores every one at the same iter vars: the region computed under the loop
+  // is then the hull of what the consumers read of any of them (TVM's compute_at takes every
+  // written buffer). Outputs and buffers with other writers need the exact tiling, done for one
+  // buffer only.
+  const bool multi = wbufs.size() > 1;
   Buffer X = wbufs[0];
-  if (st.is_param(X) && !st.is_output(X))
-    refuse("block " + p->name + " writes buffer " + X->name + ", a parameter of the function");
-  if (body_reads(*p, X) && !(p->init.defined() && is_reduction_block(*p)))
-    refuse("block " + p->name + " reads buffer " + X->name +
-           ", which it writes, and is not a reduction with init");
+  for (auto& W : wbufs) {
+    if (st.is_param(W) && !st.is_output(W))
+      refuse("block " + p->name + " writes buffer " + W->name + ", a parameter of the function");
+    if (body_reads(*p, W) && !(p->init.defined() && is_reduction_block(*p)))
+      refuse("block " + p->name + " reads buffer " + W->name +
+             ", which it writes, and is not a reduction with init");
+  }
   if (!p->allocs.empty()) refuse("block " + p->name + " allocates buffers");
   // Other writers are allowed only under the loop (accumulating consumers such as a gradient's
   // `X_grad = X_grad + ...`, checked below with the exact tiling).
   auto others = writers_of(st, X, p);
-  for (auto& w : others)
-    if (find_path(ls, w.get()).empty())
-      refuse("buffer " + X->name + " is also written by block " + block_of(w)->name);
+  for (auto& W : wbufs)
+    for (auto& w : writers_of(st, W, p)) {
+      if (find_path(ls, w.get()).empty())
+        refuse("buffer " + W->name + " is also written by block " + block_of(w)->name);
+      if (multi)
+        refuse("block " + p->name + " writes " + std::to_string(wbufs.size()) + " buffers and buffer " +
+               W->name + " is also written by block " + block_of(w)->name +
+               " (the exact tiling is checked for a block writing one buffer only)");
+    }
+  if (multi)
+    for (auto& W : wbufs)
+      if (st.is_output(W))
+        refuse("block " + p->name + " writes " + std::to_string(wbufs.size()) + " buffers and " + W->name +
+               " is an output (the exact tiling is checked for a block writing one buffer only)");
   // An output must be written exactly once per element (no element may be left out, and
   // recomputing it would be visible), and so must a buffer that consumers update (recomputing
   // it would reset their updates): then the iterations must tile X exactly.
   bool exact = st.is_output(X) || !others.empty();
-  auto consumers = readers_of(st, X, p);
+  std::vector<Stmt> consumers;
+  for (auto& W : wbufs)
+    for (auto& c : readers_of(st, W, p))
+      if (std::find_if(consumers.begin(), consumers.end(), [&](const Stmt& o) { return o.same_as(c); }) ==
+          consumers.end())
+        consumers.push_back(c);
   if (consumers.empty()) refuse("block " + p->name + " has no consumer");
   for (auto& c : consumers)
     if (find_path(ls, c.get()).empty())
       refuse("consumer block " + block_of(c)->name + " of block " + p->name + " is not under loop " +
              loop_name(ls));
-  // P's store indices: distinct iter vars; other iter vars must be reduce vars.
-  std::vector<Expr> sidx;
-  bool differ = false, inner_loops = false;
-  std::function<void(const Stmt&)> rec = [&](const Stmt& s) {
-    if (!s.defined()) return;
-    if (auto* x = s.as<StoreNode>(); x && x->buffer.same_as(X)) {
-      if (sidx.empty())
-        sidx = x->indices;
-      else
-        for (size_t k = 0; k < sidx.size(); ++k) differ = differ || !expr_identical(sidx[k], x->indices[k]);
-    }
-    if (s.kind() == StmtKind::For) inner_loops = true;
-    for (auto& c : children(s)) rec(c);
-  };
-  rec(p->init);
-  rec(p->body);
-  if (sidx.empty() || differ || inner_loops)
-    refuse("block " + p->name + " does not store " + X->name + " at one index tuple");
-  auto ivs = index_vars(*p, sidx, "the store");
+  // P's store indices: distinct iter vars (the same for every written buffer); other iter vars
+  // must be reduce vars.
+  std::vector<int> ivs;
+  for (size_t wi = 0; wi < wbufs.size(); ++wi) {
+    const Buffer& W = wbufs[wi];
+    std::vector<Expr> sidx;
+    bool differ = false, inner_loops = false;
+    std::function<void(const Stmt&)> rec = [&](const Stmt& s) {
+      if (!s.defined()) return;
+      if (auto* x = s.as<StoreNode>(); x && x->buffer.same_as(W)) {
+        if (sidx.empty())
+          sidx = x->indices;
+        else
+          for (size_t k = 0; k < sidx.size(); ++k) differ = differ || !expr_identical(sidx[k], x->indices[k]);
+      }
+      if (s.kind() == StmtKind::For) inner_loops = true;
+      for (auto& c : children(s)) rec(c);
+    };
+    rec(p->init);
+    rec(p->body);
+    if (sidx.empty() || differ || inner_loops)
+      refuse("block " + p->name + " does not store " + W->name + " at one index tuple");
+    auto w_ivs = index_vars(*p, sidx, "the store");
+    if (wi == 0)
+      ivs = w_ivs;
+    else if (w_ivs != ivs)
+      refuse("block " + p->name + " stores " + X->name + " and " + W->name + " at different iter vars");
+  }
   for (size_t i = 0; i < p->iter_vars.size(); ++i) {
     bool indexed = std::find(ivs.begin(), ivs.end(), static_cast<int>(i)) != ivs.end();
     const IterVar& iv = p->iter_vars[i];
@@ -242,7 +274,7 @@ void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
     std::vector<Expr> exts;
     for (auto& iv : p->iter_vars) exts.push_back(iv.extent);
     if (!bijective_bindings(pr->bindings, exts, loops, pr->predicate) &&
-        !recomputable_in_its_loop(st, ps, ls, X, exact, consumers))
+        (multi || !recomputable_in_its_loop(st, ps, ls, X, exact, consumers)))
       refuse("block " + p->name + " does not cover its iteration domain exactly once");
   }
   // Order and stability of P's inputs.
@@ -256,7 +288,9 @@ void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
   if (first_l < pidx) refuse("loop " + loop_name(ls) + " runs blocks before block " + p->name);
   Stmt litem = top_item(st, ls.get());
   for (auto& buf : read_buffers(*p)) {
-    if (buf.same_as(X)) continue;
+    if (std::find_if(wbufs.begin(), wbufs.end(), [&](const Buffer& w) { return w.same_as(buf); }) !=
+        wbufs.end())
+      continue;
     for (auto& w : writers_of(st, buf, p)) {
       int wi = block_index(order, w);
       if (wi > pidx && (wi <= last_l || top_item(st, w.get()).same_as(litem)))
@@ -273,22 +307,25 @@ void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
   }
   std::vector<std::optional<SymRange>> need;
   bool first = true;
-  for (auto& c : consumers) {
-    for (auto& r : block_of(c)->reads) {
-      if (!r.buffer.same_as(X)) continue;
-      auto reg = region_under_loop(ls, c, r);
-      if (first)
-        need = reg;
-      else
-        for (size_t d = 0; d < need.size(); ++d) need[d] = hull(need[d], reg[d], known_above);
-      first = false;
+  // The stores index every written buffer by the same iter vars (checked above), so the
+  // regions of all of them hull in the same index space.
+  for (auto& c : consumers)
+    for (auto& W : wbufs) {
+      for (auto& r : block_of(c)->reads) {
+        if (!r.buffer.same_as(W)) continue;
+        auto reg = region_under_loop(ls, c, r);
+        if (first)
+          need = reg;
+        else
+          for (size_t d = 0; d < need.size(); ++d) need[d] = hull(need[d], reg[d], known_above);
+        first = false;
+      }
+      if (!block_reads(*block_of(c), W)) continue;
+      bool declared = false;
+      for (auto& r : block_of(c)->reads) declared = declared || r.buffer.same_as(W);
+      if (!declared)
+        refuse("consumer block " + block_of(c)->name + " does not declare its reads of " + W->name);
     }
-    if (!block_reads(*block_of(c), X)) continue;
-    bool declared = false;
-    for (auto& r : block_of(c)->reads) declared = declared || r.buffer.same_as(X);
-    if (!declared)
-      refuse("consumer block " + block_of(c)->name + " does not declare its reads of " + X->name);
-  }
   // Loop vars at and above `loop`: their constant ranges prove the clamps unnecessary.
   auto above = st.loops_above(ls.get());
   above.push_back(ls);
@@ -297,7 +334,9 @@ void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
   // threadIdx / vthread loops at and above `loop`, so the copy under them produces the tile
   // of the whole thread block (each thread recomputes it; binding the copy's own loops to the
   // same thread axes then shares the work, see bind).
-  if (!exact && X->scope == "shared") {
+  bool any_shared = false;
+  for (auto& W : wbufs) any_shared = any_shared || W->scope == "shared";
+  if (!exact && any_shared) {
     SymRangeMap thr;
     for (auto& l : above) {
       auto* f = l.as<ForNode>();

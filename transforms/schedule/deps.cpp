@@ -478,7 +478,10 @@ bool fused_partition(const ForNode* loop, const BufferNode* buf, const std::vect
 // the element that is linear in the loops: iterations of `loop` touch disjoint elements when, over every
 // access, the key stays in [c * loop + a, c * loop + b] with b - a < |c| (o1, o2 free of the loops at and
 // inside `loop`; the loops inside relaxed over their ranges).
-bool recombined_partition(const ForNode* loop, const BufferNode* buf, const std::vector<Stmt>& blocks) {
+// multi_split: also read several splits of E in one index (`32 * (E // 24) + 8 * (E // 2 % 4)`,
+// MetaSchedule's interleaved fused tiles); tried only when the one-split reading fails.
+bool recombined_partition(const ForNode* loop, const BufferNode* buf, const std::vector<Stmt>& blocks,
+                          bool multi_split = false) {
   std::string signature;       // the dimensions and splits used, the same for every access
   std::vector<Expr> scaled_o;  // offsets of the scaled parts, the same for every access
   std::vector<SymRange> keys;
@@ -528,7 +531,8 @@ bool recombined_partition(const ForNode* loop, const BufferNode* buf, const std:
         in_vars.insert(rho.get());
         idx.push_back(fold(substitute(rg.begin, sub) + rho));
       }
-      // Every dimension of the form o + split(E), split(E) one of E // L, E % X, E // L % X.
+      // Every dimension of the form o + split(E) (or several: o + c1 * split1(E) + c2 * split2(E)),
+      // split(E) one of E // L, E % X, E // L % X.
       // scale * split(E) + o + r with o free of the loops at and inside `loop` and r (inner
       // loops only) in [0, scale): split(E) = (index - o) // scale is a function of the element.
       struct Part {
@@ -567,12 +571,22 @@ bool recombined_partition(const ForNode* loop, const BufferNode* buf, const std:
           lo_part.c = l->c;
           for (auto& t : l->terms) {
             if (expr_identical(t.first, a)) continue;
+            // A term of a coarser scale, a multiple of c * ext, does not change
+            // (index - o) // c % ext: `32 * (E // 24) + 8 * (E // 2 % 4) + r` gives both splits
+            // (MetaSchedule fuses tile loops of i and j interleaved, two splits per index).
+            if (multi_split && ext > 0 && uses_in(t.first) && t.second % (c * ext) == 0) continue;
             (uses_in(t.first) ? r_part : lo_part).terms.push_back(t);
           }
           Expr o = from_linear(lo_part);
           if (!r_part.terms.empty()) {
             if (c == 1) continue;
-            auto rr = relax(from_linear(r_part), inner);
+            // Finer splits of E in the rest (`8 * (E // 2 % 4)` under `32 * (E // 24)`) are
+            // bounded over the loop's own range too.
+            SymRangeMap with_loop = inner;
+            if (multi_split)
+              with_loop[loop->loop_var.get()] =
+                  SymRange{loop->min, fold(loop->min + loop->extent - make_int(1, loop->extent.dtype()))};
+            auto rr = relax(from_linear(r_part), with_loop);
             int64_t rlo, rhi;
             if (!rr || !is_const_int(fold(rr->lo), &rlo) || !is_const_int(fold(rr->hi), &rhi) || rlo < 0 ||
                 rhi >= c)
@@ -585,7 +599,7 @@ bool recombined_partition(const ForNode* loop, const BufferNode* buf, const std:
               placed = true;
             }
           if (!placed) groups.push_back({E, {Part{d, lower, ext, c, o}}});
-          break;
+          if (!multi_split) break;
         }
       }
       // A group whose splits chain (lower 1, each next lower = lower * ext, the last
@@ -786,7 +800,7 @@ void check_iterations_independent(const ScheduleState& st, const Stmt& loop_s, c
       if (good && *hi_max - *lo_min < std::abs(coef)) ok = true;
     }
     if (!ok) ok = fused_partition(loop, buf, all);
-    if (!ok) ok = recombined_partition(loop, buf, blocks);
+    if (!ok) ok = recombined_partition(loop, buf, blocks) || recombined_partition(loop, buf, blocks, true);
     if (!ok) ok = recomputed_per_iteration(st, loop_s, buf, blocks);
     if (!ok) ok = recomputed_per_iteration_unfused(st, loop_s, buf);
     // "index it by the loop" is the advice for a buffer no access of which follows the loop;

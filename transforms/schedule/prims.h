@@ -44,6 +44,17 @@ void prim_loop_partition(ScheduleState&, const ScheduleInstr&);
 void prim_reindex(ScheduleState&, const ScheduleInstr&);
 void prim_merge(ScheduleState&, const ScheduleInstr&);
 
+// Round 6: pad_einsum (pad_einsum.cpp) and MetaSchedule's sampling instructions (sample.cpp).
+void prim_pad_einsum(ScheduleState&, const ScheduleInstr&);
+void prim_sample_perfect_tile(ScheduleState&, const ScheduleInstr&);
+void prim_sample_categorical(ScheduleState&, const ScheduleInstr&);
+void prim_sample_compute_location(ScheduleState&, const ScheduleInstr&);
+// The instruction with names of sampled integers replaced by their values.
+ScheduleInstr substitute_sampled(const ScheduleState& st, const ScheduleInstr& ins);
+// compute_at / reverse_compute_at of a sampled "root" / "inline" location: applies it and
+// returns true; refuses a location mark passed anywhere else.
+bool apply_location_mark(ScheduleState& st, const ScheduleInstr& ins);
+
 void prim_get_producers(ScheduleState&, const ScheduleInstr&);
 void prim_get_consumers(ScheduleState&, const ScheduleInstr&);
 // The blocks get_producers (producers true) / get_consumers returns for `ins`.

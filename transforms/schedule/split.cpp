@@ -56,6 +56,19 @@ void prim_split(ScheduleState& st, const ScheduleInstr& ins) {
   Expr total = exts[0];
   for (size_t k = 1; k < n; ++k) total = fold(total * exts[k]);
   bool exact = prove_eq(total, extent);
+  // TVM's disable_predication=True: no `where` for the overshoot, which would run iterations
+  // past the extent; accepted only when none are added.
+  if (const ScheduleArg* dp = kwarg(ins, "disable_predication")) {
+    bool on = (dp->kind == ScheduleArg::Ident && dp->text == "True") ||
+              (dp->kind == ScheduleArg::Int && dp->int_value != 0);
+    bool off = (dp->kind == ScheduleArg::Ident && dp->text == "False") ||
+               (dp->kind == ScheduleArg::Int && dp->int_value == 0);
+    if (!on && !off) refuse("disable_predication must be True or False");
+    if (on && !exact)
+      refuse(
+          "disable_predication=True, but the factors do not divide the extent of loop " + loop_name(ls) +
+          " (the iterations past it would run: TVM leaves that to the user; drop it to get the predicate)");
+  }
   if (!exact && has_loose_effects(loop->body))
     refuse("loop " + loop_name(ls) +
            " has statements outside blocks and the factors do not divide its extent");

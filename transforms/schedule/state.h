@@ -46,6 +46,13 @@ class ScheduleState {
   // List variables (`loops = get_loops(b)`, `parts = split(...)`, `ls = loops[1:]`): a name
   // bound to several handles. A name is in at most one of `handles` and `lists`.
   std::map<std::string, std::vector<Handle>> lists;
+  // Integers sampled by sample_perfect_tile / sample_categorical (TVM's ExprRV), by name; a
+  // list of them bound to one name (`fs = sample_perfect_tile(...)`) is in value_lists. Names
+  // of these are replaced by their values in later instructions (sample.cpp).
+  std::map<std::string, int64_t> values;
+  std::map<std::string, std::vector<int64_t>> value_lists;
+  // sample_compute_location's marks by name: "root" or "inline" (TVM's RootMark / InlineMark).
+  std::map<std::string, std::string> location_marks;
   // The module's tensor intrinsics (for tensorize); null when none were given.
   std::shared_ptr<const std::vector<IntrinItem>> intrins;
 
