@@ -298,7 +298,9 @@ TEST(FusePointwise, ZooBitIdentical) {
       EXPECT_TRUE(r.ok) << op << ": " << r.detail;
     }
   }
-  EXPECT_GT(changed, 5) << "the test needs ops whose F_grad fusion changes";
+  // 5 since outsider round 8: the reads of a sum reduction (losses) share one adjoint block
+  // before fusion, so fusion no longer changes those gradients.
+  EXPECT_GE(changed, 5) << "the test needs ops whose F_grad fusion changes";
 }
 
 }  // namespace

@@ -34,7 +34,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const char* const kCorpora[] = {"outsider", "outsider3", "outsider5", "outsider6", "outsider7"};
+const char* const kCorpora[] = {"outsider", "outsider3", "outsider5", "outsider6", "outsider7", "outsider8"};
 
 fs::path corpus_file(const std::string& dir) {
   return fs::path(TIRC_SOURCE_DIR) / "tests" / "zoo" / dir / (dir + ".tir");
@@ -50,6 +50,12 @@ double scalar_value(const std::string& dir, const FunctionNode& f, const std::st
     static const std::map<std::string, double> v7 = {{"n", 4}, {"m", 3}, {"len", 4}, {"tau", 0.7}};
     auto it = v7.find(n);
     if (it == v7.end()) throw Error(dir + ": no value for scalar " + n + " of " + f.name);
+    return it->second;
+  }
+  if (dir == "outsider8") {
+    static const std::map<std::string, double> v8 = {{"n", 7}, {"s", 2}, {"h", 0.3}, {"eps", 0.5}};
+    auto it = v8.find(n);
+    if (it == v8.end()) throw Error(dir + ": no value for scalar " + n + " of " + f.name);
     return it->second;
   }
   static const std::map<std::string, double> v6 = {{"n", 5},      {"off", 2},     {"alpha", 0.7},

@@ -95,6 +95,10 @@ class ExprAD {
   using AdjMap = std::unordered_map<const VarNode*, std::vector<Expr>>;
 
   Expr bind(Scope& s, const Expr& value, const char* base = "t");
+  // An integer (or bool) expression with the let substitution applied and its float
+  // sub-expressions that compute something (`floor(p)` of `i32(floor(p))`) linearised into
+  // temps of s, outside if_then_else arms; subst(e) inside arms.
+  Expr lin_int(const Expr& e, Scope& s);
   void push(AdjMap& adj, std::vector<LeafTerm>* leaves, const std::vector<Expr>& guards, const Expr& arg,
             const Expr& term);
   void reverse_scope(const Scope& s, AdjMap& adj, const std::vector<Expr>& guards,
@@ -108,6 +112,7 @@ class ExprAD {
   std::function<bool(const Buffer&)> active_;
   std::unordered_map<const VarNode*, TempInfo> defs_;
   std::unordered_map<const VarNode*, Expr> letmap_;
+  int arm_depth_ = 0;                             // > 0 while linearising an if_then_else arm
   std::vector<Binding>* cur_adj_lets_ = nullptr;  // where reverse_scope appends adjoint lets
 };
 

@@ -434,6 +434,20 @@ Expr and_all(const std::vector<Expr>& cs) {
   return out;
 }
 
+// `if c1 && c2 && ... { s }`, except that a guard which loads a buffer opens an `if` of its
+// own inside the earlier ones: `&&` evaluates both sides (LANGUAGE.md), and a later guard may
+// load what an earlier one checks (`vj != 0` then `B[vi, vj - 1] > 0.0`, the nested arms of
+// an if_then_else in a scan step: the backward step loaded B[vi, -1]).
+Stmt guard_all(const std::vector<Expr>& cs, Stmt s) {
+  std::vector<std::vector<Expr>> groups;
+  for (auto& c : cs) {
+    if (groups.empty() || loads_any(c)) groups.emplace_back();
+    groups.back().push_back(c);
+  }
+  for (size_t k = groups.size(); k-- > 0;) s = make_if(and_all(groups[k]), s);
+  return s;
+}
+
 // body inside the lets of `lets` (in order) that it needs, directly or through later lets
 // (`need` holds the variables body uses and grows with those of the kept lets), and inside
 // the guards of `placed`: a guard at position p goes between the p-th and the (p+1)-th let
@@ -505,24 +519,106 @@ Stmt accumulate_leaves(const std::vector<LeafTerm>& leaves, const std::vector<Ex
     stmts.push_back(make_store(t.T, t.index, t.var));
     need.insert(t.var.get());
   }
+  // Consecutive leaves whose own guards start with the same guard P (or have none) form one
+  // `if P`; the let chains of their terms (the temps of an if_then_else arm, which live in
+  // the arm's `let` expressions) become let statements bound once inside it: a backward scan
+  // step whose carried reads sit in one arm (Viterbi's `max(max(D[t-1, 0] + T[0, j], ..), ..)`,
+  // a CTC alpha step) recomputed the arm's lets once per carried read. Lifted are the lets of
+  // the leaves guarded by exactly P (the forward evaluates them wherever P holds; the lets of
+  // a leaf under more guards may be guarded loads), and only when none loads a buffer the
+  // group stores (they now run before all of its stores) and a let var bound by two chains
+  // has the same value in both. The other guards stay around their own store.
+  struct LeafStore {
+    Buffer A;
+    std::vector<Expr> idx, own;
+    bool neg = false;
+    Expr term, rest;  // rest: term without its leading let chain
+    std::vector<std::pair<Var, Expr>> chain;
+  };
+  std::vector<LeafStore> ls;
   for (auto& g : leaves) {
     auto* ld = g.load.as<LoadNode>();
-    Buffer A = target(ld);
-    Expr cur = make_load(A, ld->indices);
-    Expr val;
-    if (auto* n = g.term.as<UnaryNode>(); n && n->op == UnOp::Neg)
-      val = cur - n->a;
-    else
-      val = cur + g.term;
-    Stmt st = make_store(A, ld->indices, val);
-    std::vector<Expr> own;
+    LeafStore x;
+    x.A = target(ld);
+    x.idx = ld->indices;
+    x.term = g.term;
+    if (auto* n = g.term.as<UnaryNode>(); n && n->op == UnOp::Neg) {
+      x.neg = true;
+      x.term = n->a;
+    }
     for (size_t i = 0; i < g.guards.size(); ++i)
-      if (i >= guards.size() || !expr_identical(g.guards[i], guards[i])) own.push_back(g.guards[i]);
-    if (!own.empty()) st = make_if(and_all(own), st);
+      if (i >= guards.size() || !expr_identical(g.guards[i], guards[i])) x.own.push_back(g.guards[i]);
+    x.rest = x.term;
+    while (auto* l = x.rest.as<LetNode>()) {
+      x.chain.push_back({l->var, l->value});
+      x.rest = l->body;
+    }
     collect_vars(g.term, &need);
-    for (auto& x : own) collect_vars(x, &need);
-    for (auto& x : ld->indices) collect_vars(x, &need);
-    stmts.push_back(st);
+    for (auto& e : x.own) collect_vars(e, &need);
+    for (auto& e : x.idx) collect_vars(e, &need);
+    ls.push_back(std::move(x));
+  }
+  auto store_of = [](const LeafStore& x, const Expr& term) {
+    Expr cur = make_load(x.A, x.idx);
+    return make_store(x.A, x.idx, x.neg ? cur - term : cur + term);
+  };
+  auto key_same = [](const LeafStore& a, const LeafStore& b) {
+    if (a.own.empty() || b.own.empty()) return a.own.empty() && b.own.empty();
+    return expr_identical(a.own[0], b.own[0]);
+  };
+  for (size_t i = 0; i < ls.size();) {
+    size_t j = i + 1;
+    while (j < ls.size() && key_same(ls[i], ls[j])) ++j;
+    const size_t np = ls[i].own.empty() ? 0 : 1;  // guards in P
+    std::vector<std::pair<Var, Expr>> lifted;
+    bool ok = j - i >= 2;
+    for (size_t k = i; k < j && ok; ++k) {
+      if (ls[k].own.size() != np) continue;
+      for (auto& [v, e] : ls[k].chain) {
+        bool found = false;
+        for (auto& [w, f] : lifted)
+          if (w.same_as(v)) {
+            found = true;
+            ok = ok && expr_identical(e, f);
+          }
+        if (!found) lifted.push_back({v, e});
+      }
+    }
+    std::unordered_set<const BufferNode*> written;
+    for (size_t k = i; k < j; ++k) written.insert(ls[k].A.get());
+    for (auto& le : lifted)
+      for_each_expr(le.second, [&](const Expr& x) {
+        if (auto* l = x.as<LoadNode>(); l && written.count(l->buffer.get())) ok = false;
+      });
+    std::unordered_map<const VarNode*, const Expr*> lifted_val;
+    for (auto& le : lifted) lifted_val[le.first.get()] = &le.second;
+    for (size_t k = i; k < j && ok; ++k)  // a var bound again with another value: keep as is
+      for (auto& [v, e] : ls[k].chain)
+        if (auto it = lifted_val.find(v.get()); it != lifted_val.end() && !expr_identical(e, *it->second))
+          ok = false;
+    if (!ok || lifted.empty()) {
+      for (size_t k = i; k < j; ++k) {
+        Stmt st = store_of(ls[k], ls[k].term);
+        stmts.push_back(ls[k].own.empty() ? st : guard_all(ls[k].own, st));
+      }
+      i = j;
+      continue;
+    }
+    std::vector<Stmt> body;
+    for (size_t k = i; k < j; ++k) {
+      Expr t = ls[k].rest;
+      for (size_t c = ls[k].chain.size(); c-- > 0;)
+        if (!lifted_val.count(ls[k].chain[c].first.get()))
+          t = make_let(ls[k].chain[c].first, ls[k].chain[c].second, t);
+      Stmt st = store_of(ls[k], t);
+      std::vector<Expr> more(ls[k].own.begin() + np, ls[k].own.end());
+      body.push_back(more.empty() ? st : guard_all(more, st));
+    }
+    Stmt grp = make_seq(body);
+    for (size_t c = lifted.size(); c-- > 0;) grp = make_let_stmt(lifted[c].first, lifted[c].second, grp);
+    if (np) grp = make_if(ls[i].own[0], grp);
+    stmts.push_back(grp);
+    i = j;
   }
   if (stmts.empty()) return Stmt();
   Stmt body = wrap_lets_and_guards(make_seq(stmts), lets, need, placed);
@@ -695,6 +791,12 @@ class GradientBuilder {
   // A spatial unit without reduce or scan iter vars, `where`, enclosing `if` or once-guards:
   // its adjoints of reads at its own point can share one block over its loop nest.
   bool pointwise_unit(const Unit& u) const;
+  // A sum reduction whose reads may share one adjoint block over its nest (split_injective):
+  // no scan, no `where`, no `if` on the path, no repeat guards.
+  bool sum_sharing_unit(const Unit& u) const;
+  // Set while clone_block builds a block whose instances write disjoint elements although u's
+  // iter vars include reduce vars (the shared adjoint block of a sum reduction): all spatial.
+  bool clone_spatial_ = false;
 
   const FunctionNode& f_;
   GradientOptions opts_;
@@ -1346,7 +1448,7 @@ void GradientBuilder::reverse_region(const Region& r) {
                 return A;
               },
               tapes, placed);
-          if (body.defined() && !outer.empty()) body = make_if(and_all(outer), body);
+          if (body.defined() && !outer.empty()) body = guard_all(outer, body);
           return body;
         };
     std::vector<Stmt> parts;
@@ -1741,7 +1843,11 @@ Stmt GradientBuilder::clone_block(const Unit& u, const std::string& name, const 
   for (auto& iv : u.blk->iter_vars) {
     Var nv(names_.fresh(iv.var.name()), iv.var.dtype());
     m[iv.var.get()] = nv;
-    bn.iter_vars.push_back({nv, all_reduce ? IterKind::Reduce : iv.kind, iv.extent});
+    bn.iter_vars.push_back({nv,
+                            all_reduce       ? IterKind::Reduce
+                            : clone_spatial_ ? IterKind::Spatial
+                                             : iv.kind,
+                            iv.extent});
   }
   bn.body = substitute(body(), m);
   if (init) bn.init = substitute(init(), m);
@@ -1855,6 +1961,16 @@ bool GradientBuilder::pointwise_unit(const Unit& u) const {
   return true;
 }
 
+bool GradientBuilder::sum_sharing_unit(const Unit& u) const {
+  int64_t pv;
+  if (u.kind != RedKind::Sum || !u.once.empty() || u.scan_iv >= 0 || u.region >= 0 ||
+      !is_const_int(u.br->predicate, &pv) || pv == 0)
+    return false;
+  for (auto& pe : u.path)
+    if (!pe.s.as<ForNode>()) return false;
+  return true;
+}
+
 void GradientBuilder::split_pointwise(const Unit& u, const std::vector<LeafTerm>& groups,
                                       std::vector<LeafTerm>* mine, std::vector<LeafTerm>* rest) const {
   mine->clear();
@@ -1924,6 +2040,27 @@ bool GradientBuilder::stores_apart(const Unit& u, const std::vector<const LoadNo
   int64_t c = 0;
   std::vector<std::pair<int64_t, int64_t>> offs;
   std::unordered_set<int64_t> distinct;
+  {
+    // Distinct constants in that dimension (`X[v, 0]`, `X[v, 1]`): apart whatever v is.
+    std::unordered_set<int64_t> consts;
+    bool all_const = true;
+    for (auto* l : loads) {
+      int64_t k;
+      all_const = all_const && is_const_int(l->indices[shifted], &k) && consts.insert(k).second;
+    }
+    if (all_const) {
+      for (auto& x : u.blk->iter_vars) {
+        int64_t e;
+        if (!used.count(x.var.get()) && !(is_const_int(x.extent, &e) && e == 1)) return false;
+        if (used.count(x.var.get()) && x.kind != IterKind::Spatial && !sum_sharing_unit(u)) return false;
+      }
+      for (auto* l : loads) {
+        bool bij;
+        if (!injective_load(u, l, &bij)) return false;
+      }
+      return true;
+    }
+  }
   for (auto* l : loads) {
     auto a = to_affine(l->indices[shifted]);
     if (!a || a->terms.size() != 1) return false;
@@ -1940,7 +2077,7 @@ bool GradientBuilder::stores_apart(const Unit& u, const std::vector<const LoadNo
     int64_t e;
     if (x.var.get() == v) iv = &x;
     if (!used.count(x.var.get()) && !(is_const_int(x.extent, &e) && e == 1)) return false;
-    if (used.count(x.var.get()) && x.kind != IterKind::Spatial) return false;
+    if (used.count(x.var.get()) && x.kind != IterKind::Spatial && !sum_sharing_unit(u)) return false;
   }
   for (auto* l : loads) {
     bool bij;
@@ -1953,7 +2090,7 @@ void GradientBuilder::split_injective(const Unit& u, const std::vector<const std
                                       std::vector<LeafTerm>* mine, std::vector<LeafTerm>* rest,
                                       std::vector<LeafTerm>* scatter) {
   scatter->clear();
-  if (rest->empty() || !pointwise_unit(u)) return;
+  if (rest->empty() || !(pointwise_unit(u) || sum_sharing_unit(u))) return;
   // Leaves whose adjoint buffer another leaf of u also writes join only when their elements
   // are apart (stores_apart: a GLU's X[v, j] and X[v, j + 3]); others (X[vi] and X[9 - vi])
   // stay gathers.
@@ -2042,8 +2179,13 @@ void GradientBuilder::emit_pointwise(Unit& u, const std::vector<const std::vecto
   }
   Stmt body = wrap_lets_and_guards(make_seq(stores), lets, need, placed);
   for (size_t k = outer.size(); k-- > 0;) body = make_if(outer[k], body);
-  emit(clone_block(
-      u, name, [&] { return body; }, nullptr, false));
+  // A sum reduction's shared block: each leaf is injective over the whole forward nest
+  // (split_injective), so its instances write disjoint elements: every iter var is spatial.
+  clone_spatial_ = u.kind == RedKind::Sum;
+  Stmt blk = clone_block(
+      u, name, [&] { return body; }, nullptr, false);
+  clone_spatial_ = false;
+  emit(blk);
 }
 
 double GradientBuilder::leaf_terms_cost(const std::vector<const std::vector<Binding>*>& lets,
@@ -2297,6 +2439,11 @@ void GradientBuilder::reverse_unit(Unit& u) {
       std::vector<Binding> al1;
       std::vector<LeafTerm> g1;
       sweep(make_const(T, 1), &al1, &g1);
+      // A leaf of another dtype than the cotangent (f32 X under `f64(X)`) has J = f32(J64):
+      // G * J would mix dtypes, and G's rounding belongs before the cast. Those keep the
+      // sweep seeded with G.
+      bool same_dtypes = true;
+      for (auto& g : g1) same_dtypes = same_dtypes && g.term.dtype() == Gi_s.dtype();
       for (auto& g : g1) {
         Expr t = is_one(g.term) ? Gi_s : Gi_s * g.term;
         g.term = negate ? make_unary(UnOp::Neg, t) : t;
@@ -2310,7 +2457,7 @@ void GradientBuilder::reverse_unit(Unit& u) {
         for (auto& g : rest) blocks.push_back({g});
         return leaf_terms_cost({&S.lets, &al}, blocks);
       };
-      if (cost(al1, g1) < cost(adj_lets, groups)) {
+      if (same_dtypes && cost(al1, g1) < cost(adj_lets, groups)) {
         adj_lets = std::move(al1);
         groups = std::move(g1);
       }
@@ -2581,7 +2728,7 @@ void GradientBuilder::emit_contribution(Unit& u, const std::vector<const std::ve
   std::vector<Expr> target;
   for (auto& i : ld->indices) target.push_back(i);
   Stmt body = make_body(target);
-  if (!outer.empty()) body = make_if(and_all(outer), body);
+  if (!outer.empty()) body = guard_all(outer, body);
   emit(clone_block(u, name, [&] { return body; }, nullptr, true, {{"atomic", "1"}}));
 }
 
@@ -2602,7 +2749,7 @@ void GradientBuilder::emit_reverse_scan(Unit& u, const Buffer& G,
   split_own_guards(guards, gpos, lets, &outer, &placed);
   Stmt body = accumulate_leaves(
       carried, guards, lets, [&](const LoadNode*) { return G; }, {}, placed);
-  if (!outer.empty()) body = make_if(and_all(outer), body);
+  if (!outer.empty()) body = guard_all(outer, body);
   // The loop runs backwards: t -> (2 min + extent - 1) - t in the bindings and predicate, and
   // the new scan var w counts the steps from the end (s = extent - 1 - w), so that it still
   // increases as the block runs.
@@ -2686,7 +2833,7 @@ void GradientBuilder::emit_argext(Unit& u, const std::vector<const std::vector<B
       if (top.count(v)) uses = true;
     (uses ? inner : outer).push_back(g);
   }
-  if (!inner.empty()) s = make_if(and_all(inner), s);
+  if (!inner.empty()) s = guard_all(inner, s);
   std::vector<const Binding*> all;
   for (auto* l : lets)
     for (auto& b : *l) all.push_back(&b);
@@ -2699,7 +2846,7 @@ void GradientBuilder::emit_argext(Unit& u, const std::vector<const std::vector<B
     collect_vars(all[i]->value, &need);
     s = make_let_stmt(all[i]->var, all[i]->value, s);
   }
-  if (!outer.empty()) s = make_if(and_all(outer), s);
+  if (!outer.empty()) s = guard_all(outer, s);
   s = make_if(make_binary(BinOp::NE, k, make_int(kNoIndex)), s);
   // k is substituted last: the reduce vars inside the body become decoded K loads.
   bn.body = substitute(s, m);

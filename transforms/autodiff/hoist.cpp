@@ -578,10 +578,18 @@ class Hoister {
     collect_vars(ev, &need);
     std::vector<size_t> used;
     std::unordered_map<size_t, Expr> let_value;
+    // An invariant let that a shared (varying) value needs gets its own buffer first, as it
+    // would in the block itself: a bilinear gather's shared `a * (s - f32(i32(floor(s))))`
+    // over (c, h, w) recomputed `floor(s)` (invariant over c, w) at every point.
+    const bool e_invariant = invariant(info(e).deps);
     for (size_t i = nlets; i-- > 0;) {
       if (!need.count(lets_[i].var.get())) continue;
       used.push_back(i);
-      let_value[i] = reuse(lets_[i].value);
+      uint64_t mv = 0;
+      if (!e_invariant && candidate(lets_[i].value, &mv) && invariant(mv))
+        let_value[i] = materialize(lets_[i].value, i);
+      else
+        let_value[i] = reuse(lets_[i].value);
       collect_vars(let_value[i], &need);
     }
     std::unordered_map<const VarNode*, Var> copy;

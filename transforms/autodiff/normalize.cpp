@@ -95,6 +95,58 @@ BufSet writes_of(const Stmt& s) {
   return w;
 }
 
+// `a*s + c` with a = +-1 (the scan var alone): the step's own elements in that dimension.
+bool step_form(const Expr& e, const VarNode* s, int64_t* a, int64_t* c) {
+  auto aff = ad::to_affine(e);
+  if (!aff || aff->terms.size() != 1 || aff->terms[0].first.get() != s) return false;
+  *a = aff->terms[0].second;
+  *c = aff->constant;
+  return *a == 1 || *a == -1;
+}
+
+// An access at `idx` reads an element of another step than the store at `st` writes: in some
+// dimension the store writes `a*s + c1` and the access is at `a*s + c2`, c1 != c2.
+bool other_step(const std::vector<Expr>& idx, const std::vector<Expr>& st, const VarNode* s) {
+  if (idx.size() != st.size()) return false;
+  for (size_t d = 0; d < idx.size(); ++d) {
+    int64_t a1, c1, a2, c2;
+    if (step_form(st[d], s, &a1, &c1) && step_form(idx[d], s, &a2, &c2) && a1 == a2 && c1 != c2) return true;
+  }
+  return false;
+}
+
+// In a scan step with scan var s: every load of y in `value` reads an element of another step
+// than the store `leaf` to y writes (other_step). The store writes only elements of the
+// current step in that dimension, so such a load reads what the store (over every spatial
+// point of the step) leaves alone: the value is the same when evaluated before or after it
+// (a Welford / LSTM step `let pm = M[s - 1, j]; M[s, j] = ..pm..; V[s, j] = ..pm.. M[s, j]..`).
+bool other_step_loads(const Expr& value, const BufferNode* y, const Stmt& leaf, const VarNode* s) {
+  auto* st = leaf.as<StoreNode>();
+  if (!st || st->buffer.get() != y) return false;
+  bool ok = true, any = false;
+  for_each_expr(value, [&](const Expr& x) {
+    if (auto* p = x.as<BufferPtrNode>(); p && p->buffer.get() == y) ok = false;
+    auto* ld = x.as<LoadNode>();
+    if (!ld || ld->buffer.get() != y) return;
+    any = true;
+    ok = ok && other_step(ld->indices, st->indices, s);
+  });
+  return ok && any;
+}
+
+void for_each_stmt_store_indices(const Stmt& s,
+                                 std::unordered_map<const BufferNode*, std::vector<std::vector<Expr>>>* out) {
+  struct V : IRVisitor {
+    std::unordered_map<const BufferNode*, std::vector<std::vector<Expr>>>* out;
+    void visit_store(const StoreNode* n) override {
+      (*out)[n->buffer.get()].push_back(n->indices);
+      IRVisitor::visit_store(n);
+    }
+  } v;
+  v.out = out;
+  if (s.defined()) v.visit(s);
+}
+
 BufSet item_loads(const Item& it) {
   BufSet s;
   for (auto& c : it.ctx) add_loads(c->value, &s);
@@ -548,13 +600,13 @@ class Normalizer : public IRMutator {
   bool flatten(const Stmt& s, CtxList& ctx, std::vector<Item>& out, bool* saw_else);
   bool merge_if_else(std::vector<Item>& items, bool guarded = false);
   bool try_merge(std::vector<Item>& items, size_t ia, size_t ib, size_t g);
-  bool ctx_stable(const std::vector<Item>& items);
-  bool iterations_disjoint(const BlockNode& b, const std::vector<Item>& items);
+  bool ctx_stable(const std::vector<Item>& items, const VarNode* scan = nullptr);
+  bool iterations_disjoint(const BlockNode& b, const std::vector<Item>& items, const VarNode* scan = nullptr);
   bool instances_distinct(const BlockRealizeNode* br);
   std::optional<LiftPlan> plan_lift(const BlockNode& b, const Item& it, bool has_init);
   bool can_become_init(const BlockNode& b, const Item& st, const LiftPlan& p);
   std::optional<Item> manual_init(const BlockNode& b, const std::vector<Item>& items);
-  std::optional<std::vector<Item>> body_items(const Stmt& body);
+  std::optional<std::vector<Item>> body_items(const Stmt& body, const VarNode* scan = nullptr);
   std::optional<std::vector<Stmt>> normalize_block(const BlockRealizeNode* br);
   std::optional<Stmt> inline_scope_block(const BlockRealizeNode* br);
   std::optional<Stmt> inline_outer_block(const BlockRealizeNode* br);
@@ -900,7 +952,7 @@ bool Normalizer::try_merge(std::vector<Item>& items, size_t ia, size_t ib, size_
 // Every item re-evaluates its context right before its leaf (after splitting or lifting):
 // sound when no item between the original evaluation point of a context value and the
 // item writes a buffer the value reads.
-bool Normalizer::ctx_stable(const std::vector<Item>& items) {
+bool Normalizer::ctx_stable(const std::vector<Item>& items, const VarNode* scan) {
   std::vector<BufSet> writes(items.size());
   for (size_t i = 0; i < items.size(); ++i)
     if (items[i].leaf.defined()) writes[i] = writes_of(items[i].leaf);
@@ -909,7 +961,9 @@ bool Normalizer::ctx_stable(const std::vector<Item>& items) {
     for (auto& c : items[j].ctx) {
       BufSet l = loads_of(c->value);
       for (size_t i = c->start; i < j; ++i)
-        if (intersects(writes[i], l)) return false;
+        for (auto* y : l)
+          if (writes[i].count(y) && !(scan && other_step_loads(c->value, y, items[i].leaf, scan)))
+            return false;
     }
   }
   return true;
@@ -945,13 +999,32 @@ namespace {
 // (per dimension an affine form whose coefficients satisfy the mixed-radix condition
 // |c_k| > sum_{j<k} |c_j| (extent_j - 1), or offsets_apart for a dimension of one iter var,
 // the dimensions using disjoint iter vars that together cover every iter var of extent > 1).
-bool Normalizer::iterations_disjoint(const BlockNode& b, const std::vector<Item>& items) {
+bool Normalizer::iterations_disjoint(const BlockNode& b, const std::vector<Item>& items,
+                                     const VarNode* step) {
   AccessScan scan;
   BufSet written;
   for (auto& it : items) {
     for (auto& c : it.ctx) scan.visit(c->value);
     scan.visit(it.leaf);
     for (auto* w : writes_of(it.leaf)) written.insert(w);
+  }
+  if (step) {
+    // A scan step (rewrite 9): accesses at another step than every store of the buffer writes
+    // (`A[vt - 1, 1 - vj]` next to the store `A[vt, vj]`) touch nothing the step writes, so
+    // they cannot conflict with its spatial iterations: only the step's own accesses count.
+    std::unordered_map<const BufferNode*, std::vector<std::vector<Expr>>> stores;
+    for (auto& it : items) for_each_stmt_store_indices(it.leaf, &stores);
+    for (auto& [Y, tuples] : scan.acc) {
+      auto sit = stores.find(Y);
+      if (sit == stores.end()) continue;
+      std::vector<std::vector<Expr>> keep;
+      for (auto& t : tuples) {
+        bool apart = true;
+        for (auto& st : sit->second) apart = apart && other_step(t, st, step);
+        if (!apart) keep.push_back(t);
+      }
+      tuples = std::move(keep);
+    }
   }
   if (b.init.defined()) {
     scan.visit(b.init);
@@ -1142,7 +1215,7 @@ bool Normalizer::instances_distinct(const BlockRealizeNode* br) {
   return true;
 }
 
-std::optional<std::vector<Item>> Normalizer::body_items(const Stmt& body) {
+std::optional<std::vector<Item>> Normalizer::body_items(const Stmt& body, const VarNode* scan) {
   std::vector<Item> items;
   CtxList ctx;
   bool saw_else = false;
@@ -1151,7 +1224,7 @@ std::optional<std::vector<Item>> Normalizer::body_items(const Stmt& body) {
     while (merge_if_else(items)) {
     }
   } while (saw_else && merge_if_else(items, true));
-  if (!ctx_stable(items)) return std::nullopt;
+  if (!ctx_stable(items, scan)) return std::nullopt;
   std::vector<Item> live;
   for (auto& it : items)
     if (it.leaf.defined()) live.push_back(it);
@@ -1476,9 +1549,13 @@ class AllocExpander : public IRMutator {
 std::optional<std::vector<Stmt>> Normalizer::normalize_block(const BlockRealizeNode* br) {
   const BlockNode& b = *br->block.get();
   bool all_spatial = true, scan = false;
+  const VarNode* scan_var = nullptr;  // a step's own elements: see other_step_loads
   for (auto& iv : b.iter_vars) {
     if (iv.kind == IterKind::Opaque) return opaque_kinds(br);
-    if (iv.kind == IterKind::Scan) scan = true;
+    if (iv.kind == IterKind::Scan) {
+      scan_var = scan ? nullptr : iv.var.get();
+      scan = true;
+    }
     if (iv.kind != IterKind::Spatial) all_spatial = false;
   }
   const bool has_init = b.init.defined();
@@ -1502,7 +1579,7 @@ std::optional<std::vector<Stmt>> Normalizer::normalize_block(const BlockRealizeN
     // A scan step may read what earlier steps wrote: only rewrite 1 (if/else merged in
     // place, within one step) keeps the order of its statements, so only that one applies.
     if (!b.allocs.empty()) return std::nullopt;
-    auto items = body_items(body);
+    auto items = body_items(body, scan_var);
     if (!items || items->empty()) return std::nullopt;
     for (auto& it : *items)
       if (it.leaf.as<ForNode>()) return std::nullopt;
@@ -1622,7 +1699,10 @@ std::optional<std::vector<Stmt>> Normalizer::split_scan_step(const BlockRealizeN
       if (vs.size() == 1 && vs.count(f->loop_var.get())) L = f;
     if (!L) return std::nullopt;
   }
-  if (!L || !iterations_disjoint(b, items) || !instances_distinct(br)) return std::nullopt;
+  const VarNode* step = nullptr;
+  for (auto& iv : b.iter_vars)
+    if (iv.kind == IterKind::Scan) step = iv.var.get();
+  if (!L || !iterations_disjoint(b, items, step) || !instances_distinct(br)) return std::nullopt;
   std::vector<Piece> pieces;
   for (auto& it : items) {
     if (!pieces.empty()) {
