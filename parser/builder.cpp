@@ -29,8 +29,80 @@ using P = tirc_antlr::TirParser;
 using antlr4::Token;
 
 constexpr int kMaxLetDepth = 256;
+// Loops nested in one another, a grid of N variables counting N: brackets alone cap `for`
+// nesting at 100, but `grid(1, 1, ...)` makes any number of loops inside one pair of braces,
+// and the IR passes (printer, interpreter, autodiff, codegen) recurse once per loop.
+constexpr int kMaxLoopDepth = 100;
 
 std::string tname(DType t) { return std::string(dtype_name(t)); }
+
+// Exact value of a constant integer expression: literals combined with + - * // % min max,
+// unary - and integer casts (`2 - 3`, `i64(3) * 4`). nullopt when `e` is not
+// such a constant (names, loads, division by zero: *div_zero is set). *wrapped is set when a step leaves the
+// range of its dtype, so that the run-time value (the dtype wraps) differs from the
+// written arithmetic: `2147483647 + 1` in i32. The checks of shapes, extents and loop ranges
+// use it: they looked only at literals, so `f32[0 - 1]` and `serial(2 - 3)` passed the parser.
+std::optional<__int128> exact_const_int(const Expr& e, bool* wrapped, bool* div_zero) {
+  constexpr __int128 kBig = static_cast<__int128>(1) << 100;  // saturate: no __int128 overflow
+  auto fits = [&](__int128 v, DType t) {
+    if (v < dtype_min_int(t) || v > dtype_max_int(t)) *wrapped = true;
+    return v < -kBig ? -kBig : v > kBig ? kBig : v;
+  };
+  if (!is_int(e.dtype())) return std::nullopt;
+  if (auto* n = e.as<IntImmNode>()) return n->value;
+  if (auto* n = e.as<UnaryNode>()) {
+    if (n->op != UnOp::Neg) return std::nullopt;
+    auto a = exact_const_int(n->a, wrapped, div_zero);
+    if (!a) return std::nullopt;
+    return fits(-*a, e.dtype());
+  }
+  if (auto* n = e.as<CastNode>()) {
+    if (!is_int(n->value.dtype())) return std::nullopt;
+    auto a = exact_const_int(n->value, wrapped, div_zero);
+    if (!a) return std::nullopt;
+    if (*a < dtype_min_int(e.dtype()) || *a > dtype_max_int(e.dtype()))  // an explicit conversion
+      return wrap_int(static_cast<uint64_t>(static_cast<int64_t>(*a)), e.dtype());
+    return *a;
+  }
+  auto* n = e.as<BinaryNode>();
+  if (!n) return std::nullopt;
+  auto a = exact_const_int(n->a, wrapped, div_zero);
+  auto b = a ? exact_const_int(n->b, wrapped, div_zero) : std::nullopt;
+  if (!a || !b) return std::nullopt;
+  __int128 x = *a, y = *b, r;
+  switch (n->op) {
+    case BinOp::Add: r = x + y; break;
+    case BinOp::Sub: r = x - y; break;
+    case BinOp::Mul: {
+      __int128 ax = x < 0 ? -x : x, ay = y < 0 ? -y : y;
+      r = ax != 0 && ay > kBig / ax ? (((x < 0) != (y < 0)) ? -kBig - 1 : kBig + 1) : x * y;
+      break;
+    }
+    case BinOp::FloorDiv:
+    case BinOp::FloorMod: {
+      if (y == 0) {
+        *div_zero = true;
+        return std::nullopt;
+      }
+      __int128 q = x / y;
+      if ((x % y != 0) && ((x < 0) != (y < 0))) --q;
+      r = n->op == BinOp::FloorDiv ? q : x - q * y;
+      break;
+    }
+    case BinOp::Min: r = x < y ? x : y; break;
+    case BinOp::Max: r = x > y ? x : y; break;
+    default: return std::nullopt;
+  }
+  return fits(r, e.dtype());
+}
+
+// The source text of a parse-tree node as written (blanks kept), for messages.
+std::string src_text(antlr4::ParserRuleContext* c) {
+  auto* a = c->getStart();
+  auto* b = c->getStop();
+  if (!a || !b || !a->getInputStream() || b->getStopIndex() < a->getStartIndex()) return c->getText();
+  return a->getInputStream()->getText(antlr4::misc::Interval(a->getStartIndex(), b->getStopIndex()));
+}
 
 std::string unquote(const std::string& s) {
   std::string out;
@@ -154,6 +226,7 @@ class Builder {
   int sched_fresh_ = 0;
   int if_depth_ = 0;
   int let_depth_ = 0;
+  size_t loop_depth_ = 0;                       // loops around the statement being built (kMaxLoopDepth)
   const char* shape_what_ = nullptr;            // set while a buffer / alloc shape is read (messages)
   std::vector<std::string> pending_iter_vars_;  // iter vars of the block whose header is being read
 
@@ -270,6 +343,7 @@ class Builder {
     access_locs_.clear();
     if_depth_ = 0;
     let_depth_ = 0;
+    loop_depth_ = 0;
     auto fn = std::make_shared<FunctionNode>();
     fn->name = name;
     fn->loc = loc(name_tok);
@@ -321,6 +395,21 @@ class Builder {
     return neg ? -v : v;
   }
 
+  // The value of a constant shape entry, extent or loop bound (`4`, `2 - 2`), nullopt when it is
+  // not constant. Error when its arithmetic overflows the dtype: the run-time value would be
+  // the wrapped one (`f32[2147483647 + 1]` was a buffer of extent -2147483648).
+  // With `shape`, a constant division by zero is an error too: a shape is always evaluated
+  // (a loop extent may sit in a branch never taken, where the IR may hold it).
+  std::optional<int64_t> const_extent(P::ExprContext* c, const Expr& e, const std::string& what,
+                                      bool shape = false) {
+    bool wrapped = false, div_zero = false;
+    auto v = exact_const_int(e, &wrapped, &div_zero);
+    if (shape && div_zero) fail(c, what + " " + src_text(c) + " divides by zero");
+    if (!v) return std::nullopt;
+    if (wrapped) fail(c, what + " " + src_text(c) + " overflows " + tname(e.dtype()));
+    return static_cast<int64_t>(*v);
+  }
+
   // A shape entry: integer expression of constants and scalar parameters.
   Expr shape_expr(P::ExprContext* c, const char* what) {
     shape_what_ = what;
@@ -329,9 +418,10 @@ class Builder {
     if (!is_int(e.dtype())) fail(c, std::string(what) + " must be an integer, got " + tname(e.dtype()));
     if (depends_on_variant(e)) fail(c, std::string(what) + " must use only constants and scalar parameters");
     e = inline_lets(e);
-    int64_t v;
-    if (is_const_int(e, &v) && v <= 0)
-      fail(c, std::string(what) + " must be positive, got " + std::to_string(v));
+    // Zero-size dimensions are allowed, as NumPy's and TVM's `T.Buffer((0,), ...)`: a symbolic
+    // size may be 0 at run time anyway, and `serial(0)` is a valid loop.
+    if (auto v = const_extent(c, e, what, true); v && *v < 0)
+      fail(c, std::string(what) + " must not be negative, got " + std::to_string(*v));
     return e;
   }
 
@@ -466,6 +556,9 @@ class Builder {
     std::string kind = f->kind->getText();
     std::vector<P::ExprContext*> args;
     if (f->args) args = f->args->expr();
+    if (loop_depth_ + names.size() > static_cast<size_t>(kMaxLoopDepth))
+      fail(names[kMaxLoopDepth - loop_depth_],
+           "loops nested too deep (more than " + std::to_string(kMaxLoopDepth) + " levels)");
     for (size_t i = 0; i < names.size(); ++i)
       for (size_t j = 0; j < i; ++j)
         if (names[i]->getText() == names[j]->getText())
@@ -536,12 +629,16 @@ class Builder {
         if (!is_int(lo.dtype())) fail(args[0], "loop bound must be an integer, got " + tname(lo.dtype()));
         if (lo.dtype() != hi.dtype())
           fail(args[1], "type mismatch: loop bounds are " + tname(lo.dtype()) + " and " + tname(hi.dtype()));
-        int64_t a, b;
-        int64_t d;
-        if (is_const_int(lo, &a) && is_const_int(hi, &b) && b < a)
-          fail(args[1], "empty loop range [" + std::to_string(a) + ", " + std::to_string(b) + ")");
-        if (is_const_int(lo, &a) && is_const_int(hi, &b) && __builtin_sub_overflow(b, a, &d))
-          fail(args[1], "loop range too large");
+        auto a = const_extent(args[0], lo, "loop bound");
+        auto b = const_extent(args[1], hi, "loop bound");
+        if (a && b && *b < *a)
+          fail(args[1], "empty loop range [" + std::to_string(*a) + ", " + std::to_string(*b) + ")");
+        // The extent hi - lo is computed in the bounds' dtype.
+        if (a && b && static_cast<__int128>(*b) - *a > dtype_max_int(lo.dtype()))
+          fail(args[1], "loop range [" + std::to_string(*a) + ", " + std::to_string(*b) + ") has more than " +
+                            std::to_string(dtype_max_int(lo.dtype())) + " iterations, too many for " +
+                            tname(lo.dtype()) + " (use " +
+                            (lo.dtype() == DType::I64 ? "a smaller range" : "i64 bounds") + ")");
         loops.push_back(LoopSpec{lo, make_extent(lo, hi), fk, tag});
       }
     }
@@ -558,7 +655,9 @@ class Builder {
         ranges_[v.get()] = Interval{lo, last};
       push(names[i]->getText(), Sym{Sym::LoopVar, v, Buffer(), level_, "", false, false});
     }
+    loop_depth_ += names.size();
     Stmt body = build_body(f->body());
+    loop_depth_ -= names.size();
     pop_scope(mark);
     for (size_t i = loops.size(); i-- > 0;)
       body = make_for(vars[i], loops[i].min, loops[i].extent, loops[i].kind, body, loops[i].tag,
@@ -569,9 +668,8 @@ class Builder {
   Expr loop_bound(P::ExprContext* c, std::optional<DType> want, const char* what) {
     Expr e = expr(c, want ? want : std::optional<DType>(DType::I32));
     if (!is_int(e.dtype())) fail(c, std::string(what) + " must be an integer, got " + tname(e.dtype()));
-    int64_t v;
-    if (is_const_int(e, &v) && v < 0)
-      fail(c, std::string(what) + " must not be negative, got " + std::to_string(v));
+    if (auto v = const_extent(c, e, what); v && *v < 0)
+      fail(c, std::string(what) + " must not be negative, got " + std::to_string(*v));
     return e;
   }
 
@@ -761,9 +859,9 @@ class Builder {
         fail(iv->extent, "iter var extent must be an integer, got " + tname(ext.dtype()));
       if (depends_on_variant(ext))
         fail(iv->extent, "iter var extent must use only constants and scalar parameters");
-      int64_t n;
-      if (is_const_int(ext, &n) && n <= 0)
-        fail(iv->extent, "iter var extent must be positive, got " + std::to_string(n));
+      // An extent of 0 is an empty iteration space (the block never runs), as `serial(0)`.
+      if (auto n = const_extent(iv->extent, ext, "iter var extent"); n && *n < 0)
+        fail(iv->extent, "iter var extent must not be negative, got " + std::to_string(*n));
       Expr bind = expr(iv->binding, ext.dtype());
       if (!is_int(bind.dtype()))
         fail(iv->binding, "binding of iter var " + vname + " must be an integer, got " + tname(bind.dtype()));

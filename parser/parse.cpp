@@ -121,6 +121,23 @@ void validate_utf8(const std::string& text, const std::string& file) {
   }
 }
 
+// The code point of a one-character UTF-8 string when it is an invisible character: Unicode
+// white space other than ASCII's (U+0085, U+00A0, U+1680, U+2000-U+200A, U+2028, U+2029,
+// U+202F, U+205F, U+3000) or a format character that shows nothing (U+00AD, U+180E,
+// U+200B-U+200F, U+2060-U+2064, U+FEFF); else 0.
+uint32_t invisible_code_point(const std::string& s) {
+  if (s.empty()) return 0;
+  unsigned char c = static_cast<unsigned char>(s[0]);
+  size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+  if (n < 2 || s.size() != n) return 0;
+  uint32_t cp = c & (0x7F >> n);
+  for (size_t k = 1; k < n; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[k]) & 0x3F);
+  bool invisible = cp == 0x85 || cp == 0xA0 || cp == 0xAD || cp == 0x1680 || cp == 0x180E ||
+                   (cp >= 0x2000 && cp <= 0x200F) || cp == 0x2028 || cp == 0x2029 || cp == 0x202F ||
+                   cp == 0x205F || (cp >= 0x2060 && cp <= 0x2064) || cp == 0x3000 || cp == 0xFEFF;
+  return invisible ? cp : 0;
+}
+
 [[noreturn]] void fail_at(const std::string& file, const antlr4::Token* t, const std::string& msg) {
   throw SourceError(file, static_cast<int>(t->getLine()), static_cast<int>(t->getCharPositionInLine()) + 1,
                     msg);
@@ -143,6 +160,13 @@ const antlr4::Token* prescan(const std::vector<antlr4::Token*>& toks, const std:
         char buf[8];
         std::snprintf(buf, sizeof buf, "0x%02X", c);
         fail_at(file, t, std::string("invalid character ") + buf);
+      }
+      // Invisible characters (a no-break space pasted from a web page, a zero-width space) are
+      // named by code point: quoted as they are, the message showed nothing between the quotes.
+      if (uint32_t cp = invisible_code_point(s)) {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "invalid character U+%04X (invisible", cp);
+        fail_at(file, t, std::string(buf) + "; only ASCII blanks separate tokens)");
       }
       fail_at(file, t, "invalid character '" + s + "'");
     }

@@ -1,6 +1,7 @@
 #include "runtime/npy.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -105,24 +106,27 @@ NDArray parse_npy(const std::string& bytes, const std::string& what, std::option
   size_t e = h.find(q, p + 1);
   if (e == std::string::npos) throw Error(what + ": malformed .npy header");
   std::string descr = h.substr(p + 1, e - p - 1);
-  if (descr.size() < 3) throw Error(what + ": unsupported .npy dtype '" + descr + "'");
+  // No byte-order character ('f4', as some writers put it): native order, as np.dtype('f4').
+  std::string descr_text = descr;
+  if (!descr.empty() && std::isalpha(static_cast<unsigned char>(descr[0]))) descr = "=" + descr;
+  if (descr.size() < 3) throw Error(what + ": unsupported .npy dtype '" + descr_text + "'");
   char order = descr[0], kind = descr[1];
   int size = std::atoi(descr.c_str() + 2);
   bool swap = order == '>' && size > 1;  // big-endian data: bytes swapped per element below
   if (order != '<' && order != '|' && order != '=' && order != '>')
-    throw Error(what + ": unsupported .npy dtype '" + descr + "'");
+    throw Error(what + ": unsupported .npy dtype '" + descr_text + "'");
   std::optional<DType> dt;
   bool void2 = kind == 'V' && size == 2;
   if (void2)
     dt = DType::BF16;
   else
     dt = dtype_of(kind, size);
-  if (!dt) throw Error(what + ": unsupported .npy dtype '" + descr + "'");
+  if (!dt) throw Error(what + ": unsupported .npy dtype '" + descr_text + "'");
   if (expect) {
     bool ok = *dt == *expect || (*expect == DType::BF16 && *dt == DType::U16);
     if (!ok)
       throw Error(what + ": expected dtype " + std::string(dtype_name(*expect)) + " ('" + npy_descr(*expect) +
-                  "'), file has '" + descr + "'");
+                  "'), file has '" + descr_text + "'");
     dt = *expect;
   } else if (void2) {
     dt = DType::BF16;

@@ -803,14 +803,14 @@ const ErrorCase kCases[] = {
      "}\n"
      "",
      2, 22, "empty loop range [4, 2)"},
-    {"ZeroIterExtent",
+    {"NegativeIterExtent",
      "func f(A: f32[8, 8], I: i32[8], n: i32) -> (B: f32[8, 8], J: i32[8]) {\n"
      "  for i, j in grid(8, 8) {\n"
-     "    block b(vi: spatial(0) = i) { J[0] = 0 }\n"
+     "    block b(vi: spatial(-1) = i) { J[0] = 0 }\n"
      "  }\n"
      "}\n"
      "",
-     3, 25, "iter var extent must be positive, got 0"},
+     3, 25, "iter var extent must not be negative, got -1"},
     {"ThreadBindingNoTag",
      "func f(A: f32[8, 8], I: i32[8], n: i32) -> (B: f32[8, 8], J: i32[8]) {\n"
      "  for i in thread_binding(8) { J[i] = 0 }\n"

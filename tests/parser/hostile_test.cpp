@@ -43,8 +43,10 @@ TEST(ParserHostile, ConstantDivisionByZeroParses) {
 }
 
 TEST(ParserHostile, ShapesAndExtents) {
-  EXPECT_EQ(outcome("func f(A: f32[0]) -> (B: f32[1]) { B[0] = 1.0 }"),
-            "t.tir:1:15: error: buffer shape must be positive, got 0");
+  // Zero-size dimensions are allowed (NumPy, TVM); negative ones are not.
+  EXPECT_EQ(outcome("func f(A: f32[0]) -> (B: f32[1]) { B[0] = 1.0 }"), "");
+  EXPECT_EQ(outcome("func f(A: f32[-1]) -> (B: f32[1]) { B[0] = 1.0 }"),
+            "t.tir:1:15: error: buffer shape must not be negative, got -1");
   EXPECT_EQ(outcome("func f(A: f32[4]) -> (B: f32[4]) { for i in serial(-3) { B[i] = 1.0 } }"),
             "t.tir:1:52: error: loop extent must not be negative, got -3");
   EXPECT_EQ(outcome("func f(A: f32[4]) -> (B: f32[4]) { for i in serial(3, 1) { B[i] = 1.0 } }"),

@@ -35,11 +35,11 @@ void register_check_grad(CLI::App& app) {
   cmd->add_option("--input,-i", o->inputs,
                   "NAME=FILE.npy or NAME=VALUE (scalars, or a constant buffer); repeatable");
   cmd->add_option("--seed", o->seed, "seed of the random inputs, cotangents and directions (default 0)")
-      ->check(seed_value());
-  cmd->add_option("--rtol", o->rtol, "relative tolerance (default 1e-4)")->check(at_least(0, ">= 0"));
-  cmd->add_option("--atol", o->atol, "absolute tolerance (default 1e-5)")->check(at_least(0, ">= 0"));
+      ->transform(seed_value());
+  cmd->add_option("--rtol", o->rtol, "relative tolerance (default 1e-4)")->transform(at_least(0, ">= 0"));
+  cmd->add_option("--atol", o->atol, "absolute tolerance (default 1e-5)")->transform(at_least(0, ">= 0"));
   cmd->add_option("--directions", o->directions, "random directions per input (default 3)")
-      ->check(at_least(1, "at least 1"));
+      ->transform(at_least(1, "at least 1", true));
   cmd->add_flag("--full", o->full, "check element by element instead of along random directions");
   cmd->add_flag("--json", o->json, "print one JSON object");
   cmd->callback([o] {

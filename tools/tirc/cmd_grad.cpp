@@ -48,16 +48,7 @@ void register_grad(CLI::App& app) {
         std::cerr << "tirc: warning: " << source_name(o->file) << " already defines " << f->name
                   << "_grad; it is replaced by the gradient of " << f->name << "\n";
       with_block_positions(*f, [&] { m.add_func(gradient(*f, wrt, opts)); });
-      std::string text = print_module(m);
-      if (o->out.empty() || o->out == "-") {  // `-o -`: standard output, as `-` reads stdin
-        std::cout << text;
-      } else {
-        std::ofstream os(o->out);
-        if (!os) throw Error("cannot write " + o->out);
-        os << text;
-        os.close();  // flushes: a full disk shows here
-        if (!os) throw Error("cannot write " + o->out);
-      }
+      write_text_output(o->out, print_module(m));
       return kExitOk;
     });
   });

@@ -44,7 +44,7 @@ void register_run(CLI::App& app) {
                   "NAME=FILE.npy or NAME=VALUE (scalar parameter, or a buffer filled with VALUE); FILE - "
                   "reads the .npy from standard input; repeatable");
   cmd->add_option("--random", o->seed, "fill every input not given with random values from its range (seed)")
-      ->check(seed_value());
+      ->transform(seed_value());
   cmd->add_option("--output,-o", o->outputs,
                   "NAME=FILE.npy: write an output as .npy (FILE - : to standard output, instead of the "
                   "summaries); repeatable");
@@ -53,7 +53,7 @@ void register_run(CLI::App& app) {
   cmd->add_option("--dump", o->dump,
                   "write every input as DIR/in_NAME.npy (scalars 0-d) and every output as DIR/out_NAME.npy");
   cmd->add_option("--show", o->first, "how many leading values to print per output (default 8)")
-      ->check(at_least(0, "at least 0"));
+      ->transform(at_least(0, "at least 0", true));
   cmd->callback([o] {
     run_guarded([o] {
       Module m = parse_file(o->file);

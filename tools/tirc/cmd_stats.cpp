@@ -59,7 +59,7 @@ void register_stats(CLI::App& app) {
       "count block executions by running the interpreter (exact under predicates and data-dependent "
       "control flow); inputs not given are random");
   cmd->add_option("--random", o->seed, "seed of the random inputs of --dynamic (default 0)")
-      ->check(seed_value());
+      ->transform(seed_value());
   cmd->callback([o] {
     run_guarded([o] {
       Module m = parse_file(o->file);

@@ -88,9 +88,9 @@ void register_verify(CLI::App& app) {
   static std::vector<std::string> inputs;
   cmd->add_option("FILE", file, "the .tir file, or - for standard input")->required();
   cmd->add_option("--func,-f", func, "verify only this function");
-  cmd->add_option("--seed", seed, "random seed for the inputs (default 0)")->check(seed_value());
-  cmd->add_option("--rtol", rtol, "relative tolerance (default 1e-4)")->check(at_least(0, ">= 0"));
-  cmd->add_option("--atol", atol, "absolute tolerance (default 1e-5)")->check(at_least(0, ">= 0"));
+  cmd->add_option("--seed", seed, "random seed for the inputs (default 0)")->transform(seed_value());
+  cmd->add_option("--rtol", rtol, "relative tolerance (default 1e-4)")->transform(at_least(0, ">= 0"));
+  cmd->add_option("--atol", atol, "absolute tolerance (default 1e-5)")->transform(at_least(0, ">= 0"));
   cmd->add_option("--input,-i", inputs,
                   "value of a scalar parameter, NAME=VALUE (repeatable; as in tirc run). Scalars not given "
                   "are drawn from their declared range");
@@ -100,7 +100,8 @@ void register_verify(CLI::App& app) {
   cmd->callback([] {
     run_guarded([] {
       Module m = parse_file(file);
-      if (!func.empty() && !m.find_func(func)) throw Error("no function named " + func + " in " + source_name(file));
+      if (!func.empty() && !m.find_func(func))
+        throw Error("no function named " + func + " in " + source_name(file));
       CompareOptions opts;
       opts.seed = seed;
       opts.rtol = rtol;

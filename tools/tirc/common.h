@@ -3,7 +3,10 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <fstream>
 #include <functional>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -36,17 +39,30 @@ inline std::string source_name(const std::string& file) { return file == "-" ? "
 void with_block_positions(const FunctionNode& f, const std::function<void()>& body);
 
 // Option validators with plain messages ("must be at least 1", "must be >= 0"): CLI11's
-// PositiveNumber prints its range up to DBL_MAX.
-inline CLI::Validator at_least(double lo, const std::string& what) {
+// PositiveNumber prints its range up to DBL_MAX. Register them with ->transform(), not
+// ->check(): they remove blanks around the value (`--rtol '1e-3 '`, as Python's float() and
+// `--input 'n=3 '` accept them), which CLI11 would otherwise not convert.
+inline void trim_blanks(std::string& s) {
+  size_t b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t");
+  s = b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+}
+
+// A number >= lo. With `integer`, a decimal integer that fits an int (`--repeat 2.5` said
+// CLI11's "Could not convert: --repeat = 2.5").
+inline CLI::Validator at_least(double lo, const std::string& what, bool integer = false) {
   return CLI::Validator(
-      [lo, what](std::string& s) -> std::string {
-        double v = 0;
-        try {
-          size_t n = 0;
-          v = std::stod(s, &n);
-          if (n != s.size()) return "'" + s + "' is not a number";
-        } catch (...) {
-          return "'" + s + "' is not a number";
+      [lo, what, integer](std::string& s) -> std::string {
+        trim_blanks(s);
+        // strtod, not stod: `1e999` is inf and `1e-400` is 0 as Python's float() reads them
+        // (stod throws out_of_range for both, which said "'1e-400' is not a number").
+        char* end = nullptr;
+        double v = std::strtod(s.c_str(), &end);
+        if (s.empty() || end != s.c_str() + s.size()) return "'" + s + "' is not a number";
+        if (integer) {
+          size_t d = s[0] == '-' || s[0] == '+' ? 1 : 0;
+          if (s.size() == d || s.find_first_not_of("0123456789", d) != std::string::npos)
+            return "must be an integer, got " + s;
+          if (v > 2147483647.0) return "must be at most 2147483647, got " + s;
         }
         return v >= lo && v == v ? std::string() : "must be " + what + ", got " + s;
       },
@@ -58,6 +74,7 @@ inline CLI::Validator at_least(double lo, const std::string& what) {
 inline CLI::Validator seed_value() {
   return CLI::Validator(
       [](std::string& s) -> std::string {
+        trim_blanks(s);
         bool digits = !s.empty() && s.size() <= 20 && s.find_first_not_of("0123456789") == std::string::npos;
         if (digits && s.size() == 20 && s > "18446744073709551615") digits = false;
         return digits ? std::string() : "must be an integer in [0, 18446744073709551615], got " + s;
@@ -75,6 +92,20 @@ inline std::vector<std::string> wrt_names(const std::vector<std::string>& items)
     out.push_back(it.substr(b, e - b + 1));
   }
   return out;
+}
+
+// Writes a printed module to `out` (`-o FILE`), or to standard output when `out` is empty or
+// "-" (as `-` names standard input). Error "cannot write FILE" when it cannot be written.
+inline void write_text_output(const std::string& out, const std::string& text) {
+  if (out.empty() || out == "-") {
+    std::cout << text;
+    return;
+  }
+  std::ofstream os(out);
+  if (!os) throw Error("cannot write " + out);
+  os << text;
+  os.close();  // flushes: a full disk shows here
+  if (!os) throw Error("cannot write " + out);
 }
 
 // Each subcommand file registers its subcommand on the app.
