@@ -17,6 +17,40 @@
 
 namespace tirc::sched {
 
+// The copy between buffer A (accessed at `indices`, expressions of b's iter vars) and its
+// reindex buffer *R (new: one dimension per iter var of `used`, indexed by them): a nest over
+// R's shape with one block storing R[v] = A[indices(v)] (into_reindex, before b's nest) or
+// A[indices(v)] = R[v] (the copy-back after it); *cname_out gets that block's name.
+static Stmt copy_nest(ScheduleState& st, const BlockNode* b, const std::vector<size_t>& used, const Buffer& A,
+                      const std::vector<Expr>& indices, bool into_reindex, Buffer* R,
+                      std::string* cname_out) {
+  std::vector<Expr> shape;
+  for (auto k : used) shape.push_back(b->iter_vars[k].extent);
+  *R = Buffer(st.fresh_buffer_name(A->name + "_reindex"), A->dtype, shape, "global");
+  std::string cname = st.fresh_block_name((*R)->name);
+  *cname_out = cname;
+  std::vector<std::string> names;
+  for (size_t k = 0; k < used.size(); ++k) names.push_back("ax" + std::to_string(k));
+  return make_nest(st, shape, names, [&](const std::vector<Var>& vs) {
+    std::vector<IterVar> ivs;
+    std::vector<Expr> binds, ridx;
+    std::unordered_map<const VarNode*, Expr> sub;
+    for (size_t k = 0; k < used.size(); ++k) {
+      const IterVar& old = b->iter_vars[used[k]];
+      Var w(old.var.name(), old.var.dtype());
+      ivs.push_back(IterVar{w, IterKind::Spatial, old.extent});
+      binds.push_back(vs[k]);
+      ridx.push_back(w);
+      sub[old.var.get()] = w;
+    }
+    std::vector<Expr> aidx;
+    for (auto& ix : indices) aidx.push_back(substitute(ix, sub));
+    Stmt copy =
+        into_reindex ? make_store(*R, ridx, make_load(A, aidx)) : make_store(A, aidx, make_load(*R, ridx));
+    return make_simple_block(cname, ivs, binds, copy);
+  });
+}
+
 // reindex(block, ("write", k)) (TVM's, for a written buffer): the block's stores (and the
 // loads of the reduction update) `C[f(v)]` become `C_reindex[vs]`, vs the spatial iter vars the
 // indices use, in the block's order; a new block `C_reindex` (returned) right after the block's
@@ -119,28 +153,9 @@ static void reindex_write(ScheduleState& st, const ScheduleInstr& ins, const Stm
     if (!o.same_as(bs) && (block_reads(*block_of(o), C) || block_writes(*block_of(o), C)))
       refuse("block " + block_of(o)->name + " in the loop nest of block " + b->name + " touches buffer " +
              C->name + " (it would not see the values before the copy-back)");
-  std::vector<Expr> shape;
-  for (auto k : used) shape.push_back(b->iter_vars[k].extent);
-  Buffer R(st.fresh_buffer_name(C->name + "_reindex"), C->dtype, shape, "global");
-  std::string cname = st.fresh_block_name(R->name);
-  std::vector<std::string> names;
-  for (size_t k = 0; k < used.size(); ++k) names.push_back("ax" + std::to_string(k));
-  Stmt nest = make_nest(st, shape, names, [&](const std::vector<Var>& vs) {
-    std::vector<IterVar> ivs;
-    std::vector<Expr> binds, ridx;
-    std::unordered_map<const VarNode*, Expr> sub;
-    for (size_t k = 0; k < used.size(); ++k) {
-      const IterVar& old = b->iter_vars[used[k]];
-      Var w(old.var.name(), old.var.dtype());
-      ivs.push_back(IterVar{w, IterKind::Spatial, old.extent});
-      binds.push_back(vs[k]);
-      ridx.push_back(w);
-      sub[old.var.get()] = w;
-    }
-    std::vector<Expr> dst;
-    for (auto& ix : idx) dst.push_back(substitute(ix, sub));
-    return make_simple_block(cname, ivs, binds, make_store(C, dst, make_load(R, ridx)));
-  });
+  Buffer R;
+  std::string cname;
+  Stmt nest = copy_nest(st, b, used, C, idx, /*into_reindex=*/false, &R, &cname);
   std::vector<Expr> ridx;
   for (auto k : used) ridx.push_back(b->iter_vars[k].var);
   Stmt nb = update_realize(bs, [&](BlockRealizeNode& r) {
@@ -243,28 +258,9 @@ void prim_reindex(ScheduleState& st, const ScheduleInstr& ins) {
     if (root_position(st, top_item(st, w.get())) >= first)
       refuse("block " + block_of(w)->name + " writes " + A->name + " in or after the loop nest of block " +
              b->name + " (the copy runs before that nest)");
-  std::vector<Expr> shape;
-  for (auto k : used) shape.push_back(b->iter_vars[k].extent);
-  Buffer R(st.fresh_buffer_name(A->name + "_reindex"), A->dtype, shape, "global");
-  std::string cname = st.fresh_block_name(R->name);
-  std::vector<std::string> names;
-  for (size_t k = 0; k < used.size(); ++k) names.push_back("ax" + std::to_string(k));
-  Stmt nest = make_nest(st, shape, names, [&](const std::vector<Var>& vs) {
-    std::vector<IterVar> ivs;
-    std::vector<Expr> binds, idx;
-    std::unordered_map<const VarNode*, Expr> sub;
-    for (size_t k = 0; k < used.size(); ++k) {
-      const IterVar& old = b->iter_vars[used[k]];
-      Var w(old.var.name(), old.var.dtype());
-      ivs.push_back(IterVar{w, IterKind::Spatial, old.extent});
-      binds.push_back(vs[k]);
-      idx.push_back(w);
-      sub[old.var.get()] = w;
-    }
-    std::vector<Expr> src;
-    for (auto& ix : ld->indices) src.push_back(substitute(ix, sub));
-    return make_simple_block(cname, ivs, binds, make_store(R, idx, make_load(A, src)));
-  });
+  Buffer R;
+  std::string cname;
+  Stmt nest = copy_nest(st, b, used, A, ld->indices, /*into_reindex=*/true, &R, &cname);
   std::vector<Expr> ridx;
   for (auto k : used) ridx.push_back(b->iter_vars[k].var);
   Stmt nb = update_realize(bs, [&](BlockRealizeNode& r) {
