@@ -10,6 +10,7 @@
 #include "codegen/jit.h"
 #include "interp/interp.h"
 #include "ir/error.h"
+#include "tests/codegen/bounds_check_util.h"
 #include "tests/codegen/compare.h"
 #include "transforms/lower/lower.h"
 
@@ -18,12 +19,6 @@ using namespace tirc::cgtest;
 
 namespace {
 
-NDArray vals(DType t, std::vector<int64_t> shape, std::vector<double> v) {
-  NDArray a(t, std::move(shape));
-  for (size_t i = 0; i < v.size(); ++i) a.set(static_cast<int64_t>(i), v[i]);
-  return a;
-}
-
 std::string interp_error(const FunctionNode& f, const ArgMap& in) {
   try {
     run_interp(f, in);
@@ -31,22 +26,6 @@ std::string interp_error(const FunctionNode& f, const ArgMap& in) {
     return e.what();
   }
   return "";
-}
-
-std::string jit_error(const FunctionNode& f, const ArgMap& in) {
-  auto prog = compile_jit(f);
-  try {
-    prog->run(in);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-size_t check_sites(const FunctionNode& f) {
-  std::vector<BoundsCheckSite> sites;
-  insert_bounds_checks(f, &sites);
-  return sites.size();
 }
 
 // The interpreter's verdict decides: an out-of-bounds error there must be one in the JIT
@@ -100,7 +79,7 @@ func h(I: i32[1]) -> (B: f32[8], T: i32[1]) {
 }
 )",
                           "test.tir");
-  ArgMap in{{"I", vals(DType::I32, {1}, {3})}};
+  ArgMap in{{"I", values(DType::I32, {1}, {3})}};
   EXPECT_EQ(
       jit_error(*m.find_func("f"), in),
       "test.tir:6:7: error: block \"b\": out-of-bounds store B[100000003]: index 100000003 of dimension 0 is "
@@ -110,7 +89,7 @@ func h(I: i32[1]) -> (B: f32[8], T: i32[1]) {
       "test.tir:15:9: error: block \"b\": out-of-bounds store B[50000003]: index 50000003 of dimension 0 is "
       "outside [0, 8)");
   for (const char* name : {"f", "g", "h"}) expect_agree(*m.find_func(name), in);
-  ArgMap far{{"I", vals(DType::I32, {1}, {100000000})}};
+  ArgMap far{{"I", values(DType::I32, {1}, {100000000})}};
   EXPECT_NE(jit_error(*m.find_func("h"), far).find("out-of-bounds store B[100000000]"), std::string::npos);
   expect_agree(*m.find_func("h"), far);
   // Facts about buffers nobody writes stay: the guarded gather needs no check.
@@ -141,13 +120,13 @@ TEST(BoundsCheckR2, AGuardedAccessDoesNotLendItsProofToAnUnguardedOne) {
                           "f");
   ASSERT_TRUE(f);
   EXPECT_EQ(check_sites(*f), 1u);
-  ArgMap in{{"A", vals(DType::F32, {8}, {1, 2, 3, 4, 5, 6, 7, 8})},
-            {"I", vals(DType::I32, {4}, {0, 1, 100000000, 3})}};
+  ArgMap in{{"A", values(DType::F32, {8}, {1, 2, 3, 4, 5, 6, 7, 8})},
+            {"I", values(DType::I32, {4}, {0, 1, 100000000, 3})}};
   EXPECT_EQ(
       jit_error(*f, in),
       "test.tir:4:7: error: block \"b\": out-of-bounds load A[100000000]: index 100000000 of dimension 0 is "
       "outside [0, 8)");
-  in["I"] = vals(DType::I32, {4}, {0, 1, 7, 3});
+  in["I"] = values(DType::I32, {4}, {0, 1, 7, 3});
   expect_agree(*f, in);
 }
 
@@ -172,9 +151,9 @@ func g(n: i32, A: f32[16], I: i32[8]) -> (B: f32[8]) {
 }
 )",
                           "test.tir");
-  NDArray a8 = vals(DType::F32, {8}, {1, 2, 3, 4, 5, 6, 7, 8});
+  NDArray a8 = values(DType::F32, {8}, {1, 2, 3, 4, 5, 6, 7, 8});
   NDArray a16(DType::F32, {16});
-  NDArray idx = vals(DType::I32, {8}, {0, 1, 2, 3, 4, 5, 6, 7});
+  NDArray idx = values(DType::I32, {8}, {0, 1, 2, 3, 4, 5, 6, 7});
   for (double n : {-100000.0, -1.0, 0.0, 3.0, 4.0, 100000000.0}) {
     SCOPED_TRACE(n);
     expect_agree(*m.find_func("f"), {{"n", scalar(DType::I32, n)}, {"A", a8}});
@@ -229,7 +208,7 @@ func modm(n: i32, m: i32, A: f32[n]) -> (B: f32[m]) {
   }
   EXPECT_NE(jit_error(*m.find_func("modm"), {{"n", scalar(DType::I32, 3)},
                                              {"m", scalar(DType::I32, 4)},
-                                             {"A", vals(DType::F32, {3}, {1, 2, 3})}})
+                                             {"A", values(DType::F32, {3}, {1, 2, 3})}})
                 .find("out-of-bounds load A[3]"),
             std::string::npos);
   NDArray empty(DType::F32, {0});
@@ -336,20 +315,20 @@ func heap(X: f32[4], I: i32[4]) -> (Y: f32[4]) {
 }
 )",
                           "test.tir");
-  NDArray a4 = vals(DType::F32, {4}, {1, 2, 3, 4}), a8 = vals(DType::F32, {8}, {1, 2, 3, 4, 5, 6, 7, 8});
+  NDArray a4 = values(DType::F32, {4}, {1, 2, 3, 4}), a8 = values(DType::F32, {8}, {1, 2, 3, 4, 5, 6, 7, 8});
   NDArray a256(DType::F32, {256});
   expect_agree(*m.find_func("narrow"), {{"A", a256}});  // i8(128) = -128
   expect_agree(*m.find_func("wrap"), {{"A", a4}});      // 2 * 2^30 wraps to INT_MIN
   for (double x : {0.99, 1.0, -0.01, 1e30, -1e30}) {
     SCOPED_TRACE(x);
-    expect_agree(*m.find_func("fl"), {{"X", vals(DType::F32, {4}, {0, 0.5, x, 0.2})}, {"A", a8}});
+    expect_agree(*m.find_func("fl"), {{"X", values(DType::F32, {4}, {0, 0.5, x, 0.2})}, {"A", a8}});
   }
   auto narrow_in = [&](double i, double j, double k, double l) {
     return ArgMap{{"A", a8},
-                  {"I", vals(DType::U16, {4}, {0, 1, i, 3})},
-                  {"J", vals(DType::I16, {4}, {0, 1, j, 3})},
-                  {"K", vals(DType::I8, {4}, {0, 1, k, 3})},
-                  {"L", vals(DType::I64, {4}, {0, 1, l, 3})}};
+                  {"I", values(DType::U16, {4}, {0, 1, i, 3})},
+                  {"J", values(DType::I16, {4}, {0, 1, j, 3})},
+                  {"K", values(DType::I8, {4}, {0, 1, k, 3})},
+                  {"L", values(DType::I64, {4}, {0, 1, l, 3})}};
   };
   expect_agree(*m.find_func("narrowidx"), narrow_in(7, 7, 7, 4294967303.0));  // i32(2^32 + 7) = 7
   expect_agree(*m.find_func("narrowidx"), narrow_in(65535, 7, 7, 7));
@@ -358,14 +337,14 @@ func heap(X: f32[4], I: i32[4]) -> (Y: f32[4]) {
   expect_agree(*m.find_func("narrowidx"), narrow_in(7, 7, 7, 4294967304.0));
   for (double bad : {7.0, 8.0, -5.0, 70000000.0}) {
     SCOPED_TRACE(bad);
-    ArgMap in{{"A", a8}, {"I", vals(DType::I32, {4}, {0, 1, bad, 3})}};
+    ArgMap in{{"A", a8}, {"I", values(DType::I32, {4}, {0, 1, bad, 3})}};
     for (const char* name : {"sel", "ite", "andand"}) expect_agree(*m.find_func(name), in);
-    expect_agree(*m.find_func("scan"), {{"X", a4}, {"I", vals(DType::I32, {4}, {0, 0, 1, bad - 6})}});
-    expect_agree(*m.find_func("scat"), {{"X", a4}, {"I", vals(DType::I32, {4}, {0, bad, 3, 3})}});
-    expect_agree(*m.find_func("heap"), {{"X", a4}, {"I", vals(DType::I32, {4}, {0, 1, 3, bad - 4})}});
+    expect_agree(*m.find_func("scan"), {{"X", a4}, {"I", values(DType::I32, {4}, {0, 0, 1, bad - 6})}});
+    expect_agree(*m.find_func("scat"), {{"X", a4}, {"I", values(DType::I32, {4}, {0, bad, 3, 3})}});
+    expect_agree(*m.find_func("heap"), {{"X", a4}, {"I", values(DType::I32, {4}, {0, 1, 3, bad - 4})}});
   }
   // select evaluates its untaken arm: an index outside A there is an error in both engines.
-  EXPECT_NE(jit_error(*m.find_func("sel"), {{"A", a8}, {"I", vals(DType::I32, {4}, {0, 8, 1, 1})}})
+  EXPECT_NE(jit_error(*m.find_func("sel"), {{"A", a8}, {"I", values(DType::I32, {4}, {0, 8, 1, 1})}})
                 .find("out-of-bounds load A[8]"),
             std::string::npos);
 }

@@ -9,6 +9,7 @@
 #include "codegen/codegen.h"
 #include "codegen/jit.h"
 #include "ir/error.h"
+#include "tests/codegen/bounds_check_util.h"
 #include "tests/codegen/compare.h"
 #include "transforms/lower/lower.h"
 #include "transforms/schedule/schedule.h"
@@ -18,29 +19,7 @@ using namespace tirc::cgtest;
 
 namespace {
 
-NDArray ints(DType t, std::vector<int64_t> shape, std::vector<double> v) {
-  NDArray a(t, std::move(shape));
-  for (size_t i = 0; i < v.size(); ++i) a.set(static_cast<int64_t>(i), v[i]);
-  return a;
-}
 NDArray zeros(DType t, std::vector<int64_t> shape) { return NDArray(t, std::move(shape)); }
-
-// The error the JIT raises for `in`, or "" when it runs.
-std::string jit_error(const FunctionNode& f, const ArgMap& in) {
-  auto prog = compile_jit(f);
-  try {
-    prog->run(in);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-size_t check_sites(const FunctionNode& f) {
-  std::vector<BoundsCheckSite> sites;
-  insert_bounds_checks(f, &sites);
-  return sites.size();
-}
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
@@ -63,7 +42,7 @@ const char* kGather = R"(func f(A: f32[8], I: i32[4]) -> (B: f32[4]) {
 TEST(BoundsCheck, GatherPastTheEndIsAnErrorAtTheStore) {
   Function f = parse_func(kGather, "f");
   ASSERT_TRUE(f);
-  ArgMap in{{"A", zeros(DType::F32, {8})}, {"I", ints(DType::I32, {4}, {1, 2, 9, 3})}};
+  ArgMap in{{"A", zeros(DType::F32, {8})}, {"I", values(DType::I32, {4}, {1, 2, 9, 3})}};
   EXPECT_EQ(
       jit_error(*f, in),
       "test.tir:4:7: error: block \"b\": out-of-bounds load A[9]: index 9 of dimension 0 is outside [0, 8)");
@@ -72,9 +51,9 @@ TEST(BoundsCheck, GatherPastTheEndIsAnErrorAtTheStore) {
 TEST(BoundsCheck, NegativeAndHugeIndicesAreCaught) {
   Function f = parse_func(kGather, "f");
   ASSERT_TRUE(f);
-  ArgMap in{{"A", zeros(DType::F32, {8})}, {"I", ints(DType::I32, {4}, {0, -1, 0, 0})}};
+  ArgMap in{{"A", zeros(DType::F32, {8})}, {"I", values(DType::I32, {4}, {0, -1, 0, 0})}};
   EXPECT_NE(jit_error(*f, in).find("index -1 of dimension 0 is outside [0, 8)"), std::string::npos);
-  in["I"] = ints(DType::I32, {4}, {0, 0, 0, 2000000000});
+  in["I"] = values(DType::I32, {4}, {0, 0, 0, 2000000000});
   EXPECT_NE(jit_error(*f, in).find("index 2000000000 of dimension 0"), std::string::npos);
 }
 
@@ -82,12 +61,12 @@ TEST(BoundsCheck, InRangeGatherMatchesTheInterpreterAndACallAfterAFailureRuns) {
   Function f = parse_func(kGather, "f");
   ASSERT_TRUE(f);
   auto prog = compile_jit(*f);
-  ArgMap bad{{"A", zeros(DType::F32, {8})}, {"I", ints(DType::I32, {4}, {8, 0, 0, 0})}};
+  ArgMap bad{{"A", zeros(DType::F32, {8})}, {"I", values(DType::I32, {4}, {8, 0, 0, 0})}};
   EXPECT_THROW(prog->run(bad), SourceError);
-  NDArray a = ints(DType::F32, {8}, {10, 11, 12, 13, 14, 15, 16, 17});
-  ArgMap good{{"A", a}, {"I", ints(DType::I32, {4}, {7, 0, 3, 3})}};
+  NDArray a = values(DType::F32, {8}, {10, 11, 12, 13, 14, 15, 16, 17});
+  ArgMap good{{"A", a}, {"I", values(DType::I32, {4}, {7, 0, 3, 3})}};
   ArgMap out = prog->run(good);
-  EXPECT_TRUE(arrays_close(out.at("B"), ints(DType::F32, {4}, {17, 10, 13, 13}), 0, 0));
+  EXPECT_TRUE(arrays_close(out.at("B"), values(DType::F32, {4}, {17, 10, 13, 13}), 0, 0));
 }
 
 TEST(BoundsCheck, UnsignedAndI64IndexBuffers) {
@@ -102,11 +81,11 @@ TEST(BoundsCheck, UnsignedAndI64IndexBuffers) {
                           "f");
   ASSERT_TRUE(f);
   ArgMap in{{"A", zeros(DType::F32, {8})},
-            {"I", ints(DType::U8, {2}, {1, 200})},
-            {"J", ints(DType::I64, {2}, {0, 0})}};
+            {"I", values(DType::U8, {2}, {1, 200})},
+            {"J", values(DType::I64, {2}, {0, 0})}};
   EXPECT_NE(jit_error(*f, in).find("index 200 of dimension 0"), std::string::npos);
-  in["I"] = ints(DType::U8, {2}, {1, 2});
-  in["J"] = ints(DType::I64, {2}, {0, -5000000000.0});
+  in["I"] = values(DType::U8, {2}, {1, 2});
+  in["J"] = values(DType::I64, {2}, {0, -5000000000.0});
   EXPECT_NE(jit_error(*f, in).find("index -5000000000 of dimension 0"), std::string::npos);
 }
 
@@ -125,12 +104,12 @@ TEST(BoundsCheck, ScatterStoreIsCheckedInEveryDimension) {
                           "f");
   ASSERT_TRUE(f);
   EXPECT_EQ(check_sites(*f), 1u);  // Y's first dimension, shared by the load and the store
-  ArgMap in{{"X", zeros(DType::F32, {4, 3})}, {"I", ints(DType::I32, {4}, {0, 4, 5, 1})}};
+  ArgMap in{{"X", zeros(DType::F32, {4, 3})}, {"I", values(DType::I32, {4}, {0, 4, 5, 1})}};
   EXPECT_EQ(
       jit_error(*f, in),
       "test.tir:7:7: error: block \"s\": out-of-bounds store Y[5, _]: index 5 of dimension 0 is outside "
       "[0, 5)");
-  in["I"] = ints(DType::I32, {4}, {0, 4, 4, 1});
+  in["I"] = values(DType::I32, {4}, {0, 4, 4, 1});
   expect_jit_matches_interp(*f, 1, 0, 0, in);
 }
 
@@ -150,7 +129,7 @@ TEST(BoundsCheck, ParallelLoopStopsAndReportsOneFailure) {
   ASSERT_TRUE(f);
   std::vector<double> idx(64, -3);
   idx[0] = 0;
-  ArgMap in{{"A", zeros(DType::F32, {100000})}, {"I", ints(DType::I32, {64}, idx)}};
+  ArgMap in{{"A", zeros(DType::F32, {100000})}, {"I", values(DType::I32, {64}, idx)}};
   auto prog = compile_jit(*f);
   for (int rep = 0; rep < 3; ++rep) {
     try {
@@ -161,7 +140,7 @@ TEST(BoundsCheck, ParallelLoopStopsAndReportsOneFailure) {
     }
   }
   for (auto& v : idx) v = 99999;
-  in["I"] = ints(DType::I32, {64}, idx);
+  in["I"] = values(DType::I32, {64}, idx);
   expect_jit_matches_interp(*f, 1, 0, 0, in);
 }
 
@@ -183,12 +162,12 @@ TEST(BoundsCheck, LockedAtomicUpdateReleasesTheLock) {
                           "f");
   ASSERT_TRUE(f);
   auto prog = compile_jit(*f);
-  ArgMap bad{{"X", zeros(DType::F32, {8})}, {"I", ints(DType::I32, {8}, {0, 1, 2, 3, 4, 0, 0, 0})}};
+  ArgMap bad{{"X", zeros(DType::F32, {8})}, {"I", values(DType::I32, {8}, {0, 1, 2, 3, 4, 0, 0, 0})}};
   EXPECT_THROW(prog->run(bad), SourceError);
-  ArgMap good{{"X", ints(DType::F32, {8}, {1, 2, 3, 4, 5, 6, 7, 8})},
-              {"I", ints(DType::I32, {8}, {0, 1, 2, 3, 0, 1, 2, 3})}};
+  ArgMap good{{"X", values(DType::F32, {8}, {1, 2, 3, 4, 5, 6, 7, 8})},
+              {"I", values(DType::I32, {8}, {0, 1, 2, 3, 0, 1, 2, 3})}};
   ArgMap out = prog->run(good);
-  EXPECT_TRUE(arrays_close(out.at("Y"), ints(DType::F32, {4}, {5, 6, 7, 8}), 0, 0));
+  EXPECT_TRUE(arrays_close(out.at("Y"), values(DType::F32, {4}, {5, 6, 7, 8}), 0, 0));
 }
 
 TEST(BoundsCheck, VectorizedGatherReportsTheFirstFailingLane) {
@@ -200,9 +179,9 @@ TEST(BoundsCheck, VectorizedGatherReportsTheFirstFailingLane) {
 )",
                           "f");
   ASSERT_TRUE(f);
-  ArgMap in{{"A", zeros(DType::F32, {16})}, {"I", ints(DType::I32, {8}, {0, 1, 2, 3, 17, 5, 16, 7})}};
+  ArgMap in{{"A", zeros(DType::F32, {16})}, {"I", values(DType::I32, {8}, {0, 1, 2, 3, 17, 5, 16, 7})}};
   EXPECT_NE(jit_error(*f, in).find("index 17 of dimension 0 is outside [0, 16)"), std::string::npos);
-  in["I"] = ints(DType::I32, {8}, {0, 15, 2, 3, 14, 5, 6, 7});
+  in["I"] = values(DType::I32, {8}, {0, 15, 2, 3, 14, 5, 6, 7});
   expect_jit_matches_interp(*f, 1, 0, 0, in);
 }
 
@@ -216,9 +195,9 @@ TEST(BoundsCheck, MaskedVectorLanesDoNotFail) {
 )",
                           "f");
   ASSERT_TRUE(f);
-  ArgMap in{{"A", zeros(DType::F32, {16})}, {"I", ints(DType::I32, {8}, {0, 1, 2, 3, 99, 99, -99, 99})}};
+  ArgMap in{{"A", zeros(DType::F32, {16})}, {"I", values(DType::I32, {8}, {0, 1, 2, 3, 99, 99, -99, 99})}};
   EXPECT_EQ(jit_error(*f, in), "");
-  in["I"] = ints(DType::I32, {8}, {0, 1, 99, 3, 4, 5, 6, 7});
+  in["I"] = values(DType::I32, {8}, {0, 1, 99, 3, 4, 5, 6, 7});
   EXPECT_NE(jit_error(*f, in).find("index 99"), std::string::npos);
 }
 
@@ -235,8 +214,8 @@ TEST(BoundsCheck, GuardedGatherNeedsNoCheck) {
                           "f");
   ASSERT_TRUE(f);
   EXPECT_EQ(check_sites(*f), 0u);
-  ArgMap in{{"A", ints(DType::F32, {8}, {1, 2, 3, 4, 5, 6, 7, 8})},
-            {"I", ints(DType::I32, {4}, {-1, 7, 8, 2})}};
+  ArgMap in{{"A", values(DType::F32, {8}, {1, 2, 3, 4, 5, 6, 7, 8})},
+            {"I", values(DType::I32, {4}, {-1, 7, 8, 2})}};
   expect_jit_matches_interp(*f, 1, 0, 0, in);
 }
 
