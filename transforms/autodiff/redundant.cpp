@@ -327,11 +327,17 @@ Function run_redundant_blocks_once(const FunctionNode& f) {
   c.walk(rr->block->body, path);
   if (c.blocks.empty()) return out;
   // Every loop that has blocks under it.
+  // The blocks under each loop, in pre-order: one pass over the paths (a scan of all blocks per
+  // loop made grad quadratic in the number of statements).
   std::vector<const ForNode*> loops;
-  std::unordered_set<const ForNode*> seen;
+  std::unordered_map<const ForNode*, std::vector<const BlockInfo*>> blocks_under;
   for (auto& b : c.blocks)
     for (auto& p : b.path)
-      if (auto* fl = p.as<ForNode>(); fl && seen.insert(fl).second) loops.push_back(fl);
+      if (auto* fl = p.as<ForNode>()) {
+        auto& v = blocks_under[fl];
+        if (v.empty()) loops.push_back(fl);
+        v.push_back(&b);
+      }
   std::unordered_map<const BlockRealizeNode*, std::vector<const ForNode*>> once;
   for (const ForNode* L : loops) {
     // L's body must store only inside blocks.
@@ -339,38 +345,37 @@ Function run_redundant_blocks_once(const FunctionNode& f) {
     std::vector<Stmt> p2;
     inner.walk(L->body, p2);
     if (inner.stray_store) continue;
-    std::vector<const BlockInfo*> under;
-    for (auto& b : c.blocks)
-      if (loop_at(b, L) >= 0) under.push_back(&b);
+    const std::vector<const BlockInfo*>& under = blocks_under[L];
+    // The blocks under L writing each buffer, in pre-order.
+    std::unordered_map<const BufferNode*, std::vector<const BlockInfo*>> writers;
+    for (auto* b : under)
+      for (auto* w : b->writes) writers[w].push_back(b);
     std::set<int> cand;
     for (auto* b : under) {
       if (b->scan || !independent_of(*b, loop_at(*b, L))) continue;
       bool ok = true;
-      for (auto* o : under)  // (c)
-        if (o != b)
-          for (auto* w : b->writes) ok = ok && !o->writes.count(w);
+      for (auto* w : b->writes) ok = ok && writers[w].size() == 1;  // (c)
       if (ok) cand.insert(b->order);
     }
-    // (b), to a fixpoint: a read buffer written in L only by earlier candidates.
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (auto* b : under) {
-        if (!cand.count(b->order)) continue;
-        bool ok = true;
-        for (auto* o : under) {
-          bool writes_read = false;
-          for (auto* r : b->reads) writes_read = writes_read || o->writes.count(r);
-          if (!writes_read) continue;
+    // (b): a read buffer written in L only by earlier candidates (or by b itself, with an init).
+    // A block's verdict depends only on earlier blocks', so one pass in pre-order is the
+    // fixpoint.
+    for (auto* b : under) {
+      if (!cand.count(b->order)) continue;
+      bool ok = true;
+      std::unordered_set<const BlockInfo*> checked;
+      for (auto* r : b->reads) {
+        auto it = writers.find(r);
+        if (it == writers.end()) continue;
+        for (auto* o : it->second) {
+          if (!checked.insert(o).second) continue;
           if (o == b)
             ok = ok && b->has_init;
           else
             ok = ok && o->order < b->order && cand.count(o->order);
         }
-        if (!ok) {
-          cand.erase(b->order);
-          changed = true;
-        }
       }
+      if (!ok) cand.erase(b->order);
     }
     int64_t ext = 0;
     const bool single = is_const_int(L->extent, &ext) && ext == 1;
