@@ -2701,7 +2701,9 @@ void GradientBuilder::emit_contribution(Unit& u, const std::vector<const std::ve
       std::unordered_map<const VarNode*, Expr> iter_new;
       for (auto& [k, v] : iter_to_loop) iter_new[k] = substitute(v, r->subst);
       Stmt body = substitute(make_body(r->target_index), iter_new);
-      if (!r->residual.empty()) body = make_if(and_all(r->residual), body);
+      // Data-dependent residuals keep their order, each in an `if` of its own: a later one may
+      // load at an index an earlier one checks (`Y_arg != none`, then `I[Y_arg] == vs`).
+      if (!r->residual.empty()) body = guard_all(r->residual, body);
       BlockNode bn;
       bn.name = names_.unique(name);
       std::vector<Expr> bindings;
