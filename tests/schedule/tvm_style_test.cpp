@@ -219,6 +219,16 @@ INSTANTIATE_TEST_SUITE_P(Files, TvmStyle, ::testing::ValuesIn(files()),
                            return fs::path(i.param).stem().string();
                          });
 
+// Outsider round 7 (tests/schedule/tvm_style_r7, same headers and checks).
+INSTANTIATE_TEST_SUITE_P(R7, TvmStyle, ::testing::ValuesIn(files("tests/schedule/tvm_style_r7")),
+                         [](const ::testing::TestParamInfo<std::string>& i) {
+                           return fs::path(i.param).stem().string();
+                         });
+INSTANTIATE_TEST_SUITE_P(R7, TvmStyleCli, ::testing::ValuesIn(files("tests/schedule/tvm_style_r7")),
+                         [](const ::testing::TestParamInfo<std::string>& i) {
+                           return fs::path(i.param).stem().string();
+                         });
+
 // Known bugs of primitives owned elsewhere (tests/schedule/tvm_style/todo, each file says
 // why): they fail today; run with --gtest_also_run_disabled_tests, move a file up when fixed.
 INSTANTIATE_TEST_SUITE_P(DISABLED_KnownBugs, TvmStyle,

@@ -273,17 +273,14 @@ static void apply_indexed(ScheduleState& st, PrimFn fn, ScheduleInstr norm, int6
   st.handles[name] = picked;
 }
 
-void apply_instruction(ScheduleState& st, const ScheduleInstr& ins) {
+// One instruction on `work` (the state itself: apply_instruction undoes it when refused).
+static void apply_instruction_in(ScheduleState& work, const ScheduleInstr& ins) {
   if (ins.primitive.empty()) {  // `i, j, k = loops`: no call
-    ScheduleState work = st;
     assign_list_value(work, ins);
-    st = std::move(work);
     return;
   }
   auto it = table().find(ins.primitive);
   if (it == table().end()) refuse("unknown schedule primitive '" + ins.primitive + "'");
-  // Work on a copy so that a refusal (or an unexpected error) never leaves a partial change.
-  ScheduleState work = st;
   // List values in the arguments (`loops[0]`, `*loops`) become temporary handles.
   std::vector<std::string> temps;
   // The parser passes `prim(...)[k]` as the keyword __index=k.
@@ -308,7 +305,6 @@ void apply_instruction(ScheduleState& st, const ScheduleInstr& ins) {
     }
   if (apply_location_mark(work, plain)) {
     for (auto& t : temps) work.handles.erase(t);
-    st = std::move(work);
     return;
   }
   ScheduleInstr norm = normalize_keywords(plain);
@@ -329,7 +325,34 @@ void apply_instruction(ScheduleState& st, const ScheduleInstr& ins) {
   }
   for (auto& t : temps)
     if (std::find(results.begin(), results.end(), t) == results.end()) work.handles.erase(t);
-  st = std::move(work);
+}
+
+void apply_instruction(ScheduleState& st, const ScheduleInstr& ins) {
+  // A refusal (or an unexpected error) never leaves a partial change: the function is put
+  // back and the name maps undo their journaled writes. (Copying the whole state for every
+  // instruction was quadratic in the number of handles.)
+  FunctionNode saved = st.func;
+  st.handles.begin_journal();
+  st.lists.begin_journal();
+  st.values.begin_journal();
+  st.value_lists.begin_journal();
+  st.location_marks.begin_journal();
+  try {
+    apply_instruction_in(st, ins);
+  } catch (...) {
+    st.func = std::move(saved);
+    st.handles.rollback();
+    st.lists.rollback();
+    st.values.rollback();
+    st.value_lists.rollback();
+    st.location_marks.rollback();
+    throw;
+  }
+  st.handles.commit();
+  st.lists.commit();
+  st.values.commit();
+  st.value_lists.commit();
+  st.location_marks.commit();
 }
 }  // namespace sched
 

@@ -28,11 +28,47 @@ void add_term(Linear& l, const Expr& atom, int64_t c) {
   l.terms.emplace_back(atom, c);
 }
 
-bool lin_rec(const Expr& e, int64_t scale, Linear& out) {
+// Collects sum(coef * atom) + c. Var atoms are found through a hash index and non-var
+// atoms by a scan of the non-var atoms only: add_term's scan over every term made long sums
+// (a split into thousands of pieces, 20 000 chained splits) quadratic per fold.
+struct LinBuilder {
+  Linear out;
+  std::unordered_map<const VarNode*, size_t> var_pos;
+  std::vector<size_t> other_pos;
+  // Folds an atom before it is compared / stored (Folder: the atom's inside; to_linear: none).
+  const std::function<Expr(const Expr&)>* atom_fold = nullptr;
+
+  void add(const Expr& atom, int64_t c) {
+    if (c == 0) return;
+    if (auto* v = atom.as<VarNode>()) {
+      auto [it, fresh] = var_pos.emplace(v, out.terms.size());
+      if (fresh)
+        out.terms.emplace_back(atom, c);
+      else
+        out.terms[it->second].second += c;
+      return;
+    }
+    for (size_t i : other_pos)
+      if (expr_identical(out.terms[i].first, atom)) {
+        out.terms[i].second += c;
+        return;
+      }
+    other_pos.push_back(out.terms.size());
+    out.terms.emplace_back(atom, c);
+  }
+  // The Linear without zero terms.
+  Linear take() {
+    out.terms.erase(std::remove_if(out.terms.begin(), out.terms.end(), [](auto& t) { return t.second == 0; }),
+                    out.terms.end());
+    return std::move(out);
+  }
+};
+
+bool lin_rec(const Expr& e, int64_t scale, LinBuilder& out) {
   if (!e.defined() || !int_like(e.dtype())) return false;
   int64_t v;
   if (is_const_int(e, &v)) {
-    out.c += scale * v;
+    out.out.c += scale * v;
     return true;
   }
   if (auto* b = e.as<BinaryNode>()) {
@@ -40,17 +76,29 @@ bool lin_rec(const Expr& e, int64_t scale, Linear& out) {
       case BinOp::Add: return lin_rec(b->a, scale, out) && lin_rec(b->b, scale, out);
       case BinOp::Sub: return lin_rec(b->a, scale, out) && lin_rec(b->b, -scale, out);
       case BinOp::Mul: {
-        Linear la, lb;
-        la.dtype = lb.dtype = e.dtype();
-        bool oka = lin_rec(b->a, 1, la), okb = lin_rec(b->b, 1, lb);
-        if (oka && okb && lb.terms.empty()) {
-          for (auto& [a, k] : la.terms) add_term(out, a, k * lb.c * scale);
-          out.c += la.c * lb.c * scale;
+        // A literal factor scales the other side in place (no intermediate form: nested
+        // `(x * 4 + y) * 8 + z` stays linear in its size).
+        if (is_const_int(b->b, &v)) return lin_rec(b->a, scale * v, out);
+        if (is_const_int(b->a, &v)) return lin_rec(b->b, scale * v, out);
+        LinBuilder ba, bb;
+        ba.out.dtype = bb.out.dtype = e.dtype();
+        ba.atom_fold = bb.atom_fold = out.atom_fold;
+        bool oka = lin_rec(b->a, 1, ba), okb = lin_rec(b->b, 1, bb);
+        if (!oka || !okb) break;
+        Linear la = ba.take(), lb = bb.take();
+        if (lb.terms.empty()) {
+          for (auto& [a, k] : la.terms) out.add(a, k * lb.c * scale);
+          out.out.c += la.c * lb.c * scale;
           return true;
         }
-        if (oka && okb && la.terms.empty()) {
-          for (auto& [a, k] : lb.terms) add_term(out, a, k * la.c * scale);
-          out.c += la.c * lb.c * scale;
+        if (la.terms.empty()) {
+          for (auto& [a, k] : lb.terms) out.add(a, k * la.c * scale);
+          out.out.c += la.c * lb.c * scale;
+          return true;
+        }
+        // A product of two non-constant sums is one atom; with a folder, of the folded sides.
+        if (out.atom_fold) {
+          out.add(make_binary(BinOp::Mul, from_linear(la), from_linear(lb)), scale);
           return true;
         }
         break;
@@ -60,13 +108,22 @@ bool lin_rec(const Expr& e, int64_t scale, Linear& out) {
   }
   if (auto* u = e.as<UnaryNode>(); u && u->op == UnOp::Neg) return lin_rec(u->a, -scale, out);
   // Atom: fold its inside so that identical atoms compare equal.
-  add_term(out, e, scale);
+  out.add(out.atom_fold ? (*out.atom_fold)(e) : e, scale);
   return true;
 }
 
 class Folder : public IRMutator {
  protected:
   Expr mutate_binary(const BinaryNode* n, const Expr& e) override {
+    // Integer + - *: the whole linear tree at once (folding the operands first and then
+    // re-reading them as linear forms at every level was quadratic in the depth of a sum).
+    if (int_like(e.dtype()) && (n->op == BinOp::Add || n->op == BinOp::Sub || n->op == BinOp::Mul)) {
+      std::function<Expr(const Expr&)> f = [this](const Expr& x) { return mutate(x); };
+      LinBuilder lb;
+      lb.out.dtype = e.dtype();
+      lb.atom_fold = &f;
+      if (lin_rec(e, 1, lb)) return from_linear(lb.take());
+    }
     Expr a = mutate(n->a), b = mutate(n->b);
     int64_t x, y;
     bool ca = is_const_int(a, &x), cb = is_const_int(b, &y);
@@ -147,13 +204,11 @@ int64_t Linear::coef_of(const VarNode* v) const {
 }
 
 std::optional<Linear> to_linear(const Expr& e) {
-  Linear l;
   if (!e.defined() || !int_like(e.dtype())) return std::nullopt;
-  l.dtype = e.dtype();
+  LinBuilder l;
+  l.out.dtype = e.dtype();
   if (!lin_rec(e, 1, l)) return std::nullopt;
-  l.terms.erase(std::remove_if(l.terms.begin(), l.terms.end(), [](auto& t) { return t.second == 0; }),
-                l.terms.end());
-  return l;
+  return l.take();
 }
 
 Expr from_linear(const Linear& l) {

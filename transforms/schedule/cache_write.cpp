@@ -15,6 +15,32 @@
 
 namespace tirc::sched {
 
+namespace {
+// True when the comparison c (in the spatial iter vars of b) holds at every point of their
+// constant ranges: a conjunct over reduce iter vars that holds at their first value for every
+// spatial point lets every element be written (its init runs there).
+bool holds_over_spatial(const Expr& c, const BlockNode& b) {
+  RangeMap ranges;
+  for (auto& iv : b.iter_vars) {
+    int64_t e;
+    if (iv.kind != IterKind::Spatial) continue;
+    if (!is_const_int(fold(iv.extent), &e) || e < 1) return false;
+    ranges[iv.var.get()] = IntRange{0, e - 1};
+  }
+  int64_t v;
+  if (is_const_int(c, &v)) return v != 0;
+  auto* cmp = c.as<BinaryNode>();
+  if (!cmp) return false;
+  switch (cmp->op) {
+    case BinOp::LT: return prove_lt(cmp->a, cmp->b, ranges);
+    case BinOp::LE: return prove_le(cmp->a, cmp->b, ranges);
+    case BinOp::GT: return prove_lt(cmp->b, cmp->a, ranges);
+    case BinOp::GE: return prove_le(cmp->b, cmp->a, ranges);
+    default: return false;
+  }
+}
+}  // namespace
+
 void prim_cache_write(ScheduleState& st, const ScheduleInstr& ins) {
   expect_args(ins, 3, 3);
   if (ins.results.size() > 1) expect_results(ins, 1);
@@ -99,11 +125,24 @@ void prim_cache_write(ScheduleState& st, const ScheduleInstr& ins) {
       continue;
     }
     int64_t v;
-    if (spatial || !is_const_int(fold(substitute(c, at_zero)), &v) || !v)
+    // `vk <= vi`: every row runs vk = 0 (the reduce vars at 0, proven over the spatial ranges).
+    std::unordered_map<const VarNode*, Expr> red_at_zero;
+    for (auto& iv : b->iter_vars)
+      if (iv.kind != IterKind::Spatial) red_at_zero[iv.var.get()] = make_int(0, iv.var.dtype());
+    if (spatial && other && holds_over_spatial(fold(substitute(c, red_at_zero)), *b)) continue;
+    Expr c0 = fold(substitute(c, at_zero));
+    if (spatial || !is_const_int(c0, &v) || !v)
       refuse("the predicate of block " + b->name + " (" + print_expr(c) +
              ") depends on its non-spatial iter vars, so the elements of " + C->name +
              " it writes are not known");
   }
+  // A block runs no point, and writes nothing (its init included), when a reduce (or scan /
+  // opaque) iter var has extent 0: `reduce(0)`, or a symbolic extent that is 0 at run time.
+  // The copy-back copies only when every such extent is positive (it read an uninitialised
+  // cache before).
+  for (auto& iv : b->iter_vars)
+    if (iv.kind != IterKind::Spatial && !prove_lt(make_int(0, iv.extent.dtype()), iv.extent))
+      copy_pred.push_back(fold(make_binary(BinOp::LT, make_int(0, iv.extent.dtype()), iv.extent)));
   if (body_reads(*b, C) && !(b->init.defined() && is_reduction_block(*b)))
     refuse("block " + b->name + " reads buffer " + C->name +
            " before writing it (the cache would start uninitialised)");

@@ -164,6 +164,11 @@ void prim_decompose_reduction(ScheduleState& st, const ScheduleInstr& ins) {
         if (iv.kind == IterKind::Reduce && iv.var.get() == v) uses_reduce = true;
   });
   if (uses_reduce) refuse("the init of block " + b->name + " uses a reduce iter var");
+  // An empty reduction (`reduce(0)`, a symbolic extent 0 at run time) never runs its init
+  // (docs/language.md); the decomposed init keeps that: `where 0 < n`.
+  for (auto& iv : b->iter_vars)
+    if (iv.kind == IterKind::Reduce && !prove_lt(make_int(0, iv.extent.dtype()), iv.extent))
+      init_pred.push_back(make_binary(BinOp::LT, make_int(0, iv.extent.dtype()), iv.extent));
   Stmt init_body = substitute(b->init, iv_sub);
   Stmt init_br = make_simple_block(st.fresh_block_name(b->name + "_init"), ivs, binds, init_body, Stmt(),
                                    fold(substitute(make_and(init_pred), loop_sub)));

@@ -40,13 +40,17 @@ FactorList parse_factors(const ScheduleArg& fl, const std::string& example) {
 std::vector<Var> piece_vars(const ScheduleState& st, const ScheduleInstr& ins, const ForNode& loop,
                             size_t n) {
   std::vector<Var> vars;
+  std::set<std::string> used = used_var_names(st);
+  std::set<std::string> mine;  // names of the pieces made so far
   for (size_t k = 0; k < n; ++k) {
     std::string base = k < ins.results.size() && ins.results[k] != "_"
                            ? ins.results[k]
                            : loop.loop_var.name() + "_" + std::to_string(k);
-    for (auto& v : vars)
-      if (v.name() == base) base += "_" + std::to_string(k);
-    vars.emplace_back(fresh_var_name(st, base), loop.loop_var.dtype());
+    if (mine.count(base)) base += "_" + std::to_string(k);
+    // fresh_var_name adds the name to `used`: later pieces avoid it too.
+    std::string name = fresh_var_name(used, base);
+    mine.insert(name);
+    vars.emplace_back(name, loop.loop_var.dtype());
   }
   return vars;
 }

@@ -11,6 +11,9 @@
 
 namespace tirc::sched {
 
+// The deepest loop nest split may make (split.cpp).
+constexpr size_t kMaxSplitNestDepth = 1024;
+
 // The list argument; refuses a wrong argument count (call it before resolving the loop, so
 // that a count error comes first).
 const ScheduleArg& factor_list_arg(const ScheduleInstr& ins);

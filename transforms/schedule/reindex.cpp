@@ -156,6 +156,14 @@ static void reindex_write(ScheduleState& st, const ScheduleInstr& ins, const Stm
   Buffer R;
   std::string cname;
   Stmt nest = copy_nest(st, b, used, C, idx, /*into_reindex=*/false, &R, &cname);
+  // An empty reduction (`reduce(0)`, or a symbolic extent 0 at run time) runs no point of
+  // the block, its init included: the copy-back then copies nothing (it read an
+  // uninitialised C_reindex before).
+  std::vector<Expr> nonempty;
+  for (auto& iv : b->iter_vars)
+    if (iv.kind != IterKind::Spatial && !prove_lt(make_int(0, iv.extent.dtype()), iv.extent))
+      nonempty.push_back(fold(make_binary(BinOp::LT, make_int(0, iv.extent.dtype()), iv.extent)));
+  if (!nonempty.empty()) nest = add_predicate_below(nest, make_and(nonempty));
   std::vector<Expr> ridx;
   for (auto k : used) ridx.push_back(b->iter_vars[k].var);
   Stmt nb = update_realize(bs, [&](BlockRealizeNode& r) {

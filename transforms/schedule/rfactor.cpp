@@ -325,6 +325,20 @@ void prim_rfactor(ScheduleState& st, const ScheduleInstr& ins) {
   Stmt wbody = make_store(C, cidx, make_binary(comb_op, make_load(C, cidx), make_load(R, widx)));
   // Without an init the write-back accumulates into what C held, as the block did.
   Stmt winit = init ? make_store(C, cidx, init->value) : Stmt();
+  // A partial result exists only when the other reduction loops run at least once: with one
+  // of them empty (`reduce(0)`, a symbolic extent 0 at run time) the rf block writes nothing
+  // and the write-back would read an uninitialised partial (the unscheduled block wrote
+  // nothing either, init included).
+  for (size_t i = 0; i < loops.size(); ++i) {
+    auto* f = loops[i].as<ForNode>();
+    if (!red_loop[i] || f == L) continue;
+    Expr zero = make_int(0, f->extent.dtype());
+    if (prove_lt(zero, f->extent)) continue;
+    if (uses_var(f->extent, [&](const VarNode* v) { return wloop.count(v) || is_red(v); }))
+      refuse("the reduction loop " + loop_name(loops[i]) + " has an extent that depends on other loops (" +
+             print_expr(f->extent) + ") and may be empty");
+    wpred.push_back(fold(make_binary(BinOp::LT, zero, f->extent)));
+  }
   wloop[L->loop_var.get()] = wr;  // the write-back's predicate may test the rf loop (wpred_rf)
   for (auto& c0 : wpred_rf) wpred.push_back(c0);
   Stmt wblock =
@@ -350,8 +364,8 @@ void prim_rfactor(ScheduleState& st, const ScheduleInstr& ins) {
     auto it = to_wb.find(h.loop.get());
     if (it != to_wb.end()) h.loop = it->second;
   };
-  for (auto& [name, h] : st.handles) retarget(h);
-  for (auto& [name, l] : st.lists)
+  for (auto& [name, h] : st.handles.mutable_items()) retarget(h);
+  for (auto& [name, l] : st.lists.mutable_items())
     for (auto& h : l) retarget(h);
   bind_block(st, ins, 0, rname);
 }

@@ -5,6 +5,7 @@
 // min + ((l0 * f1 + l1) * f2 + l2) ...; when the factors overshoot the extent, every
 // block below gets the predicate `fused < extent` (as TVM does), so no extra iteration
 // runs.
+#include <algorithm>
 #include <cstdint>
 
 #include "ir/mutator.h"
@@ -12,6 +13,16 @@
 #include "transforms/schedule/prims.h"
 
 namespace tirc::sched {
+
+namespace {
+// The deepest chain of loops inside s (0 for a statement without loops).
+size_t max_loop_depth(const Stmt& s) {
+  if (!s.defined()) return 0;
+  size_t best = 0;
+  for (auto& c : children(s)) best = std::max(best, max_loop_depth(c));
+  return best + (s.as<ForNode>() ? 1 : 0);
+}
+}  // namespace
 
 void prim_split(ScheduleState& st, const ScheduleInstr& ins) {
   const ScheduleArg& fl = factor_list_arg(ins);
@@ -54,7 +65,8 @@ void prim_split(ScheduleState& st, const ScheduleInstr& ins) {
   }
   // Total covered and whether a predicate is needed.
   Expr total = exts[0];
-  for (size_t k = 1; k < n; ++k) total = fold(total * exts[k]);
+  for (size_t k = 1; k < n; ++k) total = total * exts[k];
+  total = fold(total);
   bool exact = prove_eq(total, extent);
   // TVM's disable_predication=True: no `where` for the overshoot, which would run iterations
   // past the extent; accepted only when none are added.
@@ -73,10 +85,20 @@ void prim_split(ScheduleState& st, const ScheduleInstr& ins) {
     refuse("loop " + loop_name(ls) +
            " has statements outside blocks and the factors do not divide its extent");
 
+  // Runaway scripts (a split into thousands of pieces, thousands of chained splits) make
+  // nests no schedule needs; each primitive walks the nest and the bindings grow with it, so
+  // a nest past kMaxSplitNestDepth loops is refused instead of taking minutes (the parser
+  // reads 100 levels; deeper scheduled functions still run, build and verify).
+  size_t depth = n - 1 + st.loops_above(ls.get()).size() + max_loop_depth(loop->body) + 1;
+  if (depth > kMaxSplitNestDepth)
+    refuse("the loops around loop " + loop_name(ls) + "'s blocks would nest " + std::to_string(depth) +
+           " deep, more than the " + std::to_string(kMaxSplitNestDepth) + " a schedule may make");
   std::vector<Var> vars = piece_vars(st, ins, *loop, n);
   // fused = ((v0 * e1 + v1) * e2 + v2) ...
+  // Built whole, then folded once (folding after every piece was quadratic in n).
   Expr fused = vars[0];
-  for (size_t k = 1; k < n; ++k) fused = fold(fused * exts[k] + vars[k]);
+  for (size_t k = 1; k < n; ++k) fused = fused * exts[k] + vars[k];
+  fused = fold(fused);
   Expr value = is_zero(loop->min) ? fused : fold(loop->min + fused);
   std::unordered_map<const VarNode*, Expr> sub{{loop->loop_var.get(), value}};
   Stmt body = substitute(loop->body, sub);

@@ -154,7 +154,8 @@ const Handle& arg_handle(const ScheduleState& st, const ScheduleInstr& ins, size
 // How a handle is named in messages: its script name, or for the hidden name of a nested
 // call (`unroll(get_block("C"))`, hoisted by the parser to `_0 = get_block("C")`) what it is.
 static std::string handle_text(const Handle& h) {
-  bool hidden = h.name.size() > 1 && h.name[0] == '_' && h.name.find_first_not_of("0123456789", 1) == std::string::npos;
+  bool hidden =
+      h.name.size() > 1 && h.name[0] == '_' && h.name.find_first_not_of("0123456789", 1) == std::string::npos;
   if (!hidden) return "'" + h.name + "'";
   return "the argument (" + (h.kind == Handle::BlockH ? "block " + h.block : "loop " + h.loop.name()) + ")";
 }
@@ -360,16 +361,26 @@ static void var_names(const Stmt& s, std::set<std::string>& out) {
   for (auto& c : children(s)) var_names(c, out);
 }
 
-std::string fresh_var_name(const ScheduleState& st, const std::string& base) {
+std::set<std::string> used_var_names(const ScheduleState& st) {
   std::set<std::string> names;
   for (auto& p : st.func.params) names.insert(p.name());
   for (auto& o : st.func.outputs) names.insert(o->name);
   var_names(st.func.body, names);
   for (auto& s : collect_blocks(st.func.body))
     for (auto& a : block_of(s)->allocs) names.insert(a->name);
-  if (!names.count(base)) return base;
-  for (int i = 1;; ++i)
-    if (!names.count(base + "_" + std::to_string(i))) return base + "_" + std::to_string(i);
+  return names;
+}
+
+std::string fresh_var_name(std::set<std::string>& names, const std::string& base) {
+  std::string r = base;
+  for (int i = 1; names.count(r); ++i) r = base + "_" + std::to_string(i);
+  names.insert(r);
+  return r;
+}
+
+std::string fresh_var_name(const ScheduleState& st, const std::string& base) {
+  std::set<std::string> names = used_var_names(st);
+  return fresh_var_name(names, base);
 }
 
 Stmt add_predicate_below(const Stmt& s, const Expr& cond) {

@@ -11,6 +11,9 @@
 #pragma once
 
 #include <map>
+#include <memory>
+#include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <unordered_set>
@@ -37,22 +40,119 @@ struct Handle {
   std::string name;   // the script name the handle is bound to
 };
 
+// A name -> value map that can record its changes, so that an instruction can run on the
+// state itself and be undone when it is refused (apply.cpp). Copying every map for every
+// instruction made long scripts quadratic: 20 000 chained splits bind 40 000 handles.
+// Writes go through operator[] / at / erase / assignment, each journaling the old entry;
+// find and iteration are read-only except `mutable_items()` (journals the whole map).
+template <class V>
+class NameMap {
+ public:
+  using Map = std::map<std::string, V>;
+  using const_iterator = typename Map::const_iterator;
+
+  NameMap() = default;
+  NameMap(const NameMap& o) : m_(o.m_) {}
+  NameMap& operator=(const NameMap& o) {
+    if (this != &o) {
+      snapshot();
+      m_ = o.m_;
+    }
+    return *this;
+  }
+  NameMap& operator=(NameMap&& o) {
+    if (this != &o) {
+      snapshot();
+      m_ = std::move(o.m_);
+    }
+    return *this;
+  }
+
+  const_iterator find(const std::string& k) const { return m_.find(k); }
+  const_iterator begin() const { return m_.begin(); }
+  const_iterator end() const { return m_.end(); }
+  size_t count(const std::string& k) const { return m_.count(k); }
+  size_t size() const { return m_.size(); }
+  bool empty() const { return m_.empty(); }
+  const V& at(const std::string& k) const { return m_.at(k); }
+  V& at(const std::string& k) {
+    record(k);
+    return m_.at(k);
+  }
+  V& operator[](const std::string& k) {
+    record(k);
+    return m_[k];
+  }
+  size_t erase(const std::string& k) {
+    if (!m_.count(k)) return 0;
+    record(k);
+    return m_.erase(k);
+  }
+  // Every value, for in-place updates (the whole map is journaled).
+  Map& mutable_items() {
+    snapshot();
+    return m_;
+  }
+
+  // Journal control (apply.cpp): start recording, forget the record, undo what it holds.
+  void begin_journal() {
+    journaling_ = true;
+    journal_.clear();
+  }
+  void commit() {
+    journaling_ = false;
+    journal_.clear();
+  }
+  void rollback() {
+    journaling_ = false;
+    for (size_t i = journal_.size(); i-- > 0;) {
+      Entry& e = journal_[i];
+      if (e.whole) {
+        m_ = std::move(*e.whole);
+      } else if (e.old) {
+        m_[e.key] = std::move(*e.old);
+      } else {
+        m_.erase(e.key);
+      }
+    }
+    journal_.clear();
+  }
+
+ private:
+  struct Entry {
+    std::string key;
+    std::optional<V> old;        // the value before (none: absent)
+    std::shared_ptr<Map> whole;  // the whole map before (assignment, mutable_items)
+  };
+  void record(const std::string& k) {
+    if (!journaling_) return;
+    auto it = m_.find(k);
+    journal_.push_back(Entry{k, it == m_.end() ? std::optional<V>() : std::optional<V>(it->second), nullptr});
+  }
+  void snapshot() {
+    if (journaling_) journal_.push_back(Entry{"", std::nullopt, std::make_shared<Map>(m_)});
+  }
+  Map m_;
+  bool journaling_ = false;
+  std::vector<Entry> journal_;
+};
+
 class ScheduleState {
  public:
   explicit ScheduleState(const FunctionNode& f);
 
   FunctionNode func;  // the current function (body updated by primitives)
-  std::map<std::string, Handle> handles;
+  NameMap<Handle> handles;
   // List variables (`loops = get_loops(b)`, `parts = split(...)`, `ls = loops[1:]`): a name
   // bound to several handles. A name is in at most one of `handles` and `lists`.
-  std::map<std::string, std::vector<Handle>> lists;
+  NameMap<std::vector<Handle>> lists;
   // Integers sampled by sample_perfect_tile / sample_categorical (TVM's ExprRV), by name; a
   // list of them bound to one name (`fs = sample_perfect_tile(...)`) is in value_lists. Names
   // of these are replaced by their values in later instructions (sample.cpp).
-  std::map<std::string, int64_t> values;
-  std::map<std::string, std::vector<int64_t>> value_lists;
+  NameMap<int64_t> values;
+  NameMap<std::vector<int64_t>> value_lists;
   // sample_compute_location's marks by name: "root" or "inline" (TVM's RootMark / InlineMark).
-  std::map<std::string, std::string> location_marks;
+  NameMap<std::string> location_marks;
   // The module's tensor intrinsics (for tensorize); null when none were given.
   std::shared_ptr<const std::vector<IntrinItem>> intrins;
 
@@ -129,6 +229,10 @@ std::string loop_name(const Stmt& loop);
 namespace tirc::sched {
 // A variable name unused in the function (params, loop/iter/let vars), based on `base`.
 std::string fresh_var_name(const ScheduleState& st, const std::string& base);
+// The names fresh_var_name avoids, and a fresh name from such a set (added to it): for
+// primitives making many names at once (split into many pieces).
+std::set<std::string> used_var_names(const ScheduleState& st);
+std::string fresh_var_name(std::set<std::string>& names, const std::string& base);
 // Appends `cond` to the predicate of every block realize under s (`where`).
 Stmt add_predicate_below(const Stmt& s, const Expr& cond);
 // Re-infers the reads/writes of the blocks enclosing `block` (not the root), innermost
