@@ -1522,17 +1522,35 @@ std::optional<int64_t> FuncEmitter::linear_coeff(const Expr& e) const {
 }
 
 namespace {
+bool holds_check(const Expr& e) {
+  bool found = false;
+  for_each_expr(e, [&](const Expr& x) {
+    if (auto* c = x.as<CallNode>(); c && c->op == Intrinsic::BoundsCheck) found = true;
+  });
+  return found;
+}
 // Inlines let bindings (statement and expression lets) so that every variable in a
-// vectorized body is either the loop var or uniform.
+// vectorized body is either the loop var or uniform. A let whose variable is unused but
+// whose value holds a bounds check (the simplifier keeps such lets so that the check runs,
+// as the interpreter evaluates the value) becomes a condition that evaluates the value:
+// `if v == v || true { body }`, `select(v == v, body, body)`.
 class LetInliner : public IRMutator {
  protected:
   Stmt mutate_let_stmt(const LetStmtNode* n, const Stmt&) override {
     Expr v = mutate(n->value);
-    return mutate(substitute(n->body, {{n->var.get(), v}}));
+    Stmt body = mutate(substitute(n->body, {{n->var.get(), v}}));
+    bool used = false;
+    for_each_expr(n->body, [&](const Expr& x) { used = used || x.get() == n->var.Expr::get(); });
+    if (used || !holds_check(v)) return body;
+    return make_if(make_binary(BinOp::Or, make_binary(BinOp::EQ, v, v), make_bool(true)), body, Stmt());
   }
   Expr mutate_let(const LetNode* n, const Expr&) override {
     Expr v = mutate(n->value);
-    return mutate(substitute(n->body, {{n->var.get(), v}}));
+    Expr body = mutate(substitute(n->body, {{n->var.get(), v}}));
+    bool used = false;
+    for_each_expr(n->body, [&](const Expr& x) { used = used || x.get() == n->var.Expr::get(); });
+    if (used || !holds_check(v)) return body;
+    return make_select(make_binary(BinOp::EQ, v, v), body, body);
   }
 };
 
@@ -2441,6 +2459,7 @@ static std::string bounds_site_text(const BoundsCheckSite& s) {
       s.loc.known() ? s.loc.file + ":" + std::to_string(s.loc.line) + ":" + std::to_string(s.loc.col) + ": "
                     : "";
   if (!s.block.empty()) where += "block \"" + s.block + "\": ";
+  if (s.access == "binding") return where + "binding of iter var " + s.buffer;
   return where + s.access + " " + s.buffer + ", dimension " + std::to_string(s.dim);
 }
 

@@ -95,7 +95,10 @@ NDArray parse_scalar_value(const std::string& text, DType t, const std::string& 
   if (is_float(t)) {
     char* end = nullptr;
     double v = std::strtod(s.c_str(), &end);
-    if (s.empty() || *end != '\0') throw Error(what + ": '" + text + "' is not a number");
+    // Python's float() syntax: strtod also reads C's hex floats (`0x10`, `0x1p3`) and `nan(5)`,
+    // which float() refuses (and integer values are decimal: `n=0x10` is refused too).
+    if (s.empty() || *end != '\0' || s.find_first_of("xX(") != std::string::npos)
+      throw Error(what + ": '" + text + "' is not a number");
     if (t == DType::F16)
       a.ptr<uint16_t>()[0] = float_to_half(interp::double_to_float_odd(v));
     else if (t == DType::BF16)

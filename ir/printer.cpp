@@ -24,6 +24,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ir/error.h"
+
 namespace tirc {
 
 namespace {
@@ -752,15 +754,63 @@ class Printer {
 
 }  // namespace
 
+int text_nesting_depth(const std::string& text) {
+  int depth = 0, deepest = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '"') {  // a string, with its escapes
+      for (++i; i < text.size() && text[i] != '"' && text[i] != '\n'; ++i)
+        if (text[i] == '\\') ++i;
+    } else if (c == '#') {
+      while (i < text.size() && text[i] != '\n') ++i;
+    } else if (c == '(' || c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == ')' || c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+namespace {
+
+// The text of one function (or intrin), refused when it would not read back.
+void check_nesting(const std::string& text, const std::string& what) {
+  int depth = text_nesting_depth(text);
+  if (depth > kMaxTextNesting)
+    throw Error("cannot print " + what + ": its text would nest " + std::to_string(depth) +
+                " levels deep (loops, blocks and brackets), more than the " +
+                std::to_string(kMaxTextNesting) + " levels the parser reads");
+}
+
+}  // namespace
+
 std::string print_module(const Module& m) {
   Printer p;
   p.module(m);
+  // Checked per item, so that the message names the function.
+  if (text_nesting_depth(p.out) > kMaxTextNesting) {
+    for (auto& f : m.funcs) check_nesting(print_function(*f), "function " + f->name);
+    for (auto& it : m.intrins) {
+      Printer q;
+      q.intrin(it);
+      check_nesting(q.out, "intrin " + it.name);
+    }
+    check_nesting(p.out, "the module");
+  }
   return p.out;
+}
+
+int function_text_depth(const FunctionNode& f) {
+  Printer p;
+  p.function(f);
+  return text_nesting_depth(p.out);
 }
 
 std::string print_function(const FunctionNode& f) {
   Printer p;
   p.function(f);
+  check_nesting(p.out, "function " + f.name);
   return p.out;
 }
 

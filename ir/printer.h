@@ -9,6 +9,18 @@
 
 namespace tirc {
 
+// The parser reads brackets `( [ {` nested at most this deep (a `for` header of N variables
+// counting N levels), so that deep input cannot overflow the stack (docs/language.md, Limits).
+constexpr int kMaxTextNesting = 100;
+
+// The deepest bracket nesting of `text` (brackets inside strings and comments do not count).
+int text_nesting_depth(const std::string& text);
+// text_nesting_depth of f's canonical text (without the check of print_function).
+int function_text_depth(const FunctionNode& f);
+
+// print_module and print_function throw tirc::Error ("cannot print function F: its text would
+// nest N levels deep ...") when a function's text would nest deeper than kMaxTextNesting:
+// such text would not read back (a schedule can nest loops deeper than a script may).
 std::string print_module(const Module& m);
 std::string print_function(const FunctionNode& f);
 std::string print_stmt(const Stmt& s, int indent = 0);

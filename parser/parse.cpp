@@ -12,6 +12,7 @@
 #include "TirParser.h"
 #include "antlr4-runtime.h"
 #include "ir/error.h"
+#include "ir/printer.h"
 #include "parser/builder.h"
 #include "parser/parser.h"
 
@@ -20,8 +21,8 @@ namespace {
 
 using P = tirc_antlr::TirParser;
 
-constexpr int kMaxNesting = 100;    // brackets, unary-operator runs, else-if chains
-constexpr int kMaxExprDepth = 256;  // nested expression nodes (binary chains included)
+constexpr int kMaxNesting = kMaxTextNesting;  // brackets, unary-operator runs, else-if chains
+constexpr int kMaxExprDepth = 256;            // nested expression nodes (binary chains included)
 
 std::string describe_token(const antlr4::Token* t) {
   if (t->getType() == antlr4::Token::EOF) return "end of input";
@@ -147,6 +148,13 @@ uint32_t invisible_code_point(const std::string& s) {
 // innermost bracket still open at the end of the input (or null).
 const antlr4::Token* prescan(const std::vector<antlr4::Token*>& toks, const std::string& file) {
   std::vector<const antlr4::Token*> open;
+  // Levels added by each open bracket: 1, or N for the `{` of a `for` header with N variables
+  // (the canonical text prints a grid as N nested loops, so counting them here keeps every
+  // accepted function printable within the limit; docs/language.md, Limits).
+  std::vector<int> levels;
+  // Variables of the `for` header being read (FOR ID (, ID)* IN), kept until its `{`.
+  std::vector<const antlr4::Token*> for_vars;
+  enum { kNoFor, kForName, kForComma, kForBody } for_state = kNoFor;
   int depth = 0, unary_run = 0;
   std::vector<int> elif_chain(1, 0);
   const antlr4::Token* prev = nullptr;
@@ -176,14 +184,41 @@ const antlr4::Token* prescan(const std::vector<antlr4::Token*>& toks, const std:
               "invalid number '" + t->getText() +
                   "' (integer literals are decimal; names cannot start with a digit)");
     const std::string& s = t->getText();
+    if (type == P::FOR) {
+      for_state = kForName;
+      for_vars.clear();
+    } else if (for_state == kForName) {
+      if (type == P::ID) {
+        for_vars.push_back(t);
+        for_state = kForComma;
+      } else {
+        for_state = kNoFor;
+      }
+    } else if (for_state == kForComma) {
+      for_state = s == "," ? kForName : type == P::IN ? kForBody : kNoFor;
+    }
     if (s == "(" || s == "[" || s == "{") {
-      if (++depth > kMaxNesting)
+      int n = 1;
+      if (s == "{" && for_state == kForBody) {
+        n = static_cast<int>(for_vars.size());
+        for_state = kNoFor;
+        if (n > 1 && depth + n > kMaxNesting)
+          fail_at(file, for_vars[kMaxNesting - depth],
+                  "nesting too deep (more than " + std::to_string(kMaxNesting) +
+                      " levels, counting each loop of a grid as one level)");
+      }
+      depth += n;
+      if (depth > kMaxNesting)
         fail_at(file, t, "nesting too deep (more than " + std::to_string(kMaxNesting) + " levels)");
       if (elif_chain.size() <= static_cast<size_t>(depth)) elif_chain.resize(depth + 1, 0);
-      if (type != P::STRING) open.push_back(t);
+      open.push_back(t);
+      levels.push_back(n);
     } else if (s == ")" || s == "]" || s == "}") {
-      if (depth > 0) --depth;
-      if (type != P::STRING && !open.empty()) open.pop_back();
+      if (!levels.empty()) {
+        depth -= levels.back();
+        levels.pop_back();
+        open.pop_back();
+      }
     }
     if (type != P::STRING && (s == "-" || s == "!")) {
       if (++unary_run > kMaxNesting)

@@ -213,8 +213,12 @@ TEST(AcceptCli, BuildEveryEmit) {
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_NE(slurp(tmp() + "out").find(c.needle), std::string::npos);
   }
-  // nvptx without thread bindings is refused with a reason.
+  // nvptx without thread bindings: bound by the default GPU schedule (docs/codegen.md), or
+  // refused with a reason when told not to.
   CliRun r = run("build @/structure.tir --target nvptx --emit ptx -o %/out");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(slurp(tmp() + "out").find(".entry"), std::string::npos);
+  r = run("build @/structure.tir --target nvptx --no-default-gpu-schedule --emit ptx -o %/out");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("blockIdx/threadIdx"), std::string::npos) << r.err;
   r = run("build @/structure.tir --target tpu -o %/out");

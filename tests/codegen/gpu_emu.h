@@ -272,8 +272,12 @@ struct Stats {
   long shuffles = 0, barriers = 0;  // executed by all threads together
 };
 
-inline std::string run_kernel(const std::string& ir, const std::string& name, const int grid[3],
-                              const int block[3], const std::vector<void*>& args, Stats* stats = nullptr) {
+// Runs kernels `names` of `ir` one after another (one launch each, same sizes), in one JIT
+// session: module variables (function-level buffers in global memory) persist between them,
+// as between the launches of a multi-kernel function on a device. At most 8 arguments.
+inline std::string run_kernels(const std::string& ir, const std::vector<std::string>& names,
+                               const int grid[3], const int block[3], const std::vector<void*>& args,
+                               Stats* stats = nullptr) {
   static std::once_flag once;
   std::call_once(once, [] {
     llvm::InitializeNativeTarget();
@@ -303,44 +307,70 @@ inline std::string run_kernel(const std::string& ir, const std::string& name, co
     return llvm_err(std::move(e));
   if (auto e = (*jit)->addIRModule(llvm::orc::ThreadSafeModule(std::move(mod), std::move(ctx))))
     return llvm_err(std::move(e));
-  auto sym = (*jit)->lookup(name);
-  if (!sym) return llvm_err(sym.takeError());
-  using K1 = void (*)(void*);
-  using K2 = void (*)(void*, void*);
-  using K3 = void (*)(void*, void*, void*);
-  using K4 = void (*)(void*, void*, void*, void*);
-  void* fp = sym->toPtr<void*>();
-  State st;
-  for (int a = 0; a < 3; ++a) st.block[a] = block[a];
-  st.nthreads = block[0] * block[1] * block[2];
-  st.warps = std::vector<Sync>((st.nthreads + 31) / 32);
-  g_state = &st;
-  for (int bz = 0; bz < grid[2] && !st.failed; ++bz)
-    for (int by = 0; by < grid[1] && !st.failed; ++by)
-      for (int bx = 0; bx < grid[0] && !st.failed; ++bx) {
-        std::vector<std::thread> ts;
-        for (int t = 0; t < st.nthreads; ++t)
-          ts.emplace_back([&, t] {
-            t_ctaid[0] = bx, t_ctaid[1] = by, t_ctaid[2] = bz;
-            t_tid[0] = t % block[0];
-            t_tid[1] = t / block[0] % block[1];
-            t_tid[2] = t / (block[0] * block[1]);
-            switch (args.size()) {
-              case 1: reinterpret_cast<K1>(fp)(args[0]); break;
-              case 2: reinterpret_cast<K2>(fp)(args[0], args[1]); break;
-              case 3: reinterpret_cast<K3>(fp)(args[0], args[1], args[2]); break;
-              case 4: reinterpret_cast<K4>(fp)(args[0], args[1], args[2], args[3]); break;
-              default: st.fail("too many kernel arguments");
-            }
-          });
-        for (auto& th : ts) th.join();
-      }
-  g_state = nullptr;
-  if (stats) {
-    stats->shuffles = st.shuffles;
-    stats->barriers = st.barriers;
+  if (args.size() > 8) return "too many kernel arguments";
+  using P = void*;
+  using K1 = void (*)(P);
+  using K2 = void (*)(P, P);
+  using K3 = void (*)(P, P, P);
+  using K4 = void (*)(P, P, P, P);
+  using K5 = void (*)(P, P, P, P, P);
+  using K6 = void (*)(P, P, P, P, P, P);
+  using K7 = void (*)(P, P, P, P, P, P, P);
+  using K8 = void (*)(P, P, P, P, P, P, P, P);
+  long shuffles = 0, barriers = 0;
+  for (auto& name : names) {
+    auto sym = (*jit)->lookup(name);
+    if (!sym) return llvm_err(sym.takeError());
+    void* fp = sym->toPtr<void*>();
+    State st;
+    for (int a = 0; a < 3; ++a) st.block[a] = block[a];
+    st.nthreads = block[0] * block[1] * block[2];
+    st.warps = std::vector<Sync>((st.nthreads + 31) / 32);
+    g_state = &st;
+    for (int bz = 0; bz < grid[2] && !st.failed; ++bz)
+      for (int by = 0; by < grid[1] && !st.failed; ++by)
+        for (int bx = 0; bx < grid[0] && !st.failed; ++bx) {
+          std::vector<std::thread> ts;
+          for (int t = 0; t < st.nthreads; ++t)
+            ts.emplace_back([&, t] {
+              t_ctaid[0] = bx, t_ctaid[1] = by, t_ctaid[2] = bz;
+              t_tid[0] = t % block[0];
+              t_tid[1] = t / block[0] % block[1];
+              t_tid[2] = t / (block[0] * block[1]);
+              switch (args.size()) {
+                case 1: reinterpret_cast<K1>(fp)(args[0]); break;
+                case 2: reinterpret_cast<K2>(fp)(args[0], args[1]); break;
+                case 3: reinterpret_cast<K3>(fp)(args[0], args[1], args[2]); break;
+                case 4: reinterpret_cast<K4>(fp)(args[0], args[1], args[2], args[3]); break;
+                case 5: reinterpret_cast<K5>(fp)(args[0], args[1], args[2], args[3], args[4]); break;
+                case 6: reinterpret_cast<K6>(fp)(args[0], args[1], args[2], args[3], args[4], args[5]); break;
+                case 7:
+                  reinterpret_cast<K7>(fp)(args[0], args[1], args[2], args[3], args[4], args[5], args[6]);
+                  break;
+                case 8:
+                  reinterpret_cast<K8>(fp)(args[0], args[1], args[2], args[3], args[4], args[5], args[6],
+                                           args[7]);
+                  break;
+                default: st.fail("too many kernel arguments");
+              }
+            });
+          for (auto& th : ts) th.join();
+        }
+    g_state = nullptr;
+    shuffles += st.shuffles;
+    barriers += st.barriers;
+    if (!st.error.empty()) return name + ": " + st.error;
   }
-  return st.error;
+  if (stats) {
+    stats->shuffles = shuffles;
+    stats->barriers = barriers;
+  }
+  return "";
+}
+
+inline std::string run_kernel(const std::string& ir, const std::string& name, const int grid[3],
+                              const int block[3], const std::vector<void*>& args, Stats* stats = nullptr) {
+  return run_kernels(ir, {name}, grid, block, args, stats);
 }
 
 }  // namespace tirc::testing::gpu_emu

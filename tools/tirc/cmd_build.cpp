@@ -12,6 +12,7 @@
 #include "ir/error.h"
 #include "parser/parser.h"
 #include "tools/tirc/common.h"
+#include "transforms/schedule/default_gpu_schedule.h"
 #include "transforms/schedule/schedule.h"
 #ifdef TIRC_WITH_LLVM
 #include <llvm-c/Target.h>
@@ -27,7 +28,8 @@ namespace tirc::cli {
 namespace {
 struct BuildOptions {
   std::string file, target = "cpu", emit, out, func, mcpu;
-  bool no_schedule = false, fast_math = false, no_bounds_check = false;
+  bool no_schedule = false, fast_math = false, no_bounds_check = false, no_default_gpu_schedule = false;
+  DefaultGpuScheduleOptions gpu;
   int opt = 3;
 };
 
@@ -93,6 +95,12 @@ void register_build(CLI::App& app) {
   cmd->add_option(
       "--mcpu", o->mcpu,
       "target CPU (default or 'native': the host CPU; 'generic' for portable code; nvptx: sm_80)");
+  cmd->add_flag("--no-default-gpu-schedule", o->no_default_gpu_schedule,
+                "nvptx: refuse a function with no loop bound to blockIdx/threadIdx instead of binding its "
+                "outer data-parallel loops (TVM's DefaultGPUSchedule)");
+  cmd->add_option("--max-threads-per-block", o->gpu.max_threads_per_block,
+                  "nvptx default GPU schedule: threads per block (default 1024)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1024}));
   cmd->add_flag("--no-bounds-check", o->no_bounds_check,
                 "compile without the checks of indices that cannot be proven inside their buffer");
   cmd->add_flag("--fast-math", o->fast_math, "allow reassociation and contraction of float arithmetic");
@@ -119,6 +127,10 @@ void register_build(CLI::App& app) {
         funcs = m.funcs;
       }
       if (funcs.empty()) throw Error(source_name(o->file) + " defines no function");
+      // A function the user did not schedule for the GPU gets TVM's default GPU schedule
+      // (docs/codegen.md, "Default GPU schedule").
+      if (gpu && !o->no_default_gpu_schedule)
+        for (auto& f : funcs) f = default_gpu_schedule(*f, o->gpu);
       CodegenOptions copts;
       copts.cpu = o->mcpu;
       copts.fast_math = o->fast_math;

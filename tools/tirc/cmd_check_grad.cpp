@@ -50,8 +50,8 @@ void register_check_grad(CLI::App& app) {
       opts.wrt = wrt_names(o->wrt);
       opts.given = parse_input_specs(*f, o->inputs);
       opts.seed = o->seed;
-      opts.rtol = o->rtol;
-      opts.atol = o->atol;
+      opts.rtol = finite_tolerance(o->rtol);
+      opts.atol = finite_tolerance(o->atol);
       opts.full = o->full;
       opts.directions = o->directions;
       CheckGradResult r;
@@ -60,8 +60,8 @@ void register_check_grad(CLI::App& app) {
         nlohmann::json j;
         j["function"] = r.func;
         j["mode"] = o->full ? "full" : "directions";
-        j["rtol"] = o->rtol;
-        j["atol"] = o->atol;
+        j["rtol"] = opts.rtol;
+        j["atol"] = opts.atol;
         nlohmann::json arr = nlohmann::json::array();
         for (auto& ic : r.inputs)
           arr.push_back({{"name", ic.name},

@@ -48,7 +48,7 @@ void register_grad(CLI::App& app) {
         std::cerr << "tirc: warning: " << source_name(o->file) << " already defines " << f->name
                   << "_grad; it is replaced by the gradient of " << f->name << "\n";
       with_block_positions(*f, [&] { m.add_func(gradient(*f, wrt, opts)); });
-      write_text_output(o->out, print_module(m));
+      write_text_output(o->out, print_module_checked(m));
       return kExitOk;
     });
   });

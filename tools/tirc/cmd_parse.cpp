@@ -16,7 +16,7 @@ void register_parse(CLI::App& app) {
   cmd->callback([] {
     run_guarded([] {
       Module m = parse_file(file);
-      write_text_output(out_file, print_module(m));
+      write_text_output(out_file, print_module_checked(m));
       return kExitOk;
     });
   });

@@ -104,8 +104,8 @@ void register_verify(CLI::App& app) {
         throw Error("no function named " + func + " in " + source_name(file));
       CompareOptions opts;
       opts.seed = seed;
-      opts.rtol = rtol;
-      opts.atol = atol;
+      opts.rtol = finite_tolerance(rtol);
+      opts.atol = finite_tolerance(atol);
       std::vector<Function> funcs;
       for (auto& item : m.schedules)
         if (func.empty() || item.func == func)

@@ -3,10 +3,12 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -27,6 +29,14 @@ int exit_code();
 // The function `func` of module m (read from `file`), or its only function when func is
 // empty. Error when there is no such function or the choice is ambiguous.
 Function select_function(const Module& m, const std::string& file, const std::string& func);
+
+// Why the canonical text of f would not read back (it would exceed the parser's nesting limits,
+// docs/language.md, Limits: a schedule or a transform may nest deeper than a script can), or ""
+// when it reads back.
+std::string unreadable_text_reason(const FunctionNode& f);
+// print_module(m), or tirc::Error "cannot print function F: REASON" when a function's text would
+// not read back.
+std::string print_module_checked(const Module& m);
 
 // The name of an input file in messages: "-" (standard input) is "<stdin>", as in the
 // parser's FILE:LINE:COL positions.
@@ -57,7 +67,9 @@ inline CLI::Validator at_least(double lo, const std::string& what, bool integer 
         // (stod throws out_of_range for both, which said "'1e-400' is not a number").
         char* end = nullptr;
         double v = std::strtod(s.c_str(), &end);
-        if (s.empty() || end != s.c_str() + s.size()) return "'" + s + "' is not a number";
+        // Python's float() refuses C's hex floats and `nan(...)`, which strtod reads.
+        if (s.empty() || end != s.c_str() + s.size() || s.find_first_of("xX(") != std::string::npos)
+          return "'" + s + "' is not a number";
         if (integer) {
           size_t d = s[0] == '-' || s[0] == '+' ? 1 : 0;
           if (s.size() == d || s.find_first_not_of("0123456789", d) != std::string::npos)
@@ -68,6 +80,11 @@ inline CLI::Validator at_least(double lo, const std::string& what, bool integer 
       },
       "", "");
 }
+
+// A tolerance as the comparisons use it (`err <= atol + rtol * |x|`): inf (`--rtol inf`, `1e999`)
+// becomes the largest double, since inf * 0 is NaN and failed the check of every zero value
+// ("MISMATCH: B[0]: expected 0, got 0"). Any finite error still passes.
+inline double finite_tolerance(double t) { return std::isinf(t) ? std::numeric_limits<double>::max() : t; }
 
 // A random seed: decimal digits, at most 2^64 - 1. CLI11 alone read `--seed -1` as 2^64 - 1
 // and saturated `--seed 99999999999999999999`, so two different seeds gave the same inputs.

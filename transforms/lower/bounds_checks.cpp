@@ -206,10 +206,38 @@ class Inserter : public IRMutator {
       SourceLoc outer_loc = loc_;
       block_ = b;
       loc_ = b->loc;
+      // A binding outside its iter var's domain (`vi: spatial(n) = i` with i past n) is an
+      // error of the interpreter, checked after the predicate and before init and body:
+      // unless proven inside, the block starts with `let _ = __bounds_check(vi, extent)`
+      // (kept although unused; also before init, which lower_init puts before the body).
+      std::vector<std::pair<Var, Expr>> bind_checks;
+      for (size_t i = 0; i < b->iter_vars.size() && i < values.size(); ++i) {
+        const IterVar& iv = b->iter_vars[i];
+        if (binding_is_loop_offset(values[i], iv.extent) || provably_inside(iv.var, iv.extent)) continue;
+        BoundsCheckSite site;
+        site.loc = b->loc;
+        site.block = b->name;
+        site.access = "binding";
+        site.buffer = iv.var.name();
+        bind_checks.push_back(
+            {Var("_bind_" + iv.var.name(), iv.var.dtype()),
+             make_call(Intrinsic::BoundsCheck,
+                       {iv.var, iv.extent, make_int(static_cast<int64_t>(sites_->size()), DType::I32)})});
+        sites_->push_back(std::move(site));
+      }
+      auto guarded = [&](Stmt st) {
+        for (auto it = bind_checks.rbegin(); it != bind_checks.rend(); ++it)
+          st = make_let_stmt(it->first, it->second, st);
+        return st;
+      };
       Stmt init = b->init.defined() ? mutate(b->init) : b->init;
       Stmt body = mutate(b->body);
       block_ = outer;
       loc_ = outer_loc;
+      if (!bind_checks.empty()) {
+        if (init.defined()) init = guarded(init);
+        body = guarded(body);
+      }
       if (init.same_as(b->init) && body.same_as(b->body)) return n->block;
       BlockNode out = *b;
       out.init = init;
@@ -309,8 +337,32 @@ class Inserter : public IRMutator {
     }
     return false;
   }
+  // A binding `l - lo` (or `l`) of a loop `l in [lo, lo + len)` with len the iter var's
+  // extent: in [0, extent) by construction, even where the analysis cannot rule out that a
+  // symbolic `lo + len` wraps (`vc: spatial(2 * n) = c` in `grid(2 * n)`, `vi: spatial(n - 1)
+  // = i - 1` in `serial(1, n)`).
+  bool binding_is_loop_offset(const Expr& value, const Expr& extent) {
+    Expr ext = simplify(in_context(extent));
+    for (auto& op : ops_) {
+      if (!op.var.defined() || op.var.dtype() != value.dtype() || op.lo.dtype() != value.dtype() ||
+          ext.dtype() != op.len.dtype())
+        continue;
+      if (!expr_identical(simplify(op.len), ext)) continue;
+      if (expr_identical(simplify(value - (op.var - op.lo)), make_int(0, value.dtype()))) return true;
+    }
+    return false;
+  }
   // index (in context) provably inside [0, extent) under az.
   static bool inside(Analyzer& az, const Expr& i, const Expr& extent) {
+    // x // c (c > 0 constant) is inside [0, n) when x is inside [0, n * c): the fact about x
+    // (a split or fused tail's `where fo * 4 + fi < 15`) bounds x, not its quotient.
+    int64_t c, nc;
+    if (auto* d = i.as<BinaryNode>();
+        d && d->op == BinOp::FloorDiv && is_const_int(d->b, &c) && c > 0 && is_const_int(extent, &nc) &&
+        nc > 0 && nc <= INT32_MAX && c <= INT32_MAX && dtype_bits(d->a.dtype()) < 64 &&
+        nc * c < (int64_t(1) << (dtype_bits(d->a.dtype()) - (is_signed_int(d->a.dtype()) ? 1 : 0))) &&
+        inside(az, d->a, make_int(nc * c, d->a.dtype())))
+      return true;
     // Floor modulo by a positive divisor is inside [0, divisor) (`(i - 3 + n) % n` of a
     // dimension n; the interval analysis cannot bound a symbolic divisor).
     if (auto* m = i.as<BinaryNode>(); m && m->op == BinOp::FloorMod) {
@@ -403,6 +455,9 @@ Function insert_bounds_checks(const FunctionNode& f, std::vector<BoundsCheckSite
 
 std::string bounds_check_message(const BoundsCheckSite& site, int64_t index, int64_t extent) {
   std::string where = site.block.empty() ? "" : "block \"" + site.block + "\": ";
+  if (site.access == "binding")  // the interpreter's words
+    return where + "binding of iter var " + site.buffer + " = " + std::to_string(index) +
+           " is outside its domain [0, " + std::to_string(extent) + ")";
   std::string pos;
   for (int d = 0; d < site.ndim; ++d)
     pos += std::string(d ? ", " : "") + (d == site.dim ? std::to_string(index) : "_");

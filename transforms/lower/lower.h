@@ -93,7 +93,8 @@ Function trim_no_ops(const FunctionNode& f);
 struct BoundsCheckSite {
   SourceLoc loc;       // the store's, else the block's (unknown for ones built by transforms)
   std::string block;   // the block's name
-  std::string access;  // "load" or "store"
+  std::string access;  // "load", "store", or "binding" (buffer: the iter var; an iter var
+                       // binding outside [0, extent), as the interpreter checks)
   std::string buffer;
   int dim = 0, ndim = 0;  // the checked dimension of an ndim-d access
 };

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "ir/mutator.h"
+#include "ir/visitor.h"
 #include "transforms/lower/lower.h"
 #include "transforms/simplify/simplify.h"
 
@@ -26,6 +27,17 @@ int64_t floordiv_i(int64_t a, int64_t b) {
   int64_t q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
   return q;
+}
+
+// True when e holds a bounds check (lowering's __bounds_check): an operand that holds one
+// is never folded away (`A[I[i]] * 0` must still stop at an out-of-bounds I[i], as the
+// interpreter does); transforms/simplify keeps it as an unused let.
+bool has_check(const Expr& e) {
+  bool found = false;
+  for_each_expr(e, [&](const Expr& x) {
+    if (auto* c = x.as<CallNode>(); c && c->op == Intrinsic::BoundsCheck) found = true;
+  });
+  return found;
 }
 
 class IndexSimplifier : public IRMutator {
@@ -74,7 +86,7 @@ class IndexSimplifier : public IRMutator {
         if (cb && sgn) return mutate(make_binary(BinOp::Add, a, make_int(wrap(-y, t), t)));
         break;
       case BinOp::Mul:
-        if ((ca && x == 0) || (cb && y == 0)) return make_int(0, t);
+        if (((ca && x == 0) || (cb && y == 0)) && !has_check(ca ? b : a)) return make_int(0, t);
         if (ca && x == 1) return b;
         if (cb && y == 1) return a;
         if (ca && !cb) return make_binary(BinOp::Mul, b, a);
@@ -83,7 +95,7 @@ class IndexSimplifier : public IRMutator {
         if (cb && y == 1) return a;
         break;
       case BinOp::FloorMod:
-        if (cb && y == 1) return make_int(0, t);
+        if (cb && y == 1 && !has_check(a)) return make_int(0, t);
         break;
       default: break;
     }
@@ -133,12 +145,12 @@ class BoolFolder : public IndexSimplifier {
       return make_bool(v);
     }
     if (m->op == BinOp::And) {
-      if (ca) return x ? m->b : make_bool(false);
-      if (cb) return y ? m->a : make_bool(false);
+      if (ca && (x || !has_check(m->b))) return x ? m->b : make_bool(false);
+      if (cb && (y || !has_check(m->a))) return y ? m->a : make_bool(false);
     }
     if (m->op == BinOp::Or) {
-      if (ca) return x ? make_bool(true) : m->b;
-      if (cb) return y ? make_bool(true) : m->a;
+      if (ca && (!x || !has_check(m->b))) return x ? make_bool(true) : m->b;
+      if (cb && (!y || !has_check(m->a))) return y ? make_bool(true) : m->a;
     }
     return r;
   }

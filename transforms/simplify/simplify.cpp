@@ -1,5 +1,6 @@
 #include "transforms/simplify/simplify.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <optional>
@@ -230,13 +231,117 @@ void assume_into(const Expr& cond, bool negate, VarRanges& r, RangeScope* scope,
   set(v, nxt);
 }
 
+// ---------------------------------------------------------------- bounds checks kept
+// The lowering's `__bounds_check(index, extent, site)` (Intrinsic::BoundsCheck) stops compiled
+// code where the interpreter, which evaluates every operand, reports an out-of-bounds access.
+// A rewrite that drops an operand (`x*0`, `x - x`, `x % 1`, a proven comparison or min/max,
+// `c && false`, a select with a constant condition, an unused let) must not drop the checks
+// the operand would have run: the simplifier keeps such an operand as an unused let
+// `(let _ = operand in result)`, which codegen evaluates (the load itself is then dead code).
+
+bool is_check(const Expr& x) {
+  auto* c = x.as<CallNode>();
+  return c && c->op == Intrinsic::BoundsCheck;
+}
+
+bool contains_check(const Expr& e) {
+  bool found = false;
+  for_each_expr(e, [&](const Expr& x) { found = found || is_check(x); });
+  return found;
+}
+bool contains_check(const Stmt& s) {
+  bool found = false;
+  for_each_expr(s, [&](const Expr& x) { found = found || is_check(x); });
+  return found;
+}
+
+void check_sites(const Expr& e, std::vector<int64_t>* out) {
+  for_each_expr(e, [&](const Expr& x) {
+    int64_t site;
+    if (is_check(x) && x.as<CallNode>()->args.size() == 3 && is_const_int(x.as<CallNode>()->args[2], &site))
+      out->push_back(site);
+  });
+}
+
+// The sub-expressions of e that hold checks and run whenever e runs: checks outside every
+// if_then_else arm (with the index holding them), and whole if_then_else / let nodes with
+// checks in their arms / body (an arm runs only when taken; a let body may use its var).
+// `top`: e itself is an if_then_else whose arms are simplified on their own (their checks
+// are the arms' business): only its condition counts.
+void evaluated_units(const Expr& e, bool top, std::vector<Expr>* out) {
+  switch (e.kind()) {
+    case ExprKind::IntImm:
+    case ExprKind::FloatImm:
+    case ExprKind::Var: return;
+    case ExprKind::Call:
+      if (is_check(e)) {
+        out->push_back(e);
+        return;
+      }
+      break;
+    case ExprKind::IfThenElse: {
+      auto* n = as_select_like(e);
+      evaluated_units(n->cond, false, out);
+      if (!top && (contains_check(n->t) || contains_check(n->f))) out->push_back(e);
+      return;
+    }
+    case ExprKind::Let:
+      if (contains_check(e)) out->push_back(e);
+      return;
+    default: break;
+  }
+  // Loads, binaries, unaries, casts, calls, selects: every operand runs.
+  std::vector<Expr> kids;
+  switch (e.kind()) {
+    case ExprKind::Load: kids = e.as<LoadNode>()->indices; break;
+    case ExprKind::Binary: kids = {e.as<BinaryNode>()->a, e.as<BinaryNode>()->b}; break;
+    case ExprKind::Unary: kids = {e.as<UnaryNode>()->a}; break;
+    case ExprKind::Cast: kids = {e.as<CastNode>()->value}; break;
+    case ExprKind::Call: kids = e.as<CallNode>()->args; break;
+    case ExprKind::Select: {
+      auto* n = as_select_like(e);
+      kids = {n->cond, n->t, n->f};
+      break;
+    }
+    case ExprKind::BufferPtr: kids = e.as<BufferPtrNode>()->indices; break;
+    default: break;
+  }
+  for (auto& k : kids) evaluated_units(k, false, out);
+}
+
 class Simplifier : public IRMutator {
  public:
-  Simplifier(VarRanges& r, std::vector<LinearFact>& facts, bool no_overflow)
-      : r_(r), facts_(facts), no_overflow_(no_overflow) {}
+  Simplifier(VarRanges& r, std::vector<LinearFact>& facts, bool no_overflow, bool checks)
+      : r_(r), facts_(facts), no_overflow_(no_overflow), checks_(checks) {}
 
-  Expr mutate(const Expr& e) override { return IRMutator::mutate(e); }
+  Expr mutate(const Expr& e) override {
+    Expr r = IRMutator::mutate(e);
+    if (!checks_ || r.same_as(e)) return r;
+    return keep_checks(e, r);
+  }
   Stmt mutate(const Stmt& s) override { return IRMutator::mutate(s); }
+
+  // r is what e simplified to: the check-holding operands of e whose checks r lost are kept
+  // as unused lets around r (simplified, in e's order).
+  Expr keep_checks(const Expr& e, Expr r) {
+    std::vector<Expr> units;
+    evaluated_units(e, e.kind() == ExprKind::IfThenElse, &units);
+    if (units.empty()) return r;
+    std::vector<int64_t> have;
+    check_sites(r, &have);
+    std::vector<Expr> lost;
+    for (auto& u : units) {
+      std::vector<int64_t> mine;
+      check_sites(u, &mine);
+      bool kept = false;
+      for (int64_t s : mine) kept = kept || std::find(have.begin(), have.end(), s) != have.end();
+      if (kept) continue;
+      Expr v = mutate(u);
+      if (contains_check(v)) lost.push_back(v);
+    }
+    for (auto it = lost.rbegin(); it != lost.rend(); ++it) r = make_let(Var("_chk", it->dtype()), *it, r);
+    return r;
+  }
 
  protected:
   // ------------------------------------------------------------------ leaves
@@ -677,7 +782,7 @@ class Simplifier : public IRMutator {
       if (is_int(v.dtype()) || is_bool(v.dtype())) s.set(n->var.get(), const_int_bound(v, r_));
       body = mutate(n->body);
     }
-    if (!expr_uses_var(body, n->var.get())) return body;
+    if (!expr_uses_var(body, n->var.get()) && !(checks_ && contains_check(v))) return body;
     if (v.same_as(n->value) && body.same_as(n->body)) return e;
     return make_let(n->var, v, body);
   }
@@ -741,7 +846,8 @@ class Simplifier : public IRMutator {
       if (is_int(v.dtype()) || is_bool(v.dtype())) sc.set(n->var.get(), const_int_bound(v, r_));
       body = mutate(n->body);
     }
-    if (!stmt_uses_var(body, n->var.get())) return body;
+    // An unused let whose value holds a bounds check stays: the check must run.
+    if (!stmt_uses_var(body, n->var.get()) && !(checks_ && contains_check(v))) return body;
     if (v.same_as(n->value) && body.same_as(n->body)) return s;
     return make_let_stmt(n->var, v, body);
   }
@@ -750,6 +856,7 @@ class Simplifier : public IRMutator {
   VarRanges& r_;
   std::vector<LinearFact>& facts_;
   bool no_overflow_;
+  bool checks_;  // the input holds bounds checks (lowered code): keep_checks is on
 };
 
 }  // namespace
@@ -766,11 +873,11 @@ void Analyzer::assume(const Expr& cond) {
 
 Expr Analyzer::simplify(const Expr& e) {
   if (!e.defined()) return e;
-  return Simplifier(ranges_, facts_, assume_no_overflow_).mutate(e);
+  return Simplifier(ranges_, facts_, assume_no_overflow_, contains_check(e)).mutate(e);
 }
 Stmt Analyzer::simplify(const Stmt& s) {
   if (!s.defined()) return s;
-  return Simplifier(ranges_, facts_, assume_no_overflow_).mutate(s);
+  return Simplifier(ranges_, facts_, assume_no_overflow_, contains_check(s)).mutate(s);
 }
 bool Analyzer::can_prove(const Expr& cond) {
   int64_t v;
