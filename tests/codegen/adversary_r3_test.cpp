@@ -28,15 +28,6 @@ using namespace tirc::cgtest;
 
 namespace {
 
-std::string interp_error(const FunctionNode& f, const ArgMap& in) {
-  try {
-    run_interp(f, in);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
 // Same outputs when the interpreter runs; the same out-of-bounds message when it fails.
 void expect_same(const FunctionNode& f, const ArgMap& in) {
   std::string ie = interp_error(f, in);

@@ -19,15 +19,6 @@ using namespace tirc::cgtest;
 
 namespace {
 
-std::string interp_error(const FunctionNode& f, const ArgMap& in) {
-  try {
-    run_interp(f, in);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
 // The interpreter's verdict decides: an out-of-bounds error there must be one in the JIT
 // (any dimension), a run there must give the same outputs in the JIT.
 void expect_agree(const FunctionNode& f, const ArgMap& in) {

@@ -1,10 +1,12 @@
-// Helpers of the bounds-check tests (bounds_check_test.cpp, bounds_check_r2_test.cpp).
+// Helpers of the bounds-check tests (bounds_check_test.cpp, bounds_check_r2_test.cpp,
+// adversary_r3_test.cpp).
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "codegen/jit.h"
+#include "interp/interp.h"
 #include "ir/error.h"
 #include "transforms/lower/lower.h"
 
@@ -15,6 +17,16 @@ inline NDArray values(DType t, std::vector<int64_t> shape, const std::vector<dou
   NDArray a(t, std::move(shape));
   for (size_t i = 0; i < v.size(); ++i) a.set(static_cast<int64_t>(i), v[i]);
   return a;
+}
+
+// The error the interpreter raises for `in`, or "" when it runs.
+inline std::string interp_error(const FunctionNode& f, const ArgMap& in) {
+  try {
+    run_interp(f, in);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
 }
 
 // The error the JIT raises for `in`, or "" when it runs.

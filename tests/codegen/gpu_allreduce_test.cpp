@@ -27,6 +27,7 @@
 #include "ir/visitor.h"
 #include "parser/parser.h"
 #include "tests/codegen/gpu_emu.h"
+#include "tests/codegen/gpu_launch.h"
 #include "tests/codegen/ptxas_util.h"
 #include "transforms/schedule/schedule.h"
 #include "transforms/schedule/verify.h"
@@ -49,33 +50,8 @@ size_t count(const std::string& s, const std::string& what) {
   return n;
 }
 
-std::string nvptx(const Function& f, EmitKind kind) {
-  CodegenOptions o;
-  o.triple = "nvptx64-nvidia-cuda";
-  o.opt_level = 0;  // keep the labels of the emitted blocks
-  return compile_to({f}, kind, o);
-}
-
-// Launch sizes: the largest extent bound to each blockIdx / threadIdx axis.
-void launch_sizes(const FunctionNode& f, int grid[3], int block[3]) {
-  for (int a = 0; a < 3; ++a) grid[a] = block[a] = 1;
-  struct V : IRVisitor {
-    int* g;
-    int* b;
-    void visit_for(const ForNode* n) override {
-      int64_t e = 0;
-      if (n->for_kind == ForKind::ThreadBinding && is_const_int(n->extent, &e) && n->thread_tag.size() > 2) {
-        int a = n->thread_tag.back() - 'x';
-        if (n->thread_tag.rfind("blockIdx", 0) == 0) g[a] = std::max<int>(g[a], static_cast<int>(e));
-        if (n->thread_tag.rfind("threadIdx", 0) == 0) b[a] = std::max<int>(b[a], static_cast<int>(e));
-      }
-      IRVisitor::visit_for(n);
-    }
-  } v;
-  v.g = grid;
-  v.b = block;
-  v.visit(f.body);
-}
+using testing::launch_sizes;
+using testing::nvptx;
 
 // Runs f's kernel in the emulator on the inputs of `ref` and compares with ref's outputs.
 void emulate_and_compare(const FunctionNode& ref, const Function& f, uint64_t seed) {
