@@ -32,7 +32,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-using testing::launch_sizes;
 using testing::nvptx;
 
 // Runs the kernels of g (g itself, or g_kernel0, g_kernel1, ... in order) in the emulator on
@@ -43,32 +42,8 @@ void emulate_and_compare(const FunctionNode& ref, const Function& g, uint64_t se
   o.seed = seed;
   ArgMap in = verify_inputs(ref, o);
   ArgMap want = run_interp(ref, in);
-  std::vector<void*> args;
-  ArgMap got;
-  for (auto& p : g->params) {
-    ASSERT_TRUE(p.is_buffer()) << "emulated kernels take buffers only";
-    args.push_back(in.at(p.name()).data());
-  }
-  for (auto& out : g->outputs) {
-    std::vector<int64_t> shape;
-    for (auto& d : out->shape) {
-      int64_t e = 0;
-      ASSERT_TRUE(is_const_int(d, &e));
-      shape.push_back(e);
-    }
-    got[out->name] = NDArray(out->dtype, shape);
-    args.push_back(got[out->name].data());
-  }
-  int grid[3], block[3];
-  launch_sizes(*g, grid, block);
-  std::string ir = nvptx(g, EmitKind::LLVM);
-  std::vector<std::string> kernels;
-  if (ir.find("@" + g->name + "_kernel0(") == std::string::npos)
-    kernels.push_back(g->name);
-  else
-    for (int k = 0; ir.find("@" + g->name + "_kernel" + std::to_string(k) + "(") != std::string::npos; ++k)
-      kernels.push_back(g->name + "_kernel" + std::to_string(k));
-  std::string err = testing::gpu_emu::run_kernels(ir, kernels, grid, block, args);
+  std::string err;
+  ArgMap got = testing::emulate(g, in, &err);
   ASSERT_EQ(err, "");
   for (auto& [name, arr] : want) {
     CompareResult r = compare_arrays(name, arr, got.at(name), o);

@@ -50,7 +50,6 @@ size_t count(const std::string& s, const std::string& what) {
   return n;
 }
 
-using testing::launch_sizes;
 using testing::nvptx;
 
 // Runs f's kernel in the emulator on the inputs of `ref` and compares with ref's outputs.
@@ -59,27 +58,9 @@ void emulate_and_compare(const FunctionNode& ref, const Function& f, uint64_t se
   o.seed = seed;
   ArgMap in = verify_inputs(ref, o);
   ArgMap want = run_interp(ref, in);
-  std::vector<void*> args;
-  ArgMap got;
-  for (auto& p : f->params) {
-    ASSERT_TRUE(p.is_buffer()) << "emulated kernels take buffers only";
-    args.push_back(in.at(p.name()).data());
-  }
-  for (auto& out : f->outputs) {
-    std::vector<int64_t> shape;
-    for (auto& d : out->shape) {
-      int64_t e = 0;
-      ASSERT_TRUE(is_const_int(d, &e));
-      shape.push_back(e);
-    }
-    got[out->name] = NDArray(out->dtype, shape);
-    args.push_back(got[out->name].data());
-  }
-  int grid[3], block[3];
-  launch_sizes(*f, grid, block);
-  std::string ir = nvptx(f, EmitKind::LLVM);
   testing::gpu_emu::Stats stats;
-  std::string err = testing::gpu_emu::run_kernel(ir, f->name, grid, block, args, &stats);
+  std::string err;
+  ArgMap got = testing::emulate(f, in, &err, &stats);
   ASSERT_EQ(err, "") << f->name;
   EXPECT_GT(stats.shuffles + stats.barriers, 0) << "the emulator ran no shuffle nor barrier";
   for (auto& [name, arr] : want) {

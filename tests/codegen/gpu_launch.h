@@ -1,12 +1,15 @@
 // Helpers of the NVPTX tests that run kernels in the emulator (gpu_allreduce_test.cpp,
-// default_gpu_schedule_test.cpp): the kernel text and the launch sizes a host would use.
+// default_gpu_schedule_test.cpp): the kernel text, the launch sizes a host would use, and a
+// run of a function's kernels on given inputs.
 #pragma once
 
 #include <algorithm>
 #include <string>
 
 #include "codegen/codegen.h"
+#include "interp/interp.h"
 #include "ir/visitor.h"
+#include "tests/codegen/gpu_emu.h"
 
 namespace tirc::testing {
 
@@ -39,6 +42,46 @@ inline void launch_sizes(const FunctionNode& f, int grid[3], int block[3]) {
   v.g = grid;
   v.b = block;
   v.visit(f.body);
+}
+
+// Runs f's kernels (F itself, or F_kernel0, F_kernel1, ... in order: docs/codegen.md,
+// "Several kernels") in the emulator on `in` (every buffer param by name) and returns the
+// outputs. *err is "" or why the run failed (buffers only, constant output shapes).
+inline ArgMap emulate(const Function& f, const ArgMap& in, std::string* err,
+                      gpu_emu::Stats* stats = nullptr) {
+  std::vector<void*> args;
+  ArgMap got;
+  for (auto& p : f->params) {
+    if (!p.is_buffer()) {
+      *err = "emulated kernels take buffers only";
+      return got;
+    }
+    args.push_back(const_cast<NDArray&>(in.at(p.name())).data());
+  }
+  for (auto& out : f->outputs) {
+    std::vector<int64_t> shape;
+    for (auto& d : out->shape) {
+      int64_t e = 0;
+      if (!is_const_int(d, &e)) {
+        *err = "output " + out->name + " has a symbolic shape";
+        return got;
+      }
+      shape.push_back(e);
+    }
+    got[out->name] = NDArray(out->dtype, shape);
+    args.push_back(got[out->name].data());
+  }
+  int grid[3], block[3];
+  launch_sizes(*f, grid, block);
+  std::string ir = nvptx(f, EmitKind::LLVM);
+  std::vector<std::string> kernels;
+  auto kernel = [&](int k) { return f->name + "_kernel" + std::to_string(k); };
+  if (ir.find("@" + kernel(0) + "(") == std::string::npos)
+    kernels.push_back(f->name);
+  else
+    for (int k = 0; ir.find("@" + kernel(k) + "(") != std::string::npos; ++k) kernels.push_back(kernel(k));
+  *err = gpu_emu::run_kernels(ir, kernels, grid, block, args, stats);
+  return got;
 }
 
 }  // namespace tirc::testing
