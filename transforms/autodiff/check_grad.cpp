@@ -290,7 +290,8 @@ CheckGradResult check_grad(const FunctionNode& f, const CheckGradOptions& opts) 
                          ? kRoundingFactor * std::numeric_limits<double>::epsilon() * l_magnitude / h +
                                kHalfConstFactor * half_u * mag
                          : 0.0;
-      bool ok = err <= opts.atol + opts.rtol * mag + noise;
+      // rtol * 0 is 0 even for rtol = inf (inf * 0 would be NaN and fail an exact zero).
+      bool ok = err <= opts.atol + (mag == 0 ? 0.0 : opts.rtol * mag) + noise;
       if (!ok) ic.passed = false;
       ic.max_abs_err = std::max(ic.max_abs_err, err);
       if (mag > 0) ic.max_rel_err = std::max(ic.max_rel_err, err / mag);

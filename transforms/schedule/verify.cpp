@@ -61,7 +61,9 @@ CompareResult compare_arrays(const std::string& name, const NDArray& ref, const 
     } else {
       double err = std::fabs(a - b);
       r.max_abs_err = std::max(r.max_abs_err, err);
-      same = err <= opts.atol + opts.rtol * std::max({std::fabs(a), std::fabs(b), scale});
+      // rtol * 0 is 0 even for rtol = inf (inf * 0 would be NaN and fail equal zeros).
+      double mag = std::max({std::fabs(a), std::fabs(b), scale});
+      same = err <= opts.atol + (mag == 0 ? 0.0 : opts.rtol * mag);
     }
     if (!same && r.ok) {
       r.ok = false;
