@@ -215,6 +215,28 @@ func f(s: f32 in [-1, 1], X: f32[8]) -> (Y: f32[8]) {
   EXPECT_TRUE(has(s, "let two = 2\n  for bx in thread_binding(1, \"blockIdx.x\") {")) << s;
 }
 
+TEST(DefaultGpuSchedule, TopLevelIfRunsInOneThread) {
+  std::vector<std::string> notes;
+  std::string s = scheduled(R"(
+func f(c: i32 in [0, 1], X: f32[8]) -> (Y: f32[8]) {
+  if c > 0 {
+    for i in serial(8) {
+      block a(vi: spatial(8) = i) { Y[vi] = X[vi] * 2.0 }
+    }
+  } else {
+    for i in serial(8) {
+      block b(vi: spatial(8) = i) { Y[vi] = X[vi] - 1.0 }
+    }
+  }
+})",
+                            &notes);
+  EXPECT_TRUE(has(s,
+                  "for u in thread_binding(1, \"blockIdx.x\") {\n    for t in thread_binding(1, "
+                  "\"threadIdx.x\") {\n      if c > 0 {"))
+      << s;
+  EXPECT_EQ(notes.at(0), "statement 0: runs in one thread (no data-parallel outer loop)");
+}
+
 TEST(DefaultGpuSchedule, AFunctionWithItsOwnBindingIsKeptAsWritten) {
   Function f = parse_one(R"(
 func f(X: f32[64]) -> (Y: f32[64]) {

@@ -123,10 +123,8 @@ std::string bind_prefix(ScheduleState& st, size_t k, const DefaultGpuScheduleOpt
       run(st, "fuse", loops, {"fused"});
       fused = "fused";
     }
-    // [_, T]: as many blocks as needed (gridDim.x goes to 2^31 - 1). TVM caps the blocks at
-    // B and strides the rest over the threads (split [_, B, T] reordered to (B, T, _)); the
-    // threads' footprints are then interleaved rows that bind's independence check cannot
-    // separate for intermediates, so the nest would fall back to one thread.
+    // [_, T]: as many blocks as needed (gridDim.x allows 2^31 - 1); the header says why not
+    // TVM's cap of 256 blocks.
     int64_t p = 0;
     const int64_t T = o.max_threads_per_block;
     std::string bx = "bx", tx = "tx";
@@ -169,10 +167,9 @@ Function default_gpu_schedule(const FunctionNode& f, const DefaultGpuScheduleOpt
   for (size_t k = 0; k < n; ++k) {
     std::string note = bind_prefix(st, k, o);
     if (note.empty()) {
-      // One thread runs the statement, in order: a unit loop bound to blockIdx.x, legal for
-      // any statement (one iteration, one thread).
+      // One thread runs the statement (a let, an if, a nest), in order: unit loops bound to
+      // blockIdx.x and threadIdx.x, legal for any statement (one iteration, one thread).
       Stmt item = top_level_items(st)[k];
-      if (!item.as<ForNode>() && !item.as<BlockRealizeNode>()) continue;  // codegen refuses it
       Var u(fresh_var_name(st, "u"), DType::I32);
       Var t(fresh_var_name(st, "t"), DType::I32);
       // Bound to both axes (as TVM's fused unit loop): a kernel launched with more threads
