@@ -15,14 +15,16 @@ inline const char* kPtxas = "/usr/local/cuda/bin/ptxas";
 
 // Runs `ptxas -arch=sm_80` on the text; returns its exit code (0 = valid PTX) with its output
 // appended to *log, or -2 when ptxas is not installed (callers skip).
-inline int run_ptxas(const std::string& ptx, std::string* log) {
+// `flags` are extra ptxas options (e.g. "-O0": the same checks of the PTX, no optimisation,
+// for large modules).
+inline int run_ptxas(const std::string& ptx, std::string* log, const std::string& flags = "") {
   if (!std::filesystem::exists(kPtxas)) return -2;
   static int serial = 0;
   std::string in = (std::filesystem::temp_directory_path() /
                     ("tirc_ptxas_" + std::to_string(::getpid()) + "_" + std::to_string(serial++) + ".ptx"))
                        .string();
   std::ofstream(in) << ptx;
-  std::string cmd = std::string(kPtxas) + " -arch=sm_80 -o /dev/null " + in + " 2>&1";
+  std::string cmd = std::string(kPtxas) + " -arch=sm_80 " + flags + " -o /dev/null " + in + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return -1;
   char buf[4096];
