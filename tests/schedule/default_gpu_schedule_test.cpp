@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <regex>
+#include <sstream>
 
 #include "interp/runner.h"
 #include "ir/error.h"
@@ -262,14 +262,19 @@ std::vector<std::string> zoo_ops() {
   return out;
 }
 
+// `# zoo-input: NAME=VALUE` lines give scalar parameters.
 ArgMap zoo_scalars(const fs::path& file, const FunctionNode& f) {
   std::ifstream in(file);
   std::string line;
   std::vector<std::string> specs;
-  std::regex re(R"(#\s*zoo-input:\s*(\S+=\S+))");
-  std::smatch m;
-  while (std::getline(in, line))
-    if (std::regex_search(line, m, re)) specs.push_back(m[1]);
+  const std::string tag = "zoo-input:";
+  while (std::getline(in, line)) {
+    size_t p = line.find(tag);
+    if (line.rfind("#", 0) != 0 || p == std::string::npos) continue;
+    std::istringstream rest(line.substr(p + tag.size()));
+    std::string spec;
+    if (rest >> spec) specs.push_back(spec);
+  }
   return parse_input_specs(f, specs);
 }
 
