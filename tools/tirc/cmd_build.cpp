@@ -3,8 +3,9 @@
 // --emit obj writes OUT (default FILE-stem.o) and the C header next to it (OUT with .h);
 // llvm/asm/header print to standard output unless -o is given; `-o -` is standard output for
 // every kind (an object alone, without its header). C ABI: docs/codegen.md.
-// --target nvptx (--emit ptx, the default, or llvm): one CUDA kernel per function, for
-// functions whose loops are bound to blockIdx/threadIdx (docs/codegen.md, "NVPTX").
+// --target nvptx (--emit ptx, the default, or llvm): one CUDA kernel per function (or one per
+// stage, docs/codegen.md "NVPTX"); a function with no loop bound to blockIdx/threadIdx first
+// gets the default GPU schedule (TVM's DefaultGPUSchedule).
 #include <filesystem>
 #include <fstream>
 #include <iostream>
