@@ -12,25 +12,12 @@
 #include <string>
 
 #include "runtime/npy.h"
+#include "tests/codegen/shell.h"
 
 namespace {
 
-struct Result {
-  int code;
-  std::string out;
-};
-
-Result sh(const std::string& cmd) {
-  Result r{-1, ""};
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  int st = pclose(p);
-  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
+using Result = tirc::testing::ShellResult;
+using tirc::testing::sh;
 
 std::string q(const std::string& s) { return "'" + s + "'"; }
 

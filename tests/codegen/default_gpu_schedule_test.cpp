@@ -22,6 +22,7 @@
 #include "tests/codegen/gpu_emu.h"
 #include "tests/codegen/gpu_launch.h"
 #include "tests/codegen/ptxas_util.h"
+#include "tests/codegen/shell.h"
 #include "transforms/autodiff/gradient.h"
 #include "transforms/schedule/default_gpu_schedule.h"
 #include "transforms/schedule/schedule.h"
@@ -191,36 +192,20 @@ TEST(ZooDefaultGpuPtx, ForwardAndGradientAssemble) {
   }
 }
 
-struct Sh {
-  int code;
-  std::string out;
-};
-
-Sh sh(const std::string& cmd) {
-  Sh r{-1, ""};
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  int st = pclose(p);
-  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
-
 TEST(DefaultGpuScheduleCli, BuildBindsUnscheduledFunctionsUnlessTold) {
   const std::string bin = std::string("'") + TIRC_BINARY + "'";
   for (const char* ex : {"matmul", "conv2d", "softmax"}) {
-    Sh r = sh(bin + " build '" + example(ex) + "' --target nvptx --emit ptx -o -");
+    testing::ShellResult r = testing::sh(bin + " build '" + example(ex) + "' --target nvptx --emit ptx -o -");
     EXPECT_EQ(r.code, 0) << r.out;
     EXPECT_NE(r.out.find(".entry"), std::string::npos) << r.out;
   }
-  Sh r = sh(bin + " build '" + example("matmul") + "' --target nvptx --no-default-gpu-schedule -o /dev/null");
+  testing::ShellResult r = testing::sh(bin + " build '" + example("matmul") +
+                                       "' --target nvptx --no-default-gpu-schedule -o /dev/null");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.out.find("error: nvptx: function matmul has no loop bound to blockIdx/threadIdx"),
             std::string::npos)
       << r.out;
-  Sh s = sh(bin + " schedule '" + example("softmax") + "' --default-gpu-schedule");
+  testing::ShellResult s = testing::sh(bin + " schedule '" + example("softmax") + "' --default-gpu-schedule");
   EXPECT_EQ(s.code, 0) << s.out;
   EXPECT_NE(s.out.find("thread_binding(32, \"threadIdx.x\")"), std::string::npos) << s.out;
 }
