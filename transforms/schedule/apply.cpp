@@ -177,9 +177,20 @@ static ScheduleInstr normalize_keywords(const ScheduleInstr& ins_in) {
       continue;
     }
     // compute_at / reverse_compute_at `index=-1` is TVM's default placement (the one used here).
-    if (k->text == "index" && (ins.primitive == "compute_at" || ins.primitive == "reverse_compute_at") &&
-        !k->list.empty() && k->list[0].kind == ScheduleArg::Int && k->list[0].int_value == -1)
-      continue;
+    // `index=-2` (TVM's first possible insertion point) is accepted too: any placement
+    // between the producers and the consumers computes the same, and tirc places the block at
+    // the only one its checks allow (compute_at: first in the loop body, reverse_compute_at:
+    // last). An explicit position is refused by name rather than as an unknown keyword.
+    if (k->text == "index" && (ins.primitive == "compute_at" || ins.primitive == "reverse_compute_at")) {
+      if (!k->list.empty() && k->list[0].kind == ScheduleArg::Int &&
+          (k->list[0].int_value == -1 || k->list[0].int_value == -2))
+        continue;
+      refuse("index=" +
+             (!k->list.empty() && k->list[0].kind == ScheduleArg::Int ? std::to_string(k->list[0].int_value)
+                                                                      : std::string("...")) +
+             " is not supported (only -1 and -2: tirc places the block " +
+             (ins.primitive == "compute_at" ? "first in the loop body" : "last in the loop body") + ")");
+    }
     if (k->list.empty()) refuse("keyword argument " + k->text + " has no value");
     if (it == params.end()) refuse("unknown keyword argument '" + k->text + "'");
     auto& names = it->second;

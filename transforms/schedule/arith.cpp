@@ -655,6 +655,18 @@ std::optional<FusedView> fused_view(const std::vector<Expr>& bindings, const std
         if (bound < ext) ext = bound;
         continue;
       }
+      // `F // c < k` is `F < c * k` (c > 0): the guard a non-dividing fuse-then-split puts on
+      // the outer part of the fused iterator (reverse_compute_at's tile bound
+      // `(bo * 4 + bi) // 6 < 9` over 56 fused iterations for 54 points). Read as the
+      // virtual loop's extent, the inner part `F % 6` then splits it exactly.
+      auto* dv = lt->a.as<BinaryNode>();
+      int64_t c;
+      if (dv && dv->op == BinOp::FloorDiv && is_const_int(dv->b, &c) && c > 0 && bound >= 0) {
+        if (auto l = to_linear(dv->a); l && same_linear(*l, *sum)) {
+          if (c * bound < ext) ext = c * bound;
+          continue;
+        }
+      }
     }
     preds.push_back(rep.mutate(c));
   }

@@ -163,6 +163,7 @@ void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
   if (st.scope_of(ps.get()).get() != st.scope_of(ls.get()).get())
     refuse("block " + p->name + " and loop " + loop_name(ls) + " are not in the same block scope");
   if (!collect_blocks(p->body).empty()) refuse("block " + p->name + " has nested blocks");
+  check_moved_block_order(st, ps);
   {
     // The init of the scope block runs once per reduction, its body every iteration: moving a
     // block between them changes how often (and when) it runs.

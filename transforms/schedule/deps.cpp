@@ -5,6 +5,8 @@
 #include <optional>
 #include <set>
 
+#include "ir/reducer.h"
+#include "ir/visitor.h"
 #include "transforms/schedule/inline_common.h"
 
 namespace tirc::sched {
@@ -16,13 +18,16 @@ void check_self_dependence(const Stmt& s, const std::string& what) {
       for (auto& r : b->reads) {
         if (!r.buffer.same_as(w.buffer)) continue;
         // Dimensions indexed only by scan iter vars may differ: that is the scan's ordered
-        // dependence, which the loop-binding checks protect.
+        // dependence, which the loop-binding checks protect. The same holds for opaque iter
+        // vars (blockize of a scan's tile makes its scan var opaque in the outer block), whose
+        // loops those checks keep in place too.
         auto scan_only = [&](const Range& x) {
           bool any_other = false;
           auto check = [&](const Expr& e) {
             any_other = any_other || uses_var(e, [&](const VarNode* v) {
                           for (auto& iv : b->iter_vars)
-                            if (iv.var.get() == v) return iv.kind != IterKind::Scan;
+                            if (iv.var.get() == v)
+                              return iv.kind != IterKind::Scan && iv.kind != IterKind::Opaque;
                           return true;
                         });
           };
@@ -824,6 +829,124 @@ void check_iterations_independent(const ScheduleState& st, const Stmt& loop_s, c
       refuse(what + ": blocks " + names + " share buffer " + buf->name +
              " across its iterations (no dimension of it is partitioned by the loop)");
     }
+  }
+}
+
+}  // namespace tirc::sched
+
+namespace tirc::sched {
+
+bool commutative_reduction_update(const BlockNode& b, std::string* why) {
+  if (match_reduction_update(b.body, why)) return true;
+  // An outer block (blockize) holds blocks: it is commutative when every nested reduction is.
+  struct Stores : IRVisitor {
+    std::vector<const StoreNode*> stores;
+    std::vector<const BlockNode*> nested;
+    void visit_store(const StoreNode* n) override {
+      stores.push_back(n);
+      IRVisitor::visit_store(n);
+    }
+    void visit_block_realize(const BlockRealizeNode* n) override { nested.push_back(n->block.get()); }
+  } sv;
+  sv.visit(b.body);
+  if (!sv.nested.empty()) {
+    for (auto* nb : sv.nested) {
+      bool reduce = false;
+      for (auto& iv : nb->iter_vars) reduce = reduce || iv.kind == IterKind::Reduce;
+      if (reduce && !commutative_reduction_update(*nb, why)) return false;
+    }
+    return true;
+  }
+  if (sv.stores.empty()) return false;
+  std::set<const BufferNode*> written;
+  for (auto* st : sv.stores) written.insert(st->buffer.get());
+  size_t self_loads = 0;
+  for (auto* st : sv.stores) {
+    auto* v = st->value.as<BinaryNode>();
+    if (!v || !(v->op == BinOp::Add || v->op == BinOp::Sub || v->op == BinOp::Mul || v->op == BinOp::Min ||
+                v->op == BinOp::Max))
+      return false;
+    auto is_self = [&](const Expr& e) {
+      auto* l = e.as<LoadNode>();
+      if (!l || !l->buffer.same_as(st->buffer) || l->indices.size() != st->indices.size()) return false;
+      for (size_t k = 0; k < l->indices.size(); ++k)
+        if (!expr_identical(l->indices[k], st->indices[k])) return false;
+      return true;
+    };
+    if (!is_self(v->a) && (v->op == BinOp::Sub || !is_self(v->b))) return false;
+    ++self_loads;
+  }
+  size_t loads = 0;
+  for_each_expr(b.body, [&](const Expr& e) {
+    if (auto* l = e.as<LoadNode>(); l && written.count(l->buffer.get())) ++loads;
+    if (auto* p = e.as<BufferPtrNode>(); p && written.count(p->buffer.get())) loads += 2;
+  });
+  return loads == self_loads;
+}
+
+}  // namespace tirc::sched
+
+namespace tirc::sched {
+
+void check_moved_block_order(const ScheduleState& st, const Stmt& bs) {
+  const BlockRealizeNode* br = realize(bs);
+  const BlockNode* b = br->block.get();
+  bool scan = false, reduce = false;
+  for (auto& iv : b->iter_vars) {
+    scan = scan || iv.kind == IterKind::Scan;
+    reduce = reduce || iv.kind == IterKind::Reduce;
+  }
+  std::string why;
+  if (!scan && !(reduce && !commutative_reduction_update(*b, &why))) return;
+  const std::string reason =
+      scan ? "it has scan iter vars" : "its update is not a commutative reduction: " + why;
+  auto fail = [&]() {
+    refuse("block " + b->name + " runs its iterations in a fixed order (" + reason +
+           "), and its loops do not run its non-spatial iter vars in their declared order, which the new "
+           "loops (one per iter var) would");
+  };
+  auto loops = st.loops_above(bs.get());
+  auto pos_of = [&](const VarNode* v) {
+    for (size_t k = 0; k < loops.size(); ++k)
+      if (loops[k].as<ForNode>()->loop_var.get() == v) return static_cast<int>(k);
+    return -1;
+  };
+  // Loops feeding a spatial iter var may not feed an ordered one as well.
+  std::set<int> spatial_loops;
+  for (size_t i = 0; i < b->iter_vars.size(); ++i)
+    if (b->iter_vars[i].kind == IterKind::Spatial)
+      for (size_t k = 0; k < loops.size(); ++k)
+        if (uses_var(br->bindings[i], loops[k].as<ForNode>()->loop_var.get()))
+          spatial_loops.insert(static_cast<int>(k));
+  int last = -1;
+  for (size_t i = 0; i < b->iter_vars.size(); ++i) {
+    if (b->iter_vars[i].kind == IterKind::Spatial) continue;
+    if (is_one(fold(b->iter_vars[i].extent))) continue;
+    // The binding must grow lexicographically with its loops (outer to inner): a mixed-radix
+    // sum c1 * l1 + c2 * l2 + ... + c with each coefficient above what the inner loops add.
+    auto lin = to_linear(br->bindings[i]);
+    if (!lin || lin->terms.empty()) fail();
+    std::vector<std::pair<int, int64_t>> terms;  // loop position, coefficient
+    for (auto& [a, c] : lin->terms) {
+      auto* v = a.as<VarNode>();
+      int p = v ? pos_of(v) : -1;
+      if (p < 0 || c <= 0 || spatial_loops.count(p)) fail();
+      terms.emplace_back(p, c);
+    }
+    std::sort(terms.begin(), terms.end());
+    int64_t inner_span = 0;  // the most the loops inside add
+    for (size_t k = terms.size(); k-- > 0;) {
+      if (k + 1 < terms.size() && terms[k].first == terms[k + 1].first) fail();
+      if (terms[k].second <= inner_span) fail();
+      int64_t ext;
+      if (!is_const_int(fold(loops[terms[k].first].as<ForNode>()->extent), &ext)) {
+        if (k != 0) fail();  // only the outermost loop may have a symbolic extent
+        continue;
+      }
+      inner_span += terms[k].second * (ext - 1);
+    }
+    if (terms.front().first <= last) fail();
+    last = terms.back().first;
   }
 }
 

@@ -66,4 +66,20 @@ bool read_inside_written(const ScheduleState& st, const Stmt& common, const Stmt
 // unknown) instead of a reader's reads.
 bool region_inside_written(const ScheduleState& st, const Stmt& common, const Stmt& ws,
                            const BufferRegion& wreg, const std::vector<std::optional<SymRange>>& region);
+
+// True when every store of the body is an update `C[idx] = C[idx] OP rhs` (OP one of + - * min
+// max, `C - rhs` only in that order) and the body loads the stored buffers nowhere else (not in
+// a let, a condition or rhs): the update of a commutative reduction, whose reduce iterations
+// may run in any order. A gradient's guarded scatter (`if ... { X_grad[...] += ... }`)
+// qualifies; `C = C * 0.5 + x` does not (the order of its terms matters).
+bool commutative_reduction_update(const BlockNode& b, std::string* why);
+
+// compute_at / reverse_compute_at rebuild a moved block's loops, one per iter var in the
+// block's order. For a block whose iterations are ordered (scan iter vars, or reduce iter vars
+// with an update that is not a commutative reduction) that keeps what it computes only when its
+// loops already run the non-spatial iter vars in that order (each an increasing mixed-radix sum
+// of its own loops, the loops of earlier iter vars outside those of later ones); otherwise
+// refuses, naming the block.
+void check_moved_block_order(const ScheduleState& st, const Stmt& block_realize);
+
 }  // namespace tirc::sched

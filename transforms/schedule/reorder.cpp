@@ -2,9 +2,11 @@
 // (from the outermost given loop down to the innermost one, every loop body is exactly the
 // next loop); the given loops take the positions of the given loops in the nest, in the
 // given order, the others stay. Legal when the blocks below are independent of each other
-// (or every loop of the nest has independent iterations, as for parallel) and bind the moved
-// loops only to spatial or reduce iter vars (a reduction is commutative; scan vars are
-// ordered).
+// (or every loop of the nest has independent iterations, as for parallel) and the order of
+// every block's ordered iterations is kept: loops feeding spatial iter vars move freely, loops
+// feeding the reduce iter vars of a commutative reduction too, but for a block with scan iter
+// vars or a reduction whose update is not commutative the loops feeding its non-spatial iter
+// vars keep their relative order; loops bound to opaque iter vars do not move.
 #include "transforms/schedule/deps.h"
 #include "transforms/schedule/prims.h"
 
@@ -77,7 +79,68 @@ void prim_reorder(ScheduleState& st, const ScheduleInstr& ins) {
     if (!all_free) throw;
   }
   check_self_dependence(inner, "the loop nest");
-  for (auto& g : given) check_loop_bindings(inner, g.as<ForNode>(), true, "reorder");
+  // Scan iter vars are ordered: their iterations must keep running in increasing order, and
+  // a scan point reads what earlier points completed (reductions included). Spatial
+  // iterations are independent (a block whose spatial iterations conflict is invalid), so a
+  // loop feeding only spatial iter vars may move across the scan loops (TVM refuses every
+  // ordered iter var; moving the rows of a row-wise scan outward is legal). For a block with
+  // a scan iter var, the loops of the nest feeding its non-spatial iter vars keep their
+  // relative order.
+  std::vector<Stmt> new_order = chain;
+  {
+    size_t gk = 0;
+    for (auto& c : new_order) {
+      bool is_given = false;
+      for (auto& g : given) is_given = is_given || g.same_as(c);
+      if (is_given) c = given[gk++];
+    }
+  }
+  // The same holds for a reduction whose update is not commutative (`C = C * 0.5 + x`): the
+  // interpreter runs it in loop order, so that order of its reduce iterations must stay.
+  std::set<const BlockNode*> scan_blocks;
+  for (auto& bs : collect_blocks(inner, false)) {
+    const BlockRealizeNode* br = realize(bs);
+    bool has_scan = false, has_reduce = false;
+    for (auto& iv : br->block->iter_vars) {
+      has_scan = has_scan || iv.kind == IterKind::Scan;
+      has_reduce = has_reduce || iv.kind == IterKind::Reduce;
+    }
+    std::string why;
+    bool ordered_reduce = !has_scan && has_reduce && !commutative_reduction_update(*br->block.get(), &why);
+    if (!has_scan && !ordered_reduce) continue;
+    if (has_scan) scan_blocks.insert(br->block.get());
+    std::vector<Stmt> old_ordered, new_ordered;
+    auto feeds_ordered = [&](const Stmt& l) {
+      for (auto k : kinds_bound_to(*br, l.as<ForNode>()->loop_var.get()))
+        if (k != IterKind::Spatial) return true;
+      return false;
+    };
+    for (auto& c : chain)
+      if (feeds_ordered(c)) old_ordered.push_back(c);
+    for (auto& c : new_order)
+      if (feeds_ordered(c)) new_ordered.push_back(c);
+    for (size_t k = 0; k < old_ordered.size(); ++k)
+      if (!old_ordered[k].same_as(new_ordered[k]) && ordered_reduce)
+        refuse("loop " + loop_name(new_ordered[k]) + " would move across loop " + loop_name(old_ordered[k]) +
+               ": both feed the reduce iter vars of block " + br->block->name +
+               ", whose update is not a commutative reduction (" + why + ")");
+      else if (!old_ordered[k].same_as(new_ordered[k]))
+        refuse("loop " + loop_name(new_ordered[k]) + " would move across loop " + loop_name(old_ordered[k]) +
+               ": both feed the scan or reduce iter vars of block " + br->block->name +
+               ", whose iterations are ordered");
+  }
+  for (auto& g : given) {
+    // Blocks with a scan iter var were checked above (opaque iter vars stay refused).
+    bool opaque = false;
+    for (auto& bs : collect_blocks(inner, false)) {
+      const BlockRealizeNode* br = realize(bs);
+      auto kinds = kinds_bound_to(*br, g.as<ForNode>()->loop_var.get());
+      for (auto k : kinds)
+        opaque =
+            opaque || k == IterKind::Opaque || (k == IterKind::Scan && !scan_blocks.count(br->block.get()));
+    }
+    if (opaque || scan_blocks.empty()) check_loop_bindings(inner, g.as<ForNode>(), true, "reorder");
+  }
   // A reduction's init runs at its first iteration: that stays the first one under any
   // order only when no loop of the nest feeds both spatial and reduce iter vars (then, for
   // each output element, the reduction loops start together from their minimum).

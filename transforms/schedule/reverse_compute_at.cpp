@@ -10,6 +10,8 @@
 // after `loop` and nothing C reads or writes is touched between `loop` and C's old place.
 // C's `where` is kept, rewritten in the new bindings. A reduce iter var is allowed when its
 // loads need the whole produced extent (the reduction then runs whole in each iteration).
+#include "ir/visitor.h"
+#include "transforms/schedule/deps.h"
 #include "transforms/schedule/inline_common.h"
 #include "transforms/schedule/predicate.h"
 #include "transforms/schedule/prims.h"
@@ -29,6 +31,7 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
     refuse("block " + c->name + " is already inside loop " + loop_name(ls));
   if (st.scope_of(cs.get()).get() != st.scope_of(ls.get()).get())
     refuse("block " + c->name + " and loop " + loop_name(ls) + " are not in the same block scope");
+  check_moved_block_order(st, cs);
   if (!collect_blocks(c->body).empty()) refuse("block " + c->name + " has nested blocks");
   {
     // The init of the scope block runs once per reduction, its body every iteration: moving a
@@ -114,12 +117,42 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
     for (auto& w : writers_of(st, X, c)) {
       if (find_path(ls, w.get()).empty()) continue;  // a writer after C (see above)
       const BlockRealizeNode* wr = realize(w);
-      for (auto& l : above)
-        for (auto k : kinds_bound_to(*wr, l.as<ForNode>()->loop_var.get()))
-          if (k != IterKind::Spatial)
-            refuse("loop " + loop_name(l) + " feeds the " + std::string(iter_kind_name(k)) +
-                   " iter var of producer " + wr->block->name + ", so " + X->name +
-                   " is not final after an iteration of loop " + loop_name(ls));
+      // A scan step that stores X at its scan iter var (`Y[vi, vj]`) writes elements no other
+      // step writes: they are final after the step, as for a spatial iter var.
+      // Checked on the stores themselves (the init's too), not on the declared regions.
+      auto stores_at = [&](const Var& v) {
+        struct Stores : IRVisitor {
+          const BufferNode* buf;
+          const VarNode* var;
+          bool any = false, all = true;
+          void visit_store(const StoreNode* n) override {
+            if (n->buffer.get() == buf) {
+              any = true;
+              bool dim = false;
+              for (auto& e : n->indices) dim = dim || e.as<VarNode>() == var;
+              all = all && dim;
+            }
+            IRVisitor::visit_store(n);
+          }
+        } sv;
+        sv.buf = X.get();
+        sv.var = v.get();
+        if (wr->block->init.defined()) sv.visit(wr->block->init);
+        sv.visit(wr->block->body);
+        return sv.any && sv.all;
+      };
+      for (auto& l : above) {
+        const VarNode* lv = l.as<ForNode>()->loop_var.get();
+        for (size_t i = 0; i < wr->block->iter_vars.size(); ++i) {
+          if (!uses_var(wr->bindings[i], lv)) continue;
+          const IterVar& iv = wr->block->iter_vars[i];
+          IterKind k = iv.kind;
+          if (k == IterKind::Spatial || (k == IterKind::Scan && stores_at(iv.var))) continue;
+          refuse("loop " + loop_name(l) + " feeds the " + std::string(iter_kind_name(k)) +
+                 " iter var of producer " + wr->block->name + ", so " + X->name +
+                 " is not final after an iteration of loop " + loop_name(ls));
+        }
+      }
       for (auto& r : wr->block->writes) {
         if (!r.buffer.same_as(X)) continue;
         auto g = region_under_loop(ls, w, r);

@@ -15,6 +15,7 @@
 // mixing the two is refused, as TVM does). Results: none (the block keeps its name).
 #include "ir/mutator.h"
 #include "ir/printer.h"
+#include "transforms/schedule/deps.h"
 #include "transforms/schedule/index_map.h"
 #include "transforms/schedule/prims.h"
 #include "transforms/schedule/util.h"
@@ -117,6 +118,22 @@ void prim_transform_block_layout(ScheduleState& st, const ScheduleInstr& ins) {
     Var u("v" + std::to_string(k), DType::I32);
     uvars.push_back(u);
     nivs.push_back(IterVar{u, rd ? IterKind::Reduce : IterKind::Spatial, new_ext[k]});
+  }
+  // A reduction whose update is not commutative (`C = C * 0.5 + x`) runs its terms in the
+  // order of its reduce iter vars: the map must keep them, in order.
+  {
+    std::string why;
+    std::vector<const VarNode*> old_red, new_red;
+    for (size_t j = 0; j < n; ++j)
+      if (b->iter_vars[j].kind == IterKind::Reduce) old_red.push_back(m.lambda_params[j].get());
+    for (size_t k = 0; k < nivs.size(); ++k)
+      if (nivs[k].kind == IterKind::Reduce) {
+        auto* v = m.lambda_body[k].as<VarNode>();
+        new_red.push_back(v);
+      }
+    if (!old_red.empty() && old_red != new_red && !commutative_reduction_update(*b, &why))
+      refuse("the index map reorders the reduce iter vars of block " + b->name +
+             ", whose update is not a commutative reduction (" + why + ")");
   }
   std::vector<LoopDom> doms;
   for (size_t j = 0; j < n; ++j) doms.push_back(LoopDom{m.lambda_params[j], make_int(old_ext[j])});
