@@ -678,6 +678,7 @@ std::optional<GatherResult> Solver::run(const GatherInput& in) {
   // inverse `i = 5*q + x - 3` has one q in range per x. Only when u occurs in no other
   // condition.
   std::unordered_map<const VarNode*, std::pair<Affine, int64_t>> pinned;  // u -> (r2, a)
+  std::vector<Affine> pin_bounds;
   for (size_t i = 0; i < order.size(); ++i) {
     if (order_dim[i] != SIZE_MAX) continue;
     const VarNode* u = order[i].get();
@@ -704,7 +705,22 @@ std::optional<GatherResult> Solver::run(const GatherInput& in) {
     pinned[u] = {r2, a};
     ineqs_.erase(ineqs_.begin() + uses[1]);
     ineqs_.erase(ineqs_.begin() + uses[0]);
+    // u's own range (its loop's box, which the box shrinking above took out of ineqs_) still
+    // holds: clo <= floor(r2 / a) <= chi, i.e. r2 - a*clo >= 0 and a*chi + a - 1 - r2 >= 0
+    // (dropped when the loops imply them below). Before, a split loop moved by compute_at
+    // (`vi = j0 * 4 + ax0` under a `%` guard) pinned j0 = (x - 2) // 4 for every x: F_grad
+    // loaded T_grad[-1].
+    auto bit = box_.find(u);
+    if (bit != box_.end() && bit->second.known) {
+      Affine lo = r2, hi;
+      lo.constant -= a * bit->second.clo;
+      hi.add(r2, -1);
+      hi.constant += a * bit->second.chi + a - 1;
+      pin_bounds.push_back(lo);
+      pin_bounds.push_back(hi);
+    }
   }
+  ineqs_.insert(ineqs_.end(), pin_bounds.begin(), pin_bounds.end());
   if (!pinned.empty()) {
     std::vector<Var> o2;
     std::vector<size_t> d2;

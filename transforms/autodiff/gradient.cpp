@@ -1054,7 +1054,9 @@ void GradientBuilder::analyze(Unit& u) {
         bin && u.reduce_iters.empty() && !u.init_store && (bin->op == BinOp::Add || bin->op == BinOp::Sub)) {
       bool sa = is_self(bin->a), sb = bin->op == BinOp::Add && is_self(bin->b);
       Expr E = sa ? bin->b : bin->a;
-      bool clean = (sa || sb) && !loads_buffer(E, u.Y.get());
+      // E may read Y elsewhere (`T[i + 2, j] += T[i, j]`): those reads see the previous
+      // version, whose adjoint gets their gather on top of the whole pass-through.
+      bool clean = sa || sb;
       for (auto& it : u.items) clean = clean && !loads_buffer(it.value, u.Y.get());
       if (clean) {
         u.accum_E = E;

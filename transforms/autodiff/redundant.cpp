@@ -1,5 +1,7 @@
 #include "transforms/autodiff/redundant.h"
 
+#include <algorithm>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -164,13 +166,209 @@ void collect_stores(const Stmt& s, std::vector<Expr>& conds, std::unordered_map<
   // Loops and nested blocks inside the block: their stores are not checked.
 }
 
+constexpr int64_t kMaxEnumerated = int64_t{1} << 14;
+
+std::string show_points(const std::vector<const ForNode*>& loops, const std::vector<int64_t>& a,
+                        const std::vector<int64_t>& b) {
+  auto one = [&](const std::vector<int64_t>& pt) {
+    std::string t;
+    for (size_t i = 0; i < loops.size(); ++i)
+      t += (i ? ", " : "") + loops[i]->loop_var.name() + " = " + std::to_string(pt[i]);
+    return "(" + t + ")";
+  };
+  return "the loop iterations " + one(a) + " and " + one(b) +
+         " run the same instance (its bindings are not one-to-one): each instance must run once";
+}
+
+// The spatial-conflict check of enumerate_instances for a nest too large to enumerate: a store
+// whose element and guards do not depend on a loop L that a spatial binding uses, under
+// conditions that do not use L either, writes one element from the spatial points L = lo and
+// L = lo + 1 (a scratch tile `T[va]` reused by every iteration of a tile loop `io`: one adjoint
+// buffer served all the reuses, a wrong gradient). Checked at the first iteration of the other
+// loops; "" when nothing is found there.
+std::string spatial_conflict_by_loops(const BlockInfo& b, const std::vector<const ForNode*>& loops,
+                                      const std::vector<int64_t>& lo, const std::vector<int64_t>& ext,
+                                      const std::vector<Expr>& conds, const std::vector<Expr>& bindings) {
+  const BlockNode& blk = *b.br->block.get();
+  std::vector<GuardedStore> stores;
+  {
+    std::vector<Expr> cs;
+    std::unordered_map<const VarNode*, Expr> ls;
+    collect_stores(blk.body, cs, ls, &stores);
+  }
+  BufSet local;
+  for (auto& a : blk.allocs) local.insert(a.get());
+  std::unordered_map<const VarNode*, Expr> iv;  // iter var -> binding (in loop vars)
+  for (size_t q = 0; q < blk.iter_vars.size() && q < bindings.size(); ++q)
+    iv[blk.iter_vars[q].var.get()] = bindings[q];
+  std::unordered_map<const VarNode*, Expr> at0;
+  for (size_t i = 0; i < loops.size(); ++i)
+    at0[loops[i]->loop_var.get()] = make_const(loops[i]->loop_var.dtype(), static_cast<double>(lo[i]));
+  for (auto& c : conds) {
+    auto v = eval_at(c, at0);
+    if (!v || *v == 0) return "";
+  }
+  auto show_inst = [&](const std::unordered_map<const VarNode*, Expr>& at) {
+    std::string t;
+    for (size_t q = 0; q < blk.iter_vars.size() && q < bindings.size(); ++q) {
+      auto v = eval_at(bindings[q], at);
+      t +=
+          (q ? ", " : "") + blk.iter_vars[q].var.name() + " = " + (v ? std::to_string(*v) : std::string("?"));
+    }
+    return "(" + t + ")";
+  };
+  for (size_t i = 0; i < loops.size(); ++i) {
+    if (ext[i] < 2) continue;
+    const VarNode* L = loops[i]->loop_var.get();
+    bool spatial = false;
+    for (size_t q = 0; q < blk.iter_vars.size() && q < bindings.size(); ++q)
+      spatial = spatial || (blk.iter_vars[q].kind == IterKind::Spatial && uses_var(bindings[q], L));
+    bool in_cond = false;
+    for (auto& c : conds) in_cond = in_cond || uses_var(c, L);
+    if (!spatial || in_cond) continue;
+    std::unordered_map<const VarNode*, Expr> at1 = at0;
+    at1[L] = make_const(loops[i]->loop_var.dtype(), static_cast<double>(lo[i] + 1));
+    for (auto& g : stores) {
+      if (local.count(g.st->buffer.get()) || !is_float(g.st->buffer->dtype)) continue;
+      bool reads_float = false;
+      for_each_expr(g.st->value, [&](const Expr& x) {
+        if (auto* l = x.as<LoadNode>()) reads_float = reads_float || is_float(l->buffer->dtype);
+      });
+      if (!reads_float) continue;  // no adjoint flows through it
+      bool ok = true;
+      for (auto& c : g.conds) {
+        Expr e = substitute(c, iv);
+        auto v = eval_at(e, at0);
+        ok = ok && !uses_var(e, L) && v && *v != 0;
+      }
+      std::vector<int64_t> el;
+      for (auto& x : g.index) {
+        Expr e = substitute(x, iv);
+        auto v = ok && !uses_var(e, L) ? eval_at(e, at0) : std::nullopt;
+        if (!v) {
+          ok = false;
+          break;
+        }
+        el.push_back(*v);
+      }
+      if (!ok) continue;
+      std::string elem;
+      for (size_t k = 0; k < el.size(); ++k) elem += (k ? ", " : "") + std::to_string(el[k]);
+      return "its iterations " + show_inst(at0) + " and " + show_inst(at1) + " both write " +
+             g.st->buffer->name + "[" + elem +
+             "] (a block whose spatial iterations conflict is invalid: give each iteration elements of its "
+             "own, "
+             "e.g. index the scratch buffer by every spatial iter var)";
+    }
+  }
+  return "";
+}
+
+// The check "two loop points run one instance" of enumerate_instances for a nest too large to
+// enumerate whole (a tiled conv2d's padding computed per tile: the halos of neighbouring tiles
+// overlap). Bindings and conditions (the predicate, the path's `if`s) that share no loop are
+// independent, so the map from the loop points where the conditions hold to instances is
+// one-to-one iff it is so for every group of bindings and conditions linked by shared loops,
+// over that group's loops only (the other loops at their first value), and no loop outside
+// `once` (fixed at its first iteration) is used by none of them. Gives up ("") on groups too
+// large to enumerate and on values that do not fold to constants.
+std::string repeated_instances_by_groups(const BlockInfo& b, const std::vector<const ForNode*>& loops,
+                                         const std::vector<Expr>& conds, const std::vector<Expr>& bindings,
+                                         const std::vector<const ForNode*>& once) {
+  if (!b.carries) return "";
+  const size_t n = loops.size();
+  std::vector<int64_t> lo(n), ext(n);
+  std::unordered_map<const VarNode*, Expr> at;  // every loop at its first value
+  for (size_t i = 0; i < n; ++i) {
+    is_const_int(loops[i]->min, &lo[i]);
+    is_const_int(loops[i]->extent, &ext[i]);
+    if (std::find(once.begin(), once.end(), loops[i]) != once.end()) ext[i] = 1;
+    at[loops[i]->loop_var.get()] = make_const(loops[i]->loop_var.dtype(), static_cast<double>(lo[i]));
+  }
+  // Items: the bindings, then the conditions; union-find over loops links the loops of an item.
+  std::vector<Expr> items = bindings;
+  items.insert(items.end(), conds.begin(), conds.end());
+  std::vector<size_t> parent(n);
+  for (size_t i = 0; i < n; ++i) parent[i] = i;
+  std::function<size_t(size_t)> find = [&](size_t i) {
+    return parent[i] == i ? i : parent[i] = find(parent[i]);
+  };
+  std::vector<std::vector<size_t>> uses(items.size());
+  std::vector<bool> used(n, false);
+  for (size_t q = 0; q < items.size(); ++q)
+    for (size_t i = 0; i < n; ++i)
+      if (ext[i] > 1 && uses_var(items[q], loops[i]->loop_var.get())) {
+        uses[q].push_back(i);
+        used[i] = true;
+        if (uses[q].size() > 1) parent[find(i)] = find(uses[q][0]);
+      }
+  for (size_t q = bindings.size(); q < items.size(); ++q)
+    if (uses[q].empty()) {  // a condition of `once` loops only: the same everywhere
+      auto v = eval_at(items[q], at);
+      if (!v || *v == 0) return "";
+    }
+  std::vector<int64_t> base = lo;
+  for (size_t i = 0; i < n; ++i)
+    if (ext[i] > 1 && !used[i]) {  // repeats every instance
+      std::vector<int64_t> other = base;
+      other[i] = lo[i] + 1;
+      return show_points(loops, base, other);
+    }
+  for (size_t root = 0; root < n; ++root) {
+    if (ext[root] <= 1 || find(root) != root) continue;
+    std::vector<size_t> members;
+    int64_t total = 1;
+    for (size_t i = 0; i < n; ++i)
+      if (ext[i] > 1 && find(i) == root) members.push_back(i), total *= ext[i];
+    if (total > kMaxEnumerated) return "";
+    std::vector<size_t> group_bindings, group_conds;
+    for (size_t q = 0; q < items.size(); ++q)
+      if (!uses[q].empty() && find(uses[q][0]) == root)
+        (q < bindings.size() ? group_bindings : group_conds).push_back(q);
+    std::map<std::vector<int64_t>, std::vector<int64_t>> seen;
+    std::unordered_map<const VarNode*, Expr> pt_at = at;
+    std::vector<int64_t> point = base;
+    for (int64_t k = 0; k < total; ++k) {
+      int64_t r = k;
+      for (size_t m = members.size(); m-- > 0;) {
+        size_t i = members[m];
+        point[i] = lo[i] + r % ext[i];
+        r /= ext[i];
+        pt_at[loops[i]->loop_var.get()] =
+            make_const(loops[i]->loop_var.dtype(), static_cast<double>(point[i]));
+      }
+      bool runs = true;
+      for (size_t q : group_conds) {
+        auto v = eval_at(items[q], pt_at);
+        if (!v) return "";
+        runs = runs && *v != 0;
+      }
+      if (!runs) continue;
+      std::vector<int64_t> inst;
+      for (size_t q : group_bindings) {
+        auto v = eval_at(items[q], pt_at);
+        if (!v) return "";
+        inst.push_back(*v);
+      }
+      auto [it, fresh] = seen.emplace(inst, point);
+      if (!fresh) return show_points(loops, it->second, point);
+    }
+  }
+  return spatial_conflict_by_loops(b, loops, lo, ext, conds, bindings);
+}
+
 // Enumerates the loop nest of b's path (every loop with constant bounds, at most 2^14
-// points) and returns why b is invalid, or "": two loop points running the same instance
-// (same binding values, the predicate and the path's `if` conditions true), or two
+// points; larger nests: repeated_instances_by_groups) and returns why b is invalid, or "": two loop points
+// running the same instance (same binding values, the predicate and the path's `if` conditions true), or two
 // instances with different spatial iter var values storing to the same element (LANGUAGE.md:
 // a block whose spatial iterations conflict is invalid). Gives up ("") on symbolic bounds
 // and on values that do not fold to constants (data-dependent bindings, indices, guards).
-std::string enumerate_instances(const BlockInfo& b, const Expr& predicate) {
+// Loops in `once` (the block runs only at their first iteration, `where L == L.min`) are
+// enumerated at that iteration only: compute_at puts a producer under loops it ignores, and
+// counting their points made the nest of a tiled conv2d's padding too large to check (its
+// overlapping halo tiles then gave a wrong gradient silently).
+std::string enumerate_instances(const BlockInfo& b, const Expr& predicate,
+                                const std::vector<const ForNode*>& once) {
   std::vector<const ForNode*> loops;
   std::vector<Expr> conds{predicate};
   std::unordered_map<const VarNode*, Expr> lets;
@@ -179,8 +377,8 @@ std::string enumerate_instances(const BlockInfo& b, const Expr& predicate) {
     if (auto* f = p.as<ForNode>()) {
       int64_t lo = 0, ext = 0;
       if (!is_const_int(f->min, &lo) || !is_const_int(f->extent, &ext) || ext <= 0) return "";
-      total *= ext;
-      if (total > (1 << 14)) return "";
+      if (std::find(once.begin(), once.end(), f) != once.end()) ext = 1;
+      total = std::min<int64_t>(total * ext, int64_t{1} << 40);
       loops.push_back(f);
     } else if (auto* c = p.as<IfThenElseStmtNode>()) {
       // Which branch the block is in is not recorded: an if/else on a loop var is rare here.
@@ -194,6 +392,7 @@ std::string enumerate_instances(const BlockInfo& b, const Expr& predicate) {
   const BlockNode& blk = *b.br->block.get();
   std::vector<Expr> bindings;
   for (auto& e : b.br->bindings) bindings.push_back(substitute(e, lets));
+  if (total > kMaxEnumerated) return repeated_instances_by_groups(b, loops, conds, bindings, once);
   std::vector<GuardedStore> stores;
   {
     std::vector<Expr> cs;
@@ -236,6 +435,7 @@ std::string enumerate_instances(const BlockInfo& b, const Expr& predicate) {
       int64_t lo = 0, ext = 0;
       is_const_int(loops[i]->min, &lo);
       is_const_int(loops[i]->extent, &ext);
+      if (std::find(once.begin(), once.end(), loops[i]) != once.end()) ext = 1;
       point[i] = lo + r % ext;
       r /= ext;
       at[loops[i]->loop_var.get()] = make_const(loops[i]->loop_var.dtype(), static_cast<double>(point[i]));
@@ -402,12 +602,14 @@ Function run_redundant_blocks_once(const FunctionNode& f) {
   for (auto& b : c.blocks) {
     if (b.scan) continue;
     Expr pred = b.br->predicate;
+    std::vector<const ForNode*> first_only;
     if (auto it = once.find(b.br); it != once.end())
       for (const ForNode* L : it->second) {
         Expr eq = make_binary(BinOp::EQ, L->loop_var, L->min);
         pred = is_one(pred) ? eq : make_binary(BinOp::And, eq, pred);
+        first_only.push_back(L);
       }
-    std::string why = enumerate_instances(b, pred);
+    std::string why = enumerate_instances(b, pred, first_only);
     if (!why.empty()) throw Error("block " + b.br->block->name + ": " + why);
   }
   if (once.empty()) return out;
