@@ -62,7 +62,8 @@ std::string emit_c_header(const std::vector<Function>& funcs, const std::string&
      << " * and must not overlap; f16/bf16 scalars are passed as float. Returns 0, or 1 when an\n"
      << " * index was outside its buffer (nothing was accessed there): then\n"
      << " * __tirc_bounds_error_F(&index, &extent) gives the check site (-1: none) and\n"
-     << " * __tirc_bounds_sites_F[site] names the access.\n"
+     << " * __tirc_bounds_sites_F[site] names the access. __tirc_packed_F(args) calls F with\n"
+     << " * args[i] = a buffer's data or a pointer to a scalar, in the order of F's arguments.\n"
      << " * Link with runtime/tirc_runtime.c (thread pool, allocation) and -lpthread -lm. */\n"
      << "#ifndef " << guard << "\n#define " << guard << "\n\n#include <stdint.h>\n\n"
      << "#ifdef __cplusplus\n#define TIRC_RESTRICT __restrict\nextern \"C\" {\n#else\n"
@@ -76,6 +77,9 @@ std::string emit_c_header(const std::vector<Function>& funcs, const std::string&
     os << " ->";
     for (auto& o : f->outputs) os << " " << o->name << " " << shape_text(o) << ";";
     os << " */\n" << c_declaration(*f) << ";\n";
+    // The packed entry is part of the documented ABI (docs/codegen.md): args[i] is a buffer's
+    // data or a pointer to a scalar, in the order of F's parameters and outputs.
+    os << "void __tirc_packed_" << f->name << "(void** args);\n";
     os << "int64_t __tirc_bounds_error_" << f->name << "(int64_t* index, int64_t* extent);\n";
     os << "extern const char* const __tirc_bounds_sites_" << f->name << "[];\n\n";
   }

@@ -7,12 +7,14 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <mutex>
 #include <random>
 #include <sstream>
 
 #include "interp/compile.h"
 #include "ir/error.h"
+#include "transforms/simplify/const_fold.h"
 
 namespace tirc {
 namespace {
@@ -270,10 +272,33 @@ void fill_random(NDArray& a, const Param& p, uint64_t seed) {
     if (!std::isfinite(lo) || !std::isfinite(hi))
       throw Error("parameter " + p.name() + ": value range " + range_text() +
                   " is not finite (random values need finite ends)");
+    // Intersect with the dtype's finite values, as integer ranges are intersected with the
+    // dtype (f16 in [0, 1e5] draws from [0, 65504]; f32 in [-1e40, 1e40] drew only +-inf).
+    DType t = a.dtype();
+    double fmax = t == DType::F16    ? 65504.0
+                  : t == DType::BF16 ? 0x1.fep127
+                  : t == DType::F32  ? static_cast<double>(std::numeric_limits<float>::max())
+                                     : std::numeric_limits<double>::max();
+    lo = std::max(lo, -fmax), hi = std::min(hi, fmax);
+    auto none = [&] {
+      return Error("parameter " + p.name() + ": value range " + range_text() + " holds no finite " +
+                   std::string(dtype_name(t)) + " value");
+    };
+    if (!(lo <= hi)) throw none();
     bool wide = !std::isfinite(hi - lo);  // e.g. [-1e308, 1e308]: interpolate without overflow
     for (int64_t i = 0; i < a.numel(); ++i) {
-      double u = static_cast<double>(rng() >> 11) * 0x1.0p-53;
-      a.set(i, wide ? lo * (1 - u) + hi * u : lo + (hi - lo) * u);
+      // A value rounded to the dtype may leave the range when an end is not representable
+      // (f16 in [0.1, 4]: 0.1 rounds to 0.099976): draw again, so that every value stays
+      // inside the declared range (a log of `in [1e-8, 1]` in f16 must not see 0).
+      double v = 0;
+      int tries = 0;
+      for (;; ++tries) {
+        if (tries == 64) throw none();
+        double u = static_cast<double>(rng() >> 11) * 0x1.0p-53;
+        v = round_float(wide ? lo * (1 - u) + hi * u : lo + (hi - lo) * u, t);
+        if (lo <= v && v <= hi) break;
+      }
+      a.set(i, v);
     }
     return;
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 
 #include "interp/compile.h"
@@ -376,6 +377,28 @@ FunctionCounts assemble(const std::vector<Counter::Rec>& recs, const RunStats* d
 }  // namespace
 
 FunctionCounts static_counts(const FunctionNode& f, const ArgMap& scalars) {
+  // A parameter shape that is negative for the given scalars is bad input, as for `tirc run`
+  // (`--input n=-3` counted 0 iterations and exited 0). Shapes that use a scalar not given
+  // are not needed for the counts.
+  auto check = [&](const Buffer& b) {
+    bool given = true;
+    for (auto& e : b->shape)
+      for_each_expr(e, [&](const Expr& x) {
+        if (auto* v = x.as<VarNode>(); v && !scalars.count(v->name)) given = false;
+      });
+    if (given) eval_shape(b, scalars);  // Error on a negative extent
+  };
+  for (auto& p : f.params)
+    if (p.is_buffer()) check(p.buffer);
+  struct Allocs : IRVisitor {  // allocs too (`alloc T: f32[n - 5]` with n = 3), as `tirc run`
+    std::function<void(const Buffer&)> check;
+    void visit_block(const BlockNode* n) override {
+      for (auto& a : n->allocs) check(a);
+      IRVisitor::visit_block(n);
+    }
+  } allocs;
+  allocs.check = check;
+  allocs.visit(f.body);
   Counter c(f, scalars, false);
   c.run();
   return assemble(c.recs, nullptr);

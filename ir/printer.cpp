@@ -61,11 +61,13 @@ const std::unordered_set<std::string>& reserved_words() {
   static const std::unordered_set<std::string> words = {
       "func", "schedule", "intrin", "desc", "impl", "for", "in", "block", "init", "where", "reads", "writes",
       "alloc", "scope", "if", "else", "let", "bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "f16",
-      "bf16", "f32", "f64", "handle",
-      // literals and statement keywords of the extensions
+      "bf16", "f32", "f64",
+      // literals of the extensions (`annotate`, `call_extern` and `handle` are ordinary names: the
+      // parser reads `annotate[i] = ...` as a store and `annotate(...)` only as a clause, and
+      // renaming a parameter would change the function's interface, `--input annotate=...`)
       // (`true` / `false` are not here: a parameter may be called `true`, and the bool
       // literals then print as `bool(1)` / `bool(0)`, see typed_literal)
-      "inf", "nan", "annotate", "call_extern"};
+      "inf", "nan"};
   return words;
 }
 

@@ -86,7 +86,9 @@ void register_build(CLI::App& app) {
       "build", "lower and compile functions with LLVM (object file + C header, LLVM IR, asm)");
   cmd->add_option("file", o->file, "the .tir file ('-' for standard input)")->required();
   cmd->add_option("--target", o->target, "cpu (default) or nvptx")->check(CLI::IsMember({"cpu", "nvptx"}));
-  cmd->add_option("--emit", o->emit, "llvm, asm, obj (default for cpu), header, or ptx")
+  cmd->add_option(
+         "--emit", o->emit,
+         "llvm, asm, obj (default for cpu), header, or ptx (default for nvptx; asm is the same there)")
       ->check(CLI::IsMember({"llvm", "asm", "obj", "header", "ptx"}));
   cmd->add_option("-o,--output", o->out,
                   "output file, - for standard output (obj default: FILE-stem.o with FILE-stem.h beside it; "
@@ -112,8 +114,10 @@ void register_build(CLI::App& app) {
       throw Error("tirc was built without LLVM (configure with -DTIRC_WITH_LLVM=ON)");
 #else
       bool gpu = o->target == "nvptx";
-      if (gpu && (o->emit == "obj" || o->emit == "asm" || o->emit == "header"))
-        throw Error("--target nvptx emits ptx or llvm (got --emit " + o->emit + ")");
+      // PTX is the NVPTX target's assembly (what llc -march=nvptx64 writes for -filetype=asm),
+      // so --emit asm is --emit ptx there.
+      if (gpu && (o->emit == "obj" || o->emit == "header"))
+        throw Error("--target nvptx emits ptx (or asm, the same) or llvm (got --emit " + o->emit + ")");
       if (!gpu && o->emit == "ptx") throw Error("--emit ptx needs --target nvptx");
       if (o->mcpu == "native" && !gpu) o->mcpu.clear();  // clang's -march=native: the host CPU
       check_mcpu(o->mcpu, gpu);
