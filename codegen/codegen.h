@@ -55,6 +55,21 @@ std::string emit_c_header(const std::vector<Function>& funcs, const std::string&
 // The C declaration of one function: "int32_t F(const float* restrict A, ...)".
 std::string c_declaration(const FunctionNode& f);
 
+// NVPTX workspaces (docs/codegen.md, "NVPTX", "Workspaces"): the function-level buffers of f
+// (already scheduled) whose size is symbolic and that stay at function level after lowering,
+// in declaration order. The kernels of f take them as extra pointer parameters after f's
+// outputs, in this order; the host allocates `numel` elements of `dtype` for each (numel: an
+// expression of f's scalar parameters) in device memory. The PTX lists them too, one
+// file-scope comment line each: `// tirc.workspace F INDEX NAME DTYPE NUMEL` (INDEX: the
+// kernel parameter's position from 0). Empty for the CPU, where such buffers are heap
+// allocations of the call.
+struct GpuWorkspace {
+  std::string name;
+  DType dtype;
+  Expr numel;
+};
+std::vector<GpuWorkspace> nvptx_workspaces(const FunctionNode& f);
+
 // The host's CPU name and target triple (e.g. "znver4", "x86_64-pc-linux-gnu").
 std::string host_cpu_name();
 std::string host_triple();

@@ -37,6 +37,7 @@
 #include "codegen/cross_thread_reduce.h"
 #include "ir/error.h"
 #include "ir/mutator.h"
+#include "ir/printer.h"
 #include "ir/reducer.h"
 #include "ir/visitor.h"
 #include "transforms/lower/lower.h"
@@ -273,6 +274,129 @@ bool gpu_conflict(const GpuAccess& earlier, const GpuAccess& later) {
   };
   return (!in && meet(earlier.writes, later.writes)) || meet(earlier.writes, later.reads) ||
          meet(earlier.reads, later.writes);
+}
+
+// Thread blocks of one kernel cannot wait for each other. Code of a kernel outside its
+// blockIdx-bound loops (a serial loop around bound nests, a sequence of nests inside it) runs
+// in every block: a device-memory buffer written there by some blocks and then read or
+// written by others (a later nest reading another block's elements, or the next iteration of
+// the loop) would race, as TVM would launch one kernel per nest from a host loop. Refused
+// unless every access of the buffer in both parts is at one same index tuple free of the
+// enclosing non-bound loops (each element stays with one thread).
+class CrossBlockCheck {
+ public:
+  explicit CrossBlockCheck(std::string fname) : fname_(std::move(fname)) {}
+  void run(const Stmt& s) {
+    switch (s.kind()) {
+      case StmtKind::For: {
+        auto* n = s.as<ForNode>();
+        if (n->for_kind == ForKind::ThreadBinding && n->thread_tag.rfind("blockIdx", 0) == 0) return;
+        if (has_block_loop(n->body)) {
+          GpuAccess a = access(n->body);
+          above_.insert(n->loop_var.get());
+          if (std::string x = conflict(a, a); !x.empty())
+            refuse(x, "the next iteration of loop " + n->loop_var.name());
+          run(n->body);
+          above_.erase(n->loop_var.get());
+        }
+        return;
+      }
+      case StmtKind::Seq: {
+        auto* q = s.as<SeqNode>();
+        std::vector<GpuAccess> acc;
+        for (auto& x : q->stmts) acc.push_back(access(x));
+        for (size_t i = 0; i < acc.size(); ++i)
+          for (size_t j = i + 1; j < acc.size(); ++j)
+            if (has_block_loop(q->stmts[i]) || has_block_loop(q->stmts[j]))
+              if (std::string x = conflict(acc[i], acc[j]); !x.empty()) refuse(x, "a later statement");
+        for (auto& x : q->stmts) run(x);
+        return;
+      }
+      case StmtKind::IfThenElse: {
+        auto* n = s.as<IfThenElseStmtNode>();
+        run(n->then_case);
+        if (n->else_case.defined()) run(n->else_case);
+        return;
+      }
+      case StmtKind::LetStmt: run(s.as<LetStmtNode>()->body); return;
+      case StmtKind::BlockRealize: run(s.as<BlockRealizeNode>()->block->body); return;
+      default: return;
+    }
+  }
+
+ private:
+  std::string fname_;
+  std::unordered_set<const VarNode*> above_;
+
+  static bool has_block_loop(const Stmt& s) {
+    bool b = false;
+    for_each_stmt_for(s, [&](const ForNode* l) {
+      b = b || (l->for_kind == ForKind::ThreadBinding && l->thread_tag.rfind("blockIdx", 0) == 0);
+    });
+    return b;
+  }
+  // Accesses of device memory: buffers allocated inside s are per block / thread.
+  static GpuAccess access(const Stmt& s) {
+    GpuAccess a = gpu_access(s, false);
+    struct V : IRVisitor {
+      std::unordered_set<const BufferNode*> own;
+      void visit_block(const BlockNode* n) override {
+        for (auto& b : n->allocs) own.insert(b.get());
+        IRVisitor::visit_block(n);
+      }
+    } v;
+    v.visit(s);
+    for (auto* b : v.own) {
+      a.reads.erase(b);
+      a.writes.erase(b);
+    }
+    return a;
+  }
+  std::string conflict(const GpuAccess& a, const GpuAccess& b) const {
+    auto same_thread = [&](const BufferNode* x) {
+      auto i = a.index.find(x), j = b.index.find(x);
+      if (i == a.index.end() || j == b.index.end() || !i->second || !j->second ||
+          i->second->size() != j->second->size())
+        return false;
+      for (size_t k = 0; k < i->second->size(); ++k)
+        if (!expr_identical((*i->second)[k], (*j->second)[k]) || uses_var_in((*i->second)[k], above_))
+          return false;
+      return true;
+    };
+    for (auto* x : a.writes)
+      if ((b.reads.count(x) || b.writes.count(x)) && !same_thread(x)) return x->name;
+    for (auto* x : a.reads)
+      if (b.writes.count(x) && !same_thread(x)) return x->name;
+    return "";
+  }
+  [[noreturn]] void refuse(const std::string& buf, const std::string& where) const {
+    throw Error("nvptx: in function " + fname_ + ", buffer " + buf +
+                " is written by some thread blocks and used by others in " + where +
+                " of the same kernel (code outside the blockIdx-bound loops): thread blocks cannot wait for "
+                "each other; make each blockIdx-bound nest a top-level statement (one kernel each)");
+  }
+};
+
+// The function-level buffers of the lowered f whose size is not a constant, in declaration
+// order: on NVPTX, kernel parameters after the outputs (nvptx_workspaces).
+std::vector<Buffer> symbolic_root_buffers(const FunctionNode& f) {
+  std::vector<Buffer> out;
+  auto* root = f.body.as<BlockRealizeNode>();
+  if (!root) return out;
+  for (auto& b : root->block->allocs) {
+    int64_t cn = 0;
+    bool symbolic = false;
+    for (auto& d : b->shape) symbolic = symbolic || !is_const_int(d, &cn);
+    if (symbolic) out.push_back(b);
+  }
+  return out;
+}
+
+// Why a "shared" / "local" buffer of symbolic size is refused.
+std::string symbolic_scope_message(const BufferNode& b) {
+  return "nvptx: buffer " + b.name + " (scope \"" + b.scope +
+         "\") has a non-constant size: shared and local memory need a constant size (CUDA would need "
+         "dynamic shared memory); give it a constant size or scope \"global\" at function level";
 }
 
 class FuncEmitter {
@@ -588,6 +712,9 @@ class FuncEmitter {
   int thread_depth_ = 0;
   // The function-level buffers of a kernel: module variables in global device memory.
   std::unordered_map<const BufferNode*, llvm::GlobalVariable*> device_bufs_;
+  // The function-level buffers of symbolic size (nvptx_workspaces): kernel parameters after
+  // the outputs, allocated by the host.
+  std::vector<Buffer> workspaces_;
   int tid_depth_ = 0;     // enclosing threadIdx-bound loops
   bool has_tid_ = false;  // the kernel has a threadIdx-bound loop (more than 1 thread per block)
   bool tid0_ = false;     // emitting code that only thread 0 of the block runs
@@ -599,6 +726,14 @@ class FuncEmitter {
   std::map<std::string, int> active_;              // enclosing threadIdx loops per axis
   // The threadIdx axes of the kernel with no enclosing loop here: their threads all run
   // the code being emitted.
+  // blockIdx axes of the kernel, the enclosing loops bound to each, whether only block 0 runs
+  // the code being emitted, and the buffers in device memory (params, outputs, module
+  // variables, workspaces).
+  std::set<std::string> block_axes_;
+  std::map<std::string, int> bactive_;
+  bool block0_ = false;
+  std::unordered_set<const BufferNode*> device_;
+  void emit_on_block0(const Stmt& s, const std::set<std::string>& axes);
   std::set<std::string> missing_axes() {
     std::set<std::string> out;
     for (auto& [tag, e] : tid_extent_)
@@ -1006,6 +1141,21 @@ void FuncEmitter::stmt(const Stmt& s) {
     }
     throw Error("codegen: internal error, statement not vectorizable");
   }
+  if (gpu_ && !block0_ && !lanes_ && !block_axes_.empty()) {
+    // Code outside the loops bound to some blockIdx axes runs in every block along them: a
+    // statement there with no loop bound to them that stores to device memory runs in their
+    // block 0 only (every block would repeat it, racing with the others: a reduction
+    // `S[0] += X[k]` beside a bound nest would be reset and re-added by every block).
+    std::set<std::string> bmiss;
+    for (auto& a : block_axes_)
+      if (bactive_[a] == 0) bmiss.insert(a);
+    if (!bmiss.empty() && !bound_access(s, bmiss, nullptr)) {
+      GpuAccess a = gpu_access(s, false);
+      bool dev = false;
+      for (auto* b : a.writes) dev = dev || device_.count(b) > 0;
+      if (dev) return emit_on_block0(s, bmiss);
+    }
+  }
   if (gpu_ && has_tid_ && !tid0_ && !lanes_) {
     // All the threads along the kernel's threadIdx axes without an enclosing loop here run
     // this statement. If it has no loop bound to them, only their thread 0 makes its stores
@@ -1199,6 +1349,7 @@ void FuncEmitter::emit_thread_loop(const ForNode* n, Value* minv, Value* ext) {
   B.SetInsertPoint(body);
   vars_[n->loop_var.get()] = B.CreateAdd(minv, idx);
   bool tid = n->thread_tag.rfind("threadIdx", 0) == 0;
+  bool blk = n->thread_tag.rfind("blockIdx", 0) == 0;
   // A loop bound again to the axis of an enclosing threadIdx loop (a cooperative copy, see
   // bind in docs/schedule.md): each thread runs only its share, and the readers must wait for
   // the other threads' shares at a barrier, which needs every thread of the block here.
@@ -1215,14 +1366,37 @@ void FuncEmitter::emit_thread_loop(const ForNode* n, Value* minv, Value* ext) {
   ++thread_depth_;
   tid_depth_ += tid;
   if (tid) ++active_[n->thread_tag];
+  if (blk) ++bactive_[n->thread_tag];
   nonuniform_ += partial;
   stmt(n->body);
   nonuniform_ -= partial;
+  if (blk) --bactive_[n->thread_tag];
   if (tid) --active_[n->thread_tag];
   tid_depth_ -= tid;
   --thread_depth_;
   tdep_.erase(n->loop_var.get());
   vars_.erase(n->loop_var.get());
+  B.CreateBr(exit);
+  B.SetInsertPoint(exit);
+}
+
+void FuncEmitter::emit_on_block0(const Stmt& s, const std::set<std::string>& axes) {
+  static const std::map<std::string, llvm::Intrinsic::ID> ids = {
+      {"blockIdx.x", llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x},
+      {"blockIdx.y", llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y},
+      {"blockIdx.z", llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z}};
+  Value* t = nullptr;
+  for (auto& a : axes) {
+    Value* v = B.CreateCall(llvm::Intrinsic::getDeclaration(&M, ids.at(a)));
+    t = t ? B.CreateOr(t, v) : v;
+  }
+  auto* body = BasicBlock::Create(C, "block0.body", fn_);
+  auto* exit = BasicBlock::Create(C, "block0.end", fn_);
+  B.CreateCondBr(B.CreateICmpEQ(t, B.getInt32(0)), body, exit);
+  B.SetInsertPoint(body);
+  block0_ = true;
+  stmt(s);
+  block0_ = false;
   B.CreateBr(exit);
   B.SetInsertPoint(exit);
 }
@@ -1789,8 +1963,14 @@ std::vector<Value*> FuncEmitter::allocate(const std::vector<Buffer>& buffers, co
     for (auto& s : b->shape) numel = numel.defined() ? numel * s : s;
     int64_t cn = 1;
     if (gpu_) {
-      if (numel.defined() && !is_const_int(numel, &cn))
-        throw Error("nvptx: buffer " + b->name + " has a non-constant size");
+      if (numel.defined() && !is_const_int(numel, &cn)) {
+        if (b->scope != "global") throw Error(symbolic_scope_message(*b.get()));
+        throw Error("nvptx: buffer " + b->name +
+                    " has a non-constant size and is private to a thread or a thread block (lowering "
+                    "placed it inside the thread-bound loops): only function-level buffers of symbolic "
+                    "size are supported (kernel workspace parameters); give it a constant size (a "
+                    "constant tile per thread) or use it from several thread-bound nests");
+      }
       if (b->scope == "shared") {
         shared_global(b, cn);
       } else {
@@ -2175,6 +2355,8 @@ void FuncEmitter::emit_function(const FunctionNode& f) {
   for (auto& p : f.params)
     ptys.push_back(p.is_buffer() ? static_cast<Type*>(B.getPtrTy()) : abi_type(p.var.dtype()));
   for (size_t i = 0; i < f.outputs.size(); ++i) ptys.push_back(B.getPtrTy());
+  workspaces_ = gpu_ ? symbolic_root_buffers(f) : std::vector<Buffer>{};
+  for (size_t i = 0; i < workspaces_.size(); ++i) ptys.push_back(B.getPtrTy());
   auto* fty = llvm::FunctionType::get(gpu_ ? B.getVoidTy() : B.getInt32Ty(), ptys, false);
   if (M.getFunction(f.name)) throw Error("codegen: function " + f.name + " is defined twice");
   if (gpu_) return emit_gpu_function(f, fty);
@@ -2200,12 +2382,13 @@ void FuncEmitter::emit_gpu_function(const FunctionNode& f, llvm::FunctionType* f
       Expr numel;
       for (auto& d : b->shape) numel = numel.defined() ? numel * d : d;
       int64_t cn = 1;
-      if (numel.defined() && !is_const_int(numel, &cn))
-        throw Error("nvptx: buffer " + b->name + " has a non-constant size");
+      bool symbolic = numel.defined() && !is_const_int(numel, &cn);
+      if (symbolic && b->scope != "global") throw Error(symbolic_scope_message(*b.get()));
       if (b->scope == "shared" || b->scope == "local")
         throw Error("nvptx: buffer " + b->name + " (scope \"" + b->scope +
                     "\") is used outside the thread-bound loops: compute_at the blocks using it into a "
                     "blockIdx-bound loop");
+      if (symbolic) continue;  // a workspace: a kernel parameter (workspaces_)
       Type* at = llvm::ArrayType::get(smem_type(b->dtype), static_cast<uint64_t>(std::max<int64_t>(cn, 1)));
       auto* g = new llvm::GlobalVariable(M, at, false, llvm::GlobalValue::InternalLinkage,
                                          llvm::UndefValue::get(at), f.name + "." + b->name, nullptr,
@@ -2265,6 +2448,7 @@ void FuncEmitter::emit_gpu_function(const FunctionNode& f, llvm::FunctionType* f
 
 void FuncEmitter::emit_kernel(const FunctionNode& f, llvm::FunctionType* fty, const std::string& name,
                               const Stmt& body, bool need_binding) {
+  CrossBlockCheck(f.name).run(body);
   {
     bool bound = false;
     has_tid_ = false;
@@ -2273,7 +2457,12 @@ void FuncEmitter::emit_kernel(const FunctionNode& f, llvm::FunctionType* fty, co
     shared_.clear();
     private_.clear();
     tdep_.clear();
+    block_axes_.clear();
+    bactive_.clear();
+    block0_ = false;
     for_each_stmt_for(body, [&](const ForNode* l) {
+      if (l->for_kind == ForKind::ThreadBinding && l->thread_tag.rfind("blockIdx", 0) == 0)
+        block_axes_.insert(l->thread_tag);
       if (l->for_kind == ForKind::ThreadBinding && l->thread_tag != "vthread") bound = true;
       if (l->for_kind == ForKind::ThreadBinding && l->thread_tag.rfind("threadIdx", 0) == 0) {
         has_tid_ = true;
@@ -2334,9 +2523,21 @@ void FuncEmitter::emit_body(const FunctionNode& f, llvm::FunctionType* fty, cons
     arg->addAttr(llvm::Attribute::NoCapture);
     bufs_[o.get()] = arg;
   }
+  for (auto& w : workspaces_) {  // NVPTX: after the outputs (nvptx_workspaces)
+    auto* arg = fn->getArg(k++);
+    arg->setName(w->name);
+    arg->addAttr(llvm::Attribute::NoAlias);
+    arg->addAttr(llvm::Attribute::NoCapture);
+    bufs_[w.get()] = arg;
+  }
   auto* root = f.body.as<BlockRealizeNode>();
   if (gpu_) {
-    for (auto& [b, g] : device_bufs_) bufs_[b] = B.CreateAddrSpaceCast(g, B.getPtrTy());
+    device_.clear();
+    for (auto& [b, v] : bufs_) device_.insert(b);  // params, outputs, workspaces
+    for (auto& [b, g] : device_bufs_) {
+      bufs_[b] = B.CreateAddrSpaceCast(g, B.getPtrTy());
+      device_.insert(b);
+    }
     stmt(body);
   } else if (root) {
     auto heap = allocate(root->block->allocs, root->block->body);
@@ -2482,6 +2683,20 @@ static void emit_site_table(llvm::Module& mod, const std::string& fname,
                            llvm::ConstantArray::get(at, strs), "__tirc_bounds_sites_" + fname);
 }
 
+static std::vector<GpuWorkspace> workspace_list(const FunctionNode& lowered) {
+  std::vector<GpuWorkspace> out;
+  for (auto& b : symbolic_root_buffers(lowered)) {
+    Expr numel;
+    for (auto& d : b->shape) numel = numel.defined() ? numel * d : d;
+    out.push_back({b->name, b->dtype, numel});
+  }
+  return out;
+}
+
+std::vector<GpuWorkspace> nvptx_workspaces(const FunctionNode& f) {
+  return workspace_list(*lower_function(*lower_cross_thread_reductions(f), true, nullptr));
+}
+
 void build_llvm_functions(llvm::Module& mod, const std::vector<Function>& funcs, const CodegenOptions& opts,
                           llvm::TargetMachine& tm, std::vector<std::vector<BoundsCheckSite>>* check_sites) {
   bool nvptx = tm.getTargetTriple().isNVPTX();
@@ -2494,6 +2709,13 @@ void build_llvm_functions(llvm::Module& mod, const std::vector<Function>& funcs,
         lower_function(nvptx ? *lower_cross_thread_reductions(*f) : *f, true, checks ? &sites : nullptr);
     FuncEmitter em(mod, opts, tm);
     em.emit_function(*lowered);
+    if (nvptx) {
+      // The workspace ABI in the PTX text (file-scope comments), for the host code.
+      size_t k = f->params.size() + f->outputs.size();
+      for (auto& w : workspace_list(*lowered))
+        mod.appendModuleInlineAsm("// tirc.workspace " + f->name + " " + std::to_string(k++) + " " + w.name +
+                                  " " + std::string(dtype_name(w.dtype)) + " " + print_expr(w.numel));
+    }
     if (!nvptx) emit_site_table(mod, f->name, sites);
     if (check_sites) check_sites->push_back(std::move(sites));
   }

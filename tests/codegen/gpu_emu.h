@@ -68,6 +68,25 @@ struct State {
 };
 
 inline State* g_state = nullptr;
+
+// Serialized threads (default): the threads of a block run one at a time, each until it
+// waits at a barrier or a shuffle (or ends), roughly in thread order. Results of a correct
+// kernel do not depend on it; a missing barrier then shows deterministically-ish as a
+// wrong result (thread 0 reads a shared element thread 31 has not written yet) instead of
+// hiding behind the timing of concurrent host threads. false: all threads run at once.
+inline bool g_serialize = true;
+inline std::mutex g_run_mu;  // held by the running thread when serialized
+
+// Gives up the run token while waiting at a barrier / shuffle (taken back on destruction,
+// after the waiting lock is released: no lock-order inversion).
+struct YieldRun {
+  YieldRun() {
+    if (g_serialize) g_run_mu.unlock();
+  }
+  ~YieldRun() {
+    if (g_serialize) g_run_mu.lock();
+  }
+};
 inline thread_local int t_tid[3], t_ctaid[3];
 
 inline int linear_tid() { return t_tid[0] + g_state->block[0] * (t_tid[1] + g_state->block[1] * t_tid[2]); }
@@ -93,6 +112,7 @@ extern "C" inline void tirc_emu_barrier() {
   State& st = *g_state;
   if (st.failed) return;
   ++st.barriers;
+  YieldRun yield;
   std::unique_lock<std::mutex> lk(st.bar.mu);
   if (!wait_all(st.bar, lk, st.nthreads, [] {}))
     st.fail("bar.sync: not every thread of the block arrived (thread " + std::to_string(linear_tid()) +
@@ -137,6 +157,7 @@ extern "C" inline uint32_t tirc_emu_shfl(int32_t kind, uint32_t mask, uint32_t v
             " is not in the member mask " + std::to_string(mask));
     return v;
   }
+  YieldRun yield;
   std::unique_lock<std::mutex> lk(w.mu);
   w.vals[lane] = v;
   w.seen |= 1u << lane;
@@ -261,12 +282,35 @@ inline std::string retarget(llvm::Module& m) {
     if (!g->use_empty()) return "global " + g->getName().str() + " still used";
     g->eraseFromParent();
   }
+  m.setModuleInlineAsm("");  // PTX comments (tirc.workspace lines), not host assembly
   m.setTargetTriple(llvm::sys::getProcessTriple());
   return "";
 }
 
-// Runs kernel `name` of the NVPTX LLVM IR text `ir` with grid / block sizes and pointer
-// arguments (in the kernel's parameter order; every parameter must be a pointer).
+// Adds `void __emu_packed_K(void** args)` calling kernel K: args[i] is the pointer itself
+// for a pointer parameter, else a pointer to the scalar value (tirc's packed convention).
+inline std::string add_packed_entry(llvm::Module& m, const std::string& name) {
+  llvm::Function* k = m.getFunction(name);
+  if (!k) return "no kernel " + name;
+  auto& C = m.getContext();
+  llvm::IRBuilder<> B(C);
+  auto* f = llvm::Function::Create(llvm::FunctionType::get(B.getVoidTy(), {B.getPtrTy()}, false),
+                                   llvm::GlobalValue::ExternalLinkage, "__emu_packed_" + name, m);
+  B.SetInsertPoint(llvm::BasicBlock::Create(C, "entry", f));
+  std::vector<llvm::Value*> args;
+  for (unsigned i = 0; i < k->getFunctionType()->getNumParams(); ++i) {
+    llvm::Value* p = B.CreateLoad(B.getPtrTy(), B.CreateConstInBoundsGEP1_64(B.getPtrTy(), f->getArg(0), i));
+    llvm::Type* t = k->getFunctionType()->getParamType(i);
+    args.push_back(t->isPointerTy() ? p : B.CreateLoad(t, p));
+  }
+  B.CreateCall(k, args);
+  B.CreateRetVoid();
+  return "";
+}
+
+// Runs kernel `name` of the NVPTX LLVM IR text `ir` with grid / block sizes and arguments
+// in the kernel's parameter order: a buffer's data pointer, or a pointer to a scalar's
+// value (in the kernel's parameter type: i32, float, ...).
 // Returns "" or the first error (retargeting, JIT, or an undefined-behaviour check).
 struct Stats {
   long shuffles = 0, barriers = 0;  // executed by all threads together
@@ -274,7 +318,7 @@ struct Stats {
 
 // Runs kernels `names` of `ir` one after another (one launch each, same sizes), in one JIT
 // session: module variables (function-level buffers in global memory) persist between them,
-// as between the launches of a multi-kernel function on a device. At most 8 arguments.
+// as between the launches of a multi-kernel function on a device.
 inline std::string run_kernels(const std::string& ir, const std::vector<std::string>& names,
                                const int grid[3], const int block[3], const std::vector<void*>& args,
                                Stats* stats = nullptr) {
@@ -288,6 +332,8 @@ inline std::string run_kernels(const std::string& ir, const std::vector<std::str
   auto mod = llvm::parseIR(llvm::MemoryBufferRef(ir, "kernel.ll"), diag, *ctx);
   if (!mod) return "cannot parse the kernel IR: " + diag.getMessage().str();
   if (std::string e = retarget(*mod); !e.empty()) return e;
+  for (auto& name : names)
+    if (std::string e = add_packed_entry(*mod, name); !e.empty()) return e;
   auto jit = llvm::orc::LLJITBuilder().create();
   if (!jit) return llvm_err(jit.takeError());
   mod->setDataLayout((*jit)->getDataLayout());
@@ -307,19 +353,10 @@ inline std::string run_kernels(const std::string& ir, const std::vector<std::str
     return llvm_err(std::move(e));
   if (auto e = (*jit)->addIRModule(llvm::orc::ThreadSafeModule(std::move(mod), std::move(ctx))))
     return llvm_err(std::move(e));
-  if (args.size() > 8) return "too many kernel arguments";
-  using P = void*;
-  using K1 = void (*)(P);
-  using K2 = void (*)(P, P);
-  using K3 = void (*)(P, P, P);
-  using K4 = void (*)(P, P, P, P);
-  using K5 = void (*)(P, P, P, P, P);
-  using K6 = void (*)(P, P, P, P, P, P);
-  using K7 = void (*)(P, P, P, P, P, P, P);
-  using K8 = void (*)(P, P, P, P, P, P, P, P);
+  using Packed = void (*)(void**);
   long shuffles = 0, barriers = 0;
   for (auto& name : names) {
-    auto sym = (*jit)->lookup(name);
+    auto sym = (*jit)->lookup("__emu_packed_" + name);
     if (!sym) return llvm_err(sym.takeError());
     void* fp = sym->toPtr<void*>();
     State st;
@@ -337,22 +374,10 @@ inline std::string run_kernels(const std::string& ir, const std::vector<std::str
               t_tid[0] = t % block[0];
               t_tid[1] = t / block[0] % block[1];
               t_tid[2] = t / (block[0] * block[1]);
-              switch (args.size()) {
-                case 1: reinterpret_cast<K1>(fp)(args[0]); break;
-                case 2: reinterpret_cast<K2>(fp)(args[0], args[1]); break;
-                case 3: reinterpret_cast<K3>(fp)(args[0], args[1], args[2]); break;
-                case 4: reinterpret_cast<K4>(fp)(args[0], args[1], args[2], args[3]); break;
-                case 5: reinterpret_cast<K5>(fp)(args[0], args[1], args[2], args[3], args[4]); break;
-                case 6: reinterpret_cast<K6>(fp)(args[0], args[1], args[2], args[3], args[4], args[5]); break;
-                case 7:
-                  reinterpret_cast<K7>(fp)(args[0], args[1], args[2], args[3], args[4], args[5], args[6]);
-                  break;
-                case 8:
-                  reinterpret_cast<K8>(fp)(args[0], args[1], args[2], args[3], args[4], args[5], args[6],
-                                           args[7]);
-                  break;
-                default: st.fail("too many kernel arguments");
-              }
+              std::vector<void*> a = args;
+              if (g_serialize) g_run_mu.lock();
+              reinterpret_cast<Packed>(fp)(a.data());
+              if (g_serialize) g_run_mu.unlock();
             });
           for (auto& th : ts) th.join();
         }

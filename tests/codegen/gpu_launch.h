@@ -4,10 +4,12 @@
 #pragma once
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "codegen/codegen.h"
 #include "interp/interp.h"
+#include "ir/error.h"
 #include "ir/visitor.h"
 #include "tests/codegen/gpu_emu.h"
 
@@ -21,17 +23,30 @@ inline std::string nvptx(const Function& f, EmitKind kind) {
   return compile_to({f}, kind, o);
 }
 
-// The largest constant extent bound to each blockIdx / threadIdx axis of f (1 for unbound
-// axes): a launch of every kernel of f with these sizes runs each bound loop in full, as the
-// kernels guard their own extents.
-inline void launch_sizes(const FunctionNode& f, int grid[3], int block[3]) {
+// The value of an integer expression of f's scalar parameters given by name in `scalars`
+// (-1 when it uses anything else, e.g. a loop variable).
+inline int64_t eval_scalar_expr(const Expr& e, const ArgMap& scalars) {
+  int64_t c = 0;
+  if (is_const_int(e, &c)) return c;
+  try {
+    return eval_shape(Buffer("extent", DType::I64, {e}), scalars)[0];
+  } catch (const Error&) {
+    return -1;
+  }
+}
+
+// The largest extent bound to each blockIdx / threadIdx axis of f (1 for unbound axes;
+// symbolic extents evaluated with `scalars`): a launch of every kernel of f with these
+// sizes runs each bound loop in full, as the kernels guard their own extents.
+inline void launch_sizes(const FunctionNode& f, int grid[3], int block[3], const ArgMap& scalars = {}) {
   for (int a = 0; a < 3; ++a) grid[a] = block[a] = 1;
   struct V : IRVisitor {
     int* g;
     int* b;
+    const ArgMap* scalars;
     void visit_for(const ForNode* n) override {
-      int64_t e = 0;
-      if (n->for_kind == ForKind::ThreadBinding && is_const_int(n->extent, &e) && n->thread_tag.size() > 2) {
+      int64_t e = n->for_kind == ForKind::ThreadBinding ? eval_scalar_expr(n->extent, *scalars) : -1;
+      if (e >= 0 && n->thread_tag.size() > 2) {
         int a = n->thread_tag.back() - 'x';
         if (n->thread_tag.rfind("blockIdx", 0) == 0) g[a] = std::max<int>(g[a], static_cast<int>(e));
         if (n->thread_tag.rfind("threadIdx", 0) == 0) b[a] = std::max<int>(b[a], static_cast<int>(e));
@@ -41,38 +56,41 @@ inline void launch_sizes(const FunctionNode& f, int grid[3], int block[3]) {
   } v;
   v.g = grid;
   v.b = block;
+  v.scalars = &scalars;
   v.visit(f.body);
 }
 
 // Runs f's kernels (F itself, or F_kernel0, F_kernel1, ... in order: docs/codegen.md,
-// "Several kernels") in the emulator on `in` (every buffer param by name) and returns the
-// outputs. *err is "" or why the run failed (buffers only, constant output shapes).
+// "Several kernels") in the emulator on `in` (every param by name: buffers, and scalars as
+// 0-d arrays of their dtype) and returns the outputs, as a host would: symbolic shapes,
+// launch sizes and workspaces (nvptx_workspaces: allocated here, filled with 0xff bytes (NaN) so
+// a read before a write shows) evaluated with the scalar arguments. *err is "" or why the run
+// failed. f16/bf16 scalars are not supported (the kernel takes them as float).
 inline ArgMap emulate(const Function& f, const ArgMap& in, std::string* err,
                       gpu_emu::Stats* stats = nullptr) {
   std::vector<void*> args;
   ArgMap got;
   for (auto& p : f->params) {
-    if (!p.is_buffer()) {
-      *err = "emulated kernels take buffers only";
+    if (!p.is_buffer() && (p.var.dtype() == DType::F16 || p.var.dtype() == DType::BF16)) {
+      *err = "emulated kernels take no f16/bf16 scalars";
       return got;
     }
     args.push_back(const_cast<NDArray&>(in.at(p.name())).data());
   }
   for (auto& out : f->outputs) {
-    std::vector<int64_t> shape;
-    for (auto& d : out->shape) {
-      int64_t e = 0;
-      if (!is_const_int(d, &e)) {
-        *err = "output " + out->name + " has a symbolic shape";
-        return got;
-      }
-      shape.push_back(e);
-    }
-    got[out->name] = NDArray(out->dtype, shape);
+    got[out->name] = NDArray(out->dtype, eval_shape(out, in));
     args.push_back(got[out->name].data());
   }
+  std::vector<NDArray> work;
+  for (auto& w : nvptx_workspaces(*f)) {
+    int64_t n = eval_scalar_expr(w.numel, in);
+    work.emplace_back(w.dtype, std::vector<int64_t>{std::max<int64_t>(n, 1)});
+    std::memset(work.back().data(), 0xff,
+                static_cast<size_t>(std::max<int64_t>(n, 1) * std::max(1, dtype_bytes(w.dtype))));
+  }
+  for (auto& w : work) args.push_back(w.data());
   int grid[3], block[3];
-  launch_sizes(*f, grid, block);
+  launch_sizes(*f, grid, block, in);
   std::string ir = nvptx(f, EmitKind::LLVM);
   std::vector<std::string> kernels;
   auto kernel = [&](int k) { return f->name + "_kernel" + std::to_string(k); };

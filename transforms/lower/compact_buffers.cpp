@@ -68,11 +68,17 @@ class Compactor : public IRMutator {
       bool any = false;
       for (size_t d = 0; d < a->ndim(); ++d) {
         c.offset.emplace_back();
-        int64_t sh_d;
-        if (!hull[d] || !is_const_int(a->shape[d], &sh_d)) continue;
+        int64_t sh_d = 0;
+        if (!hull[d]) continue;
+        // A symbolic dimension is compacted to a constant extent of at most 4096 (a tile of
+        // a buffer of n rows under a predicated split: the GPU needs a constant .shared size,
+        // and a row's accumulator at the row's thread block is one element). A larger
+        // constant hull is only what the index dtype bounds (`v // (m + 1)` gave 2^32 rows)
+        // and keeps the symbolic size.
+        bool symbolic = !is_const_int(a->shape[d], &sh_d);
         auto ext =
             as_const_int(simplify(hull[d]->second - hull[d]->first + make_int(1, hull[d]->first.dtype())));
-        if (!ext || *ext < 1 || *ext >= sh_d) continue;
+        if (!ext || *ext < 1 || (symbolic ? *ext > 4096 : *ext >= sh_d)) continue;
         // Accesses stay inside [lo, lo + ext): shifting by lo is a bijection onto [0, ext).
         shape[d] = make_int(*ext, a->shape[d].dtype());
         Expr lo = hull[d]->first;

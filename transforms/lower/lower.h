@@ -61,7 +61,8 @@ Function plan_alloc(const FunctionNode& f);
 
 // Buffer compaction (run after plan_alloc; TVM: CompactBufferAllocation): every alloc of a
 // block (root or scope block) whose accesses inside that block are bounded, per dimension,
-// by [lo, lo + e) with e a constant smaller than the dimension (lo an expression of
+// by [lo, lo + e) with e a constant smaller than the dimension, or any constant for a
+// symbolic dimension (a tile of an n-row buffer under a predicated split) (lo an expression of
 // variables bound outside the block; inner loops and lets relaxed over their ranges) gets
 // that dimension shrunk to e and its indices shifted by -lo. Buffers passed as pointers to
 // call_extern are left alone. With plan_alloc: C_local above becomes f32[8, 32] accessed at
