@@ -127,18 +127,7 @@ TEST_P(Outsider10, grad) {
   }
 }
 
-// Only this function's case is made (its references come from the Outsider10Setup fixture,
-// or from a Python run for it alone): making the cases of all 42 functions in every process,
-// as ensure_refs() does, cost about 1 s per test.
-TEST_P(Outsider10, grad_torch) {
-  try {
-    expect_grad_matches_torch(refs(), GetParam(), *load(GetParam()), make_case);
-  } catch (const Error& e) {
-    std::string msg = e.what();
-    if (msg.find("No module named") != std::string::npos) GTEST_SKIP() << "no torch: " << msg;
-    FAIL() << msg;
-  }
-}
+TEST_P(Outsider10, grad_torch) { grad_torch_test(refs(), GetParam(), *load(GetParam()), make_case); }
 
 INSTANTIATE_TEST_SUITE_P(Funcs, Outsider10, ::testing::ValuesIn(all_funcs()),
                          [](const auto& info) { return info.param; });

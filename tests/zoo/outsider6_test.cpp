@@ -90,13 +90,7 @@ TEST_P(Outsider6, check_grad) {
   }
 }
 
-TEST_P(Outsider6, grad_torch) {
-  try {
-    expect_grad_matches_torch(refs(), GetParam(), *load(GetParam()), make_case);
-  } catch (const Error& e) {
-    FAIL() << e.what();
-  }
-}
+TEST_P(Outsider6, grad_torch) { grad_torch_test(refs(), GetParam(), *load(GetParam()), make_case); }
 
 // FLOPs of F_grad (static counts, as `tirc stats`) <= 3x F's, or 3x F's stores when F has no
 // FLOPs (as the zoo's flop_ratio). The functions above 3x, with the bound they keep:

@@ -73,9 +73,8 @@ Function load(const std::string& name) { return reg().load(name); }
 TorchRefs& refs() { return reg().refs(); }
 RefCase make_case(const std::string& name) { return reg().make_case(name); }
 
-// The references of every function, computed once per process by one Python run (a test
-// alone, or in a process of its own under ctest, then finds its own current). Returns the
-// error when they could not be computed.
+// The references of every function, computed by one Python run (the Setup fixture). Returns
+// the error when they could not be computed.
 const std::string& ensure_refs() {
   static const std::string err = [] {
     try {
@@ -99,15 +98,7 @@ TEST_P(Outsider8, check_grad) {
   }
 }
 
-TEST_P(Outsider8, grad_torch) {
-  const std::string& err = ensure_refs();
-  if (err.find("No module named") != std::string::npos) GTEST_SKIP() << "no torch: " << err;
-  try {
-    expect_grad_matches_torch(refs(), GetParam(), *load(GetParam()), make_case);
-  } catch (const Error& e) {
-    FAIL() << e.what();
-  }
-}
+TEST_P(Outsider8, grad_torch) { grad_torch_test(refs(), GetParam(), *load(GetParam()), make_case); }
 
 // FLOPs of F_grad (static counts, as `tirc stats`) <= 3x F's, or 3x F's stores when F has no
 // FLOPs (as the zoo's flop_ratio). The functions above 3x, with the bound they keep:

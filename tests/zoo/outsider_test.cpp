@@ -78,13 +78,7 @@ TEST_P(Outsider, check_grad) {
 TorchRefs& refs() { return reg().refs(); }
 RefCase make_case(const std::string& name) { return reg().make_case(name); }
 
-TEST_P(Outsider, grad_torch) {
-  try {
-    expect_grad_matches_torch(refs(), GetParam(), *load(GetParam()), make_case);
-  } catch (const Error& e) {
-    FAIL() << e.what();
-  }
-}
+TEST_P(Outsider, grad_torch) { grad_torch_test(refs(), GetParam(), *load(GetParam()), make_case); }
 
 INSTANTIATE_TEST_SUITE_P(Funcs, Outsider, ::testing::ValuesIn(all_funcs()),
                          [](const auto& info) { return info.param; });

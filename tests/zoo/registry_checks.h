@@ -74,6 +74,21 @@ inline void expect_grad_matches_torch(TorchRefs& refs, const std::string& name, 
   expect_vjp_matches(*g, c, refs.load(name, "grad"), 1e-5, 1e-6);
 }
 
+// The body of a round's grad_torch test. Only this name's case is made: its references come
+// from the round's Setup fixture, or from a Python run for it alone (making the cases of all
+// functions in every process, as the fixture does, cost about 1.3 s per test). Skipped when
+// /usr/bin/python3 has no torch.
+inline void grad_torch_test(TorchRefs& refs, const std::string& name, const FunctionNode& f,
+                            const std::function<RefCase(const std::string&)>& make_case) {
+  try {
+    expect_grad_matches_torch(refs, name, f, make_case);
+  } catch (const Error& e) {
+    std::string msg = e.what();
+    if (msg.find("No module named") != std::string::npos) GTEST_SKIP() << "no torch: " << msg;
+    FAIL() << msg;
+  }
+}
+
 // One registry: tests/zoo/DIR/DIR.tir, its reference script DIR_ref.py and its references in
 // build/DIR_torch_refs (the ctest fixture of the driver fills them). Scalar params get
 // scalar_value(f, name).
