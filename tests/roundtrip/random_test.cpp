@@ -11,20 +11,14 @@
 #include "ir/visitor.h"
 #include "parser/parser.h"
 #include "tests/roundtrip/random_program.h"
+#include "tests/sanitized.h"
 
 namespace tirc {
 namespace {
 
 // Sanitizer builds (the ASan + UBSan CI job) run each module about 15 times slower: they
 // take a quarter of the seeds (the release build keeps them all).
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define TIRC_ROUNDTRIP_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
-#define TIRC_ROUNDTRIP_SANITIZED 1
-#endif
-#endif
-#ifdef TIRC_ROUNDTRIP_SANITIZED
+#ifdef TIRC_TEST_SANITIZED
 constexpr int kSeedDivisor = 4;
 #else
 constexpr int kSeedDivisor = 1;

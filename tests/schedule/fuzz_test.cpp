@@ -31,6 +31,7 @@
 #include "transforms/schedule/verify.h"
 #ifdef TIRC_WITH_LLVM
 #include "codegen/jit.h"
+#include "tests/sanitized.h"
 #endif
 
 namespace tirc {
@@ -441,14 +442,7 @@ void run_fuzz(long iters, uint64_t seed) {
 // Sanitizer builds (the ASan + UBSan CI job, a Debug build) run each schedule about 15 times
 // slower: they take a fifth of the iterations there (TIRC_SCHED_FUZZ_ITERS still overrides);
 // the release build keeps all 4000.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define TIRC_FUZZ_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
-#define TIRC_FUZZ_SANITIZED 1
-#endif
-#endif
-#ifdef TIRC_FUZZ_SANITIZED
+#ifdef TIRC_TEST_SANITIZED
 constexpr long kCiFuzzIters = 800;
 #else
 constexpr long kCiFuzzIters = 4000;

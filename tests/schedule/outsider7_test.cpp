@@ -10,6 +10,7 @@
 #include "ir/printer.h"
 #include "ir/structural_equal.h"
 #include "parser/parser.h"
+#include "tests/sanitized.h"
 #include "transforms/schedule/arith.h"
 #include "transforms/schedule/prims.h"
 #include "transforms/schedule/schedule.h"
@@ -19,14 +20,8 @@ namespace tirc {
 namespace {
 
 // Sanitizer builds run fewer / smaller cases (as the fuzzer does).
-#if defined(__SANITIZE_ADDRESS__)
+#ifdef TIRC_TEST_SANITIZED
 constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
 #else
 constexpr bool kSanitized = false;
 #endif

@@ -28,6 +28,7 @@
 
 #include "interp/interp.h"
 #include "ir/error.h"
+#include "tests/sanitized.h"
 #include "tests/zoo/registry_checks.h"
 #include "tests/zoo/torch_refs.h"
 #include "tests/zoo/zoo_util.h"
@@ -39,13 +40,6 @@ namespace {
 
 // Sanitizer builds run the interpreter about 15 times slower: check_grad there uses one seed
 // and skips the second order (the release build runs both).
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define TIRC_OUTSIDER10_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
-#define TIRC_OUTSIDER10_SANITIZED 1
-#endif
-#endif
 
 const std::vector<std::string>& all_funcs() {
   // clang-format off
@@ -113,13 +107,13 @@ class Outsider10 : public ::testing::TestWithParam<std::string> {};
 TEST_P(Outsider10, grad) {
   try {
     Function f = load(GetParam());
-#ifdef TIRC_OUTSIDER10_SANITIZED
+#ifdef TIRC_TEST_SANITIZED
     expect_grad_checks(*f, scalars(*f), {1});
 #else
     expect_grad_checks(*f, scalars(*f));
 #endif
     expect_flop_ratio(*f, scalars(*f), max_flop_ratio(GetParam()));
-#ifndef TIRC_OUTSIDER10_SANITIZED
+#ifndef TIRC_TEST_SANITIZED
     expect_second_order_checks(*f, scalars(*f));
 #endif
   } catch (const Error& e) {

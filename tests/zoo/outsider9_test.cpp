@@ -31,6 +31,7 @@
 #include "ir/error.h"
 #include "ir/printer.h"
 #include "parser/parser.h"
+#include "tests/sanitized.h"
 #include "tests/zoo/registry_checks.h"
 #include "tests/zoo/torch_refs.h"
 #include "tests/zoo/zoo_util.h"
@@ -43,13 +44,6 @@ namespace {
 
 // Sanitizer builds run the interpreter about 15 times slower: check_grad there uses one seed
 // (the release build keeps two).
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define TIRC_OUTSIDER9_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
-#define TIRC_OUTSIDER9_SANITIZED 1
-#endif
-#endif
 
 const std::vector<std::string>& all_funcs() {
   // clang-format off
@@ -100,7 +94,7 @@ class Outsider9 : public ::testing::TestWithParam<std::string> {};
 TEST_P(Outsider9, check_grad) {
   try {
     Function f = load(GetParam());
-#ifdef TIRC_OUTSIDER9_SANITIZED
+#ifdef TIRC_TEST_SANITIZED
     expect_grad_checks(*f, scalars(*f), {1});
 #else
     expect_grad_checks(*f, scalars(*f));
