@@ -340,16 +340,15 @@ ArgMap random_inputs(const FunctionNode& f, uint64_t seed, const ArgMap& given) 
         scalars[p.name()] = it->second;
         continue;
       }
-      // An integer without a declared range usually fixes shapes or loop bounds: a random
-      // value would make up sizes, so it must be given. Floats, bools and ranged scalars
-      // are drawn like buffer elements.
+      // An integer without a declared range usually fixes shapes or loop bounds: it is drawn
+      // from [1, 9], the integer default without 0, which would make every buffer it sizes
+      // empty (and a mean over it 0 / 0). Floats, bools and ranged scalars are drawn like
+      // buffer elements.
       DType t = p.var.dtype();
-      if (!p.range && !is_float(t) && t != DType::Bool)
-        throw Error("scalar parameter " + p.name() + " must be given: use --input " + p.name() +
-                    "=VALUE (or declare a range, " + p.name() + ": " + std::string(dtype_name(t)) +
-                    " in [LO, HI])");
+      Param q = p;
+      if (!p.range && !is_float(t) && t != DType::Bool) q.range = ValueRange{1, 9};
       NDArray a(t, {});
-      fill_random(a, p, seed);
+      fill_random(a, q, seed);
       scalars[p.name()] = out[p.name()] = a;
     }
   for (auto& p : f.params) {

@@ -64,10 +64,10 @@ ArgMap run_interp(const FunctionNode& f, const ArgMap& inputs, const InterpOptio
 
 // Random inputs for every param of f not in `given`: floats uniform in the declared range
 // (default [-1, 1]), integers uniform in the declared range (default [0, 9], both ends
-// included; bool {0, 1}). Scalar params not given are drawn the same way when they are
-// float or bool or have a declared range; an integer scalar without a range is an Error
-// (it usually fixes shapes or loop bounds). Deterministic in seed; each param has its own
-// stream, so giving one input does not change the others.
+// included; bool {0, 1}). Scalar params not given are drawn the same way, except an integer
+// scalar without a range, which is drawn from [1, 9] (it usually fixes shapes: 0 would make
+// them empty). Deterministic in seed; each param has its own stream, so giving one input
+// does not change the others.
 ArgMap random_inputs(const FunctionNode& f, uint64_t seed, const ArgMap& given = {});
 
 // Concrete shape of a buffer given the scalar params (0-d arrays by name).

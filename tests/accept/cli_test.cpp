@@ -139,12 +139,27 @@ TEST(AcceptCli, ScalarShapeInputs) {
   r = run("run @/symbolic.tir --func scale --input n=2.5 --random 1");
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err, "tirc: error: parameter n: '2.5' is not an integer\n");
-  // An integer scalar that fixes shapes must be given; a float scalar is drawn at random.
+  // An integer scalar that fixes shapes is drawn from [1, 9] when not given (never 0: empty
+  // shapes); the same seed draws the same size, and check-grad and verify draw it too.
   r = run("run @/symbolic.tir --func scale --random 1");
-  EXPECT_EQ(r.code, 2);
-  EXPECT_EQ(r.err,
-            "tirc: error: scalar parameter n must be given: use --input n=VALUE (or declare a range, n: i32 "
-            "in [LO, HI])\n");
+  EXPECT_EQ(r.code, 0) << r.err;
+  {
+    size_t at = r.out.find("S: f32[");
+    ASSERT_NE(at, std::string::npos) << r.out;
+    int n = std::stoi(r.out.substr(at + 7));
+    EXPECT_GE(n, 1);
+    EXPECT_LE(n, 9);
+    EXPECT_NE(r.out.find("B: f32[" + std::to_string(n) + ", " + std::to_string(2 * n) + "]"),
+              std::string::npos)
+        << r.out;
+    EXPECT_EQ(run("run @/symbolic.tir --func scale --random 1").out, r.out);
+  }
+  r = run("check-grad @/symbolic.tir --func scale --seed 3");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("1 passed, 0 failed\n"), std::string::npos) << r.out;
+  r = run("verify @/sched_sym_r2.tir --seed 5");  // CLI.md's verify synopsis has no --input
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("sv"), std::string::npos) << r.out;
   r = run("run @/symbolic.tir --func scale --input n=2 --random 1");
   EXPECT_EQ(r.code, 0) << r.err;
   r = run("check-grad @/grads.tir --func scaled");
@@ -248,9 +263,10 @@ TEST(AcceptCli, BenchAndVerify) {
   r = run("verify @/gpu.tir --input m=3");
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err, "tirc: error: --input m=3: no verified function has a parameter named m\n");
+  // Without --input (CLI.md's synopsis), n is drawn from [1, 9].
   r = run("verify @/gpu.tir");
-  EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.err.find("n"), std::string::npos) << r.err;
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("add [interp]: ok"), std::string::npos) << r.out;
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // Every strictness error of the interpreter, with its exact message.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "tests/interp/build_ir.h"
 
 namespace tirc {
@@ -142,14 +144,18 @@ TEST(InterpStrict, InputChecks) {
   EXPECT_EQ(error_of(g, {{"A", NDArray(DType::F32, {3})}}), "missing input for parameter n");
   EXPECT_EQ(error_of(g, {{"A", NDArray(DType::F32, {3})}, {"n", NDArray(DType::F32, {})}}),
             "parameter n: expected dtype i32, got f32");
-  try {
-    random_inputs(*g, 1);
-    FAIL();
-  } catch (const Error& e) {
-    EXPECT_STREQ(
-        e.what(),
-        "scalar parameter n must be given: use --input n=VALUE (or declare a range, n: i32 in [LO, HI])");
+  // An integer scalar without a range is drawn from [1, 9] (0 would make A empty), and A is
+  // sized by it.
+  std::set<int64_t> seen;
+  for (uint64_t seed = 0; seed < 64; ++seed) {
+    ArgMap gin = random_inputs(*g, seed);
+    int64_t v = static_cast<int64_t>(gin.at("n").get(0));
+    EXPECT_GE(v, 1);
+    EXPECT_LE(v, 9);
+    EXPECT_EQ(gin.at("A").shape(), std::vector<int64_t>{v});
+    seen.insert(v);
   }
+  EXPECT_EQ(seen.size(), 9u);
   // A float scalar (or one with a declared range) is drawn like a buffer element.
   Var alpha("alpha", DType::F32);
   Buffer C("C", DType::F32, {4}), D("D", DType::F32, {4});

@@ -31,7 +31,7 @@ namespace tirc {
 
 struct CheckGradOptions {
   std::vector<std::string> wrt;  // empty: every float input buffer
-  ArgMap given;                  // inputs given by the caller (scalars must be given)
+  ArgMap given;                  // inputs given by the caller (others drawn as random_inputs does)
   uint64_t seed = 0;
   double rtol = 1e-4, atol = 1e-5;
   bool full = false;

@@ -12,13 +12,6 @@ FunctionRunner interp_runner() {
 }
 
 ArgMap verify_inputs(const FunctionNode& f, const CompareOptions& opts) {
-  // random_inputs draws every scalar it can (float, bool, ranged); an integer scalar without
-  // a range usually fixes shapes, so say how to give it.
-  for (auto& p : f.params)
-    if (!p.is_buffer() && !opts.scalars.count(p.name()) && !p.range && !is_float(p.var.dtype()) &&
-        p.var.dtype() != DType::Bool)
-      throw Error("scalar parameter " + p.name() + " of function " + f.name + " needs a value (--input " +
-                  p.name() + "=VALUE) or a declared range");
   return random_inputs(f, opts.seed, opts.scalars);
 }
 

@@ -26,8 +26,7 @@ struct CompareOptions {
   // the whole output (not only of the element, which may cancel to ~0) bounds the error.
   double rtol = 1e-4;
   double atol = 1e-5;
-  // Values of scalar params (0-d arrays); missing ones are drawn from the param's declared
-  // range, or are an error when it has none.
+  // Values of scalar params (0-d arrays); missing ones are drawn as random_inputs does.
   ArgMap scalars;
 };
 
