@@ -306,9 +306,16 @@ class CrossBlockCheck {
         std::vector<GpuAccess> acc;
         for (auto& x : q->stmts) acc.push_back(access(x));
         for (size_t i = 0; i < acc.size(); ++i)
-          for (size_t j = i + 1; j < acc.size(); ++j)
-            if (has_block_loop(q->stmts[i]) || has_block_loop(q->stmts[j]))
-              if (std::string x = conflict(acc[i], acc[j]); !x.empty()) refuse(x, "a later statement");
+          for (size_t j = i + 1; j < acc.size(); ++j) {
+            bool bi = has_block_loop(q->stmts[i]), bj = has_block_loop(q->stmts[j]);
+            if (!bi && !bj) continue;
+            // A statement outside every blockIdx loop that stores to device memory runs in
+            // block 0 only (emit_on_block0): the other blocks cannot see what it writes, even
+            // at the same index (`S[0] = sum(X)` then a bound nest reading S[0] read it
+            // unwritten).
+            bool block0 = (!bi && !acc[i].writes.empty()) || (!bj && !acc[j].writes.empty());
+            if (std::string x = conflict(acc[i], acc[j], block0); !x.empty()) refuse(x, "a later statement");
+          }
         for (auto& x : q->stmts) run(x);
         return;
       }
@@ -352,8 +359,12 @@ class CrossBlockCheck {
     }
     return a;
   }
-  std::string conflict(const GpuAccess& a, const GpuAccess& b) const {
+  // A buffer that a writes and b uses (or a uses and b writes), except at identical indices
+  // that do not depend on the loops above (each block then uses what it wrote itself), unless
+  // one side runs in block 0 only.
+  std::string conflict(const GpuAccess& a, const GpuAccess& b, bool block0 = false) const {
     auto same_thread = [&](const BufferNode* x) {
+      if (block0) return false;
       auto i = a.index.find(x), j = b.index.find(x);
       if (i == a.index.end() || j == b.index.end() || !i->second || !j->second ||
           i->second->size() != j->second->size())

@@ -369,6 +369,34 @@ func both(X: f32[128]) -> (Y: f32[128], S: f32[1]) {
   check_on_gpu(*f, f, {});
 }
 
+// What block 0 alone writes cannot be read by the other blocks of the same kernel, even at the
+// same index: `S[0] = sum(X)` outside the blockIdx loop, then a bound nest dividing by S[0],
+// under one `if` (one kernel). The same-index exemption let it compile, and every block but 0
+// read S[0] unwritten.
+TEST(GpuUserSchedules, Block0StoresReadByOtherBlocksAreRefused) {
+  const char* text = R"(
+func k2(n: i32 in [1, 4], X: f32[64]) -> (Y: f32[64]) {
+  alloc S: f32[1]
+  if n > 0 {
+    for r in serial(64) {
+      block s(vr: reduce(64) = r) {
+        init { S[0] = 0.0 }
+        S[0] += X[vr]
+      }
+    }
+    for bx in thread_binding(64, "blockIdx.x") {
+      block y(vi: spatial(64) = bx) { Y[vi] = X[vi] / S[0] }
+    }
+  }
+}
+)";
+  Function f = parse_module(text, "k2.tir").find_func("k2");
+  EXPECT_EQ(compile_error(f),
+            "nvptx: in function k2, buffer S is written by some thread blocks and used by others in a later "
+            "statement of the same kernel (code outside the blockIdx-bound loops): thread blocks cannot wait "
+            "for each other; make each blockIdx-bound nest a top-level statement (one kernel each)");
+}
+
 // The emulator runs the threads of a block one at a time between barriers (g_serialize), so
 // a barrier missing from a kernel shows as a wrong result: the kernel below, with its
 // bar.sync removed by hand, reads a shared element another thread has not written yet.
