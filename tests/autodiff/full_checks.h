@@ -4,8 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include "ir/error.h"
 #include "ir/printer.h"
+#include "parser/parser.h"
 #include "transforms/autodiff/check_grad.h"
+#include "transforms/autodiff/gradient.h"
 
 namespace tirc::testing {
 
@@ -18,6 +21,16 @@ inline void expect_full_checks(const FunctionNode& f) {
     EXPECT_EQ(r.failed, 0) << print_function(*r.grad);
     EXPECT_GT(r.passed, 0);
   }
+}
+
+// The gradient of f, printed and re-parsed (as `tirc grad` twice would).
+inline Function grad_of_printed(const FunctionNode& f) {
+  Module gm;
+  gm.add_func(gradient(f, {}));
+  Module back = parse_module(print_module(gm), f.name + "_grad.tir");
+  Function g = back.find_func(f.name + "_grad");
+  if (!g) throw Error("no function " + f.name + "_grad");
+  return g;
 }
 
 }  // namespace tirc::testing

@@ -18,17 +18,8 @@ namespace tirc {
 namespace {
 
 using testing::expect_full_checks;
+using testing::grad_of_printed;
 using testing::parse_one;
-
-// The gradient of F_grad, printed and re-parsed (as `tirc grad` twice would).
-Function grad_of_printed(const FunctionNode& f) {
-  Module gm;
-  gm.add_func(gradient(f, {}));
-  Module back = parse_module(print_module(gm), f.name + "_grad.tir");
-  Function g = back.find_func(f.name + "_grad");
-  if (!g) throw Error("no function " + f.name + "_grad");
-  return g;
-}
 
 // An in-place accumulation whose added term reads the same buffer elsewhere (`x[2:] += x[:2]`,
 // `T[i + 2, j] += T[i, j]`) passes the cotangent through whole, as one whose term does not read

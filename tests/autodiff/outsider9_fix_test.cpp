@@ -16,17 +16,8 @@ namespace tirc {
 namespace {
 
 using testing::expect_full_checks;
+using testing::grad_of_printed;
 using testing::parse_one;
-
-// The gradient of F_grad, printed and re-parsed (as `tirc grad` twice would).
-Function grad_of_printed(const FunctionNode& f) {
-  Module gm;
-  gm.add_func(gradient(f, {}));
-  Module back = parse_module(print_module(gm), f.name + "_grad.tir");
-  Function g = back.find_func(f.name + "_grad");
-  if (!g) throw Error("no function " + f.name + "_grad");
-  return g;
-}
 
 // A max reduction whose candidates are masked by an index buffer (scatter_reduce amax): its
 // arg-extremum scatter `m_dX` stores under `if Y_arg != none { if I[Y_arg] == vs { .. } }`. The
