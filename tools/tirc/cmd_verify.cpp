@@ -93,7 +93,7 @@ void register_verify(CLI::App& app) {
   cmd->add_option("--atol", atol, "absolute tolerance (default 1e-5)")->transform(at_least(0, ">= 0"));
   cmd->add_option("--input,-i", inputs,
                   "value of a scalar parameter, NAME=VALUE (repeatable; as in tirc run). Scalars not given "
-                  "are drawn from their declared range");
+                  "are drawn from their declared range (an integer without one: from [1, 9])");
   cmd->add_option(
       "--engine", engine,
       "engine running the scheduled function: interp, jit, or all (default: every available engine)");
