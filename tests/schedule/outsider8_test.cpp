@@ -15,6 +15,7 @@
 #include "ir/mutator.h"
 #include "ir/reducer.h"
 #include "schedule_checks.h"
+#include "tests/schedule/tvm_style_files.h"
 #include "transforms/autodiff/gradient.h"
 
 namespace tirc {
@@ -22,52 +23,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::vector<std::string> r8_files() {
-  std::vector<std::string> out;
-  for (auto& e : fs::directory_iterator(fs::path(TIRC_SOURCE_DIR) / "tests/schedule/tvm_style_r8"))
-    if (e.path().extension() == ".tir") out.push_back(e.path().string());
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-std::string read(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::string header(const std::string& text, const std::string& key) {
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("# " + key + ":", 0) == 0) {
-      std::string v = line.substr(key.size() + 3);
-      while (!v.empty() && v[0] == ' ') v.erase(0, 1);
-      return v;
-    }
-  return "";
-}
-
-// Parallel-like loops run backwards (serially), as in tvm_style_test.cpp: a schedule relying on
-// the order of such a loop's iterations computes something else.
-class Reverse : public IRMutator {
- protected:
-  Stmt mutate_for(const ForNode* n, const Stmt& s) override {
-    Stmt b = IRMutator::mutate_for(n, s);
-    auto* f = b.as<ForNode>();
-    if (f->for_kind == ForKind::Serial || f->for_kind == ForKind::Unrolled) return b;
-    if (f->for_kind == ForKind::ThreadBinding && loop_feeds_reduction(*f)) return b;
-    Var nv(f->loop_var.name(), f->loop_var.dtype());
-    Expr rev = f->min + f->min + f->extent - make_int(1, f->extent.dtype()) - nv;
-    return make_for(nv, f->min, f->extent, ForKind::Serial,
-                    substitute(f->body, std::unordered_map<const VarNode*, Expr>{{f->loop_var.get(), rev}}));
-  }
-};
+std::vector<std::string> r8_files() { return testing::tvm_style_files("tests/schedule/tvm_style_r8"); }
+using testing::header_value;
+using testing::read_text;
 
 Module load(const std::string& path, const std::string& text) {
   Module m = parse_module(text, fs::path(path).filename().string());
-  std::string g = header(text, "grad");
+  std::string g = header_value(text, "grad");
   if (!g.empty()) m.add_func(gradient(*m.find_func(g), {}));
   return m;
 }
@@ -91,10 +53,10 @@ TEST(Outsider8, TvmStyleFiles) {
   ASSERT_GE(files.size(), 30u);
   for (auto& path : files) {
     SCOPED_TRACE(fs::path(path).filename().string());
-    std::string text = read(path);
+    std::string text = read_text(path);
     Module m = load(path, text);
     ASSERT_FALSE(m.schedules.empty());
-    std::string want = header(text, "refuse");
+    std::string want = header_value(text, "refuse");
     if (!want.empty()) {
       int line = refused_line(text);
       ASSERT_GT(line, 0) << "mark the refused instruction with '# <- refused'";
@@ -125,7 +87,7 @@ TEST(Outsider8, TvmStyleFiles) {
         EXPECT_TRUE(r.ok) << item.func << ": " << r.detail << "\n" << print_function(*g);
       }
       FunctionNode rev = *g;
-      rev.body = Reverse().mutate(g->body);
+      rev.body = testing::ReverseParallelLoops().mutate(g->body);
       CompareResult r2 = compare_functions(*f, rev, CompareOptions{}, interp_runner(), interp_runner());
       EXPECT_TRUE(r2.ok) << item.func << " (parallel loops reversed): " << r2.detail;
       Module again = parse_module(print_function(*g), "again.tir");
@@ -151,8 +113,8 @@ std::pair<int, std::string> run(const std::string& cmd) {
 TEST(Outsider8, TvmStyleFilesVerifyCli) {
   size_t run_count = 0;
   for (auto& path : r8_files()) {
-    std::string text = read(path);
-    if (!header(text, "refuse").empty()) continue;
+    std::string text = read_text(path);
+    if (!header_value(text, "refuse").empty()) continue;
 #ifndef TIRC_WITH_LLVM
     // Without the JIT, `tirc verify` repeats what TvmStyleFiles checked in process: a few files
     // exercise the command (keeps the sanitizer job short).

@@ -28,6 +28,7 @@
 #include "ir/reducer.h"
 #include "ir/structural_equal.h"
 #include "parser/parser.h"
+#include "tests/schedule/tvm_style_files.h"
 #include "transforms/autodiff/gradient.h"
 #include "transforms/schedule/schedule.h"
 #include "transforms/schedule/verify.h"
@@ -38,56 +39,14 @@ namespace {
 namespace fs = std::filesystem;
 
 std::vector<std::string> files(const std::string& dir = "tests/schedule/tvm_style") {
-  std::vector<std::string> out;
-  if (!fs::is_directory(fs::path(TIRC_SOURCE_DIR) / dir)) return out;  // todo/ may be gone (empty)
-  for (auto& e : fs::directory_iterator(fs::path(TIRC_SOURCE_DIR) / dir))
-    if (e.path().extension() == ".tir") out.push_back(e.path().string());
-  std::sort(out.begin(), out.end());
-  return out;
+  return testing::tvm_style_files(dir);
 }
-
-std::string read(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// Value of a `# key: value` header line, or "".
-std::string header(const std::string& text, const std::string& key) {
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("# " + key + ":", 0) == 0) {
-      std::string v = line.substr(key.size() + 3);
-      while (!v.empty() && v[0] == ' ') v.erase(0, 1);
-      return v;
-    }
-  return "";
-}
-
-// Parallel-like loops run backwards (serially): a schedule that relies on the order of
-// iterations of such a loop computes something else.
-class Reverse : public IRMutator {
- protected:
-  Stmt mutate_for(const ForNode* n, const Stmt& s) override {
-    Stmt b = IRMutator::mutate_for(n, s);
-    auto* f = b.as<ForNode>();
-    if (f->for_kind == ForKind::Serial || f->for_kind == ForKind::Unrolled) return b;
-    // A thread-bound reduction loop (a cross-thread reduction) keeps its order: its init
-    // runs at the first iteration.
-    if (f->for_kind == ForKind::ThreadBinding && loop_feeds_reduction(*f)) return b;
-    Var nv(f->loop_var.name(), f->loop_var.dtype());
-    // nv runs over [min, min + extent): the reversed value is min + (min + extent - 1 - nv).
-    Expr rev = f->min + f->min + f->extent - make_int(1, f->extent.dtype()) - nv;
-    return make_for(nv, f->min, f->extent, ForKind::Serial,
-                    substitute(f->body, std::unordered_map<const VarNode*, Expr>{{f->loop_var.get(), rev}}));
-  }
-};
+using testing::header_value;
+using testing::read_text;
 
 Module load(const std::string& path, const std::string& text) {
   Module m = parse_module(text, fs::path(path).filename().string());
-  std::string g = header(text, "grad");
+  std::string g = header_value(text, "grad");
   if (!g.empty()) {
     Function f = m.find_func(g);
     if (!f) throw Error("no function " + g + " to differentiate");
@@ -99,10 +58,10 @@ Module load(const std::string& path, const std::string& text) {
 class TvmStyle : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(TvmStyle, Schedule) {
-  std::string text = read(GetParam());
+  std::string text = read_text(GetParam());
   Module m = load(GetParam(), text);
   ASSERT_FALSE(m.schedules.empty());
-  std::string want_refusal = header(text, "refuse");
+  std::string want_refusal = header_value(text, "refuse");
   if (!want_refusal.empty()) {
     int want_line = 0, line = 0;
     std::istringstream in(text);
@@ -135,7 +94,7 @@ TEST_P(TvmStyle, Schedule) {
       EXPECT_TRUE(r.ok) << item.func << ": " << r.detail << "\n" << print_function(*g);
     }
     FunctionNode rev = *g;
-    rev.body = Reverse().mutate(g->body);
+    rev.body = testing::ReverseParallelLoops().mutate(g->body);
     CompareResult r2 = compare_functions(*f, rev, CompareOptions{}, interp_runner(), interp_runner());
     EXPECT_TRUE(r2.ok) << item.func << " (parallel loops reversed): " << r2.detail;
     Module again = parse_module(print_function(*g), "again.tir");
@@ -180,8 +139,8 @@ std::string ptxas_path() {
 class TvmStyleCli : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(TvmStyleCli, VerifyAndPtx) {
-  std::string text = read(GetParam());
-  if (!header(text, "refuse").empty()) GTEST_SKIP() << "refusal file";
+  std::string text = read_text(GetParam());
+  if (!header_value(text, "refuse").empty()) GTEST_SKIP() << "refusal file";
   Module m = load(GetParam(), text);
   fs::path tmp = fs::temp_directory_path() / ("tirc_tvm_style_" + std::to_string(::getpid()) + "_" +
                                               fs::path(GetParam()).filename().string());
@@ -189,7 +148,7 @@ TEST_P(TvmStyleCli, VerifyAndPtx) {
   CmdResult v = run(std::string("'") + TIRC_BINARY + "' verify '" + tmp.string() + "'");
   EXPECT_EQ(v.code, 0) << v.out;
   EXPECT_NE(v.out.find(" 0 failed"), std::string::npos) << v.out;
-  if (header(text, "ptx") == "yes") {
+  if (header_value(text, "ptx") == "yes") {
     fs::path ptx = tmp;
     ptx += ".ptx";
     CmdResult b = run(std::string("'") + TIRC_BINARY + "' build '" + tmp.string() +
