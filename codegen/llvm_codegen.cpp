@@ -745,6 +745,8 @@ class FuncEmitter {
   bool block0_ = false;
   std::unordered_set<const BufferNode*> device_;
   void emit_on_block0(const Stmt& s, const std::set<std::string>& axes);
+  void emit_on_first(const Stmt& s, const std::set<std::string>& axes,
+                     const std::map<std::string, llvm::Intrinsic::ID>& ids, const char* label, bool* flag);
   std::set<std::string> missing_axes() {
     std::set<std::string> out;
     for (auto& [tag, e] : tid_extent_)
@@ -1391,25 +1393,33 @@ void FuncEmitter::emit_thread_loop(const ForNode* n, Value* minv, Value* ext) {
   B.SetInsertPoint(exit);
 }
 
-void FuncEmitter::emit_on_block0(const Stmt& s, const std::set<std::string>& axes) {
-  static const std::map<std::string, llvm::Intrinsic::ID> ids = {
-      {"blockIdx.x", llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x},
-      {"blockIdx.y", llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y},
-      {"blockIdx.z", llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z}};
+// Emits s under `if (r_0 | r_1 | ... == 0)` over the special registers of axes (one of ids),
+// with *flag set meanwhile.
+void FuncEmitter::emit_on_first(const Stmt& s, const std::set<std::string>& axes,
+                                const std::map<std::string, llvm::Intrinsic::ID>& ids, const char* label,
+                                bool* flag) {
   Value* t = nullptr;
   for (auto& a : axes) {
     Value* v = B.CreateCall(llvm::Intrinsic::getDeclaration(&M, ids.at(a)));
     t = t ? B.CreateOr(t, v) : v;
   }
-  auto* body = BasicBlock::Create(C, "block0.body", fn_);
-  auto* exit = BasicBlock::Create(C, "block0.end", fn_);
+  auto* body = BasicBlock::Create(C, std::string(label) + ".body", fn_);
+  auto* exit = BasicBlock::Create(C, std::string(label) + ".end", fn_);
   B.CreateCondBr(B.CreateICmpEQ(t, B.getInt32(0)), body, exit);
   B.SetInsertPoint(body);
-  block0_ = true;
+  *flag = true;
   stmt(s);
-  block0_ = false;
+  *flag = false;
   B.CreateBr(exit);
   B.SetInsertPoint(exit);
+}
+
+void FuncEmitter::emit_on_block0(const Stmt& s, const std::set<std::string>& axes) {
+  static const std::map<std::string, llvm::Intrinsic::ID> ids = {
+      {"blockIdx.x", llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x},
+      {"blockIdx.y", llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y},
+      {"blockIdx.z", llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z}};
+  emit_on_first(s, axes, ids, "block0", &block0_);
 }
 
 void FuncEmitter::emit_on_thread0(const Stmt& s, const std::set<std::string>& axes) {
@@ -1417,20 +1427,7 @@ void FuncEmitter::emit_on_thread0(const Stmt& s, const std::set<std::string>& ax
       {"threadIdx.x", llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x},
       {"threadIdx.y", llvm::Intrinsic::nvvm_read_ptx_sreg_tid_y},
       {"threadIdx.z", llvm::Intrinsic::nvvm_read_ptx_sreg_tid_z}};
-  Value* t = nullptr;
-  for (auto& a : axes) {
-    Value* v = B.CreateCall(llvm::Intrinsic::getDeclaration(&M, ids.at(a)));
-    t = t ? B.CreateOr(t, v) : v;
-  }
-  auto* body = BasicBlock::Create(C, "thread0.body", fn_);
-  auto* exit = BasicBlock::Create(C, "thread0.end", fn_);
-  B.CreateCondBr(B.CreateICmpEQ(t, B.getInt32(0)), body, exit);
-  B.SetInsertPoint(body);
-  tid0_ = true;
-  stmt(s);
-  tid0_ = false;
-  B.CreateBr(exit);
-  B.SetInsertPoint(exit);
+  emit_on_first(s, axes, ids, "thread0", &tid0_);
 }
 
 void FuncEmitter::emit_gpu_seq(const SeqNode* n) {
