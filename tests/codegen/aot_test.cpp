@@ -12,7 +12,7 @@
 #include <string>
 
 #include "runtime/npy.h"
-#include "tests/codegen/shell.h"
+#include "tests/shell.h"
 
 namespace {
 

@@ -22,7 +22,7 @@
 #include "tests/codegen/gpu_emu.h"
 #include "tests/codegen/gpu_launch.h"
 #include "tests/codegen/ptxas_util.h"
-#include "tests/codegen/shell.h"
+#include "tests/shell.h"
 #include "transforms/autodiff/gradient.h"
 #include "transforms/schedule/default_gpu_schedule.h"
 #include "transforms/schedule/schedule.h"

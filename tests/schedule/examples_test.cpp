@@ -17,6 +17,7 @@
 #include "ir/reducer.h"
 #include "ir/structural_equal.h"
 #include "parser/parser.h"
+#include "tests/schedule/tvm_style_files.h"
 #include "transforms/schedule/schedule.h"
 #include "transforms/schedule/verify.h"
 
@@ -33,23 +34,6 @@ std::vector<std::string> example_files() {
   return out;
 }
 
-class Reverse : public IRMutator {
- protected:
-  Stmt mutate_for(const ForNode* n, const Stmt& s) override {
-    Stmt b = IRMutator::mutate_for(n, s);
-    auto* f = b.as<ForNode>();
-    if (f->for_kind == ForKind::Serial || f->for_kind == ForKind::Unrolled) return b;
-    // A thread-bound reduction loop (a cross-thread reduction) keeps its order: its init
-    // runs at the first iteration.
-    if (f->for_kind == ForKind::ThreadBinding && loop_feeds_reduction(*f)) return b;
-    Var nv(f->loop_var.name(), f->loop_var.dtype());
-    // nv runs over [min, min + extent): the reversed value is min + (min + extent - 1 - nv).
-    Expr rev = f->min + f->min + f->extent - make_int(1, f->extent.dtype()) - nv;
-    return make_for(nv, f->min, f->extent, ForKind::Serial,
-                    substitute(f->body, std::unordered_map<const VarNode*, Expr>{{f->loop_var.get(), rev}}));
-  }
-};
-
 class ScheduleExample : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ScheduleExample, VerifiesAndRoundTrips) {
@@ -62,7 +46,7 @@ TEST_P(ScheduleExample, VerifiesAndRoundTrips) {
     CompareResult r = compare_functions(*f, *g, CompareOptions{}, interp_runner(), interp_runner());
     EXPECT_TRUE(r.ok) << r.detail;
     FunctionNode rev = *g;
-    rev.body = Reverse().mutate(g->body);
+    rev.body = testing::ReverseParallelLoops().mutate(g->body);
     CompareResult r2 = compare_functions(*f, rev, CompareOptions{}, interp_runner(), interp_runner());
     EXPECT_TRUE(r2.ok) << r2.detail;
   }

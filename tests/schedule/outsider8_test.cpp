@@ -16,6 +16,7 @@
 #include "ir/reducer.h"
 #include "schedule_checks.h"
 #include "tests/schedule/tvm_style_files.h"
+#include "tests/shell.h"
 #include "transforms/autodiff/gradient.h"
 
 namespace tirc {
@@ -79,33 +80,9 @@ TEST(Outsider8, TvmStyleFiles) {
         ADD_FAILURE() << e.what();
         continue;
       }
-      EXPECT_FALSE(structural_equal(*f, *g)) << "the schedule changed nothing";
-      for (uint64_t seed : {1, 2}) {
-        CompareOptions o;
-        o.seed = seed;
-        CompareResult r = compare_functions(*f, *g, o, interp_runner(), interp_runner());
-        EXPECT_TRUE(r.ok) << item.func << ": " << r.detail << "\n" << print_function(*g);
-      }
-      FunctionNode rev = *g;
-      rev.body = testing::ReverseParallelLoops().mutate(g->body);
-      CompareResult r2 = compare_functions(*f, rev, CompareOptions{}, interp_runner(), interp_runner());
-      EXPECT_TRUE(r2.ok) << item.func << " (parallel loops reversed): " << r2.detail;
-      Module again = parse_module(print_function(*g), "again.tir");
-      ASSERT_EQ(again.funcs.size(), 1u);
-      auto d = structural_diff(*g, *again.funcs[0]);
-      EXPECT_FALSE(d.has_value()) << *d << "\n" << print_function(*g);
+      testing::expect_scheduled_matches(*f, *g);
     }
   }
-}
-
-std::pair<int, std::string> run(const std::string& cmd) {
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  int st = pclose(p);
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
 }
 
 // The applied files through `tirc verify` (gradients added first, as `tirc grad` prints them),
@@ -127,7 +104,7 @@ TEST(Outsider8, TvmStyleFilesVerifyCli) {
     fs::path tmp = fs::temp_directory_path() /
                    ("tirc_r8_" + std::to_string(::getpid()) + "_" + fs::path(path).filename().string());
     std::ofstream(tmp) << print_module(m);
-    auto [code, out] = run(std::string("'") + TIRC_BINARY + "' verify '" + tmp.string() + "'");
+    auto [code, out] = testing::sh(std::string("'") + TIRC_BINARY + "' verify '" + tmp.string() + "'");
     EXPECT_EQ(code, 0) << out;
     EXPECT_NE(out.find(" 0 failed"), std::string::npos) << out;
 #ifdef TIRC_WITH_LLVM

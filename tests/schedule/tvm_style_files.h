@@ -3,6 +3,8 @@
 // mutator that runs parallel-like loops backwards.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -12,7 +14,11 @@
 #include <vector>
 
 #include "ir/mutator.h"
+#include "ir/printer.h"
 #include "ir/reducer.h"
+#include "ir/structural_equal.h"
+#include "parser/parser.h"
+#include "transforms/schedule/verify.h"
 
 namespace tirc::testing {
 
@@ -65,5 +71,25 @@ class ReverseParallelLoops : public IRMutator {
                     substitute(f->body, std::unordered_map<const VarNode*, Expr>{{f->loop_var.get(), rev}}));
   }
 };
+
+// g, the schedule of f: changes something, computes what f does in the interpreter (seeds 1
+// and 2, and with its parallel-like loops reversed), and prints text that parses back to it.
+inline void expect_scheduled_matches(const FunctionNode& f, const FunctionNode& g) {
+  EXPECT_FALSE(structural_equal(f, g)) << "the schedule changed nothing";
+  for (uint64_t seed : {1, 2}) {
+    CompareOptions o;
+    o.seed = seed;
+    CompareResult r = compare_functions(f, g, o, interp_runner(), interp_runner());
+    EXPECT_TRUE(r.ok) << f.name << ": " << r.detail << "\n" << print_function(g);
+  }
+  FunctionNode rev = g;
+  rev.body = ReverseParallelLoops().mutate(g.body);
+  CompareResult r2 = compare_functions(f, rev, CompareOptions{}, interp_runner(), interp_runner());
+  EXPECT_TRUE(r2.ok) << f.name << " (parallel loops reversed): " << r2.detail;
+  Module again = parse_module(print_function(g), "again.tir");
+  ASSERT_EQ(again.funcs.size(), 1u);
+  auto d = structural_diff(g, *again.funcs[0]);
+  EXPECT_FALSE(d.has_value()) << *d << "\n" << print_function(g);
+}
 
 }  // namespace tirc::testing

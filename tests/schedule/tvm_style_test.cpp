@@ -29,6 +29,7 @@
 #include "ir/structural_equal.h"
 #include "parser/parser.h"
 #include "tests/schedule/tvm_style_files.h"
+#include "tests/shell.h"
 #include "transforms/autodiff/gradient.h"
 #include "transforms/schedule/schedule.h"
 #include "transforms/schedule/verify.h"
@@ -86,21 +87,7 @@ TEST_P(TvmStyle, Schedule) {
     Function f = m.find_func(item.func);
     ASSERT_TRUE(f) << item.func;
     Function g = apply_schedule(*f, item, m.intrins);
-    EXPECT_FALSE(structural_equal(*f, *g)) << "the schedule changed nothing";
-    for (uint64_t seed : {1, 2}) {
-      CompareOptions o;
-      o.seed = seed;
-      CompareResult r = compare_functions(*f, *g, o, interp_runner(), interp_runner());
-      EXPECT_TRUE(r.ok) << item.func << ": " << r.detail << "\n" << print_function(*g);
-    }
-    FunctionNode rev = *g;
-    rev.body = testing::ReverseParallelLoops().mutate(g->body);
-    CompareResult r2 = compare_functions(*f, rev, CompareOptions{}, interp_runner(), interp_runner());
-    EXPECT_TRUE(r2.ok) << item.func << " (parallel loops reversed): " << r2.detail;
-    Module again = parse_module(print_function(*g), "again.tir");
-    ASSERT_EQ(again.funcs.size(), 1u);
-    auto d = structural_diff(*g, *again.funcs[0]);
-    EXPECT_FALSE(d.has_value()) << *d << "\n" << print_function(*g);
+    testing::expect_scheduled_matches(*f, *g);
   }
   // The whole module (grad functions included) prints and re-parses after scheduling.
   Module out = apply_module_schedules(m);
@@ -111,20 +98,8 @@ TEST_P(TvmStyle, Schedule) {
 
 // ---- the CLI: `tirc verify` (interpreter and JIT) and, for `# ptx:` files, the NVPTX build ----
 
-struct CmdResult {
-  int code;
-  std::string out;
-};
-
-CmdResult run(const std::string& cmd) {
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  int st = pclose(p);
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
-}
+using CmdResult = testing::ShellResult;
+using testing::sh;
 
 std::string ptxas_path() {
   for (const char* c : {"/usr/local/cuda/bin/ptxas", "/usr/bin/ptxas"})
@@ -145,14 +120,14 @@ TEST_P(TvmStyleCli, VerifyAndPtx) {
   fs::path tmp = fs::temp_directory_path() / ("tirc_tvm_style_" + std::to_string(::getpid()) + "_" +
                                               fs::path(GetParam()).filename().string());
   std::ofstream(tmp) << print_module(m);
-  CmdResult v = run(std::string("'") + TIRC_BINARY + "' verify '" + tmp.string() + "'");
+  CmdResult v = sh(std::string("'") + TIRC_BINARY + "' verify '" + tmp.string() + "'");
   EXPECT_EQ(v.code, 0) << v.out;
   EXPECT_NE(v.out.find(" 0 failed"), std::string::npos) << v.out;
   if (header_value(text, "ptx") == "yes") {
     fs::path ptx = tmp;
     ptx += ".ptx";
-    CmdResult b = run(std::string("'") + TIRC_BINARY + "' build '" + tmp.string() +
-                      "' --target nvptx --emit ptx -o '" + ptx.string() + "'");
+    CmdResult b = sh(std::string("'") + TIRC_BINARY + "' build '" + tmp.string() +
+                     "' --target nvptx --emit ptx -o '" + ptx.string() + "'");
     if (b.code != 0 && b.out.find("LLVM") != std::string::npos) {
       fs::remove(tmp);
       GTEST_SKIP() << "tirc without LLVM: " << b.out;
@@ -160,7 +135,7 @@ TEST_P(TvmStyleCli, VerifyAndPtx) {
     EXPECT_EQ(b.code, 0) << b.out;
     std::string pa = ptxas_path();
     if (b.code == 0 && !pa.empty()) {
-      CmdResult a = run(pa + " -arch=sm_80 -o /dev/null '" + ptx.string() + "'");
+      CmdResult a = sh(pa + " -arch=sm_80 -o /dev/null '" + ptx.string() + "'");
       EXPECT_EQ(a.code, 0) << a.out;
     }
     fs::remove(ptx);

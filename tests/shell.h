@@ -1,4 +1,4 @@
-// A shell command run by the codegen tests (aot_test.cpp, default_gpu_schedule_test.cpp):
+// A shell command run by the tests (codegen AOT and default-GPU CLI, TVM-style schedule files):
 // exit code and standard output + error together.
 #pragma once
 
