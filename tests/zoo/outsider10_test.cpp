@@ -71,20 +71,6 @@ Function load(const std::string& name) { return reg().load(name); }
 TorchRefs& refs() { return reg().refs(); }
 RefCase make_case(const std::string& name) { return reg().make_case(name); }
 
-// The references of every function, computed once per process by one Python run. Returns the
-// error when they could not be computed.
-const std::string& ensure_refs() {
-  static const std::string err = [] {
-    try {
-      refs().ensure(all_funcs(), make_case);
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  }();
-  return err;
-}
-
 // FLOPs of F_grad (static counts, as `tirc stats`) <= 3x F's. The functions above 3x, with
 // the bound they keep:
 double max_flop_ratio(const std::string& name) {
@@ -128,10 +114,6 @@ INSTANTIATE_TEST_SUITE_P(Funcs, Outsider10, ::testing::ValuesIn(all_funcs()),
 
 // The references of all functions in one Python process (the ctest fixture of CMakeLists.txt;
 // grad_torch computes them itself otherwise).
-TEST(Outsider10Setup, torch_refs) {
-  const std::string& err = ensure_refs();
-  if (!err.empty())
-    std::cout << "no references computed: " << err << "\n";  // each grad_torch test reports it
-}
+TEST(Outsider10Setup, torch_refs) { setup_torch_refs(refs(), all_funcs(), make_case); }
 
 }  // namespace

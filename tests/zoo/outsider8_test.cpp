@@ -73,20 +73,6 @@ Function load(const std::string& name) { return reg().load(name); }
 TorchRefs& refs() { return reg().refs(); }
 RefCase make_case(const std::string& name) { return reg().make_case(name); }
 
-// The references of every function, computed by one Python run (the Setup fixture). Returns
-// the error when they could not be computed.
-const std::string& ensure_refs() {
-  static const std::string err = [] {
-    try {
-      refs().ensure(all_funcs(), make_case);
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  }();
-  return err;
-}
-
 class Outsider8 : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Outsider8, check_grad) {
@@ -213,10 +199,6 @@ TEST(Outsider8Ties, MinMaxAbsClampAtTies) {
 
 // The references of all functions in one Python process (a fixture like Outsider6Setup's when
 // CMakeLists.txt registers it; grad_torch computes them itself otherwise).
-TEST(Outsider8Setup, torch_refs) {
-  const std::string& err = ensure_refs();
-  if (!err.empty())
-    std::cout << "no references computed: " << err << "\n";  // each grad_torch test reports it
-}
+TEST(Outsider8Setup, torch_refs) { setup_torch_refs(refs(), all_funcs(), make_case); }
 
 }  // namespace
