@@ -29,6 +29,10 @@ struct FunctionNode {
   std::string name;
   std::vector<Param> params;    // inputs, in order (scalars and read-only buffers)
   std::vector<Buffer> outputs;  // written by the function, in order
+  // `-> (B: f32[4] in [0, 1])`: LANGUAGE.md allows a value range on any buffer. Outputs are
+  // never generated, so it is kept only to print the function back as written (docs/language.md).
+  // Empty, or parallel to outputs.
+  std::vector<std::optional<ValueRange>> output_ranges;
   // The root BlockRealize: a block named "root" with no iter vars, whose allocs are the
   // function-level `alloc`s. A body written without an explicit root block gets one.
   Stmt body;

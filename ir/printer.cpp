@@ -582,9 +582,13 @@ class Printer {
         s += bind(p.var.get(), p.var.name(), true) + ": " + std::string(dtype_name(p.var.dtype()));
         t = p.var.dtype();
       }
-      if (p.range) s += " in [" + range_value(p.range->lo, t) + ", " + range_value(p.range->hi, t) + "]";
+      if (p.range) s += value_range(*p.range, t);
     }
     return s;
+  }
+
+  std::string value_range(const ValueRange& r, DType t) {
+    return " in [" + range_value(r.lo, t) + ", " + range_value(r.hi, t) + "]";
   }
 
   static bool omit_root(const BlockRealizeNode* r) {
@@ -629,6 +633,8 @@ class Printer {
     for (size_t i = 0; i < f.outputs.size(); ++i) {
       std::string ty = buffer_type(f.outputs[i]);
       h += (i ? ", " : "") + bind_buf(f.outputs[i]) + ": " + ty;
+      if (i < f.output_ranges.size() && f.output_ranges[i])
+        h += value_range(*f.output_ranges[i], f.outputs[i]->dtype);
     }
     line(indent, h + ") {");
     body(f, indent + 1);

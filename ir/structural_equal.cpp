@@ -412,6 +412,10 @@ class Equal {
     for (size_t i = 0; i < a.outputs.size(); ++i) {
       Scope s(this, "outputs[" + std::to_string(i) + "]");
       if (!def_buf(a.outputs[i], b.outputs[i])) return false;
+      auto output_range = [](const FunctionNode& f, size_t k) {
+        return k < f.output_ranges.size() ? f.output_ranges[k] : std::nullopt;
+      };
+      if (!range(output_range(a, i), output_range(b, i))) return false;
     }
     Scope s(this, "body");
     if (a.body.defined() != b.body.defined()) return fail("body presence differs");

@@ -7,6 +7,7 @@
 // i32 / f32 when nothing decides. A float literal never adopts an integer dtype.
 #include "parser/builder.h"
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstring>
@@ -357,7 +358,11 @@ class Builder {
         Param param = build_param(p, false);
         if (!param.is_buffer()) fail(p->ID(), "output '" + p->ID()->getText() + "' must be a buffer");
         fn->outputs.push_back(param.buffer);
+        fn->output_ranges.push_back(param.range);
       }
+    if (std::none_of(fn->output_ranges.begin(), fn->output_ranges.end(),
+                     [](auto& r) { return r.has_value(); }))
+      fn->output_ranges.clear();
     fn->body = build_root(body);
     return fn;
   }

@@ -27,5 +27,26 @@ TEST(ParserRoundTrip, SharedExamples) {
     check_roundtrip(std::string(TIRC_SOURCE_DIR) + "/examples/" + f);
 }
 
+// LANGUAGE.md allows a value range on any buffer: an output's is kept and printed (it was
+// dropped), and two functions differing only in it are not structurally equal.
+TEST(ParserRoundTrip, OutputValueRangesArePrinted) {
+  const char* src =
+      "func f(A: f32[4]) -> (B: f32[4] in [0.0, 1.5], C: f32[4], K: i32[2] in [0, 3]) {\n"
+      "  for i in serial(4) { block b(vi: spatial(4) = i) { B[vi] = A[vi] C[vi] = A[vi] } }\n"
+      "  for i in serial(2) { block k(vi: spatial(2) = i) { K[vi] = vi } }\n"
+      "}\n";
+  Module m = parse_module(src, "out_range.tir");
+  std::string text = print_module(m);
+  EXPECT_NE(text.find("-> (B: f32[4] in [0.0, 1.5], C: f32[4], K: i32[2] in [0, 3])"), std::string::npos)
+      << text;
+  Module again = parse_module(text, "printed.tir");
+  EXPECT_FALSE(structural_diff(m, again).has_value());
+  std::string other = src;
+  other.replace(other.find("1.5"), 3, "2.5");
+  auto diff = structural_diff(m, parse_module(other, "other.tir"));
+  ASSERT_TRUE(diff.has_value());
+  EXPECT_NE(diff->find("outputs[0]"), std::string::npos) << *diff;
+}
+
 }  // namespace
 }  // namespace tirc
