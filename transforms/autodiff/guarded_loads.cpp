@@ -28,6 +28,9 @@ void conjuncts(const Expr& c, bool negate, std::vector<Expr>* out) {
         case BinOp::LE: out->push_back(make_binary(BinOp::GT, b->a, b->b)); return;
         case BinOp::GT: out->push_back(make_binary(BinOp::LE, b->a, b->b)); return;
         case BinOp::GE: out->push_back(make_binary(BinOp::LT, b->a, b->b)); return;
+        // The else arm of `vt == 0`: with vt >= 0 (an iter var) it means vt >= 1 (gradient.cpp,
+        // a scan reading its first state).
+        case BinOp::EQ: out->push_back(make_binary(BinOp::NE, b->a, b->b)); return;
         default: return;  // nothing usable
       }
     }

@@ -14,8 +14,8 @@ namespace tirc::ad {
 // Calls fn(load, guards) for every load in e (loads inside indices included), where guards
 // are the conditions known to hold wherever the load is evaluated: `outer`, plus the
 // condition of each enclosing if_then_else then-arm and its negation in the else-arm (`&&`
-// split into conjuncts, `!(a < b)` read as `a >= b`). select arms get no guard: both are
-// evaluated.
+// split into conjuncts, `!(a < b)` read as `a >= b`, `!(a == b)` as `a != b`). select arms get
+// no guard: both are evaluated.
 void for_each_guarded_load(const Expr& e, const std::vector<Expr>& outer,
                            const std::function<void(const LoadNode*, const std::vector<Expr>&)>& fn);
 
