@@ -2,9 +2,9 @@
 // Schedule.cache_read. Copies the whole buffer read by `block` (read_index counts the block's
 // read regions of buffers it does not also write, as TVM lists reads; or the buffer's name)
 // into a new buffer "<A>_<scope>" in a new block placed, at the top level, after every writer
-// of A and before its first reader; every reader of A (with consumer_blocks, a block or a
-// list of blocks: those readers only) then reads the copy. Legal when A is not written by its
-// readers and no loop nest both writes and reads A (the copy must sit between them).
+// of A and before its first reader; every reader of A that does not also write it (with
+// consumer_blocks, a block or a list of blocks: those readers only) then reads the copy. Legal when A is not
+// written by its readers and no loop nest both writes and reads A (the copy must sit between them).
 #include "transforms/schedule/cache_common.h"
 #include "transforms/schedule/deps.h"
 #include "transforms/schedule/prims.h"
@@ -230,6 +230,14 @@ void prim_cache_read(ScheduleState& st, const ScheduleInstr& ins) {
     for (auto& r : readers)
       for (auto& c : chosen)
         if (r.same_as(c)) kept.push_back(r);
+    readers = kept;
+  } else {
+    // A block that writes A itself (a scan reading its previous step, an in-place update)
+    // cannot read a copy made after its own writes: it keeps reading A, as a writer, and the
+    // copy goes after it (TVM's default consumers are the blocks that only read A).
+    std::vector<Stmt> kept;
+    for (auto& r : readers)
+      if (!block_writes(*block_of(r), A)) kept.push_back(r);
     readers = kept;
   }
   int first_reader = 1 << 30, last_writer = -1;

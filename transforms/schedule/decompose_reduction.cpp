@@ -3,8 +3,10 @@
 // the loops between `loop` and the block that feed only spatial iter vars. Legal when every
 // loop feeding a reduce iter var is `loop` or inside it (so the init runs once per output
 // element, before all its updates), no loop feeds both kinds, and no other block under
-// `loop` touches what the init writes. The init block's predicate is the block's at the
-// first reduce point (conjuncts over reduce loops only are dropped).
+// `loop` touches what the init writes, and the reduction loops run the reduce iter vars
+// one-to-one from 0 (so the init, run where they are all 0, runs once at their first
+// iteration). The init block's predicate is the block's at the first reduce point
+// (conjuncts over reduce loops only are dropped when they hold there).
 #include "transforms/schedule/prims.h"
 #include "transforms/schedule/util.h"
 
@@ -103,10 +105,36 @@ void prim_decompose_reduction(ScheduleState& st, const ScheduleInstr& ins) {
     if (!is_zero(fold(f->min))) first_point_is_zero = false;
     at_first[f->loop_var.get()] = make_int(0, f->loop_var.dtype());
   }
+  // The init runs where every reduce iter var is 0; once decomposed it runs before the
+  // reduction loops. Same only when the reduction loops (from their mins) run the reduce iter
+  // vars one-to-one from 0, so that point is their first iteration and comes once (found in
+  // round 9: the copy of a block in the second part of a `loop_partition` of its reduce loop,
+  // `vk = k` over [4, 12), never ran its init, and a binding `vk = k // 4` ran it 4 times).
+  // Conjuncts over the reduction loops only then decide whether that point runs: the init
+  // block gets them at the first iteration (a hand-written `where k >= 3` skips the init).
+  std::unordered_map<const VarNode*, Expr> at_min, shift;
+  std::vector<LoopDom> rloops;
+  {
+    for (size_t i = pos; i < loops.size(); ++i) {
+      auto* f = loops[i].as<ForNode>();
+      if (!reduce_loops.count(f->loop_var.get())) continue;
+      at_min[f->loop_var.get()] = f->min;
+      if (!is_zero(fold(f->min))) shift[f->loop_var.get()] = f->loop_var + f->min;
+      rloops.push_back(LoopDom{f->loop_var, f->extent});
+    }
+  }
   for (auto& c : conjuncts(fold(br->predicate))) {
     if (!uses_var(c, is_red))
       init_pred.push_back(c);
-    else if (uses_var(c, [&](const VarNode* v) { return spatial_loops.count(v) > 0; })) {
+    else if (!uses_var(c, [&](const VarNode* v) { return spatial_loops.count(v) > 0; })) {
+      Expr c0 = fold(substitute(c, at_min));
+      auto* cmp = c0.as<BinaryNode>();
+      bool holds = is_one(c0) || (cmp && ((cmp->op == BinOp::LT && prove_lt(cmp->a, cmp->b)) ||
+                                          (cmp->op == BinOp::LE && prove_le(cmp->a, cmp->b)) ||
+                                          (cmp->op == BinOp::GT && prove_lt(cmp->b, cmp->a)) ||
+                                          (cmp->op == BinOp::GE && prove_le(cmp->b, cmp->a))));
+      if (!holds) init_pred.push_back(c0);
+    } else if (uses_var(c, [&](const VarNode* v) { return spatial_loops.count(v) > 0; })) {
       if (!first_point_is_zero)
         refuse("the predicate of block " + b->name + " mixes loops of the reduction and of the output");
       init_pred.push_back(fold(substitute(c, at_first)));
@@ -128,6 +156,33 @@ void prim_decompose_reduction(ScheduleState& st, const ScheduleInstr& ins) {
   }
   if (has_loose_effects(ls.as<ForNode>()->body))
     refuse("loop " + loop_name(ls) + " has statements outside blocks");
+  {
+    std::vector<Expr> rbinds, rexts, rpred;
+    for (size_t i = 0; i < b->iter_vars.size(); ++i)
+      if (b->iter_vars[i].kind == IterKind::Reduce) {
+        rbinds.push_back(fold(substitute(br->bindings[i], shift)));
+        rexts.push_back(b->iter_vars[i].extent);
+      }
+    for (auto& c : conjuncts(fold(br->predicate)))
+      if (!uses_var(c, [&](const VarNode* v) { return spatial_loops.count(v) > 0; }))
+        rpred.push_back(fold(substitute(c, shift)));
+    // Each binding a sum of reduction loops (from 0) with positive coefficients: all are 0
+    // exactly at the first iteration (every reduction loop feeds one, checked above). Else a
+    // one-to-one mixed-radix map (a fused reduction split again).
+    bool positive_sums = true;
+    for (auto& e : rbinds) {
+      auto lin = to_linear(e);
+      positive_sums = positive_sums && lin && lin->c == 0;
+      for (auto& [a, k] : lin ? lin->terms : std::vector<std::pair<Expr, int64_t>>{}) {
+        auto* v = a.as<VarNode>();
+        if (!v || k <= 0 || !reduce_loops.count(v)) positive_sums = false;
+      }
+    }
+    if (!positive_sums && !bijective_bindings(rbinds, rexts, rloops, make_and(rpred)))
+      refuse("the reduction loops of block " + b->name +
+             " do not run its reduce iter vars one-to-one from 0 " +
+             "(its init runs where they are all 0, which would not be once before the reduction)");
+  }
   // Build the init block.
   std::unordered_map<const VarNode*, Expr> loop_sub, iv_sub;
   std::vector<Var> new_loop_vars;
@@ -167,8 +222,12 @@ void prim_decompose_reduction(ScheduleState& st, const ScheduleInstr& ins) {
   // An empty reduction (`reduce(0)`, a symbolic extent 0 at run time) never runs its init
   // (docs/language.md); the decomposed init keeps that: `where 0 < n`.
   for (auto& iv : b->iter_vars)
-    if (iv.kind == IterKind::Reduce && !prove_lt(make_int(0, iv.extent.dtype()), iv.extent))
-      init_pred.push_back(make_binary(BinOp::LT, make_int(0, iv.extent.dtype()), iv.extent));
+    if (iv.kind == IterKind::Reduce && !prove_lt(make_int(0, iv.extent.dtype()), iv.extent)) {
+      Expr c = make_binary(BinOp::LT, make_int(0, iv.extent.dtype()), iv.extent);
+      bool dup = false;  // the guard of a split of the same extent at its first point
+      for (auto& p : init_pred) dup = dup || expr_identical(fold(p), fold(c));
+      if (!dup) init_pred.push_back(c);
+    }
   Stmt init_body = substitute(b->init, iv_sub);
   Stmt init_br = make_simple_block(st.fresh_block_name(b->name + "_init"), ivs, binds, init_body, Stmt(),
                                    fold(substitute(make_and(init_pred), loop_sub)));

@@ -96,8 +96,14 @@ void prim_reverse_compute_inline(ScheduleState& st, const ScheduleInstr& ins) {
     for (auto& cj : conjuncts(fold(r->predicate))) {
       auto* lt = cj.as<BinaryNode>();
       bool guard = false;
-      for (size_t i = 0; lt && lt->op == BinOp::LT && i < exts.size() && !guard; ++i)
+      for (size_t i = 0; lt && lt->op == BinOp::LT && i < exts.size() && !guard; ++i) {
         guard = prove_eq(lt->a, r->bindings[i]) && prove_eq(lt->b, exts[i]);
+        // A fuse-then-split guards the fused iterator F instead: `F < c * k` for the binding
+        // `F // c` of extent k (the same bound, which bijective_bindings reads as F's extent).
+        auto* dv = fold(r->bindings[i]).as<BinaryNode>();
+        if (!guard && dv && dv->op == BinOp::FloorDiv)
+          guard = prove_eq(lt->a, dv->a) && prove_eq(lt->b, fold(dv->b * exts[i]));
+      }
       if (!guard) return false;
     }
     return bijective_bindings(r->bindings, exts, loops, r->predicate);
