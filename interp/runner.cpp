@@ -250,6 +250,20 @@ std::vector<std::pair<std::string, std::string>> parse_output_specs(const Functi
     }
     out.push_back({name, spec.substr(eq + 1)});
   }
+  // Two outputs written to one file: the second silently replaced the first (`--output B=o.npy
+  // --output C=o.npy` left only C). Paths are compared after resolving `.`/`..`/symlinks, so
+  // `o.npy` and `./o.npy` are the same file; the same output named twice is harmless.
+  auto file_key = [](const std::string& path) {
+    std::error_code ec;
+    std::filesystem::path p = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
+    return ec ? path : p.string();
+  };
+  for (size_t i = 0; i < out.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (out[i].second != "-" && out[j].second != "-" && out[i].first != out[j].first &&
+          file_key(out[i].second) == file_key(out[j].second))
+        throw Error("--output: outputs " + out[j].first + " and " + out[i].first + " are both written to " +
+                    out[i].second + " (one file holds one array)");
   return out;
 }
 

@@ -36,7 +36,8 @@ ArgMap parse_input_specs(const FunctionNode& f, const std::vector<std::string>& 
 // (random_inputs); without, Error naming the first missing parameter.
 ArgMap complete_inputs(const FunctionNode& f, const ArgMap& given, std::optional<uint64_t> seed);
 
-// "NAME=FILE" pairs -> (name, file); Error on a malformed spec or unknown output name.
+// "NAME=FILE" pairs -> (name, file); Error on a malformed spec, an unknown output name, or two
+// different outputs written to the same file.
 std::vector<std::pair<std::string, std::string>> parse_output_specs(const FunctionNode& f,
                                                                     const std::vector<std::string>& specs);
 

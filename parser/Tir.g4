@@ -12,7 +12,7 @@ item : (funcDef | scheduleDef | intrinDef) ';'? ;
 // ---------------------------------------------------------------- functions
 funcDef : FUNC name=ID '(' inputs=paramList? ')' ('->' '(' outputs=paramList? ')')? body ;
 paramList : param (',' param)* ','? ;
-param : ID ':' DTYPE ('[' shape=exprList? ']')? (IN '[' lo=signedNum ',' hi=signedNum ']')? ;
+param : ID ':' DTYPE ('[' shape=exprList? ']')? (IN '[' lo=signedNum ',' hi=signedNum ','? ']')? ;
 signedNum : '-'? (INT | FLOAT) ;
 
 body : '{' stmt* '}' ;
