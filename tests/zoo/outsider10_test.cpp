@@ -75,8 +75,6 @@ RefCase make_case(const std::string& name) { return reg().make_case(name); }
 // the bound they keep:
 double max_flop_ratio(const std::string& name) {
   static const std::map<std::string, double> bounds = {
-      // Inherent under the count (docs/autodiff.md "FLOP ratio lower bounds"):
-      {"softmax_learned_temp", 3.2},  // X / Tau with Tau broadcast to every element
       // Not inherent:
       {"cummin_scan", 3.8},     // 1-FLOP min per step: compare + select in both the backward
                                 // step and the X gather (the comparison is recomputed)

@@ -106,8 +106,8 @@ double max_flop_ratio(const std::string& name) {
                                  // (2), the x term a * y and its sum over steps (2), c's sum (1)
       {"coupled_states", 3.45},  // tanh in a recurrence, as outsider3's rnn_state_out
       {"volterra", 3.3},         // tanh (4x alone) of each state, read by every later step
-      {"init_reads", 3.8},       // zero-safe product (3 FLOPs per factor) of X + B, B broadcast over
-                                 // the row: the factor is recomputed in the adjoints of X and B
+      {"init_reads", 3.2},       // zero-safe product (3 FLOPs per factor) of X + B, B broadcast over
+                                 // the row (3.77x until hoisting took whole if_then_else values)
       // Not inherent:
       {"cummax_scan", 3.85},       // the comparison Y[t - 1] >= X[t] is evaluated in the backward scan
                                    // and again in the gather into X (no tape for a one-block scan)

@@ -2,6 +2,7 @@
 #include "transforms/autodiff/hoist.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <unordered_map>
@@ -10,6 +11,7 @@
 #include "ir/mutator.h"
 #include "ir/printer.h"
 #include "ir/visitor.h"
+#include "transforms/autodiff/affine.h"
 #include "transforms/autodiff/regions.h"
 
 namespace tirc::ad {
@@ -63,9 +65,15 @@ class Hoister {
   Hoister(NameGen& names, std::vector<Buffer>* allocs) : names_(names), allocs_(allocs) {}
 
   std::vector<Stmt> run(const std::vector<Stmt>& stmts) {
-    find_shared(stmts);
-    for (auto& s : stmts) {
-      Stmt t = process(s);
+    // The analyses see every nest in its shift-normalised form (normalize_nest); a nest that
+    // nothing is hoisted out of is emitted as it was.
+    std::vector<Stmt> norm;
+    for (auto& s : stmts) norm.push_back(lift_lets(normalize_nest(s)));
+    find_shared(norm);
+    for (size_t k = 0; k < stmts.size(); ++k) {
+      Stmt t = process_scan_loop(norm[k]);
+      if (t.same_as(norm[k])) t = process(norm[k]);
+      if (t.same_as(norm[k])) t = stmts[k];
       for (auto& p : pending_) out_.push_back(p);
       pending_.clear();
       out_.push_back(t);
@@ -82,6 +90,247 @@ class Hoister {
 
  private:
   static constexpr uint64_t kImpure = ~uint64_t(0);
+
+  // A nest whose loops visit a sub-range of their iter vars' boxes: the deferred gathers of a
+  // scan step (gru_torch's `for ax0 in serial(4, 6) { block g(v: spatial(6) = ax0, ..) }`
+  // reading `Wi[v - 4, 0]`, `Wi[v - 2, 0]`, `Wi[v, 0]`, or `serial(2)` over an iter var of
+  // extent 6) each recompute the step's cell, but match() takes only nests covering the box,
+  // and the cells' texts differ by the shift. Such a nest is rewritten to cover its box: the
+  // loop runs from 0 over its extent, the iter var gets that extent and the body reads it
+  // plus the old minimum (integer sub-expressions using it re-canonicalised by the affine
+  // form, so `v - 4` becomes `w`, `v` becomes `w + 4`, the text of the other gathers). The
+  // same points, elements and values: only the iter var's range and the index text change.
+  // Constant ranges only; s itself when the nest is not of this form (or is already normal).
+  Stmt normalize_nest(const Stmt& s) {
+    std::vector<const ForNode*> loops;
+    Stmt cur = s;
+    while (auto* f = cur.as<ForNode>()) {
+      loops.push_back(f);
+      cur = f->body;
+    }
+    auto* br = cur.as<BlockRealizeNode>();
+    if (!br || loops.empty()) return s;
+    const BlockNode& b = *br->block.get();
+    size_t n = b.iter_vars.size();
+    if (n != loops.size() || n > 60 || !b.allocs.empty()) return s;
+    bool any = false, nested = false;
+    std::vector<int64_t> shift(n, 0), ext(n, 0), loop_min(n, 0);
+    std::vector<const ForNode*> loop_of(n, nullptr);
+    for (size_t i = 0; i < n; ++i) {
+      const IterVar& iv = b.iter_vars[i];
+      if (iv.kind != IterKind::Spatial && iv.kind != IterKind::Reduce) return s;
+      // The binding: a loop var, or a loop var plus a constant (`r = t - 1` over `t in
+      // serial(1, 4)`, a gather whose guard `vt > 0` became the loop's range).
+      const VarNode* bv = br->bindings[i].as<VarNode>();
+      int64_t c = 0;
+      if (!bv) {
+        auto a = to_affine(br->bindings[i]);
+        if (!a || a->terms.size() != 1 || a->terms[0].second != 1) return s;
+        bv = a->terms[0].first.get();
+        c = a->constant;
+      }
+      for (auto* f : loops)
+        if (f->loop_var.get() == bv) loop_of[i] = f;
+      for (size_t j = 0; j < i; ++j)
+        if (loop_of[j] == loop_of[i]) return s;
+      const ForNode* f = loop_of[i];
+      int64_t lo, e, E;
+      if (!f || f->for_kind != ForKind::Serial || !is_const_int(f->min, &lo) ||
+          !is_const_int(f->extent, &e) || !is_const_int(iv.extent, &E)) {
+        // Symbolic: already of the form match() takes, or left alone.
+        if (!f || c != 0 || !is_zero(f->min) || !expr_identical(f->extent, iv.extent)) return s;
+        continue;
+      }
+      if (lo + c < 0 || e < 1 || lo + c + e > E || f->loop_var.dtype() != iv.var.dtype()) return s;
+      if (lo == 0 && c == 0 && e == E) continue;
+      shift[i] = lo + c;
+      loop_min[i] = lo;
+      ext[i] = e;
+      any = true;
+    }
+    if (!any) return s;
+    auto has_block = [&](const Stmt& st) {
+      struct V : IRVisitor {
+        bool found = false;
+        void visit_block_realize(const BlockRealizeNode*) override { found = true; }
+      } v;
+      v.visit(st);
+      return v.found;
+    };
+    nested = has_block(b.body) || (b.init.defined() && has_block(b.init));
+    if (nested) return s;
+    std::unordered_map<const VarNode*, Expr> to_new, loop_shift;
+    std::unordered_set<const VarNode*> shifted;
+    BlockNode nb = b;
+    for (size_t i = 0; i < n; ++i) {
+      if (!ext[i]) continue;
+      const IterVar& iv = b.iter_vars[i];
+      Var w = shift[i] ? Var(names_.fresh(iv.var.name()), iv.var.dtype()) : iv.var;
+      nb.iter_vars[i] = {w, iv.kind, make_const(iv.extent.dtype(), ext[i])};
+      if (shift[i]) {
+        to_new[iv.var.get()] = w + make_const(w.dtype(), shift[i]);
+        shifted.insert(w.get());
+      }
+      if (loop_min[i])
+        loop_shift[loop_of[i]->loop_var.get()] =
+            loop_of[i]->loop_var + make_const(loop_of[i]->loop_var.dtype(), loop_min[i]);
+    }
+    struct Canon : IRMutator {
+      const std::unordered_set<const VarNode*>* shifted;
+      Expr mutate(const Expr& e) override {
+        if (is_int(e.dtype()) && e.kind() != ExprKind::Var && e.kind() != ExprKind::IntImm) {
+          bool uses = false, clean = true;
+          for_each_expr(e, [&](const Expr& x) {
+            if (auto* v = x.as<VarNode>()) {
+              uses = uses || shifted->count(v);
+              clean = clean && v->dtype == e.dtype();
+            }
+            if (x.kind() == ExprKind::Cast || x.kind() == ExprKind::Load) clean = false;
+          });
+          if (!uses) return e;
+          if (clean)
+            if (auto a = to_affine(e)) return affine_to_expr(*a, e.dtype());
+        }
+        return IRMutator::mutate(e);
+      }
+      using IRMutator::mutate;
+    } canon;
+    canon.shifted = &shifted;
+    if (!to_new.empty()) {
+      nb.body = canon.mutate(substitute(b.body, to_new));
+      if (b.init.defined()) nb.init = canon.mutate(substitute(b.init, to_new));
+    }
+    set_regions(nb);
+    Expr pred = loop_shift.empty() ? br->predicate : substitute(br->predicate, loop_shift);
+    std::vector<Expr> bindings;
+    for (size_t i = 0; i < n; ++i) bindings.push_back(ext[i] ? Expr(loop_of[i]->loop_var) : br->bindings[i]);
+    Stmt out = make_block_realize(bindings, pred, make_block(std::move(nb)));
+    for (size_t k = loops.size(); k-- > 0;) {
+      auto* f = loops[k];
+      int64_t e = 0;
+      for (size_t i = 0; i < n; ++i)
+        if (loop_of[i] == f) e = ext[i];
+      Expr lo = e ? make_const(f->min.dtype(), 0) : f->min;
+      Expr ex = e ? make_const(f->extent.dtype(), e) : f->extent;
+      out = make_for(f->loop_var, lo, ex, f->for_kind, out, f->thread_tag, f->annotations);
+    }
+    return out;
+  }
+
+  // `let` expressions at unconditional positions of a nest's stored values (the arm temps of
+  // an `if_then_else` whose guard became the gather's range: selective_scan's `A_grad[..] +
+  // (let t2 = Dt[..] * A[..] in (let t3 = exp(t2) in ..))`) become let statements before the
+  // stores, so that the analyses see their values (they never look inside a `let`
+  // expression). Evaluated once either way, at a point the store is evaluated at; lets inside
+  // `if_then_else` arms stay. s itself when there is none.
+  Stmt lift_lets(const Stmt& s) {
+    std::vector<const ForNode*> loops;
+    Stmt cur = s;
+    while (auto* f = cur.as<ForNode>()) {
+      loops.push_back(f);
+      cur = f->body;
+    }
+    auto* br = cur.as<BlockRealizeNode>();
+    if (!br || loops.empty()) return s;
+    const BlockNode& b = *br->block.get();
+    std::vector<Binding> outer;
+    Stmt t = b.body;
+    while (auto* l = t.as<LetStmtNode>()) {
+      outer.push_back({l->var, l->value});
+      t = l->body;
+    }
+    struct Lift : IRMutator {
+      std::vector<Binding> lifted;
+      std::unordered_map<const ExprNode*, Expr> done;
+      Expr mutate(const Expr& e) override {
+        if (e.kind() == ExprKind::IfThenElse) return e;
+        if (auto* l = e.as<LetNode>()) {
+          auto it = done.find(e.get());
+          if (it != done.end()) return it->second;
+          Expr v = mutate(l->value);
+          lifted.push_back({l->var, v});
+          return done[e.get()] = mutate(l->body);
+        }
+        return IRMutator::mutate(e);
+      }
+      using IRMutator::mutate;
+    } lift;
+    std::vector<Stmt> xs;
+    bool seq = false;
+    if (auto* q = t.as<SeqNode>()) {
+      xs = q->stmts;
+      seq = true;
+    } else {
+      xs.push_back(t);
+    }
+    for (auto& x : xs) {
+      auto* st = x.as<StoreNode>();
+      if (!st) return s;
+      Expr v = lift.mutate(st->value);
+      if (!v.same_as(st->value)) x = make_store(st->buffer, st->indices, v);
+    }
+    if (lift.lifted.empty()) return s;
+    // Each var bound once (a var bound by two `let` nodes would be rebound).
+    std::unordered_set<const VarNode*> bound;
+    for (auto& l : outer) bound.insert(l.var.get());
+    for (auto& l : lift.lifted)
+      if (!bound.insert(l.var.get()).second) return s;
+    Stmt body = seq ? make_seq(xs) : xs[0];
+    for (size_t i = lift.lifted.size(); i-- > 0;)
+      body = make_let_stmt(lift.lifted[i].var, lift.lifted[i].value, body);
+    for (size_t i = outer.size(); i-- > 0;) body = make_let_stmt(outer[i].var, outer[i].value, body);
+    BlockNode nb = b;
+    nb.body = body;
+    Stmt out = make_block_realize(br->bindings, br->predicate, make_block(std::move(nb)));
+    for (size_t k = loops.size(); k-- > 0;) {
+      auto* f = loops[k];
+      out = make_for(f->loop_var, f->min, f->extent, f->for_kind, out, f->thread_tag, f->annotations);
+    }
+    return out;
+  }
+
+  // A scan loop `for t { nest; nest; .. }` whose nests hold blocks with a scan iter var bound
+  // to t (a recurrence's forward recomputation and its backward steps): their values that
+  // depend neither on the scan var nor on all their other iter vars, and read no buffer any
+  // statement of the loop writes, are computed once before the loop (lru_complex's
+  // `exp(-exp(Nu[vn])) * cos(Th[vn])`, recomputed at every step by both pieces of the split
+  // step and both backward steps). Only invariant values (no sharing between blocks); s
+  // itself when nothing is hoisted.
+  Stmt process_scan_loop(const Stmt& s) {
+    auto* f = s.as<ForNode>();
+    if (!f || f->for_kind != ForKind::Serial) return s;
+    std::vector<Stmt> kids;
+    if (auto* q = f->body.as<SeqNode>())
+      kids = q->stmts;
+    else
+      kids.push_back(f->body);
+    std::unordered_set<const BufferNode*> loop_written;
+    stored_buffers(f->body, &loop_written);
+    bool changed = false;
+    scan_loop_ = &loop_written;
+    auto scan_block = [&](const Stmt& k) {
+      Stmt cur = k;
+      while (auto* g = cur.as<ForNode>()) cur = g->body;
+      auto* br = cur.as<BlockRealizeNode>();
+      if (!br) return false;
+      for (size_t i = 0; i < br->bindings.size(); ++i)
+        if (br->block->iter_vars[i].kind == IterKind::Scan && br->bindings[i].get() == f->loop_var.get())
+          return true;
+      return false;
+    };
+    for (auto& k : kids) {
+      if (!scan_block(k)) continue;
+      Stmt nest = make_for(f->loop_var, f->min, f->extent, f->for_kind, k, f->thread_tag, f->annotations);
+      Stmt t = process(nest);
+      if (t.same_as(nest)) continue;
+      k = t.as<ForNode>()->body;
+      changed = true;
+    }
+    scan_loop_ = nullptr;
+    if (!changed) return s;
+    return make_for(f->loop_var, f->min, f->extent, f->for_kind, kids.size() == 1 ? kids[0] : make_seq(kids),
+                    f->thread_tag, f->annotations);
+  }
 
   // Match: For(0, e0) ... For(0, ek) { BlockRealize } with bindings = the loop vars; null
   // when s is not such a nest.
@@ -100,7 +349,9 @@ class Hoister {
     std::unordered_set<const VarNode*> used_loops;
     for (size_t i = 0; i < n; ++i) {
       const IterVar& iv = b.iter_vars[i];
-      if (iv.kind != IterKind::Spatial && iv.kind != IterKind::Reduce) return nullptr;
+      bool scan_ok =
+          scan_loop_ && iv.kind == IterKind::Scan && loops[0]->loop_var.get() == br->bindings[i].get();
+      if (iv.kind != IterKind::Spatial && iv.kind != IterKind::Reduce && !scan_ok) return nullptr;
       auto* bv = br->bindings[i].as<VarNode>();
       const ForNode* loop = nullptr;
       for (auto* f : loops)
@@ -138,6 +389,10 @@ class Hoister {
       if (!is_const_int(b.iter_vars[i].extent, &e) || e > 1) eff_ |= uint64_t(1) << i;
     }
     written_.clear();
+    scan_mask_ = 0;
+    for (size_t i = 0; i < n; ++i)
+      if (b.iter_vars[i].kind == IterKind::Scan) scan_mask_ |= uint64_t(1) << i;
+    if (scan_loop_) written_ = *scan_loop_;
     stored_buffers(b.body, &written_);
     if (b.init.defined()) stored_buffers(b.init, &written_);
     lets_.clear();
@@ -299,7 +554,10 @@ class Hoister {
         add(c->cond);
         add(c->t);
         add(c->f);
-        if (e.kind() == ExprKind::IfThenElse) r.guarded = true;
+        // An `if_then_else` inside a value is evaluated by the hoisted block as by the user,
+        // lazily (its arms only where its condition holds): the value stays hoistable
+        // (gru_torch's cell reads `if_then_else(vt > 0, H[vt - 1, 0], 0.0)`); values inside
+        // its arms are never taken apart (rewrite, reuse and find_shared stop at it).
         break;
       }
       case ExprKind::Let: {
@@ -334,6 +592,7 @@ class Hoister {
     // iter var outside the value's (causal attention's exp(S[i, j] - M[i]) / Z[i] in the
     // adjoint of V over (j, e, i) under `where j <= i`: computed once per (i, j), not per
     // e), else only as a shared one.
+    if (scan_loop_) return invariant(*m) && !(*m & scan_mask_) && (!pred_.defined() || pred_within(*m));
     if (invariant(*m) && (!pred_.defined() || pred_within(*m))) return true;
     return *m != kImpure && !shared_.empty() && shared_.count(key_of(substitute(e, inl_), nullptr));
   }
@@ -392,13 +651,14 @@ class Hoister {
     // Visits the maximal-first candidates of an inlined value; `f` returns whether to stop.
     std::function<void(const Expr&, const std::function<bool(const Expr&)>&)> walk =
         [&](const Expr& e, const std::function<bool(const Expr&)>& f) {
-          if (!e.defined() || e.kind() == ExprKind::IfThenElse || e.kind() == ExprKind::Let) return;
+          if (!e.defined() || e.kind() == ExprKind::Let) return;
           uint64_t m;
           if (is_float(e.dtype()) && !e.as<LoadNode>() && !e.as<VarNode>()) {
             const Info& i = info(e);
             m = i.deps;
             if (i.flops > 0 && !i.guarded && m != kImpure && !invariant(m) && f(e)) return;
           }
+          if (e.kind() == ExprKind::IfThenElse) return;  // taken whole or not at all
           switch (e.kind()) {
             case ExprKind::Binary:
               walk(e.as<BinaryNode>()->a, f);
@@ -469,6 +729,10 @@ class Hoister {
       for (auto& key : here) ++blocks[key];
     }
     // Pass 2: a shared key is kept where some occurrence is not inside another shared one.
+    // A value inside two or more different kept values (gru_torch's gate activations inside
+    // the cotangent terms a * (1 - n * n) and a * n of its 20 deferred gathers) is kept too:
+    // each kept value's block would recompute it otherwise (materialize loads it).
+    std::unordered_map<std::string, std::unordered_set<std::string>> inside;
     for (size_t k = 0; k < stmts.size(); ++k) {
       if (all[k].empty()) continue;
       std::vector<Expr> again;
@@ -479,9 +743,17 @@ class Hoister {
           auto it = blocks.find(key);
           if (it == blocks.end() || it->second < 2) return false;
           shared_.insert(key);
+          bool root = true;
+          walk(e, [&](const Expr& x) {
+            if (!root) inside[key_of(x, nullptr)].insert(key);
+            root = false;
+            return false;
+          });
           return true;  // nested shared values are computed inside this one
         });
     }
+    for (auto& [key, outer] : inside)
+      if (outer.size() >= 2) shared_.insert(key);
   }
 
   // Replaces the maximal hoistable sub-expressions of e (lets before index `nlets` visible).
@@ -490,9 +762,10 @@ class Hoister {
       Hoister* h;
       size_t nlets;
       Expr mutate(const Expr& e) override {
-        if (e.kind() == ExprKind::IfThenElse || e.kind() == ExprKind::Let) return e;
+        if (e.kind() == ExprKind::Let) return e;
         uint64_t m;
         if (h->candidate(e, &m)) return h->materialize(e, nlets);
+        if (e.kind() == ExprKind::IfThenElse) return e;  // taken whole or not at all
         return IRMutator::mutate(e);
       }
       using IRMutator::mutate;
@@ -503,15 +776,23 @@ class Hoister {
   }
 
   // e (in the current block's terms) with its sub-values that are already in a buffer
-  // (reg_, still valid) replaced by loads of it.
-  Expr reuse(const Expr& e) {
-    if (reg_.empty()) return e;
+  // (reg_, still valid) replaced by loads of it. With nlets (materialize of e, lets before
+  // index nlets visible), its proper sub-values that are shared values (shared_) get their
+  // buffer first, and are loaded.
+  Expr reuse(const Expr& e, size_t nlets = SIZE_MAX) {
+    if (reg_.empty() && (nlets == SIZE_MAX || shared_.empty())) return e;
     struct M : IRMutator {
       Hoister* h;
+      size_t nlets;
+      const ExprNode* root;
       Expr mutate(const Expr& x) override {
-        if (x.kind() == ExprKind::IfThenElse || x.kind() == ExprKind::Let) return x;
+        if (x.kind() == ExprKind::Let) return x;
         if (is_float(x.dtype()) && !x.as<LoadNode>() && !x.as<VarNode>()) {
           const Info& i = h->info(x);
+          if (nlets != SIZE_MAX && !h->scan_loop_ && x.get() != root && i.flops > 0 && !i.guarded &&
+              i.deps != kImpure && !h->invariant(i.deps) &&
+              h->shared_.count(h->key_of(substitute(x, h->inl_), nullptr)))
+            return h->materialize(x, nlets);
           if (i.flops > 0 && !i.guarded && i.deps != kImpure) {
             std::vector<size_t> dims;
             auto it = h->lookup(substitute(x, h->inl_), &dims);
@@ -523,11 +804,14 @@ class Hoister {
             }
           }
         }
+        if (x.kind() == ExprKind::IfThenElse) return x;  // taken whole or not at all
         return IRMutator::mutate(x);
       }
       using IRMutator::mutate;
     } mut;
     mut.h = this;
+    mut.nlets = nlets;
+    mut.root = e.get();
     return mut.mutate(e);
   }
 
@@ -573,7 +857,7 @@ class Hoister {
     }
     // Values already in a buffer are loaded, not recomputed (a shared exp(X - M) inside a
     // hoisted a / S * exp(X - M)); the lets are collected after that, so dead ones drop out.
-    Expr ev = reuse(e);
+    Expr ev = reuse(e, nlets);
     std::unordered_set<const VarNode*> need;
     collect_vars(ev, &need);
     std::vector<size_t> used;
@@ -586,10 +870,11 @@ class Hoister {
       if (!need.count(lets_[i].var.get())) continue;
       used.push_back(i);
       uint64_t mv = 0;
-      if (!e_invariant && candidate(lets_[i].value, &mv) && invariant(mv))
+      // A let holding a shared value (or with shared values inside) loads their buffers too.
+      if (candidate(lets_[i].value, &mv) && (!e_invariant || !invariant(mv)))
         let_value[i] = materialize(lets_[i].value, i);
       else
-        let_value[i] = reuse(lets_[i].value);
+        let_value[i] = reuse(lets_[i].value, i);
       collect_vars(let_value[i], &need);
     }
     std::unordered_map<const VarNode*, Var> copy;
@@ -635,6 +920,10 @@ class Hoister {
   uint64_t eff_ = 0;
   std::unordered_set<const BufferNode*> written_;
   Expr pred_;  // the current block's `where` over its iter vars (undefined: none)
+  // In process_scan_loop: the buffers the scan loop writes (values reading them stay), and
+  // the current block's scan iter vars (values using them stay).
+  const std::unordered_set<const BufferNode*>* scan_loop_ = nullptr;
+  uint64_t scan_mask_ = 0;
   std::vector<Binding> lets_;
   std::unordered_map<const VarNode*, Expr> inl_;
   std::unordered_map<const ExprNode*, Info> memo_;

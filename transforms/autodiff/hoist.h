@@ -21,6 +21,17 @@
 // buffer already holds over their whole box, and values shared with other blocks under the
 // same predicate (part of the sharing key) are computed by a block under that predicate; no
 // invariant hoisting out of them.
+// Nests whose loops visit a constant sub-range of their iter vars' boxes (the deferred gathers
+// of a scan step: `for ax in serial(4, 6)` over `v: spatial(6)`) are analysed in a
+// shift-normalised form (loop from 0, iter var of the loop's extent, the body reading it plus
+// the old minimum, integer index expressions re-canonicalised), which is what they are emitted
+// as when something is hoisted out of them. A value containing an `if_then_else` is hoistable
+// (evaluated lazily by the hoisted block too), an `if_then_else` with FLOPs is taken whole,
+// and a value inside two or more shared values is shared too (loaded by their blocks). `let`
+// expressions at unconditional positions of a stored value are analysed as let statements.
+// In a top-level loop over nests of scan blocks bound to it (recurrences, backward steps),
+// values invariant over the scan var that read nothing the loop writes are computed before
+// the loop.
 // Safety: the hoisted block evaluates the value at exactly the points of D that the user
 // block evaluates it at (every point of the box, or of the predicate), so it reads no element
 // the user does not.
