@@ -24,95 +24,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::vector<std::string> r8_files() { return testing::tvm_style_files("tests/schedule/tvm_style_r8"); }
-using testing::header_value;
-using testing::read_text;
+// Every file refused as its header says or applied and equal to the unscheduled function
+// (testing::expect_folder_schedules), and the applied ones through `tirc verify`.
+TEST(Outsider8, TvmStyleFiles) { testing::expect_folder_schedules("tests/schedule/tvm_style_r8", 30); }
 
-Module load(const std::string& path, const std::string& text) {
-  Module m = parse_module(text, fs::path(path).filename().string());
-  std::string g = header_value(text, "grad");
-  if (!g.empty()) m.add_func(gradient(*m.find_func(g), {}));
-  return m;
-}
-
-int refused_line(const std::string& text) {
-  int line = 0;
-  std::istringstream in(text);
-  std::string l;
-  while (std::getline(in, l)) {
-    ++line;
-    if (l.find("# <- refused") != std::string::npos) return line;
-  }
-  return 0;
-}
-
-// Every file: refused with exactly its message at its marked line, or applied, changed,
-// equal to the unscheduled function in the interpreter (two seeds, and with parallel-like
-// loops reversed) and printed to text that re-parses to the same IR.
-TEST(Outsider8, TvmStyleFiles) {
-  auto files = r8_files();
-  ASSERT_GE(files.size(), 30u);
-  for (auto& path : files) {
-    SCOPED_TRACE(fs::path(path).filename().string());
-    std::string text = read_text(path);
-    Module m = load(path, text);
-    ASSERT_FALSE(m.schedules.empty());
-    std::string want = header_value(text, "refuse");
-    if (!want.empty()) {
-      int line = refused_line(text);
-      ASSERT_GT(line, 0) << "mark the refused instruction with '# <- refused'";
-      try {
-        apply_module_schedules(m);
-        ADD_FAILURE() << "not refused";
-      } catch (const SourceError& e) {
-        EXPECT_EQ(e.message(), want) << e.what();
-        EXPECT_EQ(e.line(), line) << e.what();
-      }
-      continue;
-    }
-    for (auto& item : m.schedules) {
-      Function f = m.find_func(item.func);
-      ASSERT_TRUE(f) << item.func;
-      Function g;
-      try {
-        g = apply_schedule(*f, item, m.intrins);
-      } catch (const SourceError& e) {
-        ADD_FAILURE() << e.what();
-        continue;
-      }
-      testing::expect_scheduled_matches(*f, *g);
-    }
-  }
-}
-
-// The applied files through `tirc verify` (gradients added first, as `tirc grad` prints them),
-// which also runs the JIT when tirc has LLVM.
 TEST(Outsider8, TvmStyleFilesVerifyCli) {
-  size_t run_count = 0;
-  for (auto& path : r8_files()) {
-    std::string text = read_text(path);
-    if (!header_value(text, "refuse").empty()) continue;
-#ifndef TIRC_WITH_LLVM
-    // Without the JIT, `tirc verify` repeats what TvmStyleFiles checked in process: a few files
-    // exercise the command (keeps the sanitizer job short).
-    if (++run_count > 4) break;
-#else
-    ++run_count;
-#endif
-    SCOPED_TRACE(fs::path(path).filename().string());
-    Module m = load(path, text);
-    fs::path tmp = fs::temp_directory_path() /
-                   ("tirc_r8_" + std::to_string(::getpid()) + "_" + fs::path(path).filename().string());
-    std::ofstream(tmp) << print_module(m);
-    auto [code, out] = testing::sh(std::string("'") + TIRC_BINARY + "' verify '" + tmp.string() + "'");
-    EXPECT_EQ(code, 0) << out;
-    EXPECT_NE(out.find(" 0 failed"), std::string::npos) << out;
-#ifdef TIRC_WITH_LLVM
-    EXPECT_NE(out.find("[jit]: ok"), std::string::npos) << out;
-#endif
-    fs::remove(tmp);
-  }
-  EXPECT_GT(run_count, 0u);
+  testing::expect_folder_verifies_cli("tests/schedule/tvm_style_r8");
 }
 
 // ---- the fixes ----

@@ -1,9 +1,11 @@
 // Shared by the suites that run folders of TVM-style schedule files (tvm_style_test.cpp,
-// outsider8_test.cpp): the files of a folder, their `# key: value` header lines, and the
-// mutator that runs parallel-like loops backwards.
+// outsider8/9_test.cpp ...): the files of a folder, their `# key: value` header lines, the
+// mutator that runs parallel-like loops backwards, and the two checks every outsider round
+// runs over its folder (expect_folder_schedules, expect_folder_verifies_cli).
 #pragma once
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -13,11 +15,15 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ir/error.h"
 #include "ir/mutator.h"
 #include "ir/printer.h"
 #include "ir/reducer.h"
 #include "ir/structural_equal.h"
 #include "parser/parser.h"
+#include "tests/shell.h"
+#include "transforms/autodiff/gradient.h"
+#include "transforms/schedule/schedule.h"
 #include "transforms/schedule/verify.h"
 
 namespace tirc::testing {
@@ -90,6 +96,103 @@ inline void expect_scheduled_matches(const FunctionNode& f, const FunctionNode& 
   ASSERT_EQ(again.funcs.size(), 1u);
   auto d = structural_diff(g, *again.funcs[0]);
   EXPECT_FALSE(d.has_value()) << *d << "\n" << print_function(g);
+}
+
+// The module of a schedule file, with the gradient of its `# grad: F` function added (as
+// `tirc grad` prints it, so that a schedule may name F_grad's blocks).
+inline Module load_with_grad(const std::string& path, const std::string& text) {
+  Module m = parse_module(text, std::filesystem::path(path).filename().string());
+  std::string g = header_value(text, "grad");
+  if (!g.empty()) {
+    Function f = m.find_func(g);
+    if (!f) throw Error("no function " + g + " to differentiate");
+    m.add_func(gradient(*f, {}));
+  }
+  return m;
+}
+
+// The line marked `# <- refused` (1-based), or 0.
+inline int refused_line(const std::string& text) {
+  int line = 0;
+  std::istringstream in(text);
+  std::string l;
+  while (std::getline(in, l)) {
+    ++line;
+    if (l.find("# <- refused") != std::string::npos) return line;
+  }
+  return 0;
+}
+
+// Every file of DIR (at least min_files): refused with exactly its `# refuse:` message at its
+// marked line, or applied, changed, equal to the unscheduled function in the interpreter (two
+// seeds, and with parallel-like loops reversed) and printed to text that re-parses to the same IR.
+inline void expect_folder_schedules(const std::string& dir, size_t min_files) {
+  namespace fs = std::filesystem;
+  auto files = tvm_style_files(dir);
+  ASSERT_GE(files.size(), min_files);
+  for (auto& path : files) {
+    SCOPED_TRACE(fs::path(path).filename().string());
+    std::string text = read_text(path);
+    Module m = load_with_grad(path, text);
+    ASSERT_FALSE(m.schedules.empty());
+    std::string want = header_value(text, "refuse");
+    if (!want.empty()) {
+      int line = refused_line(text);
+      ASSERT_GT(line, 0) << "mark the refused instruction with '# <- refused'";
+      try {
+        apply_module_schedules(m);
+        ADD_FAILURE() << "not refused";
+      } catch (const SourceError& e) {
+        EXPECT_EQ(e.message(), want) << e.what();
+        EXPECT_EQ(e.line(), line) << e.what();
+      }
+      continue;
+    }
+    for (auto& item : m.schedules) {
+      Function f = m.find_func(item.func);
+      ASSERT_TRUE(f) << item.func;
+      Function g;
+      try {
+        g = apply_schedule(*f, item, m.intrins);
+      } catch (const SourceError& e) {
+        ADD_FAILURE() << e.what();
+        continue;
+      }
+      expect_scheduled_matches(*f, *g);
+    }
+  }
+}
+
+// The applied files of DIR through `tirc verify` (gradients added first, as `tirc grad` prints
+// them), which also runs the JIT when tirc has LLVM. Without the JIT, `tirc verify` repeats what
+// expect_folder_schedules checked in process: a few files exercise the command (keeps the
+// sanitizer job short).
+inline void expect_folder_verifies_cli(const std::string& dir) {
+  namespace fs = std::filesystem;
+  size_t run_count = 0;
+  for (auto& path : tvm_style_files(dir)) {
+    std::string text = read_text(path);
+    if (!header_value(text, "refuse").empty()) continue;
+#ifndef TIRC_WITH_LLVM
+    if (++run_count > 4) break;
+#else
+    ++run_count;
+#endif
+    SCOPED_TRACE(fs::path(path).filename().string());
+    Module m = load_with_grad(path, text);
+    fs::path tmp =
+        fs::temp_directory_path() / ("tirc_" + fs::path(dir).filename().string() + "_" +
+                                     std::to_string(::getpid()) + "_" + fs::path(path).filename().string());
+    std::ofstream(tmp) << print_module(m);
+    auto [code, out] = sh(std::string("'") + TIRC_BINARY + "' verify '" + tmp.string() + "'");
+    EXPECT_EQ(code, 0) << out;
+    EXPECT_NE(out.find(" 0 failed"), std::string::npos) << out;
+#ifdef TIRC_WITH_LLVM
+    EXPECT_NE(out.find("[jit]: ok"), std::string::npos) << out;
+#endif
+    fs::remove(tmp);
+  }
+  EXPECT_GT(run_count, 0u);
 }
 
 }  // namespace tirc::testing

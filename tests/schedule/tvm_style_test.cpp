@@ -45,32 +45,17 @@ std::vector<std::string> files(const std::string& dir = "tests/schedule/tvm_styl
 using testing::header_value;
 using testing::read_text;
 
-Module load(const std::string& path, const std::string& text) {
-  Module m = parse_module(text, fs::path(path).filename().string());
-  std::string g = header_value(text, "grad");
-  if (!g.empty()) {
-    Function f = m.find_func(g);
-    if (!f) throw Error("no function " + g + " to differentiate");
-    m.add_func(gradient(*f, {}));
-  }
-  return m;
-}
+using testing::load_with_grad;
 
 class TvmStyle : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(TvmStyle, Schedule) {
   std::string text = read_text(GetParam());
-  Module m = load(GetParam(), text);
+  Module m = load_with_grad(GetParam(), text);
   ASSERT_FALSE(m.schedules.empty());
   std::string want_refusal = header_value(text, "refuse");
   if (!want_refusal.empty()) {
-    int want_line = 0, line = 0;
-    std::istringstream in(text);
-    std::string l;
-    while (std::getline(in, l)) {
-      ++line;
-      if (l.find("# <- refused") != std::string::npos) want_line = line;
-    }
+    int want_line = testing::refused_line(text);
     ASSERT_GT(want_line, 0) << "mark the refused instruction with '# <- refused'";
     try {
       apply_module_schedules(m);
@@ -116,7 +101,7 @@ class TvmStyleCli : public ::testing::TestWithParam<std::string> {};
 TEST_P(TvmStyleCli, VerifyAndPtx) {
   std::string text = read_text(GetParam());
   if (!header_value(text, "refuse").empty()) GTEST_SKIP() << "refusal file";
-  Module m = load(GetParam(), text);
+  Module m = load_with_grad(GetParam(), text);
   fs::path tmp = fs::temp_directory_path() / ("tirc_tvm_style_" + std::to_string(::getpid()) + "_" +
                                               fs::path(GetParam()).filename().string());
   std::ofstream(tmp) << print_module(m);
