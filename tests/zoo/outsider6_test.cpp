@@ -64,14 +64,14 @@ const std::vector<std::string>& all_funcs() {
 // The registry: its file, scalar values and PyTorch references (filled by the ctest fixture
 // Outsider6Setup.torch_refs; see tests/zoo/torch_refs.h).
 Registry& reg() {
-  static const std::map<std::string, double> values = {{"n", 5},      {"off", 2},     {"alpha", 0.7},
-                                                       {"beta", 1.6}, {"eps", 0.01},  {"scale", 0.5},
-                                                       {"thr", 5},    {"margin", 0.3}};
-  static Registry r("outsider6", [](const FunctionNode& f, const std::string& n) {
-    auto it = values.find(n);
-    if (it == values.end()) throw Error("outsider6: no value for scalar " + n + " of " + f.name);
-    return it->second;
-  });
+  static Registry r("outsider6", std::map<std::string, double>{{"n", 5},
+                                                               {"off", 2},
+                                                               {"alpha", 0.7},
+                                                               {"beta", 1.6},
+                                                               {"eps", 0.01},
+                                                               {"scale", 0.5},
+                                                               {"thr", 5},
+                                                               {"margin", 0.3}});
   return r;
 }
 ArgMap scalars(const FunctionNode& f) { return reg().scalars(f); }

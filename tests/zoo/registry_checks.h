@@ -7,6 +7,7 @@
 #include <functional>
 #include <initializer_list>
 #include <iostream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "ir/error.h"
 #include "ir/printer.h"
 #include "parser/parser.h"
+#include "tests/sanitized.h"
 #include "tests/zoo/torch_refs.h"
 #include "tests/zoo/zoo_util.h"
 #include "transforms/autodiff/check_grad.h"
@@ -68,6 +70,28 @@ inline void expect_flop_ratio(const FunctionNode& f, const ArgMap& scalars, doub
       << print_function(*g);
 }
 
+// The checks of a round's `grad` test: grad re-parses and check_grad --full passes on two seeds
+// (one under a sanitizer), F_grad's FLOPs <= max_ratio x F's, and (release builds only, when
+// second_order) the gradient of F_grad passes check_grad too.
+inline void expect_round_grad(const FunctionNode& f, const ArgMap& scalars, double max_ratio,
+                              bool second_order = true) {
+  try {
+#ifdef TIRC_TEST_SANITIZED
+    expect_grad_checks(f, scalars, {1});
+#else
+    expect_grad_checks(f, scalars);
+#endif
+    expect_flop_ratio(f, scalars, max_ratio);
+#ifndef TIRC_TEST_SANITIZED
+    if (second_order) expect_second_order_checks(f, scalars);
+#else
+    (void)second_order;
+#endif
+  } catch (const Error& e) {
+    FAIL() << e.what();
+  }
+}
+
 // F_grad run in f64 on the reference case of `name` equals torch.autograd's VJP.
 inline void expect_grad_matches_torch(TorchRefs& refs, const std::string& name, const FunctionNode& f,
                                       const std::function<RefCase(const std::string&)>& make_case) {
@@ -112,6 +136,13 @@ class Registry {
       : dir_(std::move(dir)),
         scalar_value_(std::move(scalar_value)),
         refs_(source_dir() / "tests" / "zoo" / dir_ / (dir_ + "_ref.py"), refs_dir(dir_ + "_torch_refs")) {}
+  // Scalar params by name; a name not in values is an error.
+  Registry(const std::string& dir, std::map<std::string, double> values)
+      : Registry(dir, [dir, values = std::move(values)](const FunctionNode& f, const std::string& n) {
+          auto it = values.find(n);
+          if (it == values.end()) throw Error(dir + ": no value for scalar " + n + " of " + f.name);
+          return it->second;
+        }) {}
 
   std::filesystem::path file() const { return source_dir() / "tests" / "zoo" / dir_ / (dir_ + ".tir"); }
   Function load(const std::string& name) const {
