@@ -8,6 +8,7 @@
 #include "ir/mutator.h"
 #include "ir/reducer.h"
 #include "ir/visitor.h"
+#include "transforms/simplify/simplify.h"
 
 namespace tirc {
 
@@ -198,8 +199,10 @@ class Rewriter : public IRMutator {
     std::unordered_set<const VarNode*> nest_vars;
     struct Loops : IRVisitor {
       std::unordered_set<const VarNode*>* out;
+      std::vector<const ForNode*> loops;
       void visit_for(const ForNode* f) override {
         out->insert(f->loop_var.get());
+        loops.push_back(f);
         IRVisitor::visit_for(f);
       }
     } lv;
@@ -229,7 +232,37 @@ class Rewriter : public IRMutator {
       idx.push_back(substitute(e, sub));
       point.push_back(Range{idx.back(), Expr()});
     }
-    Expr base = b->init.defined() ? substitute(b->init.as<StoreNode>()->value, sub) : make_load(C, idx);
+    // The init runs only at the first reduce point (every reduce iter var 0), when that
+    // instance runs: not where the reduction loops are empty, nor where the block's `where`
+    // skips it (`where k >= 3` accumulates onto C's earlier value). The reduction loops feed
+    // only reduce iter vars (Finder), so that point is the one at their mins when the bindings
+    // are 0 there.
+    Expr base = make_load(C, idx);
+    if (b->init.defined()) {
+      std::unordered_map<const VarNode*, Expr> at_min;
+      Expr ran = make_bool(true);
+      for (auto* f : lv.loops) {
+        at_min[f->loop_var.get()] = f->min;
+        int64_t e;
+        if (!(is_const_int(f->extent, &e) && e >= 1))
+          ran = make_binary(BinOp::And, ran,
+                            make_binary(BinOp::GE, f->extent, make_const(f->extent.dtype(), 1)));
+      }
+      for (size_t i = 0; i < b->iter_vars.size(); ++i) {
+        if (b->iter_vars[i].kind != IterKind::Reduce) continue;
+        int64_t v;
+        if (!is_const_int(simplify(substitute(n->bindings[i], at_min)), &v) || v != 0)
+          throw Error("block " + b->name + ": a cross-thread reduction whose reduce iter var " +
+                      b->iter_vars[i].var.name() +
+                      " is not 0 where its loops start (its init's point) cannot place its init");
+      }
+      for (auto& c : conj)
+        if (uses_any(c, nest_vars)) ran = make_binary(BinOp::And, ran, substitute(c, at_min));
+      ran = simplify(ran);
+      Expr init = substitute(b->init.as<StoreNode>()->value, sub);
+      int64_t always;
+      base = is_const_int(ran, &always) && always != 0 ? init : make_if_then_else(ran, init, base);
+    }
     BlockNode wb;
     wb.name = b->name;
     wb.iter_vars = wivs;

@@ -2669,6 +2669,7 @@ static std::string bounds_site_text(const BoundsCheckSite& s) {
                     : "";
   if (!s.block.empty()) where += "block \"" + s.block + "\": ";
   if (s.access == "binding") return where + "binding of iter var " + s.buffer;
+  if (s.access == "divide") return where + "integer division by zero: " + s.buffer;
   return where + s.access + " " + s.buffer + ", dimension " + std::to_string(s.dim);
 }
 

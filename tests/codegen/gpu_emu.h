@@ -252,6 +252,35 @@ inline std::string retarget(llvm::Module& m) {
                             {c->getArgOperand(0), c->getArgOperand(1), c->getArgOperand(2)});
     } else if (n.rfind("llvm.nvvm.ex2.approx.", 0) == 0) {
       r = B.CreateIntrinsic(llvm::Intrinsic::exp2, {c->getType()}, {c->getArgOperand(0)});
+    } else if (n.rfind("llvm.nvvm.add.rn.", 0) == 0) {  // round-to-nearest arithmetic of libdevice
+      r = B.CreateFAdd(c->getArgOperand(0), c->getArgOperand(1));
+    } else if (n.rfind("llvm.nvvm.mul.rn.", 0) == 0) {
+      r = B.CreateFMul(c->getArgOperand(0), c->getArgOperand(1));
+    } else if (n.rfind("llvm.nvvm.div.rn.", 0) == 0) {
+      r = B.CreateFDiv(c->getArgOperand(0), c->getArgOperand(1));
+    } else if (n.rfind("llvm.nvvm.rcp.rn.", 0) == 0 || n.rfind("llvm.nvvm.rcp.approx.", 0) == 0) {
+      // (approx: libdevice refines it with Newton steps; the exact reciprocal is a fixpoint)
+      r = B.CreateFDiv(llvm::ConstantFP::get(c->getType(), 1.0), c->getArgOperand(0));
+    } else if (n.rfind("llvm.nvvm.sqrt.rn.", 0) == 0) {
+      r = B.CreateIntrinsic(llvm::Intrinsic::sqrt, {c->getType()}, {c->getArgOperand(0)});
+    } else if (n.rfind("llvm.nvvm.trunc.", 0) == 0 || n.rfind("llvm.nvvm.floor.", 0) == 0 ||
+               n.rfind("llvm.nvvm.ceil.", 0) == 0) {
+      auto id = n[10] == 't'   ? llvm::Intrinsic::trunc
+                : n[10] == 'f' ? llvm::Intrinsic::floor
+                               : llvm::Intrinsic::ceil;
+      r = B.CreateIntrinsic(id, {c->getType()}, {c->getArgOperand(0)});
+    } else if (n.rfind("llvm.nvvm.round.", 0) == 0) {  // cvt.rni: nearest, ties to even
+      r = B.CreateIntrinsic(llvm::Intrinsic::roundeven, {c->getType()}, {c->getArgOperand(0)});
+    } else if (n.rfind("llvm.nvvm.fabs", 0) == 0) {
+      r = B.CreateIntrinsic(llvm::Intrinsic::fabs, {c->getType()}, {c->getArgOperand(0)});
+    } else if (n == "llvm.nvvm.d2i.hi" || n == "llvm.nvvm.d2i.lo") {  // halves of a double's bits
+      llvm::Value* bits = B.CreateBitCast(c->getArgOperand(0), B.getInt64Ty());
+      if (n.back() == 'i') bits = B.CreateLShr(bits, 32);
+      r = B.CreateTrunc(bits, i32);
+    } else if (n == "llvm.nvvm.lohi.i2d") {
+      llvm::Value* lo = B.CreateZExt(c->getArgOperand(0), B.getInt64Ty());
+      llvm::Value* hi = B.CreateShl(B.CreateZExt(c->getArgOperand(1), B.getInt64Ty()), 32);
+      r = B.CreateBitCast(B.CreateOr(hi, lo), B.getDoubleTy());
     } else if (n.rfind("llvm.nvvm.saturate.", 0) == 0) {
       llvm::Value* x = c->getArgOperand(0);
       llvm::Value* zero = llvm::ConstantFP::get(x->getType(), 0.0);

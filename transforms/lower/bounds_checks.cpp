@@ -120,6 +120,36 @@ class Inserter : public IRMutator {
     auto idx = checked(n->buffer, n->indices, "load");
     return same(idx, n->indices) ? e : make_load(n->buffer, std::move(idx));
   }
+  // Integer division and modulo by zero are errors of the interpreter: unless the divisor
+  // is proven non-zero, `a OP b` becomes `(let _div = __bounds_check(select(b == 0, a, 0),
+  // select(b == 0, a, 1), site) in a OP b)` (a and b let-bound when not a variable or a
+  // constant). As a bounds check it fails exactly when b == 0 (a >=u a; else 0 <u 1), so the
+  // simplifier's reading of it stays true and codegen needs nothing new; the failure
+  // records a as the index, which the "divide" site prints as the interpreter does:
+  // `integer division by zero: floordiv(7, 0)`.
+  Expr mutate_binary(const BinaryNode* n, const Expr& e) override {
+    Expr r = IRMutator::mutate_binary(n, e);
+    if (!is_int(n->a.dtype())) return r;
+    const char* op = n->op == BinOp::FloorDiv   ? "floordiv"
+                     : n->op == BinOp::FloorMod ? "floormod"
+                     : n->op == BinOp::Div      ? "truncdiv"
+                                                : nullptr;
+    if (!op) return r;
+    auto* m = r.as<BinaryNode>();
+    return div_checked(op, n->b, m->a, m->b, [&](Expr a, Expr b) { return make_binary(n->op, a, b); });
+  }
+  Expr mutate_call(const CallNode* n, const Expr& e) override {
+    Expr r = IRMutator::mutate_call(n, e);
+    if ((n->op != Intrinsic::TruncDiv && n->op != Intrinsic::TruncMod) || n->args.size() != 2 ||
+        !is_int(n->args[0].dtype()))
+      return r;
+    auto* m = r.as<CallNode>();
+    Intrinsic f = n->op;
+    return div_checked(f == Intrinsic::TruncDiv ? "truncdiv" : "truncmod", n->args[1], m->args[0], m->args[1],
+                       [&](Expr a, Expr b) {
+                         return make_call(f, {a, b});
+                       });
+  }
   Stmt mutate_store(const StoreNode* n, const Stmt& s) override {
     // Like the interpreter, a store's accesses are reported at the store when it is known.
     SourceLoc outer = loc_;
@@ -189,11 +219,18 @@ class Inserter : public IRMutator {
   Stmt mutate_block_realize(const BlockRealizeNode* n, const Stmt& s) override {
     bool changed = false;
     std::vector<Expr> bindings;
+    // The interpreter reports errors in bindings and `where` at the block.
+    const BlockNode* outer_block = block_;
+    SourceLoc outer_at = loc_;
+    block_ = n->block.get();
+    loc_ = n->block->loc;
     for (auto& b : n->bindings) {
       bindings.push_back(mutate(b));
       changed = changed || !bindings.back().same_as(b);
     }
     Expr pred = mutate(n->predicate);
+    block_ = outer_block;
+    loc_ = outer_at;
     Block blk = scoped([&] {
       const BlockNode* b = n->block.get();
       // Bindings are expressions of the enclosing loops: read in the outer context first.
@@ -298,6 +335,44 @@ class Inserter : public IRMutator {
       out.push_back(idx);
     }
     memo_.push_back({buf, indices, out});
+    return out;
+  }
+  // `a OP b` with the division-by-zero check described at mutate_binary, unless the
+  // divisor (`orig_b`, unmutated, read in context) is proven non-zero.
+  template <class Make>
+  Expr div_checked(const char* op, const Expr& orig_b, Expr a, Expr b, Make make) {
+    int64_t c;
+    if (is_const_int(b, &c)) {
+      if (c != 0) return make(a, b);
+    } else {
+      Expr bb = in_context(orig_b);
+      auto [p, z] = common(bb, make_int(0, bb.dtype()));
+      if (az_.can_prove(make_binary(BinOp::NE, p, z)) || az_.can_prove(make_binary(BinOp::GT, p, z)) ||
+          az_.can_prove(make_binary(BinOp::LT, p, z)))
+        return make(a, b);
+    }
+    BoundsCheckSite site;
+    site.loc = loc_;
+    if (block_) site.block = block_->name;
+    site.access = "divide";
+    site.buffer = op;
+    DType t = a.dtype();
+    std::vector<std::pair<Var, Expr>> lets;
+    auto simple = [&](Expr& x, const char* name) {
+      if (x.kind() == ExprKind::Var || x.kind() == ExprKind::IntImm) return;
+      Var v(name, x.dtype());
+      lets.push_back({v, x});
+      x = v;
+    };
+    simple(a, "_div_a");
+    simple(b, "_div_b");
+    Expr zero = make_binary(BinOp::EQ, b, make_int(0, b.dtype()));
+    Expr chk = make_call(Intrinsic::BoundsCheck,
+                         {make_select(zero, a, make_int(0, t)), make_select(zero, a, make_int(1, t)),
+                          make_int(static_cast<int64_t>(sites_->size()), DType::I32)});
+    sites_->push_back(std::move(site));
+    Expr out = make_let(Var("_div", t), chk, make(a, b));
+    for (auto it = lets.rbegin(); it != lets.rend(); ++it) out = make_let(it->first, it->second, out);
     return out;
   }
   bool provably_inside(const Expr& index, const Expr& extent) {
@@ -455,6 +530,8 @@ Function insert_bounds_checks(const FunctionNode& f, std::vector<BoundsCheckSite
 
 std::string bounds_check_message(const BoundsCheckSite& site, int64_t index, int64_t extent) {
   std::string where = site.block.empty() ? "" : "block \"" + site.block + "\": ";
+  if (site.access == "divide")  // the interpreter's words; index: the dividend
+    return where + "integer division by zero: " + site.buffer + "(" + std::to_string(index) + ", 0)";
   if (site.access == "binding")  // the interpreter's words
     return where + "binding of iter var " + site.buffer + " = " + std::to_string(index) +
            " is outside its domain [0, " + std::to_string(extent) + ")";

@@ -94,8 +94,10 @@ Function trim_no_ops(const FunctionNode& f);
 struct BoundsCheckSite {
   SourceLoc loc;       // the store's, else the block's (unknown for ones built by transforms)
   std::string block;   // the block's name
-  std::string access;  // "load", "store", or "binding" (buffer: the iter var; an iter var
-                       // binding outside [0, extent), as the interpreter checks)
+  std::string access;  // "load", "store", "binding" (buffer: the iter var; an iter var
+                       // binding outside [0, extent), as the interpreter checks), or
+                       // "divide" (buffer: floordiv/floormod/truncdiv/truncmod; an integer
+                       // divisor not proven non-zero; the failing index is the dividend)
   std::string buffer;
   int dim = 0, ndim = 0;  // the checked dimension of an ndim-d access
 };
