@@ -84,29 +84,42 @@ void prim_reverse_compute_inline(ScheduleState& st, const ScheduleInstr& ins) {
   auto complete = [&](const Stmt& s) {
     const BlockRealizeNode* r = realize(s);
     std::vector<LoopDom> loops;
+    // A loop over [min, min + extent) (loop_partition, hand-written `serial(lo, hi)`) is seen
+    // as a 0-based loop l' with l = l' + min: the bindings cover the domain once over the one
+    // exactly when they do over the other.
+    std::unordered_map<const VarNode*, Expr> rebase;
     for (auto& l : st.loops_above(s.get())) {
       auto* f = l.as<ForNode>();
-      if (!is_zero(f->min)) return false;
-      loops.push_back(LoopDom{f->loop_var, f->extent});
+      if (is_zero(f->min)) {
+        loops.push_back(LoopDom{f->loop_var, f->extent});
+        continue;
+      }
+      Var z(f->loop_var.name() + "_0", f->loop_var.dtype());
+      rebase[f->loop_var.get()] = z + f->min;
+      loops.push_back(LoopDom{z, f->extent});
     }
+    std::vector<Expr> bindings;
+    for (auto& e : r->bindings) bindings.push_back(rebase.empty() ? e : fold(substitute(e, rebase)));
+    Expr predicate = rebase.empty() ? r->predicate : substitute(r->predicate, rebase);
     std::vector<Expr> exts;
     for (auto& iv : r->block->iter_vars) exts.push_back(iv.extent);
     // A predicate made only of bound guards `binding < extent` (a non-dividing split of the
     // block's loops) skips no point of the domain, only the overshoot past its end.
-    for (auto& cj : conjuncts(fold(r->predicate))) {
+    for (auto& cj : conjuncts(fold(predicate))) {
       auto* lt = cj.as<BinaryNode>();
       bool guard = false;
       for (size_t i = 0; lt && lt->op == BinOp::LT && i < exts.size() && !guard; ++i) {
-        guard = prove_eq(lt->a, r->bindings[i]) && prove_eq(lt->b, exts[i]);
+        guard = prove_eq(lt->a, bindings[i]) && prove_eq(lt->b, exts[i]);
         // A fuse-then-split guards the fused iterator F instead: `F < c * k` for the binding
         // `F // c` of extent k (the same bound, which bijective_bindings reads as F's extent).
-        auto* dv = fold(r->bindings[i]).as<BinaryNode>();
+        Expr bf = fold(bindings[i]);  // kept alive: dv points into it
+        auto* dv = bf.as<BinaryNode>();
         if (!guard && dv && dv->op == BinOp::FloorDiv)
           guard = prove_eq(lt->a, dv->a) && prove_eq(lt->b, fold(dv->b * exts[i]));
       }
       if (!guard) return false;
     }
-    return bijective_bindings(r->bindings, exts, loops, r->predicate);
+    return bijective_bindings(bindings, exts, loops, predicate);
   };
   if (!complete(bs))
     refuse("the producer block " + b->name + " does not cover its iteration domain exactly once");
