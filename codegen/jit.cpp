@@ -157,7 +157,11 @@ class JitProgramImpl : public JitProgram {
         DType t = p.var.dtype();
         if (a.numel() != 1) throw Error("input " + p.name() + ": expected a scalar, got " + describe(a));
         NDArray tmp(t == DType::F16 || t == DType::BF16 ? DType::F32 : t, {});
-        tmp.set(0, a.get(0));
+        // Same dtype: copy the bytes (a double does not hold every i64, e.g. 2^53 + 1).
+        if (a.dtype() == tmp.dtype())
+          std::memcpy(tmp.data(), a.data(), tmp.nbytes());
+        else
+          tmp.set(0, a.get(0));
         void* slot = &(*scalar_store)[i];
         std::memcpy(slot, tmp.data(), tmp.nbytes());
         args.push_back(slot);

@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -264,7 +265,17 @@ void fill_random(NDArray& a, const Param& p, uint64_t seed) {
   std::mt19937_64 rng(mix(s));
   auto range_text = [&] {
     std::ostringstream os;
-    os << "[" << p.range->lo << ", " << p.range->hi << "]";
+    os << "[";
+    if (p.range->ilo && !is_float(a.dtype()))
+      os << *p.range->ilo;
+    else
+      os << p.range->lo;
+    os << ", ";
+    if (p.range->ihi && !is_float(a.dtype()))
+      os << *p.range->ihi;
+    else
+      os << p.range->hi;
+    os << "]";
     return os.str();
   };
   if (is_float(a.dtype())) {
@@ -306,18 +317,29 @@ void fill_random(NDArray& a, const Param& p, uint64_t seed) {
   if (a.dtype() == DType::Bool && !p.range) dlo = 0, dhi = 1;
   // Intersect with the dtype's values before converting (a double outside int64 does not
   // convert; u8 in [-5, 300] draws from [0, 255]).
-  double tmin, tmax;  // representable ends, as doubles (2^63 for i64 is handled below)
+  // In __int128 with the exact integer ends the parser kept: a double does not hold every
+  // i64 (`in [2^53 + 1, 2^53 + 3]` drew 2^53 + 4), and 2^63, the double of i64's max, does
+  // not convert to int64 (`in [2^63 - 2, 2^63 - 1]` drew from all of i64).
   int bits = a.dtype() == DType::Bool ? 1 : dtype_bits(a.dtype());
   bool is_unsigned = a.dtype() == DType::Bool || a.dtype() == DType::U8 || a.dtype() == DType::U16 ||
                      a.dtype() == DType::U32;
-  tmin = is_unsigned ? 0.0 : -std::ldexp(1.0, bits - 1);
-  tmax = is_unsigned ? std::ldexp(1.0, bits) - 1 : std::ldexp(1.0, bits - 1) - 1;
-  double clo = std::max(std::ceil(dlo), tmin), chi = std::min(std::floor(dhi), tmax);
+  const __int128 one = 1;
+  __int128 tmin = is_unsigned ? 0 : -(one << (bits - 1));
+  __int128 tmax = is_unsigned ? (one << bits) - 1 : (one << (bits - 1)) - 1;
+  auto end = [&](double d, const std::optional<int64_t>& exact, bool up) -> __int128 {
+    if (exact && p.range) return *exact;
+    double r = up ? std::ceil(d) : std::floor(d);
+    if (std::isnan(r)) return up ? tmax + 1 : tmin - 1;  // empty
+    return static_cast<__int128>(std::clamp(r, -0x1.0p65, 0x1.0p65));
+  };
+  std::optional<int64_t> none_exact;
+  __int128 clo = std::max(end(dlo, p.range ? p.range->ilo : none_exact, true), tmin);
+  __int128 chi = std::min(end(dhi, p.range ? p.range->ihi : none_exact, false), tmax);
   if (!(clo <= chi))
     throw Error("parameter " + p.name() + ": value range " + range_text() + " holds no " +
                 std::string(dtype_name(a.dtype())) + " value");
   int64_t lo = static_cast<int64_t>(clo);
-  int64_t hi = chi >= 0x1.0p63 ? INT64_MAX : static_cast<int64_t>(chi);
+  int64_t hi = static_cast<int64_t>(chi);
   uint64_t span = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) + 1;  // 0: all 2^64 values
   for (int64_t i = 0; i < a.numel(); ++i) {
     uint64_t r = span == 0 ? rng() : rng() % span;

@@ -223,12 +223,27 @@ ArgMap parse_input_specs(const FunctionNode& f, const std::vector<std::string>& 
 }
 
 ArgMap complete_inputs(const FunctionNode& f, const ArgMap& given, std::optional<uint64_t> seed) {
-  if (seed) return random_inputs(f, *seed, given);
-  for (auto& p : f.params)
-    if (!given.count(p.name()))
-      throw Error("missing input for parameter " + p.name() + " (give --input " + p.name() +
-                  "=FILE.npy|VALUE or --random SEED)");
-  return given;
+  if (!seed)
+    for (auto& p : f.params)
+      if (!given.count(p.name()))
+        throw Error("missing input for parameter " + p.name() + " (give --input " + p.name() +
+                    "=FILE.npy|VALUE or --random SEED)");
+  ArgMap out = seed ? random_inputs(f, *seed, given) : given;
+  // Shapes are checked here, before any engine, so that every engine words a wrong shape as the
+  // interpreter does (the JIT said `input A: expected f32[3, 8], got f32[3, 4]`).
+  auto text = [](const std::vector<int64_t>& s) {
+    std::string t;
+    for (int64_t d : s) t += (t.empty() ? "" : ", ") + std::to_string(d);
+    return "[" + t + "]";
+  };
+  for (auto& p : f.params) {
+    if (!p.is_buffer()) continue;
+    auto want = eval_shape(p.buffer, out);
+    const NDArray& a = out.at(p.name());
+    if (a.shape() != want)
+      throw Error("parameter " + p.name() + ": expected shape " + text(want) + ", got " + text(a.shape()));
+  }
+  return out;
 }
 
 std::vector<std::pair<std::string, std::string>> parse_output_specs(const FunctionNode& f,

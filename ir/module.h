@@ -14,6 +14,9 @@ namespace tirc {
 // Uniform range used to generate random inputs: `X: f32[64] in [0.1, 4.0]`.
 struct ValueRange {
   double lo, hi;
+  // The exact ends when written as integer literals (a double does not hold every i64:
+  // `in [9007199254740993, 9007199254740995]`); integer random inputs and the printer use them.
+  std::optional<int64_t> ilo = std::nullopt, ihi = std::nullopt;
 };
 
 // A function parameter: a scalar (var) or a buffer (buffer), never both.

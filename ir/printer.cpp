@@ -588,7 +588,11 @@ class Printer {
   }
 
   std::string value_range(const ValueRange& r, DType t) {
-    return " in [" + range_value(r.lo, t) + ", " + range_value(r.hi, t) + "]";
+    // An integer parameter's integer ends print exactly (their doubles may have rounded).
+    auto end = [&](double v, const std::optional<int64_t>& exact) {
+      return exact && !is_float(t) ? int_text(*exact) : range_value(v, t);
+    };
+    return " in [" + end(r.lo, r.ilo) + ", " + end(r.hi, r.ihi) + "]";
   }
 
   static bool omit_root(const BlockRealizeNode* r) {

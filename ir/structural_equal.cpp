@@ -380,7 +380,15 @@ class Equal {
   bool range(const std::optional<ValueRange>& a, const std::optional<ValueRange>& b) {
     if (a.has_value() != b.has_value())
       return fail(std::string("range ") + (a ? "present" : "absent") + " vs " + (b ? "present" : "absent"));
-    if (a && (!float_eq(a->lo, b->lo) || !float_eq(a->hi, b->hi)))
+    // The exact integer ends; an integral double without one (a range built in code) stands
+    // for its integer, as the printer writes it.
+    auto exact = [](double v, const std::optional<int64_t>& e) -> std::optional<int64_t> {
+      if (e) return e;
+      if (std::floor(v) == v && v >= -0x1.0p63 && v < 0x1.0p63) return static_cast<int64_t>(v);
+      return std::nullopt;
+    };
+    if (a && (!float_eq(a->lo, b->lo) || !float_eq(a->hi, b->hi) ||
+              exact(a->lo, a->ilo) != exact(b->lo, b->ilo) || exact(a->hi, a->ihi) != exact(b->hi, b->ihi)))
       return fail("range [" + std::to_string(a->lo) + ", " + std::to_string(a->hi) + "] vs [" +
                   std::to_string(b->lo) + ", " + std::to_string(b->hi) + "]");
     return true;

@@ -387,8 +387,21 @@ class Builder {
     }
     if (p->lo) {
       double lo = signed_num(p->lo), hi = signed_num(p->hi);
-      if (!(lo <= hi)) fail(p->lo, "empty value range [" + p->lo->getText() + ", " + p->hi->getText() + "]");
-      param.range = ValueRange{lo, hi};
+      ValueRange r{lo, hi};
+      // The integral ends of an integer parameter are kept exactly too: their doubles may
+      // round (2^53 + 1, 2^63 - 1). An integral float end (`1.0`) counts as its integer, so
+      // that what the printer writes (`1`) reads back equal.
+      auto exact = [&](P::SignedNumContext* c) -> std::optional<int64_t> {
+        if (is_float(t)) return std::nullopt;
+        if (c->INT()) return parse_int(c->INT()->getSymbol(), c->getStart()->getText() == "-");
+        double v = signed_num(c);
+        if (std::floor(v) == v && v >= -0x1.0p63 && v < 0x1.0p63) return static_cast<int64_t>(v);
+        return std::nullopt;
+      };
+      r.ilo = exact(p->lo), r.ihi = exact(p->hi);
+      bool empty = r.ilo && r.ihi ? *r.ilo > *r.ihi : !(lo <= hi);
+      if (empty) fail(p->lo, "empty value range [" + p->lo->getText() + ", " + p->hi->getText() + "]");
+      param.range = r;
     }
     return param;
   }
