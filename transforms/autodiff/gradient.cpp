@@ -2377,6 +2377,7 @@ void GradientBuilder::reverse_unit(Unit& u) {
       u.kind != RedKind::Spatial && !exact_pass && u.ver_in.defined() && u.scan_iv < 0 && u.region < 0;
   if (init_flow) {
     std::unordered_set<const VarNode*> red_vars, spatial_vars;
+    std::vector<Expr> sym_extents;  // symbolic extents already in `nonempty`
     for (size_t i = 0; i < u.blk->iter_vars.size(); ++i) {
       collect_vars(u.br->bindings[i],
                    u.blk->iter_vars[i].kind == IterKind::Reduce ? &red_vars : &spatial_vars);
@@ -2386,16 +2387,53 @@ void GradientBuilder::reverse_unit(Unit& u) {
       if (is_const_int(ext, &c) && c >= 1) continue;
       Expr ne = make_binary(BinOp::GE, ext, make_const(ext.dtype(), 1));
       nonempty = nonempty.defined() ? make_binary(BinOp::And, nonempty, ne) : ne;
+      sym_extents.push_back(ext);
     }
     std::unordered_map<const VarNode*, Expr> at_first;
     std::vector<Expr> conds;
     if (u.br->predicate.defined()) conds.push_back(u.br->predicate);
+    std::unordered_set<const VarNode*> loop_vars;
+    for (auto& pe : u.path)
+      if (auto* f = pe.s.as<ForNode>()) loop_vars.insert(f->loop_var.get());
     for (auto& pe : u.path) {
       if (auto* f = pe.s.as<ForNode>()) {
-        if (red_vars.count(f->loop_var.get())) at_first[f->loop_var.get()] = f->min;
+        if (!red_vars.count(f->loop_var.get())) continue;
+        at_first[f->loop_var.get()] = f->min;
+        // A reduce loop of symbolic extent empties the domain where it is 0 (the iter var's
+        // extent may stay constant: `for k in serial(n)` bound to `vk: reduce(3) = k`).
+        int64_t c;
+        if (is_const_int(f->extent, &c) && c >= 1) continue;
+        std::unordered_set<const VarNode*> vs;
+        collect_vars(f->extent, &vs);
+        for (auto* v : vs)
+          if (loop_vars.count(v))
+            throw Error("block " + bname + ": the extent " + print_expr(f->extent) + " of its reduce loop " +
+                        f->loop_var.name() + " depends on loop " + v->name + " and may be 0 there, where " +
+                        u.Y->name + "'s earlier value would flow on: not differentiated");
+        bool known = false;
+        for (auto& e : sym_extents) known = known || expr_identical(e, f->extent);
+        if (known) continue;
+        sym_extents.push_back(f->extent);
+        Expr ne = make_binary(BinOp::GE, f->extent, make_const(f->extent.dtype(), 1));
+        nonempty = nonempty.defined() ? make_binary(BinOp::And, nonempty, ne) : ne;
       } else if (auto* c = pe.s.as<IfThenElseStmtNode>()) {
         conds.push_back(pe.else_branch ? make_unary(UnOp::Not, c->cond) : c->cond);
       }
+    }
+    // The adjoint takes the first point (every reduce var 0, where the init runs) to be the
+    // reduce loops' first iteration. Bindings that miss 0 there (`vk: reduce(4) = k + 1`) may
+    // never run the init: Y's earlier value then flows on (found by the h8 generator:
+    // F_grad dropped its gradient, or read arg / zero buffers no init had filled).
+    for (size_t i = 0; i < u.blk->iter_vars.size(); ++i) {
+      if (u.blk->iter_vars[i].kind != IterKind::Reduce) continue;
+      Expr at0 = simplify(substitute(u.br->bindings[i], at_first));
+      int64_t v;
+      if (!is_const_int(at0, &v) || v != 0)
+        throw Error("block " + bname + ": the binding " + u.blk->iter_vars[i].var.name() + " = " +
+                    print_expr(u.br->bindings[i]) +
+                    " is not 0 at the first iteration of its reduce loops, so the reduction's first "
+                    "point (every reduce var 0, where the init runs) may never run and " +
+                    u.Y->name + "'s earlier value would flow on: not differentiated");
     }
     for (auto& c : conds) {
       std::unordered_set<const VarNode*> vs;
@@ -2424,6 +2462,13 @@ void GradientBuilder::reverse_unit(Unit& u) {
   Expr Ead = rename_ad(u, self_accum ? u.accum_E : u.update);
   if (u.kind == RedKind::Max || u.kind == RedKind::Min) {
     K = new_buffer(u.Y->name + "_arg", u.Y, DType::I32);
+    // The arg-extremum scatter (emit_argext) runs over every spatial point, but the arg
+    // block's init fills K only where the block runs: a `where` or an `if` that skips some
+    // elements (`where i < 2`, `if n > 1`) left K unfilled there (F_grad read uninitialised
+    // elements: found by the h8 generator). Those elements keep kNoIndex: no scatter.
+    if (!u.full)
+      emit(elementwise(bname + "_arg_fill", K,
+                       [&](const std::vector<Expr>& iv) { return make_store(K, iv, make_int(kNoIndex)); }));
     emit(clone_block(
         u, bname + "_arg",
         [&] {

@@ -13,7 +13,9 @@
 #include "ir/error.h"
 #include "ir/mutator.h"
 #include "ir/visitor.h"
+#include "transforms/autodiff/expr_ad.h"
 #include "transforms/simplify/const_fold.h"
+#include "transforms/simplify/simplify.h"
 
 namespace tirc::ad {
 
@@ -368,18 +370,24 @@ std::string repeated_instances_by_groups(const BlockInfo& b, const std::vector<c
 // counting their points made the nest of a tiled conv2d's padding too large to check (its
 // overlapping halo tiles then gave a wrong gradient silently).
 std::string enumerate_instances(const BlockInfo& b, const Expr& predicate,
-                                const std::vector<const ForNode*>& once) {
+                                const std::vector<const ForNode*>& once,
+                                const std::unordered_map<const VarNode*, Expr>& fixed = {}) {
   std::vector<const ForNode*> loops;
-  std::vector<Expr> conds{predicate};
-  std::unordered_map<const VarNode*, Expr> lets;
+  std::vector<int64_t> lo_of, ext_of;  // the loops' bounds (with `fixed` substituted)
+  std::vector<Expr> conds{substitute(predicate, fixed)};
+  std::unordered_map<const VarNode*, Expr> lets = fixed;
   int64_t total = 1;
   for (auto& p : b.path) {
     if (auto* f = p.as<ForNode>()) {
       int64_t lo = 0, ext = 0;
-      if (!is_const_int(f->min, &lo) || !is_const_int(f->extent, &ext) || ext <= 0) return "";
+      if (!is_const_int(simplify(substitute(f->min, lets)), &lo) ||
+          !is_const_int(simplify(substitute(f->extent, lets)), &ext) || ext <= 0)
+        return "";
       if (std::find(once.begin(), once.end(), f) != once.end()) ext = 1;
       total = std::min<int64_t>(total * ext, int64_t{1} << 40);
       loops.push_back(f);
+      lo_of.push_back(lo);
+      ext_of.push_back(ext);
     } else if (auto* c = p.as<IfThenElseStmtNode>()) {
       // Which branch the block is in is not recorded: an if/else on a loop var is rare here.
       if (c->else_case.defined()) return "";
@@ -392,7 +400,8 @@ std::string enumerate_instances(const BlockInfo& b, const Expr& predicate,
   const BlockNode& blk = *b.br->block.get();
   std::vector<Expr> bindings;
   for (auto& e : b.br->bindings) bindings.push_back(substitute(e, lets));
-  if (total > kMaxEnumerated) return repeated_instances_by_groups(b, loops, conds, bindings, once);
+  if (total > kMaxEnumerated)
+    return fixed.empty() ? repeated_instances_by_groups(b, loops, conds, bindings, once) : "";
   std::vector<GuardedStore> stores;
   {
     std::vector<Expr> cs;
@@ -432,10 +441,7 @@ std::string enumerate_instances(const BlockInfo& b, const Expr& predicate,
   for (int64_t n = 0; n < total; ++n) {
     int64_t r = n;
     for (size_t i = loops.size(); i-- > 0;) {
-      int64_t lo = 0, ext = 0;
-      is_const_int(loops[i]->min, &lo);
-      is_const_int(loops[i]->extent, &ext);
-      if (std::find(once.begin(), once.end(), loops[i]) != once.end()) ext = 1;
+      const int64_t lo = lo_of[i], ext = ext_of[i];
       point[i] = lo + r % ext;
       r /= ext;
       at[loops[i]->loop_var.get()] = make_const(loops[i]->loop_var.dtype(), static_cast<double>(point[i]));
@@ -610,6 +616,50 @@ Function run_redundant_blocks_once(const FunctionNode& f) {
         first_only.push_back(L);
       }
     std::string why = enumerate_instances(b, pred, first_only);
+    if (why.empty()) {
+      // Symbolic loop bounds (`for k in serial(n * 2)` bound to `vk = k // 2`): enumerate at
+      // small values of the scalars they use, as the function may be called with them (a
+      // repeated reduce instance ran its update, and its init, twice: wrong gradients, found
+      // by the h8 generator).
+      std::unordered_set<const VarNode*> scalars, bound;
+      for (auto& p : b.path) {
+        if (auto* f = p.as<ForNode>()) {
+          bound.insert(f->loop_var.get());
+          collect_vars(f->min, &scalars);
+          collect_vars(f->extent, &scalars);
+        } else if (auto* l = p.as<LetStmtNode>()) {
+          bound.insert(l->var.get());
+        }
+      }
+      std::vector<const VarNode*> syms;
+      for (auto* v : scalars)
+        if (!bound.count(v)) syms.push_back(v);
+      // Only where a reduce binding uses a loop of symbolic bounds: a repeated spatial
+      // instance is left to the later, more specific checks (tests/autodiff/normalize_test.cpp,
+      // init_test.cpp reach them through symbolic sizes).
+      bool sym_reduce = false;
+      const BlockNode& blk = *b.br->block.get();
+      for (size_t q = 0; q < blk.iter_vars.size(); ++q) {
+        if (blk.iter_vars[q].kind != IterKind::Reduce) continue;
+        std::unordered_set<const VarNode*> uses;
+        collect_vars(b.br->bindings[q], &uses);
+        for (auto& p : b.path)
+          if (auto* f = p.as<ForNode>(); f && uses.count(f->loop_var.get())) {
+            int64_t c;
+            if (!is_const_int(f->min, &c) || !is_const_int(f->extent, &c)) sym_reduce = true;
+          }
+      }
+      if (!sym_reduce) syms.clear();
+      for (int64_t val : {2, 3}) {
+        if (syms.empty() || !why.empty()) break;
+        std::unordered_map<const VarNode*, Expr> fixed;
+        for (auto* v : syms) fixed[v] = make_const(v->dtype, static_cast<double>(val));
+        why = enumerate_instances(b, pred, first_only, fixed);
+        if (!why.empty())
+          why += " (with " + std::string(syms.size() == 1 ? syms[0]->name : "its scalars") + " = " +
+                 std::to_string(val) + ")";
+      }
+    }
     if (!why.empty()) throw Error("block " + b.br->block->name + ": " + why);
   }
   if (once.empty()) return out;
