@@ -13,6 +13,7 @@
 #include "ir/printer.h"
 #include "parser/parser.h"
 #include "runtime/ndarray.h"
+#include "tests/autodiff/full_checks.h"
 #include "transforms/autodiff/check_grad.h"
 #include "transforms/autodiff/gradient.h"
 
@@ -58,17 +59,7 @@ func min_two_axes(n: i32, m: i32, A: f32[n, m], B: f32[3]) -> (C: f32[3]) {
 }
 )";
 
-void expect_passes(const FunctionNode& f, const ArgMap& given) {
-  CheckGradOptions o;
-  o.full = true;
-  o.given = given;
-  for (uint64_t seed : {1u, 2u}) {
-    o.seed = seed;
-    CheckGradResult r = check_grad(f, o);
-    EXPECT_EQ(r.failed, 0) << f.name << "\n" << print_function(*r.grad);
-    EXPECT_GT(r.passed, 0) << f.name;
-  }
-}
+void expect_passes(const FunctionNode& f, const ArgMap& given) { testing::expect_full_checks(f, given); }
 
 ArgMap sizes(int64_t n, int64_t m) {
   ArgMap a;
@@ -82,7 +73,8 @@ ArgMap sizes(int64_t n, int64_t m) {
 
 TEST(EmptyReduction, EarlierValueFlowsWhereTheDomainIsEmpty) {
   Module mod = parse_module(kEmptyDomain, "empty.tir");
-  for (const char* name : {"sum_init", "prod_onto", "max_onto", "max_part", "sum_init_part", "min_two_axes"}) {
+  for (const char* name :
+       {"sum_init", "prod_onto", "max_onto", "max_part", "sum_init_part", "min_two_axes"}) {
     Function f = mod.find_func(name);
     ASSERT_TRUE(f) << name;
     ArgMap given = sizes(0, 2);

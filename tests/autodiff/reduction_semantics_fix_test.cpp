@@ -8,6 +8,7 @@
 #include "ir/printer.h"
 #include "parser/parser.h"
 #include "runtime/ndarray.h"
+#include "tests/autodiff/full_checks.h"
 #include "transforms/autodiff/check_grad.h"
 #include "transforms/autodiff/gradient.h"
 
@@ -22,17 +23,7 @@ ArgMap with_n(int64_t n) {
   return a;
 }
 
-void expect_passes(const FunctionNode& f, const ArgMap& given) {
-  CheckGradOptions o;
-  o.full = true;
-  o.given = given;
-  for (uint64_t seed : {1u, 2u}) {
-    o.seed = seed;
-    CheckGradResult r = check_grad(f, o);
-    EXPECT_EQ(r.failed, 0) << f.name << "\n" << print_function(*r.grad);
-    EXPECT_GT(r.passed, 0) << f.name;
-  }
-}
+void expect_passes(const FunctionNode& f, const ArgMap& given) { testing::expect_full_checks(f, given); }
 
 std::string refusal(const char* src, const char* name) {
   Module m = parse_module(src, "r.tir");

@@ -26,12 +26,13 @@
 #include "ir/reducer.h"
 #include "ir/structural_equal.h"
 #include "parser/parser.h"
+#include "tests/sanitized.h"
+#include "tests/schedule/tvm_style_files.h"
 #include "transforms/autodiff/gradient.h"
 #include "transforms/schedule/prims.h"
 #include "transforms/schedule/verify.h"
 #ifdef TIRC_WITH_LLVM
 #include "codegen/jit.h"
-#include "tests/sanitized.h"
 #endif
 
 namespace tirc {
@@ -319,25 +320,10 @@ class Gen {
   int counter_ = 0;
 };
 
-// Runs parallel, vectorized and thread-bound loops backwards: a legal schedule does not
-// depend on the order of their iterations, but the interpreter runs them in order, so this
-// makes the differential check see order dependences.
-class ReverseParallel : public IRMutator {
- protected:
-  Stmt mutate_for(const ForNode* n, const Stmt& s) override {
-    Stmt b = IRMutator::mutate_for(n, s);
-    auto* f = b.as<ForNode>();
-    if (f->for_kind == ForKind::Serial || f->for_kind == ForKind::Unrolled) return b;
-    // A thread-bound reduction loop (a cross-thread reduction) keeps its order: its init
-    // runs at the first iteration.
-    if (f->for_kind == ForKind::ThreadBinding && loop_feeds_reduction(*f)) return b;
-    Var nv(f->loop_var.name(), f->loop_var.dtype());
-    // nv runs over [min, min + extent): the reversed value is min + (min + extent - 1 - nv).
-    Expr rev = f->min + f->min + f->extent - make_int(1, f->extent.dtype()) - nv;
-    Stmt body = substitute(f->body, std::unordered_map<const VarNode*, Expr>{{f->loop_var.get(), rev}});
-    return make_for(nv, f->min, f->extent, ForKind::Serial, body);
-  }
-};
+// Parallel, vectorized and thread-bound loops run backwards (testing::ReverseParallelLoops): a
+// legal schedule does not depend on the order of their iterations, but the interpreter runs
+// them in order, so this makes the differential check see order dependences.
+using testing::ReverseParallelLoops;
 
 long env_long(const char* name, long dflt) {
   const char* v = std::getenv(name);
@@ -389,7 +375,7 @@ void run_fuzz(long iters, uint64_t seed) {
         CompareResult r = compare_functions(*base.f, *g, o, interp_runner(), interp_runner());
         if (!r.ok) failure = "mismatch: " + r.detail;
         if (r.ok) {
-          ReverseParallel rp;
+          ReverseParallelLoops rp;
           FunctionNode rev = *g;
           rev.body = rp.mutate(g->body);
           CompareResult r2 = compare_functions(*base.f, rev, o, interp_runner(), interp_runner());
