@@ -55,6 +55,17 @@ size_t tree_size(const Expr& e, std::unordered_map<const ExprNode*, size_t>& mem
   return memo[e.get()] = n;
 }
 
+// The block realize at the bottom of a perfect loop nest s (loops outermost first); null when the
+// nest ends in anything else.
+const BlockRealizeNode* nest_block(const Stmt& s, std::vector<const ForNode*>* loops) {
+  Stmt cur = s;
+  while (auto* f = cur.as<ForNode>()) {
+    loops->push_back(f);
+    cur = f->body;
+  }
+  return cur.as<BlockRealizeNode>();
+}
+
 struct Entry {
   Buffer H;
   std::unordered_set<const BufferNode*> loads;
@@ -103,12 +114,7 @@ class Hoister {
   // Constant ranges only; s itself when the nest is not of this form (or is already normal).
   Stmt normalize_nest(const Stmt& s) {
     std::vector<const ForNode*> loops;
-    Stmt cur = s;
-    while (auto* f = cur.as<ForNode>()) {
-      loops.push_back(f);
-      cur = f->body;
-    }
-    auto* br = cur.as<BlockRealizeNode>();
+    auto* br = nest_block(s, &loops);
     if (!br || loops.empty()) return s;
     const BlockNode& b = *br->block.get();
     size_t n = b.iter_vars.size();
@@ -225,12 +231,7 @@ class Hoister {
   // `if_then_else` arms stay. s itself when there is none.
   Stmt lift_lets(const Stmt& s) {
     std::vector<const ForNode*> loops;
-    Stmt cur = s;
-    while (auto* f = cur.as<ForNode>()) {
-      loops.push_back(f);
-      cur = f->body;
-    }
-    auto* br = cur.as<BlockRealizeNode>();
+    auto* br = nest_block(s, &loops);
     if (!br || loops.empty()) return s;
     const BlockNode& b = *br->block.get();
     std::vector<Binding> outer;
@@ -336,12 +337,7 @@ class Hoister {
   // when s is not such a nest.
   // With allow_pred, the block may have a `where` (it then only reuses buffers: see process).
   const BlockRealizeNode* match(const Stmt& s, std::vector<const ForNode*>& loops, bool allow_pred = false) {
-    Stmt cur = s;
-    while (auto* f = cur.as<ForNode>()) {
-      loops.push_back(f);
-      cur = f->body;
-    }
-    auto* br = cur.as<BlockRealizeNode>();
+    auto* br = nest_block(s, &loops);
     if (!br || loops.empty() || (!allow_pred && !is_one(br->predicate))) return nullptr;
     const BlockNode& b = *br->block.get();
     size_t n = b.iter_vars.size();
