@@ -61,15 +61,7 @@ func min_two_axes(n: i32, m: i32, A: f32[n, m], B: f32[3]) -> (C: f32[3]) {
 
 void expect_passes(const FunctionNode& f, const ArgMap& given) { testing::expect_full_checks(f, given); }
 
-ArgMap sizes(int64_t n, int64_t m) {
-  ArgMap a;
-  NDArray nv(DType::I32, {}), mv(DType::I32, {});
-  nv.set(0, static_cast<double>(n));
-  mv.set(0, static_cast<double>(m));
-  a["n"] = nv;
-  a["m"] = mv;
-  return a;
-}
+ArgMap sizes(int64_t n, int64_t m) { return testing::i32_scalars({{"n", n}, {"m", m}}); }
 
 TEST(EmptyReduction, EarlierValueFlowsWhereTheDomainIsEmpty) {
   Module mod = parse_module(kEmptyDomain, "empty.tir");

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <initializer_list>
+
 #include "ir/error.h"
 #include "ir/printer.h"
 #include "parser/parser.h"
@@ -11,6 +13,17 @@
 #include "transforms/autodiff/gradient.h"
 
 namespace tirc::testing {
+
+// i32 scalar inputs by name (`{{"n", 0}}`), for CheckGradOptions::given.
+inline ArgMap i32_scalars(std::initializer_list<std::pair<const char*, int64_t>> values) {
+  ArgMap a;
+  for (auto& [name, v] : values) {
+    NDArray x(DType::I32, {});
+    x.set(0, static_cast<double>(v));
+    a[name] = x;
+  }
+  return a;
+}
 
 // given: inputs fixed by the caller (scalar sizes), the others drawn at random.
 inline void expect_full_checks(const FunctionNode& f, const ArgMap& given = {}) {

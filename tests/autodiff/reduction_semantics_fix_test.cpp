@@ -15,13 +15,7 @@
 namespace tirc {
 namespace {
 
-ArgMap with_n(int64_t n) {
-  ArgMap a;
-  NDArray v(DType::I32, {});
-  v.set(0, static_cast<double>(n));
-  a["n"] = v;
-  return a;
-}
+ArgMap with_n(int64_t n) { return testing::i32_scalars({{"n", n}}); }
 
 void expect_passes(const FunctionNode& f, const ArgMap& given) { testing::expect_full_checks(f, given); }
 

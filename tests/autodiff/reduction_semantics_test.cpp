@@ -26,6 +26,7 @@
 #include "ir/printer.h"
 #include "parser/parser.h"
 #include "runtime/ndarray.h"
+#include "tests/autodiff/full_checks.h"
 #include "tests/sanitized.h"
 #include "transforms/autodiff/check_grad.h"
 #include "transforms/autodiff/gradient.h"
@@ -204,13 +205,7 @@ class Gen {
   std::mt19937 rng_;
 };
 
-ArgMap given_n(int64_t n) {
-  ArgMap a;
-  NDArray v(DType::I32, {});
-  v.set(0, static_cast<double>(n));
-  a["n"] = v;
-  return a;
-}
+ArgMap given_n(int64_t n) { return testing::i32_scalars({{"n", n}}); }
 
 // Returns "" when fine, else a description of the failure.
 std::string run_case(const GenCase& c, int64_t n, int* refused, int* checked) {
