@@ -20,7 +20,6 @@
 #include <string>
 #include <vector>
 
-#include "full_checks.h"
 #include "interp/interp.h"
 #include "ir/error.h"
 #include "ir/printer.h"
