@@ -215,8 +215,7 @@ TEST(Refusal, LoopKinds) {
   EXPECT_EQ(refusal(kSym, "  b = get_block(\"B\")\n  i = get_loops(b)\n  vectorize(i)\n"),
             "vectorize: loop i has a non-constant extent (as in TVM; split it by a constant inner factor, "
             "e.g. [None, 8], and vectorize the inner loop)");
-  EXPECT_EQ(refusal(kMM, kGetC + "  bind(i, \"blockIdx.x\")\n  unroll(i)\n"),
-            "unroll: loop i is already bound to blockIdx.x");
+  // (A bound loop may be rebound or unrolled since round 11, as in TVM: tvm_ported_a_test.cpp.)
   EXPECT_EQ(refusal(kMM, kGetC + "  bind(i, \"warp.x\")\n"),
             "bind: unknown thread axis \"warp.x\" (expected blockIdx.x/y/z, threadIdx.x/y/z or vthread)");
   EXPECT_EQ(refusal(kMM, kGetC + "  bind(i, \"threadIdx.x\")\n  bind(j, \"threadIdx.x\")\n"),

@@ -102,5 +102,45 @@ schedule conv {
   EXPECT_EQ(text.find("W_global"), std::string::npos) << text;
 }
 
+// TVM's compute_at(block, loop, preserve_unit_loops=False, index=-1) given positionally.
+const char* kTwoStage = R"(func two(A: f32[8, 8]) -> (C: f32[8, 8]) {
+  alloc B: f32[8, 8]
+  for i, j in grid(8, 8) {
+    block B(vi: spatial(8) = i, vj: spatial(8) = j) { B[vi, vj] = A[vi, vj] * 2.0 }
+  }
+  for i, j in grid(8, 8) {
+    block C(vi: spatial(8) = i, vj: spatial(8) = j) { C[vi, vj] = B[vi, vj] + 1.0 }
+  }
+}
+)";
+
+TEST(TvmCompat, ComputeAtTakesPreserveUnitLoopsAndIndexPositionally) {
+  for (const char* call :
+       {"compute_at(get_block(\"B\"), i, True)", "compute_at(get_block(\"B\"), i, False, -1)"}) {
+    Function g = apply_src(
+        std::string(kTwoStage) + "schedule two {\n  i, j = get_loops(get_block(\"C\"))\n  " + call + "\n}\n",
+        "two");
+    std::string text = print_function(*g);
+    // B's nest moved under C's row loop: one top-level loop is left.
+    EXPECT_EQ(text.find("for i, j in grid"), std::string::npos) << call << "\n" << text;
+  }
+  Function g = apply_src(std::string(kTwoStage) +
+                             "schedule two {\n  i, j = get_loops(get_block(\"B\"))\n"
+                             "  reverse_compute_at(get_block(\"C\"), i, True)\n}\n",
+                         "two");
+  EXPECT_EQ(print_function(*g).find("for i, j in grid"), std::string::npos) << print_function(*g);
+
+  Module m = parse_module(std::string(kTwoStage) +
+                              "schedule two {\n  i, j = get_loops(get_block(\"C\"))\n"
+                              "  compute_at(get_block(\"B\"), i, True, 0)\n}\n",
+                          "t.tir");
+  try {
+    apply_schedule(*m.find_func("two"), m.schedules.at(0), m.intrins);
+    FAIL() << "index=0 given positionally was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("index=0 is not supported"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace tirc

@@ -15,6 +15,8 @@ using namespace sched;
 const std::map<std::string, PrimFn>& table() {
   static const std::map<std::string, PrimFn> t = {
       {"get_block", prim_get_block},
+      // Newer TVM renamed get_block to get_sblock (with T.block -> T.sblock); same primitive.
+      {"get_sblock", prim_get_block},
       {"get_loops", prim_get_loops},
       {"get_child_blocks", prim_get_child_blocks},
       {"get_producers", prim_get_producers},
@@ -111,6 +113,7 @@ static ScheduleInstr normalize_keywords(const ScheduleInstr& ins_in) {
   ScheduleInstr ins = legacy_transform_layout(ins_in);
   static const std::map<std::string, std::vector<std::string>> params = {
       {"get_block", {"name", "func_name"}},
+      {"get_sblock", {"name", "func_name"}},
       {"get_loops", {"block"}},
       {"get_child_blocks", {"block_or_loop"}},
       {"get_producers", {"block"}},
@@ -129,7 +132,7 @@ static ScheduleInstr normalize_keywords(const ScheduleInstr& ins_in) {
       {"compute_inline", {"block"}},
       {"reverse_compute_inline", {"block"}},
       {"cache_read", {"block", "read_buffer_index", "storage_scope", "consumer_blocks"}},
-      {"cache_write", {"block", "write_buffer_index", "storage_scope"}},
+      {"cache_write", {"block", "write_buffer_index", "storage_scope", "consumer_blocks"}},
       {"decompose_reduction", {"block", "loop"}},
       {"rfactor", {"loop", "factor_axis"}},
       {"blockize", {"target"}},
@@ -163,6 +166,27 @@ static ScheduleInstr normalize_keywords(const ScheduleInstr& ins_in) {
     } else {
       kws.push_back(&a);
     }
+  }
+  // TVM's signature is compute_at(block, loop, preserve_unit_loops=False, index=-1): the
+  // last two may be given positionally (`compute_at(b, l, True)`); they mean what the
+  // keywords mean below.
+  std::vector<ScheduleArg> positional_kws;
+  if ((ins.primitive == "compute_at" || ins.primitive == "reverse_compute_at") && out.args.size() > 2) {
+    if (out.args.size() > 4) refuse("expected at most 4 arguments (block, loop, preserve_unit_loops, index)");
+    static const char* const names[] = {"preserve_unit_loops", "index"};
+    for (size_t i = 2; i < out.args.size(); ++i) {
+      ScheduleArg k;
+      k.kind = ScheduleArg::Keyword;
+      k.text = names[i - 2];
+      k.loc = out.args[i].loc;
+      k.list.push_back(out.args[i]);
+      positional_kws.push_back(k);
+    }
+    out.args.resize(2);
+    std::vector<const ScheduleArg*> all;
+    for (auto& k : positional_kws) all.push_back(&k);
+    for (auto* k : kws) all.push_back(k);
+    kws = all;
   }
   auto it = params.find(ins.primitive);
   // The sampling instructions read their own keywords (optional ones may be skipped).
@@ -226,6 +250,7 @@ static size_t returned_count(ScheduleState& st, const ScheduleInstr& norm) {
     if (norm.args.size() < 2 || norm.args[1].kind != ScheduleArg::List)
       refuse("expected a list of factors as argument 2");
     n = norm.args[1].list.size();
+    if (norm.primitive == "loop_partition") n = loop_partition_count(st, norm);  // may add a last part
   } else if (norm.primitive == "get_producers" || norm.primitive == "get_consumers") {
     n = producers_or_consumers(st, norm, norm.primitive == "get_producers").size();
   } else {

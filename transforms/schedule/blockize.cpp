@@ -6,6 +6,7 @@
 // relaxed over the inner loops. Nothing is reordered, so it is always legal once the
 // subtree holds at least one block. When the outer block reduces, the init moves to it
 // (see move_init_out), as TVM's blockize does.
+#include <functional>
 #include <set>
 #include <unordered_set>
 
@@ -116,15 +117,15 @@ void move_init_out(const ScheduleState& st, const std::string& outer_name,
 
 }  // namespace
 
-void prim_blockize(ScheduleState& st, const ScheduleInstr& ins) {
-  expect_args(ins, 1, 1);
-  if (ins.results.size() > 1) expect_results(ins, 1);
-  Stmt ls = arg_loop(st, ins, 0);
+// Wraps `ls` (a loop of the tree, or a Seq of consecutive statements of the tree starting at
+// `anchor`) in a new block; `place` puts the new block where `ls` was. Returns its name.
+static std::string blockize_subtree(ScheduleState& st, const Stmt& ls, const Stmt& anchor,
+                                    const std::string& base_name,
+                                    const std::function<void(const Stmt&)>& place) {
   auto inner = collect_blocks(ls, false);
-  if (inner.empty()) refuse("loop " + loop_name(ls) + " holds no block");
   // Everything bound above the loop that the subtree may use: enclosing loops and the iter
   // vars of enclosing blocks (a block body may not use variables bound outside it).
-  std::vector<EnclosingVar> outer = enclosing_vars(st, ls.get());
+  std::vector<EnclosingVar> outer = enclosing_vars(st, anchor.get());
   std::vector<IterVar> ivs;
   std::vector<Expr> binds;
   std::unordered_map<const VarNode*, Expr> sub;
@@ -164,7 +165,9 @@ void prim_blockize(ScheduleState& st, const ScheduleInstr& ins) {
       refuse("the extent of " + f->var.name() + " depends on an enclosing loop");
   }
   Stmt body = substitute(ls, sub);
-  std::string base = inner.size() == 1 ? block_of(inner[0])->name + "_o" : "blockized";
+  std::string base = !base_name.empty()  ? base_name
+                     : inner.size() == 1 ? block_of(inner[0])->name + "_o"
+                                         : "blockized";
   std::string name = st.fresh_block_name(base);
   Stmt init;
   // The outer block's init runs when its reduce iter vars are all 0: that is the first
@@ -179,7 +182,75 @@ void prim_blockize(ScheduleState& st, const ScheduleInstr& ins) {
     if (iv.kind == IterKind::Reduce) outer_reduce.insert(iv.var.get());
   if (outer_reduces && !outer_opaque) move_init_out(st, name, outer_reduce, &body, &init);
   Stmt outer_block = make_simple_block(name, ivs, binds, body, init);
-  st.replace(ls.get(), outer_block);
+  place(outer_block);
+  return name;
+}
+
+// blockize([b1, b2, ...]) (TVM: blockize of a list of blocks): the blocks' nests, consecutive
+// statements of one parent, are wrapped in one block "outer_<b1>_<b2>_" (TVM's name). Nothing
+// moves, so it is legal once the statements hold exactly the listed blocks.
+static void blockize_blocks(ScheduleState& st, const ScheduleInstr& ins) {
+  const ScheduleArg& la = ins.args[0];
+  if (la.list.empty()) refuse("the list of blocks is empty");
+  std::vector<Stmt> blocks;
+  std::string base = "outer_";
+  for (auto& item : la.list) {
+    ScheduleInstr one = ins;
+    one.args = {item};
+    Stmt b = arg_block(st, one, 0);
+    for (auto& o : blocks)
+      if (o.same_as(b)) refuse("block " + block_of(b)->name + " is given twice");
+    blocks.push_back(b);
+    base += block_of(b)->name + "_";
+  }
+  // The lowest common ancestor of the blocks must be a Seq whose items are their nests.
+  std::vector<std::vector<Stmt>> paths;
+  for (auto& b : blocks) paths.push_back(st.path_to(b.get()));
+  size_t c = 0;
+  for (;; ++c) {
+    bool same = true;
+    for (auto& p : paths) same = same && c < p.size() && p[c].same_as(paths[0][c]);
+    if (!same) break;
+  }
+  const SeqNode* seq = c > 0 ? paths[0][c - 1].as<SeqNode>() : nullptr;
+  if (!seq || blocks.size() < 2)
+    refuse("the blocks must lie in sibling statements of one parent (use blockize(loop) for one nest)");
+  size_t lo = seq->stmts.size(), hi = 0;
+  for (auto& p : paths)
+    for (size_t k = 0; k < seq->stmts.size(); ++k)
+      if (seq->stmts[k].same_as(p[c])) {
+        lo = std::min(lo, k);
+        hi = std::max(hi, k);
+      }
+  std::vector<Stmt> items(seq->stmts.begin() + static_cast<std::ptrdiff_t>(lo),
+                          seq->stmts.begin() + static_cast<std::ptrdiff_t>(hi) + 1);
+  for (auto& it : items)
+    for (auto& b : collect_blocks(it, false)) {
+      bool listed = false;
+      for (auto& o : blocks) listed = listed || o.same_as(b);
+      if (!listed)
+        refuse("block " + block_of(b)->name + " lies among the listed blocks' statements but is not listed");
+    }
+  Stmt parent = paths[0][c - 1];
+  Stmt sub = make_seq(items);
+  std::string name = blockize_subtree(st, sub, items[0], base, [&](const Stmt& nb) {
+    std::vector<Stmt> out;
+    for (size_t k = 0; k < seq->stmts.size(); ++k) {
+      if (k == lo) out.push_back(nb);
+      if (k < lo || k > hi) out.push_back(seq->stmts[k]);
+    }
+    st.replace(parent.get(), make_seq(out));
+  });
+  bind_block(st, ins, 0, name);
+}
+
+void prim_blockize(ScheduleState& st, const ScheduleInstr& ins) {
+  expect_args(ins, 1, 1);
+  if (ins.results.size() > 1) expect_results(ins, 1);
+  if (ins.args[0].kind == ScheduleArg::List) return blockize_blocks(st, ins);
+  Stmt ls = arg_loop(st, ins, 0);
+  if (collect_blocks(ls, false).empty()) refuse("loop " + loop_name(ls) + " holds no block");
+  std::string name = blockize_subtree(st, ls, ls, "", [&](const Stmt& nb) { st.replace(ls.get(), nb); });
   bind_block(st, ins, 0, name);
 }
 

@@ -42,9 +42,22 @@ bool holds_over_spatial(const Expr& c, const BlockNode& b) {
 }  // namespace
 
 void prim_cache_write(ScheduleState& st, const ScheduleInstr& ins) {
-  expect_args(ins, 3, 3);
+  expect_args(ins, 3, 4);
   if (ins.results.size() > 1) expect_results(ins, 1);
   Stmt bs = arg_block(st, ins, 0);
+  // TVM's consumer_blocks (newer TVM): the listed readers read the cache instead of the
+  // written-back buffer. Both hold the same values once the copy-back ran, so tirc accepts the
+  // list (it must name blocks) and lets every reader read the buffer, as without it.
+  if (ins.args.size() == 4) {
+    std::vector<ScheduleArg> items =
+        ins.args[3].kind == ScheduleArg::List ? ins.args[3].list : std::vector<ScheduleArg>{ins.args[3]};
+    if (items.empty()) refuse("consumer_blocks is empty");
+    for (auto& it : items) {
+      ScheduleInstr one = ins;
+      one.args = {it};
+      arg_block(st, one, 0);
+    }
+  }
   const BlockRealizeNode* br = realize(bs);
   const BlockNode* b = br->block.get();
   // TVM accepts the index in the block's writes regions or the buffer's name.

@@ -221,6 +221,13 @@ void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
           consumers.end())
         consumers.push_back(c);
   if (consumers.empty()) refuse("block " + p->name + " has no consumer");
+  // A `where` that loads a written buffer (TVM's `T.where(B[i, j] < 10.0)`) reads it at loop
+  // vars, outside the regions the consumers declare: the recomputed part might miss it.
+  for (auto& b : blocks_in_order(st))
+    if (block_of(b) != p)
+      if (auto* w = predicate_loads_any(*realize(b), wbufs))
+        refuse("the where of block " + block_of(b)->name + " loads buffer " + w->name + ", which block " +
+               p->name + " writes (reads in predicates are not analysed)");
   for (auto& c : consumers)
     if (find_path(ls, c.get()).empty())
       refuse("consumer block " + block_of(c)->name + " of block " + p->name + " is not under loop " +
@@ -383,6 +390,15 @@ void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
     size_t d = static_cast<size_t>(it - ivs.begin());
     Expr ext_m1 = fold(iv.extent - make_int(1, t));
     SymRange r = need[d] ? *need[d] : SymRange{make_int(0, t), ext_m1};
+    // The consumers' region is in their loops' type (an i64 loop reading a buffer whose
+    // dimension, hence P's iter var, is i32): the new loop and binding take the iter var's type.
+    auto to_t = [&](const Expr& e) {
+      int64_t c;
+      if (e.dtype() == t) return e;
+      return is_const_int(fold(e), &c) ? make_int(c, t) : make_cast(t, e);
+    };
+    r.lo = to_t(r.lo);
+    r.hi = to_t(r.hi);
     Expr extent = fold(r.hi - r.lo + make_int(1, t));
     if (uses_var(extent, [&](const VarNode* v) { return loop_vars.count(v) > 0; })) {
       // The size varies with the outer loops: compute the whole dimension instead.

@@ -73,6 +73,14 @@ void prim_compute_inline(ScheduleState& st, const ScheduleInstr& ins) {
   auto others = writers_of(st, X, b);
   if (!others.empty()) refuse("buffer " + X->name + " is also written by block " + block_of(others[0])->name);
   auto consumers = readers_of(st, X, b);
+  // A block whose `where` loads X (TVM's `T.where(B[i, j] < 10.0)`) reads it too: its predicate
+  // gets the value inlined like its body (it read the removed buffer before).
+  auto pred_loads_x = [&](const Stmt& s) { return predicate_loads_any(*realize(s), {X}) != nullptr; };
+  for (auto& c : blocks_in_order(st))
+    if (!c.same_as(st.body()) && block_of(c) != b && pred_loads_x(c) &&
+        std::find_if(consumers.begin(), consumers.end(), [&](const Stmt& x) { return x.same_as(c); }) ==
+            consumers.end())
+      consumers.push_back(c);
   // X[e] holds value(e) whenever it was written (single writer, pure value), so the order
   // of the consumers does not matter; only the inputs of the value must be stable.
   for (auto& c : consumers) {
@@ -100,6 +108,7 @@ void prim_compute_inline(ScheduleState& st, const ScheduleInstr& ins) {
   Stmt body = st.body();
   for (auto& c : consumers) {
     Stmt nc = update_realize(c, [&](BlockRealizeNode& r) {
+      if (r.predicate.defined()) r.predicate = replace_loads(r.predicate, X, inline_value);
       r.block = update_block(r.block, [&](BlockNode& n) {
         n.init = n.init.defined() ? replace_loads(n.init, X, inline_value) : n.init;
         n.body = replace_loads(n.body, X, inline_value);

@@ -4,9 +4,13 @@
 //     down to the block: `P[v0, v1] = pad` over the whole region (returned handle);
 //   - the block itself, which now stores `value` only where `cond` holds (a `where`
 //     predicate; TVM shrinks the loops instead — same iterations run).
-// Legal because the block writes each element of its region once (spatial iter vars used as
-// the store indices), nothing else runs between the two nests (the loops from `loop` down hold
-// only the block), and `pad` reads no buffer. Refused otherwise, with the reason.
+// Legal because the block writes each element of its region with the same branch (spatial iter
+// vars used as the store indices, the condition over them only), `pad` reads no buffer, and
+// nothing else writes the buffer between the two nests. `loop` may hold other statements (TVM's
+// "lift the pad values to an outer loop": the fill then runs for all of `loop`'s iterations
+// before them) when none of them writes the padded buffer: a pad element keeps its constant
+// from the fill on, an in-bounds one gets its value from the copy where the block wrote it.
+// Refused otherwise, with the reason.
 #include <unordered_map>
 
 #include "ir/mutator.h"
@@ -41,7 +45,6 @@ void prim_decompose_padding(ScheduleState& st, const ScheduleInstr& ins) {
   Stmt excl = exclusive_root(st, bs);
   bool alone = false;
   for (auto& p : st.path_to(ls.get())) alone = alone || p.same_as(excl);
-  if (!alone) refuse("loop " + loop_name(ls) + " holds other statements than block " + b->name);
   if (b->init.defined()) refuse("block " + b->name + " is a reduction");
   for (auto& iv : b->iter_vars)
     if (iv.kind != IterKind::Spatial)
@@ -60,6 +63,32 @@ void prim_decompose_padding(ScheduleState& st, const ScheduleInstr& ins) {
       refuse("the store of block " + b->name + " is not indexed by distinct iter vars");
     used[k] = true;
   }
+  // The condition must depend on the stored element only (not on an iter var missing from the
+  // indices), so that every write of one element takes the same branch.
+  bool cond_other = uses_var(sel->cond, [&](const VarNode* v) {
+    for (size_t k = 0; k < b->iter_vars.size(); ++k)
+      if (b->iter_vars[k].var.get() == v) return !used[k];
+    return false;
+  });
+  if (cond_other)
+    refuse("the padding condition of block " + b->name +
+           " depends on an iter var that does not index the store");
+  // Lifted: the fill runs before statements of `loop` that may read the buffer; a pad element
+  // must then hold nothing else before the pad block writes it, so no other block may write the
+  // buffer, inside the loop or elsewhere (an earlier value would be read in the original).
+  if (!alone)
+    for (auto& o : collect_blocks(st.body(), true)) {
+      if (o.same_as(bs) || o.same_as(st.body()) || !block_writes(*block_of(o), store->buffer)) continue;
+      bool ancestor = false;  // a block around the pad block (its regions cover the pad block's)
+      for (auto& p : path) ancestor = ancestor || p.same_as(o);
+      if (ancestor) continue;
+      bool inside = false;
+      for (auto& p : st.path_to(o.get())) inside = inside || p.same_as(ls);
+      refuse(inside ? "loop " + loop_name(ls) + " holds block " + block_of(o)->name + ", which also writes " +
+                          store->buffer->name
+                    : "block " + block_of(o)->name + " also writes " + store->buffer->name +
+                          " (the pad values would be written before loop " + loop_name(ls) + ")");
+    }
   bool pad_loads = false;
   for_each_expr(sel->f, [&](const Expr& e) { pad_loads = pad_loads || e.kind() == ExprKind::Load; });
   bool pad_iter = uses_var(sel->f, [&](const VarNode* v) {

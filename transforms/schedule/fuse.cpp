@@ -23,6 +23,11 @@ void prim_fuse(ScheduleState& st, const ScheduleInstr& ins) {
     auto* f = loops[i].as<ForNode>();
     if (f->for_kind == ForKind::ThreadBinding)
       refuse("loop " + loop_name(loops[i]) + " is bound to " + f->thread_tag + "; fuse it before binding it");
+    // As TVM (HasAnnotationOrThreadBindingError): the fused loop could not keep each loop's
+    // annotation, and dropping it silently changes what was asked for.
+    if (!f->annotations.empty())
+      refuse("loop " + loop_name(loops[i]) + " has the annotation \"" + f->annotations.begin()->first +
+             "\"; fuse it before annotating it");
     if (i + 1 < loops.size() && !f->body.same_as(loops[i + 1]))
       refuse("loops " + loop_name(loops[i]) + " and " + loop_name(loops[i + 1]) +
              " are not adjacent (the second must be the whole body of the first)");
@@ -42,8 +47,7 @@ void prim_fuse(ScheduleState& st, const ScheduleInstr& ins) {
   // The loop is named after the result; a nested call (`parallel(fuse(i, j))`, hoisted by
   // the parser to a hidden `_N = fuse(...)`) gets TVM's name `i_j_fused` instead.
   std::string base = !ins.results.empty() && ins.results[0] != "_" ? ins.results[0] : "fused";
-  if (base.size() > 1 && base[0] == '_' &&
-      base.find_first_not_of("0123456789", 1) == std::string::npos) {
+  if (base.size() > 1 && base[0] == '_' && base.find_first_not_of("0123456789", 1) == std::string::npos) {
     base.clear();
     for (auto& l : loops) base += loop_name(l) + "_";
     base += "fused";

@@ -18,9 +18,14 @@ void prim_get_block(ScheduleState& st, const ScheduleInstr& ins) {
       refuse("func_name \"" + pos[1]->text + "\" does not name the scheduled function " + st.func.name);
   }
   expect_results(ins, 1);
-  const std::string& name = pos[0]->text;
+  std::string name = pos[0]->text;
   Stmt b = st.find_block(name);
-  if (!b.defined()) refuse("no block named \"" + name + "\" in function " + st.func.name);
+  // TVM's name of a block made by loop_partition (`B_i1`): the copy it names here.
+  if (auto it = st.partition_aliases.find(name); !b.defined() && it != st.partition_aliases.end()) {
+    name = it->second;
+    b = st.find_block(name);
+  }
+  if (!b.defined()) refuse("no block named \"" + pos[0]->text + "\" in function " + st.func.name);
   bind_block(st, ins, 0, name);
 }
 

@@ -74,4 +74,15 @@ void check_inputs_stable(const ScheduleState& st, const BlockNode& b, const Stmt
   }
 }
 
+const BufferNode* predicate_loads_any(const BlockRealizeNode& r, const std::vector<Buffer>& bufs) {
+  const BufferNode* hit = nullptr;
+  if (!r.predicate.defined()) return nullptr;
+  for_each_expr(r.predicate, [&](const Expr& e) {
+    if (auto* l = e.as<LoadNode>(); l && !hit)
+      for (auto& b : bufs)
+        if (l->buffer.same_as(b)) hit = b.get();
+  });
+  return hit;
+}
+
 }  // namespace tirc::sched

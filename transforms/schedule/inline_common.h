@@ -25,4 +25,9 @@ std::vector<int> index_vars(const BlockNode& b, const std::vector<Expr>& idx, co
 // another value).
 void check_inputs_stable(const ScheduleState& st, const BlockNode& b, const Stmt& from, const Stmt& to);
 
+// The first of `bufs` that the `where` of `r` loads (TVM allows `T.where(B[i, j] < 10.0)`), or
+// nullptr. Such loads index by loop vars and appear in no declared region, so the primitives
+// that move or remove blocks look at them separately.
+const BufferNode* predicate_loads_any(const BlockRealizeNode& r, const std::vector<Buffer>& bufs);
+
 }  // namespace tirc::sched

@@ -23,9 +23,21 @@ Stmt loop_for_kind(ScheduleState& st, const ScheduleInstr& ins, ForKind kind, co
   // As in TVM, a parallel / vectorized / unrolled loop may get another kind: the new kind's
   // own checks run (independent iterations for parallel, vectorize and bind; none for unroll,
   // whose in-order execution is one of the orders the old kind allowed). A thread-bound loop
-  // stays bound (its extent is the launch size of that axis).
-  if (f->for_kind == ForKind::ThreadBinding)
-    refuse("loop " + loop_name(ls) + " is already bound to " + f->thread_tag);
+  // may be rebound or get another kind too, as TVM (`bind(i, "blockIdx.x")` then
+  // `bind(i, "threadIdx.x")` or `unroll(i)`): the new kind's checks run on its iterations.
+  // It stays bound when another loop around or inside it is bound to the same axis (a
+  // cooperative copy bound again inside it, accepted only as a nested binding of this one).
+  if (f->for_kind == ForKind::ThreadBinding) {
+    bool nested = false;
+    for (auto& p : st.path_to(ls.get()))
+      if (auto* g = p.as<ForNode>();
+          g && g != f && g->for_kind == ForKind::ThreadBinding && g->thread_tag == f->thread_tag)
+        nested = true;
+    for (auto& l : collect_loops(f->body))
+      if (auto* g = l.as<ForNode>(); g->for_kind == ForKind::ThreadBinding && g->thread_tag == f->thread_tag)
+        nested = true;
+    if (nested) refuse("loop " + loop_name(ls) + " is already bound to " + f->thread_tag);
+  }
   return ls;
 }
 
@@ -137,6 +149,41 @@ std::set<const BlockNode*> cross_thread_reductions(const ScheduleState& st, cons
   return out;
 }
 
+// A block whose stores do not depend on a spatial iter var that the loop feeds writes the
+// same elements in every iteration of the loop (TVM's rowsum_not_compact_data_flow: `B[vk] =
+// B[vk] + A[vi, vk]` with vi spatial): running the iterations at once is a race. Such a block
+// breaks the contract (spatial iterations conflict); TVM refuses it as not a compact data flow.
+void check_stores_follow_loop(const Stmt& ls) {
+  struct Stores : IRVisitor {
+    std::vector<const StoreNode*> out;
+    void visit_store(const StoreNode* n) override {
+      out.push_back(n);
+      IRVisitor::visit_store(n);
+    }
+    void visit_block_realize(const BlockRealizeNode*) override {}  // nested blocks: their own
+  };
+  const VarNode* lv = ls.as<ForNode>()->loop_var.get();
+  for (auto& b : collect_blocks(ls)) {
+    const BlockRealizeNode* br = realize(b);
+    const BlockNode* bn = br->block.get();
+    Stores s;
+    if (bn->init.defined()) s.visit(bn->init);
+    s.visit(bn->body);
+    if (s.out.empty()) continue;
+    for (size_t i = 0; i < bn->iter_vars.size(); ++i) {
+      const IterVar& iv = bn->iter_vars[i];
+      if (iv.kind != IterKind::Spatial || is_one(fold(iv.extent)) || !uses_var(br->bindings[i], lv)) continue;
+      bool used = false;
+      for (auto* st_ : s.out)
+        for (auto& e : st_->indices) used = used || uses_var(e, iv.var.get());
+      if (!used)
+        refuse("block " + bn->name + " stores at indices that do not depend on its spatial iter var " +
+               iv.var.name() + ", which loop " + loop_name(ls) +
+               " feeds (every iteration would write the same elements; not a compact data flow)");
+    }
+  }
+}
+
 }  // namespace
 
 void prim_parallel(ScheduleState& st, const ScheduleInstr& ins) {
@@ -145,6 +192,7 @@ void prim_parallel(ScheduleState& st, const ScheduleInstr& ins) {
   Stmt ls = loop_for_kind(st, ins, ForKind::Parallel, "");
   if (!ls.defined()) return;
   check_iterations_independent(st, ls, "parallel");
+  check_stores_follow_loop(ls);
   st.replace(ls.get(), with_kind(*ls.as<ForNode>(), ForKind::Parallel, ""));
 }
 
@@ -163,6 +211,7 @@ void prim_vectorize(ScheduleState& st, const ScheduleInstr& ins) {
            " has a non-constant extent (as in TVM; split it by a constant inner factor, e.g. [None, 8], "
            "and vectorize the inner loop)");
   check_iterations_independent(st, ls, "vectorize");
+  check_stores_follow_loop(ls);
   st.replace(ls.get(), with_kind(*f, ForKind::Vectorized, ""));
 }
 
@@ -197,6 +246,7 @@ void prim_bind(ScheduleState& st, const ScheduleInstr& ins) {
                      "thread axis " + tag + " is already bound by the inner loop " + f->loop_var.name());
   }
   check_iterations_independent(st, ls, "bind", cross_thread_reductions(st, ls, tag));
+  check_stores_follow_loop(ls);
   st.replace(ls.get(), with_kind(*ls.as<ForNode>(), ForKind::ThreadBinding, tag));
 }
 

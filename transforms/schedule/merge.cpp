@@ -8,6 +8,7 @@
 // adjacent statements of one body. Merging interleaves the nests' iterations, which is only
 // sure to compute the same when no buffer written under one nest is touched under another
 // (tirc checks that; TVM does not check dependences here), and no statements lie outside blocks.
+#include "ir/printer.h"
 #include "transforms/schedule/prims.h"
 #include "transforms/schedule/util.h"
 
@@ -77,8 +78,9 @@ void prim_merge(ScheduleState& st, const ScheduleInstr& ins) {
         refuse("loop " + loop_name(chains[i][d]) + " does not start at 0");
       auto* g = chains[0][d].as<ForNode>();
       if (!expr_identical(fold(f->extent), fold(g->extent)))
-        refuse("loops " + loop_name(chains[0][d]) + " and " + loop_name(chains[i][d]) +
-               " have different extents");
+        refuse("loops " + loop_name(chains[0][d]) + " (extent " +
+               print_expr(chains[0][d].as<ForNode>()->extent) + ") and " + loop_name(chains[i][d]) +
+               " (extent " + print_expr(chains[i][d].as<ForNode>()->extent) + ") have different extents");
     }
     if (has_loose_effects(chains[i][0]))
       refuse("the nest of loop " + loop_name(targets[i]) + " has statements outside blocks");

@@ -77,24 +77,38 @@ void prim_pad_einsum(ScheduleState& st, const ScheduleInstr& ins) {
   if (loops.size() != n)
     refuse("block " + b->name + " has " + std::to_string(n) + " iter vars under " +
            std::to_string(loops.size()) + " loops (each iter var must be bound to its own loop)");
-  std::vector<int64_t> ext(n), next(n);
+  // Extents may be symbolic (TVM pads `n` to `(n + 31) // 32 * 32`): ext / next are expressions,
+  // grows[k] says whether iter var k is padded (a symbolic extent always is, by at most pad - 1).
+  std::vector<Expr> ext(n), next(n);
+  std::vector<bool> grows_k(n, false);
   for (size_t k = 0; k < n; ++k) {
     auto* f = loops[k].as<ForNode>();
     const IterVar& iv = b->iter_vars[k];
-    if (!is_const_int(fold(iv.extent), &ext[k]))
-      refuse("iter var " + iv.var.name() + " has a symbolic extent");
-    int64_t le;
-    if (!is_zero(fold(f->min)) || !is_const_int(fold(f->extent), &le) || le != ext[k] ||
+    ext[k] = fold(iv.extent);
+    if (!is_zero(fold(f->min)) || !prove_eq(fold(f->extent), ext[k]) ||
         br->bindings[k].get() != f->loop_var.get())
       refuse("iter var " + iv.var.name() + " of block " + b->name +
-             " is not bound to its own loop of extent " + std::to_string(ext[k]) +
-             " (TVM's trivial binding)");
+             " is not bound to its own loop of extent " + print_expr(ext[k]) + " (TVM's trivial binding)");
     if (f->for_kind == ForKind::ThreadBinding)
       refuse("loop " + loop_name(loops[k]) + " is bound to a thread");
     Stmt inner = k + 1 < n ? loops[k + 1] : bs;
     if (!f->body.same_as(inner))
       refuse("loop " + loop_name(loops[k]) + " holds other statements than the block");
-    next[k] = (ext[k] + pad[k] - 1) / pad[k] * pad[k];
+    int64_t ce;
+    DType t = ext[k].dtype();
+    if (is_const_int(ext[k], &ce)) {
+      next[k] = make_int((ce + pad[k] - 1) / pad[k] * pad[k], t);
+      grows_k[k] = ce % pad[k] != 0;
+    } else if (pad[k] == 1) {
+      next[k] = ext[k];
+    } else {
+      next[k] =
+          make_binary(BinOp::Mul,
+                      make_binary(BinOp::FloorDiv, make_binary(BinOp::Add, ext[k], make_int(pad[k] - 1, t)),
+                                  make_int(pad[k], t)),
+                      make_int(pad[k], t));
+      grows_k[k] = true;
+    }
   }
   auto iter_index = [&](const Expr& e) -> int {
     for (size_t k = 0; k < n; ++k)
@@ -157,29 +171,39 @@ void prim_pad_einsum(ScheduleState& st, const ScheduleInstr& ins) {
     if (std::find_if(bufs.begin(), bufs.end(), [&](const Buffer& x) { return x.same_as(a.buf); }) ==
         bufs.end())
       bufs.push_back(a.buf);
-  std::vector<std::pair<Buffer, std::vector<int64_t>>> padded;  // buffer, new shape
+  // A padded dimension becomes the padded extent: the larger one when both are constants, the
+  // padded symbolic extent when the dimension is that iter var's extent.
+  std::vector<std::pair<Buffer, std::vector<Expr>>> padded;  // buffer, new shape
   for (auto& B : bufs) {
-    std::vector<int64_t> shape(B->shape.size());
+    std::vector<Expr> shape(B->shape.size());
     bool grows = false;
     for (size_t d = 0; d < shape.size(); ++d) {
-      if (!is_const_int(fold(B->shape[d]), &shape[d])) shape[d] = -1;
+      shape[d] = fold(B->shape[d]);
       for (auto& a : acc) {
         if (!a.buf.same_as(B)) continue;
         int k = iter_index(a.idx[d]);
-        if (k < 0 || next[k] == ext[k]) continue;
-        if (shape[d] < 0) refuse("buffer " + B->name + " has a symbolic shape");
-        if (next[k] > shape[d]) {
+        if (k < 0 || !grows_k[k]) continue;
+        int64_t cs, cn;
+        if (is_const_int(shape[d], &cs) && is_const_int(next[k], &cn)) {
+          if (cn > cs) {
+            shape[d] = next[k];
+            grows = true;
+          }
+        } else if (prove_eq(shape[d], ext[k])) {
           shape[d] = next[k];
           grows = true;
+        } else if (!prove_eq(shape[d], next[k])) {
+          refuse("buffer " + B->name + " has a symbolic shape " + print_expr(B->shape[d]) + " in dimension " +
+                 std::to_string(d) + " that is not the extent of iter var " + b->iter_vars[k].var.name());
         }
       }
     }
     if (grows) padded.push_back({B, shape});
   }
   bool any = false;
-  for (size_t k = 0; k < n; ++k) any = any || next[k] != ext[k];
+  for (size_t k = 0; k < n; ++k) any = any || grows_k[k];
   if (!any) return;  // nothing to pad (TVM: the domain already divides)
-  auto is_padded = [&](const Buffer& B) -> const std::vector<int64_t>* {
+  auto is_padded = [&](const Buffer& B) -> const std::vector<Expr>* {
     for (auto& [x, s] : padded)
       if (x.same_as(B)) return &s;
     return nullptr;
@@ -208,7 +232,7 @@ void prim_pad_einsum(ScheduleState& st, const ScheduleInstr& ins) {
   // Padded reduce iter vars: the padded terms must be 0.
   for (size_t k = 0; k < n; ++k) {
     const IterVar& iv = b->iter_vars[k];
-    if (next[k] == ext[k] || iv.kind == IterKind::Spatial) continue;
+    if (!grows_k[k] || iv.kind == IterKind::Spatial) continue;
     if (iv.kind != IterKind::Reduce)
       refuse("iter var " + iv.var.name() + " of block " + b->name + " is " + iter_kind_name(iv.kind) +
              " (only spatial and reduce iter vars are padded)");
@@ -235,15 +259,11 @@ void prim_pad_einsum(ScheduleState& st, const ScheduleInstr& ins) {
   if (first < 0) refuse("block " + b->name + " is not under the root block");
   // The new buffers and the block using them.
   std::vector<std::pair<Buffer, Buffer>> repl;  // old, new
-  for (auto& [B, s] : padded) {
-    std::vector<Expr> shape;
-    for (auto e : s) shape.push_back(make_int(e, B->shape[0].dtype()));
-    repl.push_back({B, Buffer(st.fresh_buffer_name(B->name + "_pad"), B->dtype, shape, B->scope)});
-  }
+  for (auto& [B, s] : padded)
+    repl.push_back({B, Buffer(st.fresh_buffer_name(B->name + "_pad"), B->dtype, s, B->scope)});
   Stmt nb = update_realize(bs, [&](BlockRealizeNode& r) {
     r.block = update_block(r.block, [&](BlockNode& nbk) {
-      for (size_t k = 0; k < n; ++k)
-        nbk.iter_vars[k].extent = make_int(next[k], nbk.iter_vars[k].extent.dtype());
+      for (size_t k = 0; k < n; ++k) nbk.iter_vars[k].extent = next[k];
       for (auto& [o, p] : repl) {
         nbk.body = replace_buffer(nbk.body, o, p);
         if (nbk.init.defined()) nbk.init = replace_buffer(nbk.init, o, p);
@@ -255,8 +275,7 @@ void prim_pad_einsum(ScheduleState& st, const ScheduleInstr& ins) {
   Stmt nest = nb;
   for (size_t k = n; k-- > 0;) {
     auto* f = loops[k].as<ForNode>();
-    nest = make_for(f->loop_var, f->min, make_int(next[k], f->extent.dtype()), f->for_kind, nest,
-                    f->thread_tag, f->annotations);
+    nest = make_for(f->loop_var, f->min, next[k], f->for_kind, nest, f->thread_tag, f->annotations);
   }
   st.replace(loops[0].get(), nest);
   // Producers of the padded inputs, before the nest; copy-backs of the outputs, after it.
@@ -304,7 +323,7 @@ void prim_pad_einsum(ScheduleState& st, const ScheduleInstr& ins) {
       std::vector<Expr> shape;
       std::vector<std::string> names;
       for (size_t j = 0; j < ks.size(); ++j) {
-        shape.push_back(make_int(ext[ks[j]], b->iter_vars[ks[j]].var.dtype()));
+        shape.push_back(ext[ks[j]]);
         names.push_back("ax" + std::to_string(j));
       }
       std::string bname = st.fresh_block_name(o->name + "_unpad");

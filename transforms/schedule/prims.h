@@ -41,6 +41,9 @@ void prim_add_unit_loop(ScheduleState&, const ScheduleInstr&);
 void prim_decompose_padding(ScheduleState&, const ScheduleInstr&);
 void prim_set_axis_separator(ScheduleState&, const ScheduleInstr&);
 void prim_loop_partition(ScheduleState&, const ScheduleInstr&);
+// How many loops `loop_partition(loop, factors)` makes (one more than the factors when they add
+// up to less than the extent); refuses as the primitive does.
+size_t loop_partition_count(const ScheduleState&, const ScheduleInstr&);
 void prim_reindex(ScheduleState&, const ScheduleInstr&);
 void prim_merge(ScheduleState&, const ScheduleInstr&);
 

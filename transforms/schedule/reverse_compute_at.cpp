@@ -98,8 +98,48 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
     // shifted back.
     std::vector<int> ivs;
     std::vector<int64_t> shifts;
-    for (auto& e : idx) {
+    // divs[d] = c when dimensions d, d + 1 are `v // c, v % c` of one iter var v (a flattened
+    // consumer reading a 2-d tile: `temp[v // 16, v % 16]`); ivs[d + 1] is then -2.
+    std::vector<int64_t> divs(idx.size(), 0);
+    auto iter_var_index = [&](const Expr& e) {
+      int found = -1;
+      for (size_t i = 0; i < c->iter_vars.size(); ++i)
+        if (c->iter_vars[i].var.get() == e.get()) found = static_cast<int>(i);
+      return found;
+    };
+    for (size_t d = 0; d + 1 < idx.size(); ++d) {
+      auto* q = idx[d].as<BinaryNode>();
+      auto* r = idx[d + 1].as<BinaryNode>();
+      int64_t cq, cr;
+      if (q && r && q->op == BinOp::FloorDiv && r->op == BinOp::FloorMod && q->a.as<VarNode>() &&
+          q->a.same_as(r->a) && is_const_int(q->b, &cq) && is_const_int(r->b, &cr) && cq == cr && cq > 0 &&
+          iter_var_index(q->a) >= 0)
+        divs[d] = cq;
+    }
+    for (size_t d = 0; d < idx.size(); ++d) {
+      const Expr& e = idx[d];
+      if (d > 0 && divs[d - 1] > 0) {
+        ivs.push_back(-2);
+        shifts.push_back(0);
+        continue;
+      }
+      if (divs[d] > 0) {
+        int found = iter_var_index(e.as<BinaryNode>()->a);
+        if (std::find(ivs.begin(), ivs.end(), found) != ivs.end())
+          refuse("the indices of the load of " + X->name + " in block " + c->name +
+                 " are not distinct iter vars");
+        ivs.push_back(found);
+        shifts.push_back(0);
+        continue;
+      }
       auto lin = to_linear(e);
+      // A constant index (a unit dimension, `C_rf[v2, v0, 0, v1]`): no iter var to map; the
+      // element must be among those written in every iteration (checked below).
+      if (lin && lin->terms.empty()) {
+        ivs.push_back(-1);
+        shifts.push_back(lin->c);
+        continue;
+      }
       const VarNode* v = nullptr;
       if (lin && lin->terms.size() == 1 && lin->terms[0].second == 1) v = lin->terms[0].first.as<VarNode>();
       int found = -1;
@@ -170,6 +210,39 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
     for (size_t d = 0; d < ivs.size(); ++d) {
       if (!reg[d]) refuse("cannot bound the region of " + X->name + " written under loop " + loop_name(ls));
       int v = ivs[d];
+      if (v == -2) continue;  // the `% c` half of a `// c, % c` pair (below)
+      if (divs[d] > 0) {
+        // v ranges over a contiguous stretch when the `% c` dimension is written whole in each
+        // iteration, or the `// c` dimension is one value.
+        if (!reg[d + 1])
+          refuse("cannot bound the region of " + X->name + " written under loop " + loop_name(ls));
+        DType t = reg[d]->lo.dtype();
+        Expr cc = make_int(divs[d], t);
+        SymRange r;
+        if (prove_eq(reg[d + 1]->lo, make_int(0, t)) && prove_eq(reg[d + 1]->hi, make_int(divs[d] - 1, t)))
+          r = SymRange{fold(reg[d]->lo * cc), fold(reg[d]->hi * cc + cc - make_int(1, t))};
+        else if (prove_eq(reg[d]->lo, reg[d]->hi))
+          r = SymRange{fold(reg[d]->lo * cc + reg[d + 1]->lo), fold(reg[d]->lo * cc + reg[d + 1]->hi)};
+        else
+          refuse("block " + c->name + " loads " + X->name + " at " + c->iter_vars[v].var.name() + " // " +
+                 std::to_string(divs[d]) + ", " + c->iter_vars[v].var.name() + " % " +
+                 std::to_string(divs[d]) + ", and the part written under loop " + loop_name(ls) +
+                 " is not one stretch of " + c->iter_vars[v].var.name());
+        if (range_of[v] && (!prove_eq(range_of[v]->lo, r.lo) || !prove_eq(range_of[v]->hi, r.hi)))
+          refuse("iter var " + c->iter_vars[v].var.name() + " of block " + c->name +
+                 " gets two different ranges");
+        range_of[v] = r;
+        mapped[v] = static_cast<int>(bi);
+        continue;
+      }
+      if (v < 0) {
+        Expr k = make_int(shifts[d], reg[d]->lo.dtype());
+        if (!prove_le(reg[d]->lo, k) || !prove_le(k, reg[d]->hi))
+          refuse("block " + c->name + " loads " + X->name + " at the constant index " +
+                 std::to_string(shifts[d]) + " in dimension " + std::to_string(d) +
+                 ", which the producers under loop " + loop_name(ls) + " do not write in every iteration");
+        continue;
+      }
       if (shifts[d] != 0) {
         Expr k = make_int(shifts[d], reg[d]->lo.dtype());
         reg[d] = SymRange{fold(reg[d]->lo - k), fold(reg[d]->hi - k)};
@@ -188,6 +261,26 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
   std::vector<Expr> tiles, tile_exts;
   std::vector<Expr> widths(c->iter_vars.size());
   RangeMap known_above = const_ranges(above);
+  // A loop over [min, min + extent) (`serial(3, 13)`, a loop_partition part) is seen as a
+  // 0-based loop l' with l = l' + min for the tiling checks: the tiles start at multiples of
+  // their size and cover the domain once over the one exactly when they do over the other.
+  // (The new bindings keep the loops' own variables.)
+  auto rebased = [](const std::vector<Stmt>& ls_, std::unordered_map<const VarNode*, Expr>* rebase) {
+    std::vector<LoopDom> loops;
+    for (auto& l : ls_) {
+      auto* f = l.as<ForNode>();
+      if (is_zero(f->min)) {
+        loops.push_back(LoopDom{f->loop_var, f->extent});
+        continue;
+      }
+      Var z(f->loop_var.name() + "_0", f->loop_var.dtype());
+      (*rebase)[f->loop_var.get()] = z + f->min;
+      loops.push_back(LoopDom{z, f->extent});
+    }
+    return loops;
+  };
+  std::unordered_map<const VarNode*, Expr> rebase_above;
+  std::vector<LoopDom> loops_above_dom = rebased(above, &rebase_above);
   for (size_t i = 0; i < c->iter_vars.size(); ++i) {
     if (!range_of[i]) continue;
     const IterVar& iv = c->iter_vars[i];
@@ -218,7 +311,8 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
     if (!is_const_int(w, &wc) || wc <= 0)
       refuse("the tile of iter var " + iv.var.name() + " has a non-constant size");
     widths[i] = w;
-    auto lin = to_linear(range_of[i]->lo);
+    auto lin =
+        to_linear(rebase_above.empty() ? range_of[i]->lo : fold(substitute(range_of[i]->lo, rebase_above)));
     if (!lin || lin->c != 0)
       refuse("the tiles of iter var " + iv.var.name() + " do not start at multiples of their size");
     Linear tl;
@@ -236,12 +330,7 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
       tile_exts.push_back(fold(floordiv(iv.extent + make_int(wc - 1, t), make_int(wc, t))));
   }
   {
-    std::vector<LoopDom> loops;
-    for (auto& l : above) {
-      auto* f = l.as<ForNode>();
-      if (!is_zero(f->min)) refuse("loop " + loop_name(l) + " does not start at 0");
-      loops.push_back(LoopDom{f->loop_var, f->extent});
-    }
+    std::vector<LoopDom> loops = loops_above_dom;
     // A non-dividing split of the producers' loop (30 rows split by 4) gives iterations past
     // the last tile: allowed, as C's new bindings then get `value < extent` (added below, since
     // the bound is not provable), so C runs in none of them and each tile still exactly once.
@@ -256,16 +345,15 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
   std::vector<Expr> own_pred = predicate_in_iter_vars(*cr, st.loops_above(cs.get()));
   // C covers its domain exactly once.
   {
-    std::vector<LoopDom> loops;
-    for (auto& l : st.loops_above(cs.get())) {
-      auto* f = l.as<ForNode>();
-      if (!is_zero(f->min))
-        refuse("loop " + loop_name(l) + " above block " + c->name + " does not start at 0");
-      loops.push_back(LoopDom{f->loop_var, f->extent});
-    }
+    std::unordered_map<const VarNode*, Expr> rebase_c;
+    std::vector<LoopDom> loops = rebased(st.loops_above(cs.get()), &rebase_c);
     std::vector<Expr> exts;
     for (auto& iv : c->iter_vars) exts.push_back(iv.extent);
-    if (!bijective_bindings(cr->bindings, exts, loops, cr->predicate))
+    std::vector<Expr> binds;
+    for (auto& e : cr->bindings) binds.push_back(rebase_c.empty() ? e : fold(substitute(e, rebase_c)));
+    Expr cpred =
+        rebase_c.empty() || !cr->predicate.defined() ? cr->predicate : substitute(cr->predicate, rebase_c);
+    if (!bijective_bindings(binds, exts, loops, cpred))
       refuse("block " + c->name + " does not cover its iteration domain exactly once");
   }
   // Order: C after the loop; nothing C touches changes between the loop and C.

@@ -70,7 +70,13 @@ void prim_rfactor(ScheduleState& st, const ScheduleInstr& ins) {
   const BlockRealizeNode* br = realize(bs);
   const BlockNode* b = br->block.get();
   auto kinds = kinds_bound_to(*br, L->loop_var.get());
-  if (kinds.empty()) refuse("loop " + loop_name(ls) + " does not feed any iter var of block " + b->name);
+  // A unit loop that feeds nothing (TVM's `fused_inner` of extent 1 after a fuse + split) is a
+  // trivial reduction loop: the rf buffer gets a dimension of 1 (TVM does the same). A longer
+  // one would run the block repeatedly on the same point (not one-to-one, refused below).
+  int64_t l_ext = 0;
+  bool unit_rf = kinds.empty() && is_const_int(L->extent, &l_ext) && l_ext == 1;
+  if (kinds.empty() && !unit_rf)
+    refuse("loop " + loop_name(ls) + " does not feed any iter var of block " + b->name);
   for (auto k : kinds)
     if (k != IterKind::Reduce)
       refuse("loop " + loop_name(ls) + " feeds a " + std::string(iter_kind_name(k)) + " iter var of block " +
@@ -96,6 +102,12 @@ void prim_rfactor(ScheduleState& st, const ScheduleInstr& ins) {
   while (auto* l = core.as<LetNode>()) {
     lets.push_back(l);
     core = l->body;
+  }
+  // `let v = C[s] + x; C[s] = v` (TVM's transformed_matmul_with_let): the stored value is the
+  // innermost let's name; its value is the update.
+  while (!lets.empty() && core.as<VarNode>() && core.as<VarNode>() == lets.back()->var.get()) {
+    core = lets.back()->value;
+    lets.pop_back();
   }
   auto* bin = core.as<BinaryNode>();
   auto is_self = [&](const Expr& e) {
@@ -149,15 +161,35 @@ void prim_rfactor(ScheduleState& st, const ScheduleInstr& ins) {
   while (nshared < loops.size() && !root.same_as(loops[nshared])) ++nshared;
   if (loops.empty() || nshared == loops.size())
     refuse("the loops of block " + b->name + " hold other statements");
+  // Loops that start at m != 0 (loop_partition, `serial(lo, hi)`) are analysed rebased: the
+  // bindings and the predicate see `l + m` for such a loop l, so that every loop runs over
+  // [0, extent) as the checks below and the write-back's new loops assume. The rf block keeps
+  // the original loops (its bindings are the original ones; its rf iter var is `l - m`), the
+  // shared outer loops keep theirs (`unshift` maps them back), and the write-back gets 0-based
+  // copies. A start that uses another loop of the nest (a triangular nest) is refused.
+  std::unordered_map<const VarNode*, Expr> rebase, unshift;
+  for (size_t i = 0; i < loops.size(); ++i) {
+    auto* f = loops[i].as<ForNode>();
+    if (is_zero(f->min)) continue;
+    for (auto& o : loops)
+      if (uses_var(f->min, o.as<ForNode>()->loop_var.get()))
+        refuse("loop " + loop_name(loops[i]) + " starts at an expression of another loop of block " +
+               b->name + " (" + print_expr(f->min) + ")");
+    rebase[f->loop_var.get()] = f->loop_var + f->min;
+    if (i < nshared) unshift[f->loop_var.get()] = f->loop_var - f->min;
+  }
+  std::vector<Expr> bindings;
+  for (auto& e : br->bindings) bindings.push_back(rebase.empty() ? e : fold(substitute(e, rebase)));
+  Expr predicate =
+      rebase.empty() || !br->predicate.defined() ? br->predicate : fold(substitute(br->predicate, rebase));
   std::vector<LoopDom> doms;
   for (auto& l : loops) {
     auto* f = l.as<ForNode>();
-    if (!is_zero(f->min)) refuse("loop " + loop_name(l) + " does not start at 0");
     doms.push_back(LoopDom{f->loop_var, f->extent});
   }
   std::vector<Expr> exts;
   for (auto& iv : b->iter_vars) exts.push_back(iv.extent);
-  if (!bijective_bindings(br->bindings, exts, doms, br->predicate))
+  if (!bijective_bindings(bindings, exts, doms, predicate))
     refuse("the bindings of block " + b->name + " are not an affine one-to-one map of its loops");
   std::vector<bool> red_loop(loops.size(), false);
   for (size_t i = 0; i < loops.size(); ++i) {
@@ -165,7 +197,7 @@ void prim_rfactor(ScheduleState& st, const ScheduleInstr& ins) {
     for (auto k : kinds_bound_to(*br, loops[i].as<ForNode>()->loop_var.get()))
       (k == IterKind::Spatial ? sp : rd) = true;
     if (sp && rd) refuse("loop " + loop_name(loops[i]) + " feeds both spatial and reduce iter vars");
-    red_loop[i] = rd;
+    red_loop[i] = rd || (unit_rf && loops[i].as<ForNode>() == L);
     if (rd && i < nshared) refuse("the loops of block " + b->name + " hold other statements");
   }
   // Conjuncts of the predicate over reduction loops (a non-dividing split of the reduction)
@@ -179,12 +211,13 @@ void prim_rfactor(ScheduleState& st, const ScheduleInstr& ins) {
   };
   std::vector<Expr> wpred, wpred_rf;  // wpred_rf: over the rf loop (which partials exist)
   {
-    RangeMap ranges = const_ranges(loops);
+    RangeMap ranges;  // of the rebased loops: [0, extent)
+    for (auto& [v, r] : const_ranges(loops)) ranges[v] = IntRange{0, r.hi - r.lo};
     std::unordered_map<const VarNode*, Expr> first;
     for (size_t i = 0; i < loops.size(); ++i)
       if (red_loop[i] && loops[i].get() != ls.get())
         first[loops[i].as<ForNode>()->loop_var.get()] = make_int(0, loops[i].as<ForNode>()->loop_var.dtype());
-    for (auto& c : conjuncts(fold(br->predicate))) {
+    for (auto& c : conjuncts(fold(predicate))) {
       if (!uses_var(c, is_red)) {
         wpred.push_back(c);
         continue;
@@ -258,13 +291,13 @@ void prim_rfactor(ScheduleState& st, const ScheduleInstr& ins) {
     bool is_rf = f == L;
     Var nv(std::string(is_rf ? "vr_" : "vk_") + f->loop_var.name(), f->loop_var.dtype());
     rivs.push_back(IterVar{nv, is_rf ? IterKind::Spatial : IterKind::Reduce, f->extent});
-    rbinds.push_back(f->loop_var);
+    rbinds.push_back(is_zero(f->min) ? Expr(f->loop_var) : fold(f->loop_var - f->min));
     loop2iv[f->loop_var.get()] = nv;
     if (is_rf) vr = nv;
   }
   for (size_t i = 0; i < b->iter_vars.size(); ++i)
     if (b->iter_vars[i].kind == IterKind::Reduce)
-      sub[b->iter_vars[i].var.get()] = fold(substitute(br->bindings[i], loop2iv));
+      sub[b->iter_vars[i].var.get()] = fold(substitute(bindings[i], loop2iv));
   std::vector<Expr> ridx;
   for (auto& e : store->indices) ridx.push_back(substitute(e, sub));
   ridx.insert(ridx.begin() + axis, vr);
@@ -312,7 +345,7 @@ void prim_rfactor(ScheduleState& st, const ScheduleInstr& ins) {
     if (iv.kind != IterKind::Spatial) continue;
     Var nv(iv.var.name(), iv.var.dtype());
     wivs.push_back(IterVar{nv, IterKind::Spatial, iv.extent});
-    wbinds.push_back(fold(substitute(br->bindings[i], wloop)));
+    wbinds.push_back(fold(substitute(substitute(bindings[i], unshift), wloop)));
     wsub[iv.var.get()] = nv;
   }
   Var wv("vr_" + L->loop_var.name(), L->loop_var.dtype());
@@ -341,8 +374,8 @@ void prim_rfactor(ScheduleState& st, const ScheduleInstr& ins) {
   }
   wloop[L->loop_var.get()] = wr;  // the write-back's predicate may test the rf loop (wpred_rf)
   for (auto& c0 : wpred_rf) wpred.push_back(c0);
-  Stmt wblock =
-      make_simple_block(b->name, wivs, wbinds, wbody, winit, fold(substitute(make_and(wpred), wloop)));
+  Stmt wblock = make_simple_block(b->name, wivs, wbinds, wbody, winit,
+                                  fold(substitute(substitute(make_and(wpred), unshift), wloop)));
   wblock = update_realize(wblock, [&](BlockRealizeNode& r) {
     r.block = update_block(r.block, [&](BlockNode& n) { n.annotations = b->annotations; });
   });

@@ -36,6 +36,11 @@ void prim_split(ScheduleState& st, const ScheduleInstr& ins) {
   // are serial loops (as TVM's split); a thread binding would be silently dropped.
   if (loop->for_kind == ForKind::ThreadBinding)
     refuse("loop " + loop_name(ls) + " is bound to " + loop->thread_tag + "; split it before binding it");
+  // As TVM (HasAnnotationOrThreadBindingError): the pieces could not all keep an annotation
+  // such as a pragma or a pipeline stage, and dropping it silently changes what was asked for.
+  if (!loop->annotations.empty())
+    refuse("loop " + loop_name(ls) + " has the annotation \"" + loop->annotations.begin()->first +
+           "\"; split it before annotating it");
   DType t = loop->extent.dtype();
   // The pieces' loop vars have the loop's type, and so does the index they rebuild
   // (l0 * f1 + l1 ...): a product beyond that type would wrap.

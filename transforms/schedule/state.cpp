@@ -1,5 +1,6 @@
 #include "transforms/schedule/state.h"
 
+#include <map>
 #include <set>
 
 #include "ir/error.h"
@@ -144,6 +145,16 @@ static const ScheduleArg& argument(const ScheduleInstr& ins, size_t i) {
 
 const Handle& arg_handle(const ScheduleState& st, const ScheduleInstr& ins, size_t i) {
   const ScheduleArg& a = argument(ins, i);
+  // A block may be named by its name string, as TVM's schedule methods accept
+  // (`get_loops("B")`, `decompose_reduction("B", t)`). The handles live in a per-thread map by
+  // name, so a returned reference stays valid for the whole instruction.
+  if (a.kind == ScheduleArg::String) {
+    if (!st.find_block(a.text).defined()) refuse("no block named \"" + a.text + "\"");
+    thread_local std::map<std::string, Handle> by_name;
+    Handle& h = by_name[a.text];
+    h = Handle{Handle::BlockH, a.text, Var(), "\"" + a.text + "\""};
+    return h;
+  }
   if (a.kind != ScheduleArg::Ident)
     refuse("argument " + std::to_string(i + 1) + " must be a block or loop handle");
   auto it = st.handles.find(a.text);
@@ -388,6 +399,14 @@ Stmt add_predicate_below(const Stmt& s, const Expr& cond) {
   if (s.kind() == StmtKind::BlockRealize) {
     return update_realize(s, [&](BlockRealizeNode& r) {
       auto cs = conjuncts(r.predicate);
+      // `&&` evaluates both sides: a conjunct that loads a buffer (TVM's `where B[i] < 10.0`)
+      // would run at the iterations cond excludes (past the end of a non-dividing split) and
+      // load out of bounds there, so it is evaluated only where cond holds.
+      for (auto& c : cs) {
+        bool loads = false;
+        for_each_expr(c, [&](const Expr& e) { loads = loads || e.kind() == ExprKind::Load; });
+        if (loads) c = make_if_then_else(cond, c, make_bool(true));
+      }
       cs.push_back(cond);
       r.predicate = make_and(cs);
     });

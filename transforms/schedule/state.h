@@ -153,6 +153,10 @@ class ScheduleState {
   NameMap<std::vector<int64_t>> value_lists;
   // sample_compute_location's marks by name: "root" or "inline" (TVM's RootMark / InlineMark).
   NameMap<std::string> location_marks;
+  // TVM's names of the blocks loop_partition made (`B_i0`, `B_i1`, `B_i0_j2`: block, loop,
+  // part) -> the block's name here (the first part keeps `B`, the others are copies `B_1`, ...),
+  // so that get_block takes either. Written only when a loop_partition succeeded.
+  std::map<std::string, std::string> partition_aliases;
   // The module's tensor intrinsics (for tensorize); null when none were given.
   std::shared_ptr<const std::vector<IntrinItem>> intrins;
 

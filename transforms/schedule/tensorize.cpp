@@ -454,6 +454,7 @@ void prim_tensorize(ScheduleState& st, const ScheduleInstr& ins) {
     for (auto& b : collect_blocks(target)) has_init = has_init || block_of(b)->init.defined();
     if (is_block || !has_init) throw;
     ScheduleState tmp = st;
+    bool matched_blockized = false;
     try {
       ScheduleInstr bz;
       bz.primitive = "blockize";
@@ -468,9 +469,16 @@ void prim_tensorize(ScheduleState& st, const ScheduleInstr& ins) {
       tmp.handles.erase(" tensorize");
       Stmt b = tmp.find_block(blk);
       if (!b.defined() || !block_of(b)->init.defined()) throw Refusal(first.what());
+      matched_blockized = true;
       result = tensorize_target(tmp, b, true, name);
-    } catch (const Refusal&) {
-      throw Refusal(first.what());
+    } catch (const Refusal& second) {
+      // Once the init has moved out, the blockized tile's mismatch is the real one (a body
+      // that differs from the desc); the first refusal only said that the init was in the way.
+      // A refusal of the init itself (the desc has one, the update now has none) is better
+      // explained by the first message.
+      std::string why = second.what();
+      bool about_init = why.find("has an init") != std::string::npos;
+      throw Refusal(matched_blockized && !about_init ? why : first.what());
     }
     st = std::move(tmp);
   }

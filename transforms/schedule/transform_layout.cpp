@@ -45,7 +45,11 @@ class LayoutRewriter : public IRMutator {
  protected:
   std::vector<Expr> remap(const std::vector<Expr>& old) {
     std::unordered_map<const VarNode*, Expr> sub;
-    for (size_t i = 0; i < params_.size(); ++i) sub[params_[i].get()] = old[i];
+    // The map's parameters are i32; an index of another type (an i64 iter var) is converted, so
+    // that the map's constants and operators meet operands of one type.
+    for (size_t i = 0; i < params_.size(); ++i)
+      sub[params_[i].get()] =
+          old[i].dtype() == params_[i].dtype() ? old[i] : make_cast(params_[i].dtype(), old[i]);
     std::vector<Expr> out;
     for (auto& m : map_) out.push_back(fold(substitute(m, sub)));
     return out;
@@ -226,8 +230,10 @@ void apply_fold(ScheduleState& st, const FoldPlan& plan, const Expr& pad) {
                r.block = update_block(r.block, [&](BlockNode& n) {
                  std::vector<Expr> conds;
                  for (auto& [k, old, e2] : plan.ivs) {
-                   conds.push_back(make_binary(BinOp::LT, n.iter_vars[k].var, make_int(old)));
-                   n.iter_vars[k].extent = make_int(e2);
+                   // In the iter var's own type (an i64 nest stays i64).
+                   DType t = n.iter_vars[k].var.dtype();
+                   conds.push_back(make_binary(BinOp::LT, n.iter_vars[k].var, make_int(old, t)));
+                   n.iter_vars[k].extent = make_int(e2, t);
                  }
                  auto* s = n.body.as<StoreNode>();
                  n.body =
@@ -237,7 +243,7 @@ void apply_fold(ScheduleState& st, const FoldPlan& plan, const Expr& pad) {
   for (auto& [v, e2] : plan.loops) {
     Stmt l = st.find_loop(v.get());
     auto* f = l.as<ForNode>();
-    st.replace(l.get(), rebuild_for(*f, f->loop_var, f->min, make_int(e2), f->body));
+    st.replace(l.get(), rebuild_for(*f, f->loop_var, f->min, make_int(e2, f->extent.dtype()), f->body));
   }
 }
 
