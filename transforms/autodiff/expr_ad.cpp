@@ -322,7 +322,29 @@ void ExprAD::push(AdjMap& adj, std::vector<LeafTerm>* leaves, const std::vector<
 
 void ExprAD::rule(const Expr& def, const Var& z, const Expr& a, AdjMap& adj, std::vector<LeafTerm>* leaves,
                   const std::vector<Expr>& guards) {
-  auto P = [&](const Expr& arg, const Expr& term) { push(adj, leaves, guards, arg, term); };
+  // An adjoint that is zero unless cur_mask_ holds (the untaken arm of a `select`, which is
+  // evaluated all the same) times a local derivative that is inf or nan there (Halide's
+  // select guard `select(x > 0, sqrt(x), 1)` at x = 0: 0 * inf) gave nan: the term is then
+  // selected by the mask, so the untaken arm contributes exactly 0.
+  // The term is built on the unmasked adjoint then (cur_unmasked_), which leaves the masked
+  // adjoint let unused. Terms of a and constants only (a * 3.0, -a) stay as they are: finite.
+  auto P = [&](const Expr& arg, const Expr& term) {
+    bool plain = !term.defined() || !cur_mask_.defined() || as_select_like(term);
+    if (!plain) {
+      plain = true;
+      for_each_expr(term, [&](const Expr& x) {
+        if (x.as<LoadNode>() || (x.as<VarNode>() && !x.same_as(a))) plain = false;
+      });
+    }
+    if (plain) {
+      push(adj, leaves, guards, arg, term);
+      return;
+    }
+    Expr t = term;
+    if (auto* av = a.as<VarNode>(); av && cur_unmasked_.defined())
+      t = substitute(term, {{av, cur_unmasked_}});
+    push(adj, leaves, guards, arg, make_select(cur_mask_, t, cst(term.dtype(), 0)));
+  };
   DType T = def.dtype();
   if (auto* b = def.as<BinaryNode>()) {
     const Expr &x = b->a, &y = b->b;
@@ -498,6 +520,24 @@ void ExprAD::reverse_scope(const Scope& s, AdjMap& adj, const std::vector<Expr>&
     adj.erase(it);
     if (terms.empty()) continue;
     Expr a = sum_terms(terms);
+    // mask: the adjoint is 0 unless it holds, when every term is a select with a zero arm (a
+    // temp used in several masked places: the conditions or-ed); unmasked: the nonzero arm of
+    // a single such select, when it is a var or constant.
+    Expr mask, unmasked;
+    for (auto& term : terms) {
+      auto* sl = term.as<SelectNode>();
+      Expr c, arm;
+      if (sl && is_const_float(sl->f) && is_zero(sl->f))
+        c = sl->cond, arm = sl->t;
+      else if (sl && is_const_float(sl->t) && is_zero(sl->t))
+        c = make_unary(UnOp::Not, sl->cond), arm = sl->f;
+      if (!c.defined()) {
+        mask = Expr();
+        break;
+      }
+      mask = mask.defined() ? make_binary(BinOp::Or, mask, c) : c;
+      unmasked = terms.size() == 1 && is_simple(arm) ? arm : Expr();
+    }
     if (!is_simple(a)) {
       Var av(names_.fresh("a"), a.dtype());
       adj_lets->push_back({av, a});
@@ -508,7 +548,10 @@ void ExprAD::reverse_scope(const Scope& s, AdjMap& adj, const std::vector<Expr>&
       reverse_arm(info.cond, *info.then_scope, info.then_val, a, guards, adj, leaves);
       reverse_arm(make_unary(UnOp::Not, info.cond), *info.else_scope, info.else_val, a, guards, adj, leaves);
     } else {
+      cur_mask_ = mask;
+      cur_unmasked_ = unmasked;
       rule(info.def, t, a, adj, leaves, guards);
+      cur_mask_ = cur_unmasked_ = Expr();
     }
   }
   cur_adj_lets_ = saved;

@@ -114,6 +114,11 @@ class ExprAD {
   std::unordered_map<const VarNode*, Expr> letmap_;
   int arm_depth_ = 0;                             // > 0 while linearising an if_then_else arm
   std::vector<Binding>* cur_adj_lets_ = nullptr;  // where reverse_scope appends adjoint lets
+  // While rule() runs: the condition under which the adjoint it propagates is nonzero, when
+  // that adjoint is a select with a zero arm (the untaken arm of a `select`, a min / max
+  // operand); undefined otherwise. See rule().
+  Expr cur_mask_;
+  Expr cur_unmasked_;  // the select's nonzero arm when it is a var or constant
 };
 
 // Sum of terms (undefined when empty), without folding.

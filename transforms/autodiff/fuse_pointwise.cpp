@@ -1,5 +1,6 @@
 #include "transforms/autodiff/fuse_pointwise.h"
 
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -51,9 +52,14 @@ std::optional<Nest> match_nest(const Stmt& s) {
     return std::nullopt;
   for (size_t k = 0; k < n.loops.size(); ++k) {
     auto* v = n.br->bindings[k].as<VarNode>();
-    if (b.iter_vars[k].kind != IterKind::Spatial || v != n.loops[k]->loop_var.get() ||
-        !expr_identical(b.iter_vars[k].extent, n.loops[k]->extent))
-      return std::nullopt;
+    if (b.iter_vars[k].kind != IterKind::Spatial || v != n.loops[k]->loop_var.get()) return std::nullopt;
+    // The loop may visit a prefix of a constant box (an adjoint gather over `serial(2)` bound to
+    // `spatial(4)`, next to the mask over `spatial(2)` of the same points): the points are
+    // the loop's either way (the fused block takes the first block's iter vars).
+    int64_t le, ie;
+    bool prefix = !std::getenv("TIRC_AD_NO_INIT_SINK") && is_const_int(n.loops[k]->extent, &le) &&
+                  is_const_int(b.iter_vars[k].extent, &ie) && le <= ie;
+    if (!expr_identical(b.iter_vars[k].extent, n.loops[k]->extent) && !prefix) return std::nullopt;
   }
   if (has_nested_control(b.body)) return std::nullopt;
   return n;
@@ -539,7 +545,41 @@ Stmt merge_lets_and_guards(const Stmt& body_in) {
   return drop_dead_stores(out, ow);
 }
 
-std::vector<Stmt> fuse_pointwise_blocks(const std::vector<Stmt>& stmts, const std::vector<int>& groups) {
+std::vector<Stmt> fuse_pointwise_blocks(const std::vector<Stmt>& stmts_in,
+                                        const std::vector<int>& groups_in) {
+  // A zero-initialisation emitted ahead (with the others, before the backward scans) whose
+  // buffer the first block accessing it could fuse with (the same nest, the point's own
+  // element) moves down to just before that block: nothing in between accesses the buffer, so
+  // the order is free. It then fuses, and its zero is forwarded into the block's first
+  // `A + t` (cumprod_reset's `X_grad[v] = X_grad[v] + a0 * Y[v - 1]` in the else arm of the
+  // reset test, after X_grad_init: `X_grad[v] = a0 * Y[v - 1]`, one add less per element).
+  std::vector<Stmt> stmts = stmts_in;
+  std::vector<int> groups = groups_in;
+  // TIRC_AD_NO_INIT_SINK=1 turns it off (to measure).
+  const bool sink = !std::getenv("TIRC_AD_NO_INIT_SINK");
+  for (size_t k = stmts.size(); sink && k-- > 0;) {
+    auto n = match_nest(stmts[k]);
+    if (!n || computes(n->b->body)) continue;
+    Accesses a = accesses(n->b->body);
+    if (a.written.size() != 1) continue;
+    const BufferNode* buf = *a.written.begin();
+    size_t j = k + 1;
+    while (j < stmts.size() && !accesses(stmts[j]).tuples.count(buf)) ++j;
+    if (j >= stmts.size() || j == k + 1) continue;
+    auto m = match_nest(stmts[j]);
+    if (!m || !computes(m->b->body)) continue;
+    Run trial;
+    trial.head = *n;
+    for (auto& iv : n->b->iter_vars) trial.ivs.push_back(iv.var);
+    trial.bodies.push_back(n->b->body);
+    if (!try_append(trial, *m, stmts[j])) continue;
+    Stmt s = stmts[k];
+    int g = groups[k];
+    stmts.erase(stmts.begin() + k);
+    groups.erase(groups.begin() + k);
+    stmts.insert(stmts.begin() + (j - 1), s);
+    groups.insert(groups.begin() + (j - 1), g);
+  }
   std::vector<Stmt> out;
   Run run;
   bool open = false;

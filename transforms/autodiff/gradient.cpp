@@ -691,9 +691,10 @@ class GradientBuilder {
   // The adjoint of a scan's reads of its own earlier steps: a block over u's iteration space
   // whose scan var runs backwards, adding each step's cotangent into the steps it read.
   // `guards`: the conditions of u's body around its store (they guard the seed load too).
+  // `tapes`: let values the step also stores for the deferred gathers (tape_deferred).
   void emit_reverse_scan(Unit& u, const Buffer& G, const std::vector<const std::vector<Binding>*>& lets,
                          const std::vector<LeafTerm>& carried, const std::vector<Expr>& guards,
-                         const std::vector<size_t>& gpos);
+                         const std::vector<size_t>& gpos, const std::vector<TapeStore>& tapes = {});
   void flatten_body(const BlockNode& b, const Stmt& s, std::vector<Unit::Item>& items,
                     std::vector<std::pair<std::vector<Unit::Item>, const StoreNode*>>& out);
   int ngroups_ = 0;
@@ -2629,7 +2630,25 @@ void GradientBuilder::reverse_unit(Unit& u) {
       for (auto& g : groups)
         (g.load.as<LoadNode>()->buffer.same_as(u.ver_out) && !u.carried.empty() ? carried : rest)
             .push_back(g);
-      if (!carried.empty()) emit_reverse_scan(u, G, {&S.lets, &adj_lets}, carried, guards, gpos);
+      // A backward step that adds into two or more earlier elements (gru_torch's H[t-1, 0],
+      // H[t-1, 1], H[t-1, j]) is not differentiated again anyway (Scans): it also stores the
+      // let values with FLOPs that the deferred gathers use (tape_deferred), which recomputed
+      // the step's cell once more (hoisting shared them, but once more than the step).
+      // TIRC_AD_NO_STEP_TAPES=1 turns it off (to measure).
+      std::vector<TapeStore> tapes;
+      if (carried.size() >= 2 && !rest.empty() && !std::getenv("TIRC_AD_NO_STEP_TAPES")) {
+        std::unordered_set<const LeafTerm*> is_carried;
+        for (auto& g : groups)
+          if (g.load.as<LoadNode>()->buffer.same_as(u.ver_out)) is_carried.insert(&g);
+        tapes = tape_deferred(
+            u, S, adj_lets, I_s, [&](const LeafTerm& g) { return is_carried.count(&g) != 0; }, &groups);
+        if (!tapes.empty()) {
+          rest.clear();
+          for (auto& g : groups)
+            if (!is_carried.count(&g)) rest.push_back(g);
+        }
+      }
+      if (!carried.empty()) emit_reverse_scan(u, G, {&S.lets, &adj_lets}, carried, guards, gpos, tapes);
       emit_pass();
       groups = std::move(rest);
     }
@@ -2921,7 +2940,8 @@ void GradientBuilder::emit_contribution(Unit& u, const std::vector<const std::ve
 void GradientBuilder::emit_reverse_scan(Unit& u, const Buffer& G,
                                         const std::vector<const std::vector<Binding>*>& lets,
                                         const std::vector<LeafTerm>& carried, const std::vector<Expr>& guards,
-                                        const std::vector<size_t>& gpos) {
+                                        const std::vector<size_t>& gpos,
+                                        const std::vector<TapeStore>& tapes) {
   const BlockNode& b = *u.blk;
   const std::vector<Expr>& I = u.store->indices;
   bool cross = false;  // a step feeds earlier elements of other spatial points
@@ -2934,7 +2954,7 @@ void GradientBuilder::emit_reverse_scan(Unit& u, const Buffer& G,
   std::vector<std::pair<Expr, size_t>> placed;
   split_own_guards(guards, gpos, lets, &outer, &placed);
   Stmt body = accumulate_leaves(
-      carried, guards, lets, [&](const LoadNode*) { return G; }, {}, placed);
+      carried, guards, lets, [&](const LoadNode*) { return G; }, tapes, placed);
   if (!outer.empty()) body = guard_all(outer, body);
   // The loop runs backwards: t -> (2 min + extent - 1) - t in the bindings and predicate, and
   // the new scan var w counts the steps from the end (s = extent - 1 - w), so that it still

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <string>
 #include <unordered_map>
@@ -66,6 +67,43 @@ const BlockRealizeNode* nest_block(const Stmt& s, std::vector<const ForNode*>* l
   return cur.as<BlockRealizeNode>();
 }
 
+// Integer sub-expressions that use a var of `shifted` re-canonicalised by their affine form
+// (`v + 4 - 4` -> `v`, `-(2 - u) + 2` -> `u`), so that values over renamed or shifted iter
+// vars print the same.
+struct CanonInts : IRMutator {
+  const std::unordered_set<const VarNode*>* shifted = nullptr;
+  Expr mutate(const Expr& e) override {
+    if (is_int(e.dtype()) && e.kind() != ExprKind::Var && e.kind() != ExprKind::IntImm) {
+      bool uses = false, clean = true;
+      for_each_expr(e, [&](const Expr& x) {
+        if (auto* v = x.as<VarNode>()) {
+          uses = uses || shifted->count(v);
+          clean = clean && v->dtype == e.dtype();
+        }
+        if (x.kind() == ExprKind::Cast || x.kind() == ExprKind::Load) clean = false;
+      });
+      if (!uses) return e;
+      if (clean)
+        if (auto a = to_affine(e)) return affine_to_expr(*a, e.dtype());
+    }
+    return IRMutator::mutate(e);
+  }
+  using IRMutator::mutate;
+};
+
+// Calls f on every store of s.
+void for_each_stmt_store(const Stmt& s, const std::function<void(const StoreNode*)>& f) {
+  struct V : IRVisitor {
+    const std::function<void(const StoreNode*)>* f;
+    void visit_store(const StoreNode* n) override {
+      (*f)(n);
+      IRVisitor::visit_store(n);
+    }
+  } v;
+  v.f = &f;
+  v.visit(s);
+}
+
 struct Entry {
   Buffer H;
   std::unordered_set<const BufferNode*> loads;
@@ -80,11 +118,13 @@ class Hoister {
     // nothing is hoisted out of is emitted as it was.
     std::vector<Stmt> norm;
     for (auto& s : stmts) norm.push_back(lift_lets(normalize_nest(s)));
+    std::vector<bool> touched(norm.size(), false);
+    if (!std::getenv("TIRC_AD_NO_STEP_TAPES")) touched = share_fwd_rev(norm);
     find_shared(norm);
     for (size_t k = 0; k < stmts.size(); ++k) {
       Stmt t = process_scan_loop(norm[k]);
       if (t.same_as(norm[k])) t = process(norm[k]);
-      if (t.same_as(norm[k])) t = stmts[k];
+      if (t.same_as(norm[k]) && !touched[k]) t = stmts[k];
       for (auto& p : pending_) out_.push_back(p);
       pending_.clear();
       out_.push_back(t);
@@ -181,26 +221,7 @@ class Hoister {
         loop_shift[loop_of[i]->loop_var.get()] =
             loop_of[i]->loop_var + make_const(loop_of[i]->loop_var.dtype(), loop_min[i]);
     }
-    struct Canon : IRMutator {
-      const std::unordered_set<const VarNode*>* shifted;
-      Expr mutate(const Expr& e) override {
-        if (is_int(e.dtype()) && e.kind() != ExprKind::Var && e.kind() != ExprKind::IntImm) {
-          bool uses = false, clean = true;
-          for_each_expr(e, [&](const Expr& x) {
-            if (auto* v = x.as<VarNode>()) {
-              uses = uses || shifted->count(v);
-              clean = clean && v->dtype == e.dtype();
-            }
-            if (x.kind() == ExprKind::Cast || x.kind() == ExprKind::Load) clean = false;
-          });
-          if (!uses) return e;
-          if (clean)
-            if (auto a = to_affine(e)) return affine_to_expr(*a, e.dtype());
-        }
-        return IRMutator::mutate(e);
-      }
-      using IRMutator::mutate;
-    } canon;
+    CanonInts canon;
     canon.shifted = &shifted;
     if (!to_new.empty()) {
       nb.body = canon.mutate(substitute(b.body, to_new));
@@ -328,9 +349,458 @@ class Hoister {
       changed = true;
     }
     scan_loop_ = nullptr;
+    if (!std::getenv("TIRC_AD_NO_STEP_TAPES")) changed = share_in_loop(f, &kids) || changed;
     if (!changed) return s;
     return make_for(f->loop_var, f->min, f->extent, f->for_kind, kids.size() == 1 ? kids[0] : make_seq(kids),
                     f->thread_tag, f->annotations);
+  }
+
+  // The scan blocks of a serial loop statement s: the kids (s's body statements) and, per
+  // kid, its matched realize (null when not a nest of one block with a scan iter var bound
+  // to the loop var, without a `where`) and its loops inside s.
+  struct LoopKid {
+    Stmt stmt;
+    const BlockRealizeNode* br = nullptr;
+    std::vector<const ForNode*> inner;
+    size_t scan_pos = 0;
+  };
+  const ForNode* scan_loop_kids(const Stmt& s, std::vector<LoopKid>* out) {
+    auto* f = s.as<ForNode>();
+    if (!f || f->for_kind != ForKind::Serial) return nullptr;
+    std::vector<Stmt> kids;
+    if (auto* q = f->body.as<SeqNode>())
+      kids = q->stmts;
+    else
+      kids.push_back(f->body);
+    std::unordered_set<const BufferNode*> none;
+    for (auto& k : kids) {
+      LoopKid K;
+      K.stmt = k;
+      Stmt nest = make_for(f->loop_var, f->min, f->extent, f->for_kind, k, f->thread_tag, f->annotations);
+      holder_.push_back(nest);
+      scan_loop_ = &none;
+      std::vector<const ForNode*> loops;
+      K.br = match(nest, loops, false);
+      scan_loop_ = nullptr;
+      if (K.br) {
+        bool found = false;
+        for (size_t i = 0; i < K.br->block->iter_vars.size(); ++i)
+          if (K.br->block->iter_vars[i].kind == IterKind::Scan) {
+            found = true;
+            K.scan_pos = i;
+          }
+        if (!found || K.br->block->init.defined()) K.br = nullptr;
+        K.inner.assign(loops.begin() + 1, loops.end());
+      }
+      out->push_back(K);
+    }
+    return f;
+  }
+
+  // K's block with the lets `lets` (those still used), `stores` before its terminal `t`.
+  static Stmt rebuild(const LoopKid& K, const std::vector<Binding>& lets, Stmt t,
+                      const std::vector<Stmt>& stores) {
+    if (!stores.empty()) {
+      std::vector<Stmt> xs = stores;
+      if (auto* q = t.as<SeqNode>())
+        xs.insert(xs.end(), q->stmts.begin(), q->stmts.end());
+      else
+        xs.push_back(t);
+      t = make_seq(xs);
+    }
+    std::unordered_set<const VarNode*> need;
+    for_each_expr(t, [&](const Expr& x) {
+      if (auto* v = x.as<VarNode>()) need.insert(v);
+    });
+    std::vector<bool> keep(lets.size(), false);
+    for (size_t i = lets.size(); i-- > 0;) {
+      if (!need.count(lets[i].var.get())) continue;
+      keep[i] = true;
+      collect_vars(lets[i].value, &need);
+    }
+    for (size_t i = lets.size(); i-- > 0;)
+      if (keep[i]) t = make_let_stmt(lets[i].var, lets[i].value, t);
+    BlockNode nb = *K.br->block.get();
+    nb.body = t;
+    set_regions(nb);
+    Stmt out = make_block_realize(K.br->bindings, K.br->predicate, make_block(std::move(nb)));
+    for (size_t i = K.inner.size(); i-- > 0;) {
+      auto* g = K.inner[i];
+      out = make_for(g->loop_var, g->min, g->extent, g->for_kind, out, g->thread_tag, g->annotations);
+    }
+    return out;
+  }
+
+  // enter_realize, then the analyses without the block's own stores: a value reading what
+  // the block writes is not impure (the callers check those reads themselves).
+  Stmt enter_relaxed(const BlockRealizeNode* br) {
+    Stmt t = enter_realize(br);
+    written_.clear();
+    memo_.clear();
+    for (auto& l : lets_) dep_[l.var.get()] = info(l.value).deps;
+    return t;
+  }
+
+  // Step values of a recurrence's forward recomputation that its backward steps compute
+  // again: gru_torch's cell (gates r, z, n) is computed by the forward loop `cell` and again
+  // by `cell_rev` at step 2 - w; kalman_1d's gain by its two forward pieces and both backward
+  // steps. A let of a forward scan block A (loop over [0, E)) whose value (lets inlined) has
+  // FLOPs and uses every iter var of A, and that a block of a later loop over [0, E) binds
+  // with its scan var w standing for step E - 1 - w (the text equal once w is replaced by
+  // E - 1 - u and integer indices are re-canonicalised), is stored by A into a buffer over
+  // its iter vars (after A's lets), and the later block loads it at E - 1 - w. Valid when the
+  // elements the value reads are final when A computes it: buffers no statement from A's
+  // loop on writes, or buffers the loop writes only at the scan var plus c_s (one dimension,
+  // coefficient 1) read at the scan var plus c_l < every c_s (an earlier step), and no
+  // statement after A's loop up to the later loop (nor that loop) writes them. Only when F_grad
+  // is not differentiated again anyway (Scans): A's or the later loop has two or more scan
+  // blocks (a region), or a later block stores twice into one buffer (a backward step adding
+  // into several earlier elements). Returns, per statement, whether it changed.
+  std::vector<bool> share_fwd_rev(std::vector<Stmt>& norm) {
+    std::vector<bool> touched(norm.size(), false);
+    for (size_t a = 0; a < norm.size(); ++a) {
+      std::vector<LoopKid> KA;
+      const ForNode* fa = scan_loop_kids(norm[a], &KA);
+      int64_t E;
+      if (!fa || !is_zero(fa->min) || !is_const_int(fa->extent, &E)) continue;
+      size_t nscan_a = 0;
+      for (auto& K : KA) nscan_a += K.br ? 1 : 0;
+      if (!nscan_a) continue;
+      // Per buffer the loop writes: the scan dimension and the offsets c_s of its stores.
+      struct StoreInfo {
+        bool bad = false;
+        int dim = -1;
+        int64_t cmin = INT64_MAX;
+      };
+      std::unordered_map<const BufferNode*, StoreInfo> sinfo;
+      for (auto& K : KA) {
+        std::unordered_set<const BufferNode*> w;
+        stored_buffers(K.stmt, &w);
+        for (auto* b : w) sinfo[b];
+        if (!K.br) {
+          for (auto* b : w) sinfo[b].bad = true;
+          continue;
+        }
+        const VarNode* v = K.br->block->iter_vars[K.scan_pos].var.get();
+        std::vector<const StoreNode*> sts;
+        for_each_stmt_store(K.br->block->body, [&](const StoreNode* n) { sts.push_back(n); });
+        if (K.br->block->init.defined())
+          for_each_stmt_store(K.br->block->init, [&](const StoreNode* n) { sts.push_back(n); });
+        for (auto* st : sts) {
+          StoreInfo& si = sinfo[st->buffer.get()];
+          int dim = -1;
+          int64_t c = 0;
+          bool ok = true;
+          for (size_t d = 0; d < st->indices.size(); ++d) {
+            auto af = to_affine(st->indices[d]);
+            if (!af) {
+              bool uses = false;
+              for_each_expr(st->indices[d], [&](const Expr& x) { uses = uses || x.get() == v; });
+              ok = ok && !uses;
+              continue;
+            }
+            if (!af->uses(v)) continue;
+            if (dim >= 0 || af->coeff(v) != 1 || af->terms.size() != 1) ok = false;
+            dim = static_cast<int>(d);
+            c = af->constant;
+          }
+          if (!ok || dim < 0 || (si.dim >= 0 && si.dim != dim)) {
+            si.bad = true;
+            continue;
+          }
+          si.dim = dim;
+          si.cmin = std::min(si.cmin, c);
+        }
+      }
+      // The forward values: key -> (kid, let, dims, loads).
+      struct FwdVal {
+        size_t kid, let;
+        std::vector<size_t> dims;
+        std::unordered_set<const BufferNode*> loads;
+        Buffer H;
+      };
+      std::unordered_map<std::string, FwdVal> fwd;
+      std::unordered_set<const VarNode*> scan_vars;
+      for (size_t k = 0; k < KA.size(); ++k) {
+        if (!KA[k].br) continue;
+        enter_relaxed(KA[k].br);
+        const VarNode* v = KA[k].br->block->iter_vars[KA[k].scan_pos].var.get();
+        scan_vars.clear();
+        scan_vars.insert(v);
+        for (size_t i = 0; i < lets_.size(); ++i) {
+          const Binding& l = lets_[i];
+          const Info& in = info(l.value);
+          if (!is_float(l.value.dtype()) || in.flops == 0 || in.guarded || in.deps == kImpure ||
+              (in.deps & eff_) != eff_ || !(in.deps & scan_mask_))
+            continue;
+          Expr inl = inl_.at(l.var.get());
+          bool ok = true;
+          std::unordered_set<const BufferNode*> loads;
+          for_each_expr(inl, [&](const Expr& x) {
+            auto* ld = x.as<LoadNode>();
+            if (!ld) return;
+            loads.insert(ld->buffer.get());
+            auto it = sinfo.find(ld->buffer.get());
+            if (it == sinfo.end()) return;
+            if (it->second.bad || it->second.dim < 0) {
+              ok = false;
+              return;
+            }
+            auto af = to_affine(ld->indices[it->second.dim]);
+            if (!af || af->terms.size() != 1 || af->terms[0].first.get() != v || af->terms[0].second != 1 ||
+                af->constant >= it->second.cmin)
+              ok = false;
+          });
+          if (!ok) continue;
+          CanonInts canon;
+          canon.shifted = &scan_vars;
+          std::vector<size_t> dims;
+          std::string key = key_of(canon.mutate(inl), &dims);
+          if (key[0] == '#' || fwd.count(key)) continue;
+          fwd[key] = {k, i, dims, loads, Buffer()};
+        }
+      }
+      if (fwd.empty()) continue;
+      std::unordered_set<const BufferNode*> inter;  // written from after A's loop on
+      bool any = false;
+      for (size_t b = a + 1; b < norm.size(); ++b) {
+        stored_buffers(norm[b], &inter);
+        std::vector<LoopKid> KB;
+        const ForNode* fb = scan_loop_kids(norm[b], &KB);
+        int64_t Eb;
+        if (!fb || !is_zero(fb->min) || !is_const_int(fb->extent, &Eb) || Eb != E) continue;
+        size_t nscan_b = 0;
+        bool twice = false;
+        for (auto& K : KB) {
+          if (!K.br) continue;
+          ++nscan_b;
+          std::unordered_map<const BufferNode*, int> n;
+          for_each_stmt_store(K.br->block->body,
+                              [&](const StoreNode* st) { twice = twice || ++n[st->buffer.get()] >= 2; });
+        }
+        if (nscan_a < 2 && nscan_b < 2 && !twice) continue;
+        bool changed_b = false;
+        std::vector<Stmt> kids;
+        for (auto& K : KB) {
+          kids.push_back(K.stmt);
+          if (!K.br) continue;
+          Stmt t = enter_relaxed(K.br);
+          const BlockNode& bb = *K.br->block.get();
+          const IterVar& siv = bb.iter_vars[K.scan_pos];
+          Var u(names_.fresh("u"), siv.var.dtype());
+          std::vector<IterVar> ivs = bb.iter_vars;
+          ivs[K.scan_pos].var = u;
+          Expr last = make_const(siv.var.dtype(), E - 1);
+          std::unordered_map<const VarNode*, Expr> rev{{siv.var.get(), last - u}};
+          std::unordered_set<const VarNode*> us{u.get()};
+          CanonInts canon;
+          canon.shifted = &us;
+          bool here = false;
+          for (size_t i = 0; i < lets_.size(); ++i) {
+            const Binding& l = lets_[i];
+            const Info& in = info(l.value);
+            if (!is_float(l.value.dtype()) || in.flops == 0 || in.guarded) continue;
+            Expr inl = canon.mutate(substitute(inl_.at(l.var.get()), rev));
+            bool clean = true;
+            for_each_expr(inl, [&](const Expr& x) {
+              if (auto* ld = x.as<LoadNode>()) clean = clean && !inter.count(ld->buffer.get());
+            });
+            if (!clean) continue;
+            const std::vector<IterVar>* saved = iv_;
+            iv_ = &ivs;
+            std::vector<size_t> dims;
+            std::string key = key_of(inl, &dims);
+            iv_ = saved;
+            auto it = fwd.find(key);
+            if (it == fwd.end()) continue;
+            FwdVal& fv = it->second;
+            if (!fv.H.defined()) {
+              std::vector<Expr> shape;
+              for (size_t d : fv.dims) shape.push_back(KA[fv.kid].br->block->iter_vars[d].extent);
+              fv.H = Buffer(names_.fresh("hoist"), l.value.dtype(), shape, "global");
+              allocs_->push_back(fv.H);
+            }
+            std::vector<Expr> idx;
+            for (size_t d : dims)
+              idx.push_back(d == K.scan_pos ? last - bb.iter_vars[d].var : Expr(bb.iter_vars[d].var));
+            lets_[i].value = make_load(fv.H, idx);
+            here = true;
+          }
+          if (!here) continue;
+          kids.back() = rebuild(K, lets_, t, {});
+          changed_b = true;
+        }
+        if (!changed_b) continue;
+        norm[b] = make_for(fb->loop_var, fb->min, fb->extent, fb->for_kind,
+                           kids.size() == 1 ? kids[0] : make_seq(kids), fb->thread_tag, fb->annotations);
+        touched[b] = true;
+        any = true;
+      }
+      if (!any) continue;
+      // A stores the values some later block loads.
+      std::vector<Stmt> kids;
+      for (size_t k = 0; k < KA.size(); ++k) {
+        kids.push_back(KA[k].stmt);
+        if (!KA[k].br) continue;
+        std::vector<Stmt> stores;
+        Stmt t = enter_realize(KA[k].br);
+        for (auto& [key, fv] : fwd) {
+          if (fv.kid != k || !fv.H.defined()) continue;
+          std::vector<Expr> idx;
+          for (size_t d : fv.dims) idx.push_back(KA[k].br->block->iter_vars[d].var);
+          stores.push_back(make_store(fv.H, idx, lets_[fv.let].var));
+        }
+        if (stores.empty()) continue;
+        std::sort(stores.begin(), stores.end(), [](const Stmt& x, const Stmt& y) {
+          return x.as<StoreNode>()->buffer->name < y.as<StoreNode>()->buffer->name;
+        });
+        kids.back() = rebuild(KA[k], lets_, t, stores);
+      }
+      norm[a] = make_for(fa->loop_var, fa->min, fa->extent, fa->for_kind,
+                         kids.size() == 1 ? kids[0] : make_seq(kids), fa->thread_tag, fa->annotations);
+      touched[a] = true;
+    }
+    return touched;
+  }
+
+  // The blocks of one scan loop (the pieces of a split step, as kalman_1d's estimate and
+  // variance stores, or their backward steps) recompute the same step values: the gain
+  // `pp / (pp + R)` in both pieces. A let whose value (lets inlined) has FLOPs, uses every
+  // iter var of its block (the scan var among them) and that a later block of the loop binds
+  // too is stored by the first block into a buffer over its iter vars (`hoistN[vt] = kg`,
+  // after its lets); the later blocks of the same step load it instead, while no block in
+  // between writes a buffer the value reads (nor the first block itself). Each step writes
+  // its own elements before the later blocks of that step read them. Only in loops of two or
+  // more scan blocks (a region of F, whose F_grad is not differentiated again: Scans), blocks
+  // without a `where`. Returns whether a kid changed.
+  bool share_in_loop(const ForNode* f, std::vector<Stmt>* kids) {
+    struct Kid {
+      const BlockRealizeNode* br = nullptr;
+      std::vector<const ForNode*> loops;  // the nest inside f
+      std::vector<std::string> keys;      // per let ("" when not shareable)
+      std::vector<std::vector<size_t>> dims;
+      std::vector<bool> strict;  // per let: reads no buffer its block writes
+      std::unordered_set<const BufferNode*> writes;
+    };
+    std::vector<Kid> ks(kids->size());
+    std::unordered_map<std::string, int> count;
+    size_t nscan = 0;
+    for (size_t k = 0; k < kids->size(); ++k) {
+      Kid& K = ks[k];
+      stored_buffers((*kids)[k], &K.writes);
+      Stmt nest =
+          make_for(f->loop_var, f->min, f->extent, f->for_kind, (*kids)[k], f->thread_tag, f->annotations);
+      holder_.push_back(nest);
+      scan_loop_ = &K.writes;  // lets match() take the scan iter var
+      std::vector<const ForNode*> loops;
+      K.br = match(nest, loops, false);
+      scan_loop_ = nullptr;
+      if (!K.br) continue;
+      bool has_scan = false;
+      for (auto& iv : K.br->block->iter_vars) has_scan = has_scan || iv.kind == IterKind::Scan;
+      if (!has_scan || K.br->block->init.defined()) {
+        K.br = nullptr;
+        continue;
+      }
+      ++nscan;
+      K.loops.assign(loops.begin() + 1, loops.end());
+      enter_realize(K.br);
+      for (auto& l : lets_) {
+        const Info& i = info(l.value);
+        K.strict.push_back(i.deps != kImpure);
+      }
+      // A block with one point per step (its only iter var of extent > 1 is the scan var)
+      // evaluates its lets before its own stores of that step: as a later block it may load
+      // a value that reads what it writes (kalman_1d's variance piece reads Pv[vt - 1] and
+      // writes Pv[vt]). The first block may not (its store comes first in no order).
+      if (eff_ == scan_mask_) {
+        written_.clear();
+        memo_.clear();
+        for (auto& l : lets_) dep_[l.var.get()] = info(l.value).deps;
+      }
+      std::unordered_set<std::string> here;
+      for (auto& l : lets_) {
+        std::string key;
+        std::vector<size_t> d;
+        const Info& i = info(l.value);
+        if (is_float(l.value.dtype()) && i.flops > 0 && !i.guarded && i.deps != kImpure &&
+            (i.deps & eff_) == eff_ && (i.deps & scan_mask_)) {
+          key = key_of(inl_.at(l.var.get()), &d);
+          if (key[0] == '#' || !here.insert(key).second) key.clear();
+        }
+        K.keys.push_back(key);
+        K.dims.push_back(d);
+        if (!key.empty()) ++count[key];
+      }
+    }
+    if (nscan < 2) return false;
+    struct Avail {
+      Buffer H;
+      std::unordered_set<const BufferNode*> loads;
+    };
+    std::unordered_map<std::string, Avail> avail;
+    std::unordered_set<std::string> done;
+    bool changed = false;
+    for (size_t k = 0; k < kids->size(); ++k) {
+      Kid& K = ks[k];
+      if (K.br) {
+        const BlockNode& b = *K.br->block.get();
+        Stmt t = enter_realize(K.br);
+        std::vector<Stmt> stores;
+        bool here = false;
+        for (size_t i = 0; i < lets_.size(); ++i) {
+          const std::string& key = K.keys[i];
+          if (key.empty()) continue;
+          --count[key];  // now: how many later blocks bind it
+          std::vector<Expr> idx;
+          for (size_t d : K.dims[i]) idx.push_back(b.iter_vars[d].var);
+          auto it = avail.find(key);
+          if (it != avail.end()) {
+            lets_[i].value = make_load(it->second.H, idx);
+            here = true;
+          } else if (count[key] >= 1 && !done.count(key) && K.strict[i]) {
+            // The block may store the let already (share_fwd_rev): that buffer serves.
+            Buffer H;
+            for_each_stmt_store(t, [&](const StoreNode* st) {
+              bool same = st->value.same_as(lets_[i].var) && st->indices.size() == idx.size();
+              for (size_t q = 0; same && q < idx.size(); ++q) same = expr_identical(st->indices[q], idx[q]);
+              if (same) H = st->buffer;
+            });
+            if (!H.defined()) {
+              std::vector<Expr> shape;
+              for (size_t d : K.dims[i]) shape.push_back(b.iter_vars[d].extent);
+              H = Buffer(names_.fresh("hoist"), lets_[i].value.dtype(), shape, "global");
+              allocs_->push_back(H);
+              stores.push_back(make_store(H, idx, lets_[i].var));
+            }
+            Avail a;
+            a.H = H;
+            for_each_expr(inl_.at(lets_[i].var.get()), [&](const Expr& x) {
+              if (auto* l = x.as<LoadNode>()) a.loads.insert(l->buffer.get());
+            });
+            avail[key] = std::move(a);
+            done.insert(key);
+            here = true;
+          }
+        }
+        if (here) {
+          // Lets left unused (their only users now load a buffer) are dropped.
+          LoopKid lk;
+          lk.br = K.br;
+          lk.inner = K.loops;
+          (*kids)[k] = rebuild(lk, lets_, t, stores);
+          changed = true;
+        }
+      }
+      // A block writing a buffer an available value reads ends its reuse (the first block
+      // itself cannot: its values reading what it writes are impure).
+      for (auto it = avail.begin(); it != avail.end();) {
+        bool stale = false;
+        for (auto* w : K.writes) stale = stale || it->second.loads.count(w);
+        it = stale ? avail.erase(it) : std::next(it);
+      }
+    }
+    return changed;
   }
 
   // Match: For(0, e0) ... For(0, ek) { BlockRealize } with bindings = the loop vars; null
@@ -911,6 +1381,7 @@ class Hoister {
   std::unordered_map<std::string, Entry> reg_;
   std::unordered_set<std::string> shared_;  // keys of values several blocks compute (find_shared)
   std::vector<Stmt> out_, pending_;
+  std::vector<Stmt> holder_;  // nests built for match() whose nodes the analyses point into
   const std::vector<IterVar>* iv_ = nullptr;
   std::unordered_map<const VarNode*, uint64_t> dep_;
   uint64_t eff_ = 0;

@@ -613,6 +613,11 @@ class Normalizer : public IRMutator {
   std::optional<std::vector<Stmt>> expand_state(const BlockRealizeNode* br, const Item& it);
   std::optional<std::vector<Stmt>> split_init(const BlockRealizeNode* br);
   std::optional<std::vector<Stmt>> opaque_kinds(const BlockRealizeNode* br);
+  std::optional<std::vector<Stmt>> opaque_kinds_plain(const BlockRealizeNode* br);
+  std::optional<std::vector<Stmt>> opaque_recurrence(const BlockRealizeNode* br);
+  std::optional<std::vector<Stmt>> opaque_scatter_sum(const BlockRealizeNode* br, const BlockNode& b,
+                                                      const std::vector<const StoreNode*>& stores,
+                                                      const std::vector<Item>& items);
   std::optional<std::vector<Stmt>> split_scan_step(const BlockRealizeNode* br,
                                                    const std::vector<Item>& items);
   bool init_accepted(const BlockNode& b);
@@ -1838,6 +1843,11 @@ std::optional<std::vector<Stmt>> Normalizer::split_init(const BlockRealizeNode* 
 // iterations changes nothing but the rounding, as for any reduce var. The block is then
 // normalised as any other.
 std::optional<std::vector<Stmt>> Normalizer::opaque_kinds(const BlockRealizeNode* br) {
+  if (auto r = opaque_kinds_plain(br)) return r;
+  return opaque_recurrence(br);
+}
+
+std::optional<std::vector<Stmt>> Normalizer::opaque_kinds_plain(const BlockRealizeNode* br) {
   const BlockNode& b = *br->block.get();
   if (b.init.defined() || !b.allocs.empty()) return std::nullopt;
   std::vector<const StoreNode*> stores;
@@ -1858,7 +1868,8 @@ std::optional<std::vector<Stmt>> Normalizer::opaque_kinds(const BlockRealizeNode
   CtxList ctx;
   bool saw_else = false;
   if (!flatten(b.body, ctx, items, &saw_else) || items.empty()) return std::nullopt;
-  if (!iterations_disjoint(nb, items) || !instances_distinct(br)) return std::nullopt;
+  if (!instances_distinct(br)) return std::nullopt;
+  if (!iterations_disjoint(nb, items)) return opaque_scatter_sum(br, b, stores, items);
   if (!reduce.empty()) {
     // A hand-written init first (`if vk == 0 { Y[vi] = 0 }`, C-style plain loops wrapped by
     // rewrite 0): rewrite 4 turns it into the init of the classified block. The guarded store
@@ -1935,6 +1946,151 @@ std::optional<std::vector<Stmt>> Normalizer::opaque_kinds(const BlockRealizeNode
         for (auto* st : stores)
           if (loads_of(c->value).count(st->buffer.get())) return std::nullopt;
   }
+  ad::set_regions(nb);
+  Stmt r = mutate(make_block_realize(br->bindings, br->predicate, make_block(std::move(nb))));
+  return std::vector<Stmt>{r};
+}
+
+// Rewrite 8, third form: a recurrence over an opaque var (a cumsum written as plain loops,
+// `Y[0] = X[0]; for i in serial(1, 8) { Y[i] = Y[i - 1] + X[i] }`, wrapped by rewrite 0 with
+// `vi = i - 1`; a linear state `S[i] = S[i] * a + X[t, i]` under an outer t loop). Opaque and
+// plain loops run in loop order (LANGUAGE.md), so when one opaque var v is bound to `L + c`
+// for a serial (or unrolled) loop L, v increases with the steps and the block is the scan
+// block with v as its `scan` var -- provided the scan machinery's reading of every access of
+// a buffer the block writes is what the sequential loops compute. That holds when each
+// access of a written buffer Y (all stores of Y at the same indices I):
+//   - is at I in every dimension that does not use v (the same spatial point: points are
+//     independent chains, whatever the loop order), or
+//   - (only when L is outside every loop of the other vars) reads a strictly earlier step
+//     (`v - k`, k >= 1, in the dimension of I that is `+-v + c`): all points of that step
+//     are complete before step v starts.
+// The other opaque vars must index the stores (they become spatial). Whatever the scan
+// machinery cannot read (a data-dependent step `Y[I[i]]`, a read of an element nobody has
+// written yet, two scan dims) it refuses with its own reason; a parallel, vectorized or
+// thread-bound L, a decreasing binding, or any other access keeps the opaque refusal.
+std::optional<std::vector<Stmt>> Normalizer::opaque_recurrence(const BlockRealizeNode* br) {
+  const BlockNode& b = *br->block.get();
+  if (b.init.defined() || !b.allocs.empty()) return std::nullopt;
+  std::vector<const StoreNode*> stores;
+  for_each_stmt_store(b.body, &stores);
+  if (stores.empty()) return std::nullopt;
+  std::unordered_map<const BufferNode*, const StoreNode*> first_store;
+  for (auto* st : stores) {
+    auto [it, fresh] = first_store.emplace(st->buffer.get(), st);
+    if (!fresh && !same_indices(it->second->indices, st->indices)) return std::nullopt;
+  }
+  AccessScan scan;
+  scan.visit(b.body);
+  if (br->predicate.defined()) scan.visit(br->predicate);
+  for (auto& [Y, st] : first_store)
+    if (scan.opaque.count(Y)) return std::nullopt;
+  // The loop an iter var's binding follows (`L + c`, coefficient 1), or null.
+  auto loop_of = [&](size_t q) -> const ForNode* {
+    auto aff = ad::to_affine(br->bindings[q]);
+    if (!aff || aff->terms.size() != 1 || aff->terms[0].second != 1) return nullptr;
+    for (auto* l : loops_)
+      if (l->loop_var.get() == aff->terms[0].first.get()) return l;
+    return nullptr;
+  };
+  auto depth = [&](const ForNode* l) {
+    for (size_t k = 0; k < loops_.size(); ++k)
+      if (loops_[k] == l) return k;
+    return loops_.size();
+  };
+  for (size_t q = 0; q < b.iter_vars.size(); ++q) {
+    const IterVar& sv = b.iter_vars[q];
+    if (sv.kind != IterKind::Opaque) continue;
+    const ForNode* L = loop_of(q);
+    if (!L || (L->for_kind != ForKind::Serial && L->for_kind != ForKind::Unrolled) || !L->thread_tag.empty())
+      continue;
+    const VarNode* s = sv.var.get();
+    // The others: opaque ones must index a store (spatial); scan outside all their loops?
+    bool ok = true, outer = true;
+    for (size_t r = 0; r < b.iter_vars.size() && ok; ++r) {
+      if (r == q) continue;
+      const IterVar& ov = b.iter_vars[r];
+      if (ov.kind == IterKind::Opaque) {
+        bool used = false;
+        for (auto* st : stores)
+          for (auto& i : st->indices) used = used || uses_var(i, ov.var.get());
+        ok = used;
+      } else if (ov.kind != IterKind::Spatial) {
+        ok = false;
+      }
+      for (auto* l : loops_)
+        if (uses_var(br->bindings[r], l->loop_var.get()) && depth(l) <= depth(L)) outer = false;
+    }
+    if (!ok) continue;
+    for (auto& [Y, st] : first_store) {
+      const auto& I = st->indices;
+      for (auto& t : scan.acc[Y]) {
+        if (t.size() != I.size()) {
+          ok = false;
+          break;
+        }
+        bool same_point = true, earlier = false, later = false;
+        for (size_t d = 0; d < I.size(); ++d) {
+          int64_t a1, c1, a2, c2;
+          if (uses_var(I[d], s)) {
+            bool sf = step_form(I[d], s, &a1, &c1) && step_form(t[d], s, &a2, &c2) && a1 == a2;
+            if (sf && a1 * (c2 - c1) < 0) earlier = true;
+            // A later step's element: not written yet in loop order (a decreasing-order
+            // read), refused rather than read as the previous version.
+            if (sf && a1 * (c2 - c1) > 0) later = true;
+          } else if (!expr_identical(t[d], I[d])) {
+            same_point = false;
+          }
+        }
+        if (later || (!same_point && !(outer && earlier))) {
+          ok = false;
+          break;
+        }
+      }
+      if (!ok) break;
+    }
+    if (!ok) continue;
+    BlockNode nb = b;
+    for (size_t r = 0; r < nb.iter_vars.size(); ++r)
+      if (nb.iter_vars[r].kind == IterKind::Opaque)
+        nb.iter_vars[r].kind = r == q ? IterKind::Scan : IterKind::Spatial;
+    ad::set_regions(nb);
+    Stmt out = mutate(make_block_realize(br->bindings, br->predicate, make_block(std::move(nb))));
+    return std::vector<Stmt>{out};
+  }
+  return std::nullopt;
+}
+
+// Rewrite 8, second form: a scatter-add (Halide's histogram `H(clamp(I(r), 0, 3)) += K(r)`,
+// written `block h(vr: opaque(4) = r) { H[min(max(I[vr], 0), 3)] += K[vr] }`), whose opaque
+// vars index the stores at data-dependent elements, so the spatial reading above fails (two
+// iterations may write one element). When every store accumulates a sum `Y[f] = Y[f] + e`
+// (or `- e`; e and the store's guards read no stored buffer, and the body touches Y only at
+// f), every opaque var becomes a reduce var: the iterations then commute (up to rounding) and
+// gradient() differentiates the block as the scatter sum `Y[f(v)] += E(v)` it accepts for
+// reduce vars without an init. Anything else stays refused.
+std::optional<std::vector<Stmt>> Normalizer::opaque_scatter_sum(const BlockRealizeNode* br,
+                                                                const BlockNode& b,
+                                                                const std::vector<const StoreNode*>& stores,
+                                                                const std::vector<Item>& items) {
+  BlockNode nb = b;
+  for (auto& iv : nb.iter_vars)
+    if (iv.kind == IterKind::Opaque) iv.kind = IterKind::Reduce;
+  if (!iterations_disjoint(nb, items)) return std::nullopt;
+  AccessScan scan;
+  scan.visit(nb.body);
+  for (auto* st : stores) {
+    auto acc = split_acc(st);
+    if (!acc || (acc->first != BinOp::Add && acc->first != BinOp::Sub) || scan.opaque.count(st->buffer.get()))
+      return std::nullopt;
+    for (auto& t : scan.acc[st->buffer.get()])
+      if (!same_indices(t, st->indices)) return std::nullopt;
+    for (auto* o : stores)
+      if (loads_of(acc->second).count(o->buffer.get())) return std::nullopt;
+  }
+  for (auto& it : items)
+    for (auto& c : it.ctx)
+      for (auto* st : stores)
+        if (loads_of(c->value).count(st->buffer.get())) return std::nullopt;
   ad::set_regions(nb);
   Stmt r = mutate(make_block_realize(br->bindings, br->predicate, make_block(std::move(nb))));
   return std::vector<Stmt>{r};
@@ -2132,6 +2288,28 @@ std::optional<std::vector<Stmt>> Normalizer::expand_state(const BlockRealizeNode
   bool reads_state = !value.same_as(st->value);
   for (size_t k = 0; k < it.ctx.size(); ++k) reads_state = reads_state || ni.ctx[k] != it.ctx[k];
   if (!reads_state) return std::nullopt;  // the last step's value wins: not a recurrence
+  {
+    // Guards around the update (`if vr >= 1 { S[vx] = tanh(S[vx] + X[vr, vx]) }`): a step they
+    // skip keeps the state, so its history element must hold it too (it was left unwritten and
+    // the next step read it: "read of uninitialised element S_hist[0, 0]", outsider round 12):
+    // the value becomes if_then_else(guards, value, state). A let after a guard may be valid
+    // only under it: refused (left as written).
+    Expr cond;
+    CtxList lets;
+    for (auto& cx : ni.ctx) {
+      if (cx->is_let) {
+        if (cond.defined()) return std::nullopt;
+        lets.push_back(cx);
+        continue;
+      }
+      Expr g = cx->neg ? make_unary(UnOp::Not, cx->value) : cx->value;
+      cond = cond.defined() ? make_binary(BinOp::And, cond, g) : g;
+    }
+    if (cond.defined()) {
+      value = make_if_then_else(cond, value, state);
+      ni.ctx = lets;
+    }
+  }
   ni.leaf = make_store(Hh, cur_idx, value, st->loc);
   Stmt hist = build_piece(br, Piece{{ni}, std::nullopt, std::nullopt}, b.name, false);
   // The state after the loop: the last step's value.
