@@ -1262,8 +1262,16 @@ void FuncEmitter::loop_metadata(llvm::BranchInst* br, const ForNode* n) {
       flag("llvm.loop.vectorize.width", i32md(w));
     }
   } else if (n->for_kind == ForKind::Unrolled) {
-    if (cext)
+    // Full unrolling is what `unroll` asks for, but LLVM honours unroll.full up to a million
+    // iterations with a compile time that grows faster than the body: `unroll(16000)` took 11 s
+    // and `unroll(100000)` more than two minutes (outsider round 13). Above kMaxFullUnroll
+    // iterations the loop is unrolled kLongUnroll times (LLVM's own count, unroll.enable,
+    // still copied the body thousands of times: 5 s for 100000).
+    constexpr int64_t kMaxFullUnroll = 1024, kLongUnroll = 16;
+    if (cext && ext <= kMaxFullUnroll)
       flag("llvm.loop.unroll.full", nullptr);
+    else if (cext)
+      flag("llvm.loop.unroll.count", i32md(kLongUnroll));
     else
       flag("llvm.loop.unroll.enable", nullptr);
   }

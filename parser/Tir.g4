@@ -89,7 +89,10 @@ scheduleDef : SCHEDULE name=ID '{' schedInstr* '}' ;
 // Without a call (`i, j, k = loops`, `l = loops[0]`, `ls = loops[1:]`), `prim` names a list
 // variable (checked by the builder: such an instruction binds at least one name).
 // Results may be parenthesised, as a Python tuple: `(k,) = get_loops(b)`.
-schedInstr : ('(' anyName (',' anyName)* ','? ')' '=' | anyName (',' anyName)* ','? '=')? schedRecv? prim=anyName (call='(' (schedArg (',' schedArg)* ','?)? ')')? schedIndex* ';'? ;
+// `blocks = [b1, b2]`: names bound to a list of handles written out (lst; no primitive).
+schedInstr : ('(' anyName (',' anyName)* ','? ')' '=' | anyName (',' anyName)* ','? '=')?
+             (schedRecv? prim=anyName (call='(' (schedArg (',' schedArg)* ','?)? ')')? schedIndex*
+              | lst='[' (schedValue (',' schedValue)* ','?)? ']') ';'? ;
 // `sch.split(...)`: TVM's Python spelling; the receiver must be `sch` (checked by the builder).
 schedRecv : recv=anyName '.' ;
 // `get_loops(b)[-1]`: one handle of the list an instruction returns (TVM's Python indexing);

@@ -1470,7 +1470,9 @@ class Builder {
       const Sym* s = lookup(name);
       if (s && s->kind == Sym::Buf)
         fail(c->ID(), "'" + name + "' is a buffer; index it with " + name + "[...]");
-      fail(c->ID(), "unknown function '" + name + "'");
+      // Python's `not (x)` reads as a call (outsider round 13).
+      fail(c->ID(), "unknown function '" + name + "'" +
+                        (name == "not" ? " (negation is written !, not Python's 'not')" : ""));
     }
     return finish_call(c, unify(args, want));
   }
@@ -1519,7 +1521,7 @@ class Builder {
   static bool has_trailing_comma(P::SchedInstrContext* in) {
     std::string last;
     for (auto* c : in->children) {
-      if (c == in->prim || c == in->schedRecv()) break;
+      if (c == in->prim || c == in->schedRecv() || (in->lst && c->getText() == "[")) break;
       auto* t = dynamic_cast<antlr4::tree::TerminalNode*>(c);
       std::string text = t ? t->getText() : std::string("name");
       if (text == ")" || text == "=") continue;
@@ -1543,6 +1545,18 @@ class Builder {
       for (auto* n : names)
         if (n != in->prim) instr.results.push_back(n->getText());
       instr.unpack = instr.results.size() == 1 && has_trailing_comma(in);
+      if (in->lst) {
+        // `blocks = [b1, b2]`: the list is the value (as `l = loops` binds one).
+        instr.loc = loc(in->lst);
+        if (instr.results.empty()) fail(in->lst, "expected names bound to the list: blocks = [...]");
+        ScheduleArg l;
+        l.kind = ScheduleArg::List;
+        l.loc = instr.loc;
+        for (auto* v : in->schedValue()) l.list.push_back(sched_value(v, item.instrs));
+        instr.args.push_back(std::move(l));
+        item.instrs.push_back(std::move(instr));
+        continue;
+      }
       instr.loc = loc(in->prim->getStart());
       if (!in->call) {
         // `i, j, k = loops`, `l = loops[0]`: a list variable's value, no primitive.

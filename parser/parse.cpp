@@ -44,6 +44,43 @@ std::string token_display(const antlr4::dfa::Vocabulary& voc, size_t type) {
   return sym;
 }
 
+// Python's spellings that a NumPy / TVMScript user types first, named with the .tir form
+// (outsider round 13): `a ** b`, `and` / `or` / `not`, `A if C else B`. Empty when `tok` (the
+// token the parser stopped at) is not one of them.
+std::string python_hint(antlr4::Recognizer* rec, const antlr4::Token* tok) {
+  auto* parser = dynamic_cast<antlr4::Parser*>(rec);
+  const antlr4::Token* prev = nullptr;
+  if (parser && tok->getTokenIndex() > 0) {
+    // The previous token on the default channel (comments and blanks are skipped).
+    auto* stream = parser->getTokenStream();
+    for (size_t i = tok->getTokenIndex(); i-- > 0;) {
+      const antlr4::Token* t = stream->get(i);
+      if (t->getChannel() == antlr4::Token::DEFAULT_CHANNEL) {
+        prev = t;
+        break;
+      }
+    }
+  }
+  const std::string text = tok->getText();
+  if (text == "*" && prev && prev->getText() == "*" && prev->getStopIndex() + 1 == tok->getStartIndex())
+    return " (there is no '**' operator: write pow(a, b))";
+  if (tok->getType() == P::ID && (text == "and" || text == "or"))
+    return std::string(" (logic is written ") + (text == "and" ? "&&" : "||") + ", not Python's '" + text +
+           "')";
+  if (prev && prev->getType() == P::ID && prev->getText() == "not")
+    return " (negation is written !, not Python's 'not')";
+  if (text == "else" && parser) {
+    try {
+      auto expected = parser->getExpectedTokens();
+      if (expected.size() == 1 && parser->getVocabulary().getLiteralName(expected.getMinElement()) == "'{'")
+        return " (Python's 'A if C else B' is written select(C, A, B), or if_then_else(C, A, B) to evaluate "
+               "only the taken arm)";
+    } catch (...) {
+    }
+  }
+  return "";
+}
+
 // Turns ANTLR's first syntax error into a SourceError with a short message.
 class ThrowingListener : public antlr4::BaseErrorListener {
  public:
@@ -81,6 +118,7 @@ class ThrowingListener : public antlr4::BaseErrorListener {
         }
       }
     }
+    if (tok && tok->getType() != antlr4::Token::EOF) msg += python_hint(rec, tok);
     if (tok && tok->getType() == antlr4::Token::EOF && unclosed_)
       msg += " ('" + unclosed_->getText() + "' at " + std::to_string(unclosed_->getLine()) + ":" +
              std::to_string(unclosed_->getCharPositionInLine() + 1) + " is not closed)";

@@ -142,5 +142,45 @@ TEST(TvmCompat, ComputeAtTakesPreserveUnitLoopsAndIndexPositionally) {
   }
 }
 
+// `blocks = [b1, b2]` binds a list written out; blockize / reorder / cache_read's
+// consumer_blocks take it as a list, and the item prints as written.
+TEST(TvmCompat, ListsWrittenOutBindNames) {
+  std::string src = std::string(kTwoStage) + R"(schedule two {
+  b1 = get_block("B")
+  b2 = get_block("C")
+  blocks = [b1, b2]
+  blockize(blocks)
+}
+)";
+  Function g = apply_src(src, "two");
+  EXPECT_NE(print_function(*g).find("block outer_B_C_()"), std::string::npos) << print_function(*g);
+  EXPECT_NE(print_module(parse_module(src, "t.tir")).find("  blocks = [b1, b2]\n"), std::string::npos);
+
+  Function r = apply_src(std::string(kTwoStage) + R"(schedule two {
+  loops = get_loops(get_block("C"))
+  order = [loops[1], *loops[:1]]
+  reorder(order)
+  readers = [get_block("C")]
+  cache_read(get_block("C"), 0, "shared", consumer_blocks=readers)
+}
+)",
+                         "two");
+  EXPECT_NE(print_function(*r).find("B_shared"), std::string::npos) << print_function(*r);
+
+  Module m = parse_module(std::string(kTwoStage) + R"(schedule two {
+  loops = get_loops(get_block("C"))
+  nested = [loops, loops[0]]
+}
+)",
+                          "t.tir");
+  try {
+    apply_schedule(*m.find_func("two"), m.schedules.at(0), m.intrins);
+    FAIL() << "a nested list was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("lists may not be nested; write *loops"), std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace tirc

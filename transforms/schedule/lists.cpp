@@ -59,6 +59,24 @@ std::vector<size_t> slice_indices(int64_t n, const ScheduleArg* lo, const Schedu
 
 Value eval(const ScheduleState& st, const ScheduleArg& a) {
   if (a.kind == ScheduleArg::Ident) return eval_name(st, a.text);
+  if (a.kind == ScheduleArg::List && a.text != "(") {
+    // `[b1, loops[0], *more]` written out: its items, a starred list's items in place.
+    Value v;
+    v.list = true;
+    v.text = list_arg_text(a);
+    for (auto& x : a.list) {
+      bool star = x.kind == ScheduleArg::Star && !x.list.empty();
+      Value item = eval(st, star ? x.list[0] : x);
+      if (!star && item.items.size() != 1)
+        refuse(item.text + " is a list of " + plural(item.items.size()) + " inside the list " + v.text +
+               " (lists may not be nested; write *" + item.text + ")");
+      for (size_t i = 0; i < item.items.size(); ++i) {
+        v.items.push_back(item.items[i]);
+        v.item_texts.push_back(item.item_texts[i]);
+      }
+    }
+    return v;
+  }
   if (a.kind != ScheduleArg::Subscript || a.list.size() < 2)
     refuse(list_arg_text(a) + " is not a handle or a list of handles");
   Value base = eval(st, a.list[0]);
@@ -171,6 +189,14 @@ void assign_list_value(ScheduleState& st, const ScheduleInstr& ins) {
   for (size_t i = 0; i < items.size(); ++i) bind(ins.results[i], items[i]);
 }
 
+// Whether argument `pos` (or keyword `kw`) of `prim` is a list of blocks, so that a list
+// variable given there (`blocks = [b1, b2]; blockize(blocks)`) stays a list.
+static bool takes_list(const std::string& prim, size_t pos, const std::string& kw) {
+  if (prim == "blockize") return kw.empty() ? pos == 0 : kw == "target";
+  if (prim == "cache_read" || prim == "cache_write") return kw.empty() ? pos == 3 : kw == "consumer_blocks";
+  return false;
+}
+
 ScheduleInstr resolve_list_args(ScheduleState& st, const ScheduleInstr& ins,
                                 std::vector<std::string>* temps) {
   // reorder / fuse take loops as varargs: a list argument means its items.
@@ -206,7 +232,16 @@ ScheduleInstr resolve_list_args(ScheduleState& st, const ScheduleInstr& ins,
       if (!k.list.empty() && is_list_valued(st, k.list[0])) {
         if (k.list[0].kind == ScheduleArg::Star)
           refuse("*" + list_arg_text(k.list[0].list[0]) + " as a keyword value");
-        k.list[0] = single(k.list[0]);
+        Value v = eval(st, k.list[0]);
+        if (v.list && takes_list(ins.primitive, 0, k.text)) {
+          ScheduleArg l;
+          l.kind = ScheduleArg::List;
+          l.loc = k.list[0].loc;
+          l.list = items_of(k.list[0]);
+          k.list[0] = std::move(l);
+        } else {
+          k.list[0] = single(k.list[0]);
+        }
       }
       out.args.push_back(std::move(k));
       continue;
@@ -241,7 +276,7 @@ ScheduleInstr resolve_list_args(ScheduleState& st, const ScheduleInstr& ins,
       continue;
     }
     Value v = eval(st, a);
-    if (varargs && v.list) {
+    if ((varargs || takes_list(ins.primitive, out.args.size(), "")) && v.list) {
       ScheduleArg l;
       l.kind = ScheduleArg::List;
       l.loc = a.loc;
