@@ -120,5 +120,44 @@ func causal(A: f32[6, 6], B: f32[6]) -> (S: f32[6]) {
   expect_passes(*mod.find_func("causal"), {});
 }
 
+// Without an earlier value an empty domain leaves the output unwritten; the arg / zero
+// buffers of a max, min or product with an init are then unfilled, and the blocks reading
+// them must not run (contract round 13: `check-grad --input n=0` read M_arg[0]).
+TEST(EmptyReduction, FirstWriterWithAnInitOverAnEmptyDomain) {
+  Module mod = parse_module(R"(
+func mx(n: i32, A: f32[4, n]) -> (M: f32[4]) {
+  for i, k in grid(4, n) {
+    block m(vi: spatial(4) = i, vk: reduce(n) = k) {
+      init { M[vi] = min_value(f32) }
+      M[vi] = max(M[vi], A[vi, vk])
+    }
+  }
+}
+func mn(n: i32, A: f32[4, n]) -> (M: f32[4]) {
+  for i, k in grid(4, n) {
+    block m(vi: spatial(4) = i, vk: reduce(n) = k) {
+      init { M[vi] = max_value(f32) }
+      M[vi] = min(M[vi], A[vi, vk] * 2.0)
+    }
+  }
+}
+func pr(n: i32, A: f32[4, n]) -> (M: f32[4]) {
+  for i, k in grid(4, n) {
+    block m(vi: spatial(4) = i, vk: reduce(n) = k) {
+      init { M[vi] = 1.0 }
+      M[vi] = M[vi] * A[vi, vk]
+    }
+  }
+}
+)",
+                            "first.tir");
+  for (const char* name : {"mx", "mn", "pr"}) {
+    Function f = mod.find_func(name);
+    for (int64_t n : {0, 3}) expect_passes(*f, testing::i32_scalars({{"n", n}}));
+  }
+  std::string g = print_function(*gradient(*mod.find_func("mx"), {}));
+  EXPECT_NE(g.find("where n >= 1"), std::string::npos) << g;
+}
+
 }  // namespace
 }  // namespace tirc

@@ -93,12 +93,29 @@ func s(A: f32[4]) -> (S: f32[1]) {
                 "s");
 }
 
-// A recurrence written with plain loops is refused as the same block written by hand is.
-TEST(WrapStores, RecurrenceIsRefusedWithTheBlockNamed) {
-  std::string e = grad_error(R"(
+// A recurrence written with plain loops: its serial loop runs in order, so rewrite 8 reads
+// the wrapped block's opaque var as a scan var (refused before, as the same opaque block
+// written by hand was; now both are differentiated).
+TEST(WrapStores, RecurrenceIsDifferentiated) {
+  std::string t = check_rewrite(R"(
 func rec(A: f32[6]) -> (B: f32[6]) {
   B[0] = A[0]
   for i in serial(1, 6) {
+    B[i] = B[i - 1] * A[i]
+  }
+}
+)",
+                                "rec");
+  EXPECT_TRUE(contains(t, "vi: scan(5) = i - 1")) << t;
+}
+
+// The same over a parallel loop (no order between its iterations) stays refused, naming
+// the wrapped block.
+TEST(WrapStores, ParallelRecurrenceIsRefusedWithTheBlockNamed) {
+  std::string e = grad_error(R"(
+func rec(A: f32[6]) -> (B: f32[6]) {
+  B[0] = A[0]
+  for i in parallel(1, 6) {
     B[i] = B[i - 1] * A[i]
   }
 }

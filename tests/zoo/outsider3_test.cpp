@@ -88,7 +88,7 @@ TEST_P(Outsider3, grad_torch) { grad_torch_test(refs(), GetParam(), *load(GetPar
 // FLOPs (as the zoo's flop_ratio). The functions above 3x, with the bound they keep:
 double max_flop_ratio(const std::string& name) {
   if (name == "kron" || name == "kron_scatter") return 4.0;  // outer products: >= 4x (docs/autodiff.md)
-  if (name == "lstm_cell") return 3.2;      // sigmoid / tanh (4x alone) in a recurrence (zoo lstm: 3.55x)
+  if (name == "lstm_cell") return 3.16;     // sigmoid / tanh (4x alone) in a recurrence (zoo lstm: 3.47x)
   if (name == "rnn_state_out") return 4.5;  // tanh (4x alone) in a recurrence
   return 3.0;
 }

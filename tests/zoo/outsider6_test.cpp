@@ -97,17 +97,16 @@ TEST_P(Outsider6, grad_torch) { grad_torch_test(refs(), GetParam(), *load(GetPar
 double max_flop_ratio(const std::string& name) {
   static const std::map<std::string, double> bounds = {
       // Inherent under the count (docs/autodiff.md "FLOP ratio lower bounds"):
-      {"index_select1", 4.0},    // tanh alone is 4x (recompute, 1 - t*t, times the cotangent)
-      {"tanhmul_d", 4.2},        // the derivative of tanh's derivative, 2 tanh-like terms
-      {"gather_nd2", 4.0},       // X[I, J] * X[J % 5, I]: 1 FLOP; each data-dependent read costs a
-                                 // product and a scatter add (as the outer product's 4x)
-      {"excl_cumprod", 3.8},     // a product chain: recompute + carried adjoint (2) + X term (1)
-      {"horner", 3.3},           // y * x + c per step: 2 FLOPs; recompute (2), carried a * x and its add
-                                 // (2), the x term a * y and its sum over steps (2), c's sum (1)
-      {"coupled_states", 3.45},  // tanh in a recurrence, as outsider3's rnn_state_out
-      {"volterra", 3.3},         // tanh (4x alone) of each state, read by every later step
-      {"init_reads", 3.2},       // zero-safe product (3 FLOPs per factor) of X + B, B broadcast over
-                                 // the row (3.77x until hoisting took whole if_then_else values)
+      {"index_select1", 4.0},  // tanh alone is 4x (recompute, 1 - t*t, times the cotangent)
+      {"tanhmul_d", 4.2},      // the derivative of tanh's derivative, 2 tanh-like terms
+      {"gather_nd2", 4.0},     // X[I, J] * X[J % 5, I]: 1 FLOP; each data-dependent read costs a
+                               // product and a scatter add (as the outer product's 4x)
+      {"excl_cumprod", 3.8},   // a product chain: recompute + carried adjoint (2) + X term (1)
+      {"horner", 3.3},         // y * x + c per step: 2 FLOPs; recompute (2), carried a * x and its add
+                               // (2), the x term a * y and its sum over steps (2), c's sum (1)
+      {"volterra", 3.3},       // tanh (4x alone) of each state, read by every later step
+      {"init_reads", 3.2},     // zero-safe product (3 FLOPs per factor) of X + B, B broadcast over
+                               // the row (3.77x until hoisting took whole if_then_else values)
       // Not inherent:
       {"cummax_scan", 3.85},       // the comparison Y[t - 1] >= X[t] is evaluated in the backward scan
                                    // and again in the gather into X (no tape for a one-block scan)

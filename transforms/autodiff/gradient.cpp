@@ -741,6 +741,10 @@ class GradientBuilder {
   // iter vars cover the buffer pointwise and only its `where` / guards (on the iteration
   // point, no loads) restrict it; undefined otherwise.
   Expr unwritten(const Unit& u, const std::vector<Expr>& iv);
+  // Whether u is a scan step whose reads of Y are all at earlier steps (the scan index minus
+  // a positive constant): its version copy then needs only the elements it leaves alone (the
+  // others it writes before reading them; copying them read elements no block had written).
+  bool reads_only_earlier_steps(const Unit& u) const;
   // A block over u's forward loop nest (same bindings and predicate), fresh iter vars.
   Stmt clone_block(const Unit& u, const std::string& name, const std::function<Stmt()>& body,
                    const std::function<Stmt()>& init, bool all_reduce, Annotations ann = {});
@@ -1790,8 +1794,33 @@ void GradientBuilder::assign_versions() {
   }
 }
 
+bool GradientBuilder::reads_only_earlier_steps(const Unit& u) const {
+  if (u.scan_iv < 0 || u.kind != RedKind::Spatial) return false;
+  const VarNode* sv = u.blk->iter_vars[static_cast<size_t>(u.scan_iv)].var.get();
+  const std::vector<Expr>& I = u.store->indices;
+  bool ok = true;
+  auto check = [&](const Expr& x) {
+    auto* l = x.as<LoadNode>();
+    if (!l || !l->buffer.same_as(u.Y)) return;
+    bool earlier = false;
+    for (size_t d = 0; d < I.size() && d < l->indices.size(); ++d) {
+      std::unordered_set<const VarNode*> vs;
+      collect_vars(I[d], &vs);
+      if (!vs.count(sv)) continue;
+      int64_t c;
+      Expr diff = simplify(l->indices[d] - I[d]);
+      if (is_const_int(diff, &c) && c < 0) earlier = true;
+    }
+    ok = ok && earlier;
+  };
+  for (auto& it : u.items) for_each_expr(it.value, check);
+  for_each_expr(u.update, check);
+  if (u.br->predicate.defined()) for_each_expr(u.br->predicate, check);
+  return ok;
+}
+
 Expr GradientBuilder::unwritten(const Unit& u, const std::vector<Expr>& iv) {
-  if (u.kind != RedKind::Spatial || u.scan_iv >= 0 || u.region >= 0) return Expr();
+  if (u.kind != RedKind::Spatial || u.region >= 0) return Expr();
   const BlockNode& b = *u.blk;
   const std::vector<Expr>& I = u.store->indices;
   if (I.size() != iv.size()) return Expr();
@@ -1799,6 +1828,7 @@ Expr GradientBuilder::unwritten(const Unit& u, const std::vector<Expr>& iv) {
     if (!pe.s.as<ForNode>()) return Expr();
   std::unordered_map<const VarNode*, Expr> on_iter, on_loop;  // -> iv
   std::unordered_set<const VarNode*> loop_vars, iter_vars, let_vars;
+  std::vector<Expr> in_range;
   for (auto& pe : u.path) loop_vars.insert(pe.s.as<ForNode>()->loop_var.get());
   for (auto& v : b.iter_vars) iter_vars.insert(v.var.get());
   for (auto& it : u.items)
@@ -1809,17 +1839,30 @@ Expr GradientBuilder::unwritten(const Unit& u, const std::vector<Expr>& iv) {
     int k = -1;
     for (size_t j = 0; j < b.iter_vars.size(); ++j)
       if (b.iter_vars[j].var.get() == vn) k = static_cast<int>(j);
-    if (k < 0 || b.iter_vars[k].kind != IterKind::Spatial ||
+    if (k < 0 || (b.iter_vars[k].kind != IterKind::Spatial && b.iter_vars[k].kind != IterKind::Scan) ||
         !same_extent(b.iter_vars[k].extent, u.Y->shape[d]))
       return Expr();
     auto* bv = u.br->bindings[k].as<VarNode>();
     const ForNode* loop = nullptr;
     for (auto& pe : u.path)
       if (auto* fn = pe.s.as<ForNode>(); fn && fn->loop_var.get() == bv) loop = fn;
-    if (!loop || !is_zero(loop->min) || !same_extent(loop->extent, b.iter_vars[k].extent)) return Expr();
+    if (!loop) return Expr();
     auto as = [&](DType t) { return iv[d].dtype() == t ? iv[d] : make_cast(t, iv[d]); };
     on_iter[vn] = as(vn->dtype);
     on_loop[bv] = as(bv->dtype);
+    // A loop over part of the extent (a scan from step 2: `for t in serial(2, 8)`) writes
+    // only the elements in its range.
+    if (!is_zero(loop->min) || !same_extent(loop->extent, b.iter_vars[k].extent)) {
+      for (const Expr& e : {loop->min, loop->extent}) {
+        std::unordered_set<const VarNode*> vs;
+        collect_vars(e, &vs);
+        for (auto* v : vs)
+          if (loop_vars.count(v)) return Expr();
+      }
+      Expr x = as(loop->min.dtype());
+      in_range.push_back(make_binary(BinOp::And, make_binary(BinOp::GE, x, loop->min),
+                                     make_binary(BinOp::LT, x, make_end(loop->min, loop->extent))));
+    }
   }
   auto movable = [&](const Expr& e, const std::unordered_map<const VarNode*, Expr>& m,
                      const std::unordered_set<const VarNode*>& banned) {
@@ -1832,6 +1875,7 @@ Expr GradientBuilder::unwritten(const Unit& u, const std::vector<Expr>& iv) {
   };
   Expr written = substitute(u.br->predicate, on_loop);
   if (!movable(u.br->predicate, on_loop, loop_vars)) return Expr();
+  for (auto& r : in_range) written = make_binary(BinOp::And, written, r);
   for (auto& it : u.items) {
     if (it.is_let) continue;
     if (!movable(it.value, on_iter, iter_vars)) return Expr();
@@ -1881,12 +1925,23 @@ Stmt GradientBuilder::wrap_path_range(const Unit& u, Stmt inner, size_t from, si
 }
 
 // Rebuilds u's body lets (and guards) around inner, with loads renamed to the AD view.
+// Lets that inner (with the lets and guards already around it) never reads are dropped: a
+// `<B>_mask` clone zeroes Y[I] and needs none of the step's `let q = tanh(...)`, which
+// still counted as FLOPs (cost round 2). Let values are pure, so dropping them is exact.
 Stmt GradientBuilder::body_with_items(const Unit& u, Stmt inner, bool guards) {
+  struct Uses : IRVisitor {
+    const VarNode* v = nullptr;
+    bool found = false;
+    void visit_var(const VarNode* n) override { found = found || n == v; }
+  };
   for (size_t i = u.items.size(); i-- > 0;) {
     auto& it = u.items[i];
-    if (it.is_let)
-      inner = make_let_stmt(it.var, rename_ad(u, it.value), inner);
-    else if (guards)
+    if (it.is_let) {
+      Uses uses;
+      uses.v = it.var.get();
+      uses.visit(inner);
+      if (uses.found) inner = make_let_stmt(it.var, rename_ad(u, it.value), inner);
+    } else if (guards)
       inner = make_if(rename_ad(u, it.value), inner);
   }
   return inner;
@@ -2456,6 +2511,36 @@ void GradientBuilder::reverse_unit(Unit& u) {
     }
   }
 
+  // Without an earlier value, an empty domain leaves Y unwritten (the init never runs) and
+  // the arg / zero / product buffers unfilled: the blocks reading them must not run there
+  // either (contract round 13: `check-grad --input n=0` of a max with an init read M_arg).
+  if (!init_flow && u.kind != RedKind::Spatial && !exact_pass && u.scan_iv < 0 && u.region < 0) {
+    std::unordered_set<const VarNode*> red_vars, loop_vars;
+    std::vector<Expr> sym_extents;
+    auto add = [&](const Expr& ext) {
+      int64_t c;
+      if (is_const_int(ext, &c) && c >= 1) return;
+      std::unordered_set<const VarNode*> vs;
+      collect_vars(ext, &vs);
+      for (auto* v : vs)
+        if (loop_vars.count(v)) return;  // not expressible outside the nest: left unguarded
+      for (auto& e : sym_extents)
+        if (expr_identical(e, ext)) return;
+      sym_extents.push_back(ext);
+      Expr ne = make_binary(BinOp::GE, ext, make_const(ext.dtype(), 1));
+      nonempty = nonempty.defined() ? make_binary(BinOp::And, nonempty, ne) : ne;
+    };
+    for (auto& pe : u.path)
+      if (auto* f = pe.s.as<ForNode>()) loop_vars.insert(f->loop_var.get());
+    for (size_t i = 0; i < u.blk->iter_vars.size(); ++i) {
+      if (u.blk->iter_vars[i].kind != IterKind::Reduce) continue;
+      collect_vars(u.br->bindings[i], &red_vars);
+      add(u.blk->iter_vars[i].extent);
+    }
+    for (auto& pe : u.path)
+      if (auto* f = pe.s.as<ForNode>(); f && red_vars.count(f->loop_var.get())) add(f->extent);
+  }
+
   // Auxiliary reductions for max/min (arg-extremum) and product (zero count, product).
   Buffer K, Z, P;
   Expr lin = reduce_index(u);
@@ -2696,7 +2781,7 @@ void GradientBuilder::reverse_unit(Unit& u) {
     for (auto& g : leaves)
       emit_contribution(u, {&S0.lets, &adj_lets}, g, std::vector<size_t>(guards.size(), 0));
   }
-  if (init_flow && nonempty.defined()) {
+  if (nonempty.defined()) {
     // The blocks reading the arg / zero / product buffers (filled by inits that an empty
     // domain never runs) run only where it is not empty; where it is, Y's earlier value is Y.
     std::unordered_set<const BufferNode*> aux;
@@ -3183,7 +3268,7 @@ Function GradientBuilder::build() {
           // F_grad's copy of the second block's version).
           fwd_rev.push_back(elementwise(u.blk->name + "_copy", to, [&](const std::vector<Expr>& iv) {
             Stmt st = make_store(to, iv, make_load(from, iv));
-            Expr keep = u.self_read ? Expr() : unwritten(u, iv);
+            Expr keep = !u.self_read || reads_only_earlier_steps(u) ? unwritten(u, iv) : Expr();
             return keep.defined() ? make_if(keep, st) : st;
           }));
           needed.insert(from.get());

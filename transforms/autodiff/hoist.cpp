@@ -361,6 +361,9 @@ class Hoister {
   struct LoopKid {
     Stmt stmt;
     const BlockRealizeNode* br = nullptr;
+    // The realize also when br is null for its init only (a scan reduction: its stores are
+    // still analysed by share_fwd_rev).
+    const BlockRealizeNode* init_br = nullptr;
     std::vector<const ForNode*> inner;
     size_t scan_pos = 0;
   };
@@ -389,6 +392,7 @@ class Hoister {
             found = true;
             K.scan_pos = i;
           }
+        if (found && K.br->block->init.defined()) K.init_br = K.br;
         if (!found || K.br->block->init.defined()) K.br = nullptr;
         K.inner.assign(loops.begin() + 1, loops.end());
       }
@@ -456,6 +460,10 @@ class Hoister {
   // is not differentiated again anyway (Scans): A's or the later loop has two or more scan
   // blocks (a region), or a later block stores twice into one buffer (a backward step adding
   // into several earlier elements). Returns, per statement, whether it changed.
+  // Cost round 2: sub-expressions of A's unconditional stored values are candidates too (the
+  // zoo's lstm computes its gates inline in `cell`; a stored one gets a let in A), and the
+  // finality of a read is per kid (c_l == c_s is final when only earlier kids of the step
+  // store there; a scan reduction with an init is analysed for its stores).
   std::vector<bool> share_fwd_rev(std::vector<Stmt>& norm) {
     std::vector<bool> touched(norm.size(), false);
     for (size_t a = 0; a < norm.size(); ++a) {
@@ -467,25 +475,31 @@ class Hoister {
       for (auto& K : KA) nscan_a += K.br ? 1 : 0;
       if (!nscan_a) continue;
       // Per buffer the loop writes: the scan dimension and the offsets c_s of its stores.
+      // writes: (kid, c_s) of every store (cost round 2: a read at c_l is final at kid k when
+      // every store has c_l < c_s, an earlier step, or c_l == c_s in a kid before k, earlier
+      // in the same step: the zoo's lstm reads the gates Z[vt, ..] its `gates` kid stored).
       struct StoreInfo {
         bool bad = false;
         int dim = -1;
         int64_t cmin = INT64_MAX;
+        std::vector<std::pair<size_t, int64_t>> writes;
       };
       std::unordered_map<const BufferNode*, StoreInfo> sinfo;
-      for (auto& K : KA) {
+      for (size_t kk = 0; kk < KA.size(); ++kk) {
+        auto& K = KA[kk];
         std::unordered_set<const BufferNode*> w;
         stored_buffers(K.stmt, &w);
         for (auto* b : w) sinfo[b];
-        if (!K.br) {
+        const BlockRealizeNode* kbr = K.br ? K.br : K.init_br;
+        if (!kbr) {
           for (auto* b : w) sinfo[b].bad = true;
           continue;
         }
-        const VarNode* v = K.br->block->iter_vars[K.scan_pos].var.get();
+        const VarNode* v = kbr->block->iter_vars[K.scan_pos].var.get();
         std::vector<const StoreNode*> sts;
-        for_each_stmt_store(K.br->block->body, [&](const StoreNode* n) { sts.push_back(n); });
-        if (K.br->block->init.defined())
-          for_each_stmt_store(K.br->block->init, [&](const StoreNode* n) { sts.push_back(n); });
+        for_each_stmt_store(kbr->block->body, [&](const StoreNode* n) { sts.push_back(n); });
+        if (kbr->block->init.defined())
+          for_each_stmt_store(kbr->block->init, [&](const StoreNode* n) { sts.push_back(n); });
         for (auto* st : sts) {
           StoreInfo& si = sinfo[st->buffer.get()];
           int dim = -1;
@@ -510,30 +524,32 @@ class Hoister {
           }
           si.dim = dim;
           si.cmin = std::min(si.cmin, c);
+          si.writes.push_back({kk, c});
         }
       }
       // The forward values: key -> (kid, let, dims, loads).
+      // let: index into the kid's lets, or SIZE_MAX for a sub-expression `sub` of its stored
+      // values (given a let of its own when stored); seq: registration order (inner first).
       struct FwdVal {
         size_t kid, let;
         std::vector<size_t> dims;
         std::unordered_set<const BufferNode*> loads;
         Buffer H;
+        Expr sub;
+        size_t seq = 0;
       };
       std::unordered_map<std::string, FwdVal> fwd;
       std::unordered_set<const VarNode*> scan_vars;
       for (size_t k = 0; k < KA.size(); ++k) {
         if (!KA[k].br) continue;
-        enter_relaxed(KA[k].br);
         const VarNode* v = KA[k].br->block->iter_vars[KA[k].scan_pos].var.get();
         scan_vars.clear();
         scan_vars.insert(v);
-        for (size_t i = 0; i < lets_.size(); ++i) {
-          const Binding& l = lets_[i];
-          const Info& in = info(l.value);
-          if (!is_float(l.value.dtype()) || in.flops == 0 || in.guarded || in.deps == kImpure ||
+        auto consider = [&](const Expr& value, const Expr& inl, size_t let_index) {
+          const Info& in = info(value);
+          if (!is_float(value.dtype()) || in.flops == 0 || in.guarded || in.deps == kImpure ||
               (in.deps & eff_) != eff_ || !(in.deps & scan_mask_))
-            continue;
-          Expr inl = inl_.at(l.var.get());
+            return;
           bool ok = true;
           std::unordered_set<const BufferNode*> loads;
           for_each_expr(inl, [&](const Expr& x) {
@@ -547,18 +563,50 @@ class Hoister {
               return;
             }
             auto af = to_affine(ld->indices[it->second.dim]);
-            if (!af || af->terms.size() != 1 || af->terms[0].first.get() != v || af->terms[0].second != 1 ||
-                af->constant >= it->second.cmin)
+            if (!af || af->terms.size() != 1 || af->terms[0].first.get() != v || af->terms[0].second != 1) {
               ok = false;
+              return;
+            }
+            for (auto& [j, c] : it->second.writes)
+              if (!(af->constant < c || (af->constant == c && j < k))) ok = false;
           });
-          if (!ok) continue;
+          if (!ok) return;
           CanonInts canon;
           canon.shifted = &scan_vars;
           std::vector<size_t> dims;
           std::string key = key_of(canon.mutate(inl), &dims);
-          if (key[0] == '#' || fwd.count(key)) continue;
-          fwd[key] = {k, i, dims, loads, Buffer()};
-        }
+          if (key[0] == '#' || fwd.count(key)) return;
+          FwdVal fv{k, let_index, dims, loads, Buffer(), Expr(), fwd.size()};
+          if (let_index == SIZE_MAX) fv.sub = value;
+          fwd[key] = fv;
+        };
+        Stmt t = enter_relaxed(KA[k].br);
+        for (size_t i = 0; i < lets_.size(); ++i) consider(lets_[i].value, inl_.at(lets_[i].var.get()), i);
+        // Sub-expressions of the unconditional stored values (post-order: inner values first),
+        // never inside an `if_then_else` or a `let` expression.
+        std::vector<Stmt> terms;
+        if (auto* q = t.as<SeqNode>())
+          terms = q->stmts;
+        else
+          terms.push_back(t);
+        std::function<void(const Expr&)> walk_sub = [&](const Expr& e) {
+          if (!e.defined() || e.kind() == ExprKind::Let || e.kind() == ExprKind::IfThenElse) return;
+          switch (e.kind()) {
+            case ExprKind::Binary:
+              walk_sub(e.as<BinaryNode>()->a);
+              walk_sub(e.as<BinaryNode>()->b);
+              break;
+            case ExprKind::Unary: walk_sub(e.as<UnaryNode>()->a); break;
+            case ExprKind::Cast: walk_sub(e.as<CastNode>()->value); break;
+            case ExprKind::Call:
+              for (auto& x : e.as<CallNode>()->args) walk_sub(x);
+              break;
+            default: return;
+          }
+          consider(e, substitute(e, inl_), SIZE_MAX);
+        };
+        for (auto& x : terms)
+          if (auto* st = x.as<StoreNode>()) walk_sub(st->value);
       }
       if (fwd.empty()) continue;
       std::unordered_set<const BufferNode*> inter;  // written from after A's loop on
@@ -644,17 +692,45 @@ class Hoister {
         if (!KA[k].br) continue;
         std::vector<Stmt> stores;
         Stmt t = enter_realize(KA[k].br);
+        // Stored sub-expressions get lets of their own (after the block's lets, inner first),
+        // and the stored values read them.
+        std::vector<const FwdVal*> subs;
+        for (auto& [key, fv] : fwd)
+          if (fv.kid == k && fv.H.defined() && fv.sub.defined()) subs.push_back(&fv);
+        std::sort(subs.begin(), subs.end(), [](const FwdVal* x, const FwdVal* y) { return x->seq < y->seq; });
+        struct Replace : IRMutator {
+          using IRMutator::mutate;
+          std::unordered_map<const ExprNode*, Expr> m;
+          const ExprNode* self = nullptr;
+          Expr mutate(const Expr& e) override {
+            if (e.defined() && e.get() != self)
+              if (auto it = m.find(e.get()); it != m.end()) return it->second;
+            return IRMutator::mutate(e);
+          }
+        } repl;
+        std::vector<Binding> lets = lets_;
+        std::unordered_map<const FwdVal*, Var> sub_var;
+        for (const FwdVal* fv : subs) {
+          Var sv(names_.fresh("s"), fv->sub.dtype());
+          repl.self = fv->sub.get();
+          lets.push_back({sv, repl.mutate(fv->sub)});
+          repl.m[fv->sub.get()] = sv;
+          sub_var[fv] = sv;
+        }
+        repl.self = nullptr;
+        if (!subs.empty()) t = repl.mutate(t);
         for (auto& [key, fv] : fwd) {
           if (fv.kid != k || !fv.H.defined()) continue;
           std::vector<Expr> idx;
           for (size_t d : fv.dims) idx.push_back(KA[k].br->block->iter_vars[d].var);
-          stores.push_back(make_store(fv.H, idx, lets_[fv.let].var));
+          stores.push_back(
+              make_store(fv.H, idx, fv.sub.defined() ? Expr(sub_var.at(&fv)) : Expr(lets_[fv.let].var)));
         }
         if (stores.empty()) continue;
         std::sort(stores.begin(), stores.end(), [](const Stmt& x, const Stmt& y) {
           return x.as<StoreNode>()->buffer->name < y.as<StoreNode>()->buffer->name;
         });
-        kids.back() = rebuild(KA[k], lets_, t, stores);
+        kids.back() = rebuild(KA[k], lets, t, stores);
       }
       norm[a] = make_for(fa->loop_var, fa->min, fa->extent, fa->for_kind,
                          kids.size() == 1 ? kids[0] : make_seq(kids), fa->thread_tag, fa->annotations);
@@ -1186,13 +1262,18 @@ class Hoister {
         all[k].clear();
         continue;
       }
-      std::unordered_set<std::string> here;
+      // key -> the distinct texts computing it here: one block computing a value at two index
+      // maps of its iter vars (`f(A0[i, j], A0[j, i])`'s local derivatives, gathered into
+      // A0_grad[i, j] at (i, j) and (j, i): tvm_basic_cubic) counts as two blocks, so that
+      // the value is computed once per point of its box and loaded at both maps (cost round 2;
+      // equal keys have equal extents, so both maps visit the same box).
+      std::unordered_map<std::string, std::unordered_set<std::string>> here;
       for (auto& r : all[k])
         walk(r, [&](const Expr& e) {
-          here.insert(key_of(e, nullptr));
+          here[key_of(e, nullptr)].insert(print_expr(e));
           return false;
         });
-      for (auto& key : here) ++blocks[key];
+      for (auto& [key, texts] : here) blocks[key] += texts.size() >= 2 ? 2 : 1;
     }
     // Pass 2: a shared key is kept where some occurrence is not inside another shared one.
     // A value inside two or more different kept values (gru_torch's gate activations inside

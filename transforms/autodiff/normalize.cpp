@@ -650,9 +650,12 @@ class Normalizer : public IRMutator {
   NameGen names_;
   std::unordered_map<std::string, int> counts_;
   VarSet scalars_;
-  std::unordered_set<std::string> global_;     // params, outputs, function allocs
-  std::vector<std::string> loop_scope_;        // loop vars around the block being rewritten
-  std::vector<const ForNode*> loops_;          // the loops themselves
+  std::unordered_set<std::string> global_;  // params, outputs, function allocs
+  std::vector<std::string> loop_scope_;     // loop vars around the block being rewritten
+  std::vector<const ForNode*> loops_;       // the loops themselves
+  // A block realize built by a rewrite (rewrite 8's scan reading) -> the one in the tree it
+  // replaces, for rewrites that look for the block among its loop's statements (rewrite 6).
+  std::unordered_map<const BlockRealizeNode*, const BlockRealizeNode*> stands_for_;
   std::unordered_set<const StmtNode*> split_;  // Seqs of pieces of one block (or their loops)
   std::vector<Buffer> new_allocs_;
   // Blocks after a state's block in its scan loop that read the state (rewrite 6): the
@@ -2020,6 +2023,20 @@ std::optional<std::vector<Stmt>> Normalizer::opaque_recurrence(const BlockRealiz
       for (auto* l : loops_)
         if (uses_var(br->bindings[r], l->loop_var.get()) && depth(l) <= depth(L)) outer = false;
     }
+    // Store indices the scan machinery can read: no data-dependent element (a scatter stays
+    // rewrite 8's), and a state overwritten at every step (no index uses v) indexed by the
+    // other iter vars, each once, all of them -- the form rewrite 6 keeps a history of.
+    for (auto* st : stores) {
+      bool steps = false;
+      VarSet seen;
+      for (auto& i : st->indices) {
+        ok = ok && !has_load_or_let(i);
+        steps = steps || uses_var(i, s);
+        auto* v = i.as<VarNode>();
+        if (v && v != s) seen.insert(v);
+      }
+      if (!steps && (seen.size() != st->indices.size() || seen.size() + 1 != b.iter_vars.size())) ok = false;
+    }
     if (!ok) continue;
     for (auto& [Y, st] : first_store) {
       const auto& I = st->indices;
@@ -2054,7 +2071,9 @@ std::optional<std::vector<Stmt>> Normalizer::opaque_recurrence(const BlockRealiz
       if (nb.iter_vars[r].kind == IterKind::Opaque)
         nb.iter_vars[r].kind = r == q ? IterKind::Scan : IterKind::Spatial;
     ad::set_regions(nb);
-    Stmt out = mutate(make_block_realize(br->bindings, br->predicate, make_block(std::move(nb))));
+    Stmt realize = make_block_realize(br->bindings, br->predicate, make_block(std::move(nb)));
+    stands_for_[realize.as<BlockRealizeNode>()] = stands_for_.count(br) ? stands_for_.at(br) : br;
+    Stmt out = mutate(realize);
     return std::vector<Stmt>{out};
   }
   return std::nullopt;
@@ -2224,7 +2243,8 @@ std::optional<std::vector<Stmt>> Normalizer::expand_state(const BlockRealizeNode
       IRVisitor::visit_block(n);
     }
   } others;
-  others.self = br;
+  const BlockRealizeNode* in_tree = stands_for_.count(br) ? stands_for_.at(br) : br;
+  others.self = in_tree;
   others.y = Y.get();
   others.lv = L->loop_var.get();
   {
@@ -2244,7 +2264,7 @@ std::optional<std::vector<Stmt>> Normalizer::expand_state(const BlockRealizeNode
           IRVisitor::visit_block_realize(n);
         }
       } has;
-      has.self = br;
+      has.self = in_tree;
       has.visit(part);
       if (has.found) {
         others.after = false;  // other blocks beside the state's block in its statement
@@ -2502,8 +2522,48 @@ std::optional<Stmt> Normalizer::inline_outer_block(const BlockRealizeNode* br) {
 
 }  // namespace
 
-Function normalize_for_autodiff(const FunctionNode& f) {
-  if (std::getenv("TIRC_AD_NO_NORMALIZE")) return std::make_shared<FunctionNode>(f);
+namespace {
+
+// Rewrite 0e: a block-local `alloc` that nothing in the block touches (LANGUAGE.md's Blocks
+// example lists an optional `alloc` line) is dropped with its region entries, so that it does
+// not make a block gradient() would otherwise accept refused ("block-local allocations").
+class DropUnusedAllocs : public IRMutator {
+ protected:
+  Block mutate_block(const Block& b) override {
+    Block nb = IRMutator::mutate_block(b);
+    if (nb->allocs.empty()) return nb;
+    std::unordered_set<const BufferNode*> used;
+    auto note = [&](const Expr& x) {
+      if (auto* l = x.as<LoadNode>()) used.insert(l->buffer.get());
+      if (auto* p = x.as<BufferPtrNode>()) used.insert(p->buffer.get());
+    };
+    for (const Stmt& st : {nb->body, nb->init})
+      if (st.defined()) {
+        for_each_expr(st, note);
+        ad::stored_buffers(st, &used);
+      }
+    std::vector<Buffer> keep;
+    std::unordered_set<const BufferNode*> dropped;
+    for (auto& a : nb->allocs) (used.count(a.get()) ? keep.push_back(a) : (void)dropped.insert(a.get()));
+    if (dropped.empty()) return nb;
+    BlockNode copy = *nb.get();
+    copy.allocs = keep;
+    auto strip = [&](std::vector<BufferRegion>& rs) {
+      std::erase_if(rs, [&](const BufferRegion& r) { return dropped.count(r.buffer.get()) > 0; });
+    };
+    strip(copy.reads);
+    strip(copy.writes);
+    return make_block(std::move(copy));
+  }
+};
+
+}  // namespace
+
+Function normalize_for_autodiff(const FunctionNode& f_in) {
+  if (std::getenv("TIRC_AD_NO_NORMALIZE")) return std::make_shared<FunctionNode>(f_in);
+  FunctionNode dropped = f_in;
+  dropped.body = DropUnusedAllocs().mutate(f_in.body);  // rewrite 0e
+  const FunctionNode& f = dropped;
   Function wrapped = ad::wrap_blockless_stores(*ad::inline_outer_lets(f));  // rewrites 0b, 0
   wrapped = ad::fuse_split_scan_loops(*wrapped);                            // rewrite 0d
   wrapped = ad::run_redundant_blocks_once(*wrapped);                        // rewrite 0c

@@ -171,8 +171,13 @@ static ScheduleInstr normalize_keywords(const ScheduleInstr& ins_in) {
   // last two may be given positionally (`compute_at(b, l, True)`); they mean what the
   // keywords mean below.
   std::vector<ScheduleArg> positional_kws;
-  if ((ins.primitive == "compute_at" || ins.primitive == "reverse_compute_at") && out.args.size() > 2) {
-    if (out.args.size() > 4) refuse("expected at most 4 arguments (block, loop, preserve_unit_loops, index)");
+  auto is_flag = [](const ScheduleArg& a) {
+    return a.kind == ScheduleArg::Int ||
+           (a.kind == ScheduleArg::Ident && (a.text == "True" || a.text == "False"));
+  };
+  if ((ins.primitive == "compute_at" || ins.primitive == "reverse_compute_at") && out.args.size() > 2 &&
+      out.args.size() <= 4 && is_flag(out.args[2]) &&
+      (out.args.size() == 3 || out.args[3].kind == ScheduleArg::Int)) {
     static const char* const names[] = {"preserve_unit_loops", "index"};
     for (size_t i = 2; i < out.args.size(); ++i) {
       ScheduleArg k;
