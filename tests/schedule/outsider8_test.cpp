@@ -317,8 +317,8 @@ TEST(Outsider8, ComputeAtIndexKeyword) {
   i, j = sch.get_loops(sch.get_block("B"))
   sch.reverse_compute_at(sch.get_block("C"), i, index=0)
 })"),
-      "reverse_compute_at: index=0 is not supported (only -1 and -2: tirc places the block last in the loop "
-      "body)");
+      "reverse_compute_at: index=0 is not a position between the producers and the consumers of block C in "
+      "the body of loop i (1 to 1)");
 }
 
 }  // namespace

@@ -130,15 +130,23 @@ TEST(TvmCompat, ComputeAtTakesPreserveUnitLoopsAndIndexPositionally) {
                          "two");
   EXPECT_EQ(print_function(*g).find("for i, j in grid"), std::string::npos) << print_function(*g);
 
+  // A position given positionally is TVM's index: 0 (before C's loop) is valid, 1 (after it) not.
+  g = apply_src(std::string(kTwoStage) +
+                    "schedule two {\n  i, j = get_loops(get_block(\"C\"))\n"
+                    "  compute_at(get_block(\"B\"), i, True, 0)\n}\n",
+                "two");
+  EXPECT_EQ(print_function(*g).find("for i, j in grid"), std::string::npos) << print_function(*g);
   Module m = parse_module(std::string(kTwoStage) +
                               "schedule two {\n  i, j = get_loops(get_block(\"C\"))\n"
-                              "  compute_at(get_block(\"B\"), i, True, 0)\n}\n",
+                              "  compute_at(get_block(\"B\"), i, True, 1)\n}\n",
                           "t.tir");
   try {
     apply_schedule(*m.find_func("two"), m.schedules.at(0), m.intrins);
-    FAIL() << "index=0 given positionally was accepted";
+    FAIL() << "index=1 given positionally was accepted";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("index=0 is not supported"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("index=1 is not a position between the producers and the consumers"),
+              std::string::npos)
+        << e.what();
   }
 }
 

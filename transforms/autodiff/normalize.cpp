@@ -2524,6 +2524,119 @@ std::optional<Stmt> Normalizer::inline_outer_block(const BlockRealizeNode* br) {
 
 namespace {
 
+// Rewrite 0f: a block-local temp in a block with reduce vars (TVM's opaque style
+// `alloc T: f32[1]; T[0] = A[vi, vk] * 2.0; S[vi] = S[vi] + T[0] * T[0]`) is inlined: each
+// load of T becomes the stored value, then rewrite 0e drops the alloc. Sound when, in every
+// instance, T is written before it is read and carries nothing between instances:
+//   - exactly one store to T, a top-level statement of the body (no guard, loop or let
+//     around it: its execution does not depend on the reduce vars), T untouched by the init,
+//     by the store's own value and indices, and by every statement before it;
+//   - every later access of T is a load at the store's indices (identical expressions), so
+//     it reads the element this instance just wrote; constant indices must be in bounds;
+//   - the value has T's dtype (no conversion on store) and no later statement writes a
+//     buffer the value reads, so the value evaluates the same at each load;
+//   - no nested blocks and no call_extern (BufferPtr) in the body.
+// Anything else is left as it was: gradient() then refuses it with its usual message.
+class InlineReduceTemps : public IRMutator {
+ protected:
+  Block mutate_block(const Block& b) override {
+    Block nb = IRMutator::mutate_block(b);
+    if (nb->allocs.empty() || !nb->body.defined()) return nb;
+    bool has_reduce = false;
+    for (auto& iv : nb->iter_vars) {
+      if (iv.kind == IterKind::Reduce) has_reduce = true;
+      if (iv.kind != IterKind::Reduce && iv.kind != IterKind::Spatial) return nb;
+    }
+    if (!has_reduce || has_block_realize(nb->body)) return nb;
+    std::vector<Stmt> items;
+    if (auto* sq = nb->body.as<SeqNode>())
+      items = sq->stmts;
+    else
+      items = {nb->body};
+    bool changed = false;
+    for (auto& t : nb->allocs) {
+      if (auto r = inline_temp(items, nb->init, t.get())) {
+        items = std::move(*r);
+        changed = true;
+      }
+    }
+    if (!changed) return nb;
+    BlockNode copy = *nb.get();
+    copy.body = items.size() == 1 ? items[0] : make_seq(items);
+    return make_block(std::move(copy));
+  }
+
+ private:
+  static bool touches(const Stmt& s, const BufferNode* t) {
+    if (!s.defined()) return false;
+    BufSet b;
+    add_loads(s, &b);
+    ad::stored_buffers(s, &b);
+    return b.count(t) > 0;
+  }
+  static bool touches(const Expr& e, const BufferNode* t) {
+    if (!e.defined()) return false;
+    return loads_of(e).count(t) > 0;
+  }
+
+  static std::optional<std::vector<Stmt>> inline_temp(const std::vector<Stmt>& items, const Stmt& init,
+                                                      const BufferNode* t) {
+    if (touches(init, t)) return std::nullopt;
+    size_t p = items.size();
+    for (size_t i = 0; i < items.size(); ++i) {
+      auto* st = items[i].as<StoreNode>();
+      if (st && st->buffer.get() == t) {
+        p = i;
+        break;
+      }
+      if (touches(items[i], t)) return std::nullopt;  // read or written (nested) before
+    }
+    if (p == items.size()) return std::nullopt;
+    auto* st = items[p].as<StoreNode>();
+    if (st->value->dtype != t->dtype) return std::nullopt;
+    for (auto& ix : st->indices)
+      if (touches(ix, t)) return std::nullopt;
+    if (touches(st->value, t)) return std::nullopt;
+    for (size_t d = 0; d < st->indices.size(); ++d)
+      if (auto* c = st->indices[d].as<IntImmNode>()) {
+        if (d >= t->shape.size()) return std::nullopt;
+        auto* n = t->shape[d].as<IntImmNode>();
+        if (!n || c->value < 0 || c->value >= n->value) return std::nullopt;
+      }
+    BufSet value_reads = loads_of(st->value);
+    for (auto& ix : st->indices) add_loads(ix, &value_reads);
+    std::vector<Stmt> out(items.begin(), items.begin() + p);
+    bool ok = true;
+    struct Inline : IRMutator {
+      const BufferNode* t;
+      const StoreNode* st;
+      bool* ok;
+      Expr mutate_load(const LoadNode* n, const Expr& e) override {
+        if (n->buffer.get() != t) return IRMutator::mutate_load(n, e);
+        if (!same_indices(n->indices, st->indices)) *ok = false;
+        return st->value;
+      }
+      Expr mutate_buffer_ptr(const BufferPtrNode* n, const Expr& e) override {
+        *ok = false;
+        return IRMutator::mutate_buffer_ptr(n, e);
+      }
+      Stmt mutate_store(const StoreNode* n, const Stmt& s) override {
+        if (n->buffer.get() == t) *ok = false;
+        return IRMutator::mutate_store(n, s);
+      }
+    } in;
+    in.t = t;
+    in.st = st;
+    in.ok = &ok;
+    for (size_t i = p + 1; i < items.size(); ++i) {
+      if (intersects(writes_of(items[i]), value_reads)) return std::nullopt;
+      out.push_back(in.mutate(items[i]));
+      if (!ok) return std::nullopt;
+    }
+    return out;
+  }
+};
+
 // Rewrite 0e: a block-local `alloc` that nothing in the block touches (LANGUAGE.md's Blocks
 // example lists an optional `alloc` line) is dropped with its region entries, so that it does
 // not make a block gradient() would otherwise accept refused ("block-local allocations").
@@ -2562,7 +2675,8 @@ class DropUnusedAllocs : public IRMutator {
 Function normalize_for_autodiff(const FunctionNode& f_in) {
   if (std::getenv("TIRC_AD_NO_NORMALIZE")) return std::make_shared<FunctionNode>(f_in);
   FunctionNode dropped = f_in;
-  dropped.body = DropUnusedAllocs().mutate(f_in.body);  // rewrite 0e
+  dropped.body = InlineReduceTemps().mutate(f_in.body);    // rewrite 0f
+  dropped.body = DropUnusedAllocs().mutate(dropped.body);  // rewrite 0e
   const FunctionNode& f = dropped;
   Function wrapped = ad::wrap_blockless_stores(*ad::inline_outer_lets(f));  // rewrites 0b, 0
   wrapped = ad::fuse_split_scan_loops(*wrapped);                            // rewrite 0d

@@ -29,6 +29,9 @@
 //   9. a scan block whose stores read each other (an LSTM cell's C and H) is split into
 //      one block per group of independent stores inside the same scan loop (the loops
 //      between the scan loop and the block are copied per piece, the scan loop is not).
+//   0f. a block-local temp of a block with reduce vars, stored once at the top level of the
+//      body before any access and then only loaded at the stored indices, is inlined (each
+//      load becomes the stored value) and its alloc dropped;
 // Every rewrite is applied only under the soundness conditions written in normalize.cpp;
 // a block that cannot be rewritten soundly is left exactly as it was (gradient() then
 // refuses it with its usual message). Blocks autodiff already accepts are never touched.

@@ -209,16 +209,18 @@ static ScheduleInstr normalize_keywords(const ScheduleInstr& ins_in) {
     // `index=-2` (TVM's first possible insertion point) is accepted too: any placement
     // between the producers and the consumers computes the same, and tirc places the block at
     // the only one its checks allow (compute_at: first in the loop body, reverse_compute_at:
-    // last). An explicit position is refused by name rather than as an unknown keyword.
+    // last). An explicit position k >= 0 is passed on (the primitive checks TVM's rule: k lies
+    // between the last producer and the first consumer in the loop body); other values are
+    // refused by name rather than as an unknown keyword.
     if (k->text == "index" && (ins.primitive == "compute_at" || ins.primitive == "reverse_compute_at")) {
-      if (!k->list.empty() && k->list[0].kind == ScheduleArg::Int &&
-          (k->list[0].int_value == -1 || k->list[0].int_value == -2))
+      bool is_int = !k->list.empty() && k->list[0].kind == ScheduleArg::Int;
+      if (is_int && (k->list[0].int_value == -1 || k->list[0].int_value == -2)) continue;
+      if (is_int && k->list[0].int_value >= 0) {
+        trailing.push_back(*k);
         continue;
-      refuse("index=" +
-             (!k->list.empty() && k->list[0].kind == ScheduleArg::Int ? std::to_string(k->list[0].int_value)
-                                                                      : std::string("...")) +
-             " is not supported (only -1 and -2: tirc places the block " +
-             (ins.primitive == "compute_at" ? "first in the loop body" : "last in the loop body") + ")");
+      }
+      refuse("index=" + (is_int ? std::to_string(k->list[0].int_value) : std::string("...")) +
+             " is not supported (only -1, -2 or a position in the loop body)");
     }
     if (k->list.empty()) refuse("keyword argument " + k->text + " has no value");
     if (it == params.end()) refuse("unknown keyword argument '" + k->text + "'");

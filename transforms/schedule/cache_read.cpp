@@ -4,7 +4,9 @@
 // into a new buffer "<A>_<scope>" in a new block placed, at the top level, after every writer
 // of A and before its first reader; every reader of A that does not also write it (with
 // consumer_blocks, a block or a list of blocks: those readers only) then reads the copy. Legal when A is not
-// written by its readers and no loop nest both writes and reads A (the copy must sit between them).
+// written by its readers and no loop nest both writes and reads A (the copy must sit between them),
+// or the copy goes inside such a nest (cache_read_in_loop); readers after that nest then keep
+// reading A, or (when `block` is one of them) read a top-level copy while the nest keeps A.
 #include "transforms/schedule/cache_common.h"
 #include "transforms/schedule/deps.h"
 #include "transforms/schedule/prims.h"
@@ -241,12 +243,29 @@ void prim_cache_read(ScheduleState& st, const ScheduleInstr& ins) {
     readers = kept;
   }
   int first_reader = 1 << 30, last_writer = -1;
-  for (auto& r : readers) {
-    int p = root_position(st, top_item(st, r.get()));
-    if (p < 0) refuse("reader " + block_of(r)->name + " is not under the root block");
-    first_reader = std::min(first_reader, p);
-  }
+  for (auto& r : readers)
+    if (root_position(st, top_item(st, r.get())) < 0)
+      refuse("reader " + block_of(r)->name + " is not under the root block");
   for (auto& w : writers) last_writer = std::max(last_writer, root_position(st, top_item(st, w.get())));
+  // Readers split between the last writer's loop nest (or before it) and later top-level items
+  // (TVM's test_cache_read_location: B beside A in loop i, C after the loop): the copy serves
+  // the group of `block` (the copy inside the loop, or one top-level copy after the last
+  // writer); the other group keeps reading A, which cache_read leaves unchanged and which holds
+  // the same values. (TVM lets C read the cache, filled piecewise in the loop.)
+  {
+    // Only when the early group is all in the last writer's nest (a reader before it, between
+    // two writers, stays refused as before: Outsider9.CacheReadSkipsReadersThatWriteTheBuffer).
+    std::vector<Stmt> nest, after;
+    bool block_after = false, between = false;
+    for (auto& r : readers) {
+      int p = root_position(st, top_item(st, r.get()));
+      (p > last_writer ? after : nest).push_back(r);
+      if (p > last_writer && r.same_as(bs)) block_after = true;
+      if (p < last_writer) between = true;
+    }
+    if (!nest.empty() && !after.empty() && !between) readers = block_after ? after : nest;
+  }
+  for (auto& r : readers) first_reader = std::min(first_reader, root_position(st, top_item(st, r.get())));
   if (last_writer >= first_reader) {
     cache_read_in_loop(st, ins, A, scope, readers, writers);
     return;

@@ -108,16 +108,27 @@ void prim_cache_write(ScheduleState& st, const ScheduleInstr& ins) {
         refuse("the store index of " + C->name + " uses the " + std::string(iter_kind_name(iv.kind)) +
                " iter var " + iv.var.name());
   // Complete: bindings cover the domain exactly once.
+  // Loops with a non-zero min are checked rebased (`l` read as `l + min`, l from 0), which
+  // visits the same points; a min using another loop of the nest (triangular) is refused.
   std::vector<LoopDom> loops;
-  for (auto& l : st.loops_above(bs.get())) {
+  std::unordered_map<const VarNode*, Expr> rebase;
+  auto above = st.loops_above(bs.get());
+  for (auto& l : above) {
     auto* fl = l.as<ForNode>();
-    if (!is_zero(fl->min))
-      refuse("loop " + loop_name(l) + " above block " + b->name + " does not start at 0");
-    loops.push_back(LoopDom{fl->loop_var, fl->extent});
+    if (is_zero(fl->min)) continue;
+    for (auto& o : above)
+      if (uses_var(fl->min, o.as<ForNode>()->loop_var.get()))
+        refuse("loop " + loop_name(l) + " above block " + b->name + " starts at an expression of loop " +
+               loop_name(o));
+    rebase[fl->loop_var.get()] = fl->loop_var + fl->min;
   }
-  std::vector<Expr> exts;
+  for (auto& l : above) loops.push_back(LoopDom{l.as<ForNode>()->loop_var, l.as<ForNode>()->extent});
+  std::vector<Expr> exts, rebased;
   for (auto& iv : b->iter_vars) exts.push_back(iv.extent);
-  if (!bijective_bindings(br->bindings, exts, loops, br->predicate))
+  for (auto& e : br->bindings) rebased.push_back(rebase.empty() ? e : fold(substitute(e, rebase)));
+  Expr rpred =
+      rebase.empty() || !br->predicate.defined() ? br->predicate : fold(substitute(br->predicate, rebase));
+  if (!bijective_bindings(rebased, exts, loops, rpred))
     refuse("block " + b->name + " does not cover its iteration domain exactly once");
   if (st.scope_of(bs.get()).get() != st.body().get())
     refuse("block " + b->name + " is not under the root block");
@@ -189,6 +200,10 @@ void prim_cache_write(ScheduleState& st, const ScheduleInstr& ins) {
       refuse("block " + block_of(nest_readers[0])->name + " reads buffer " + C->name +
              " in the loop nest of block " + b->name);
     };
+    // The copy-back's region below is computed for loops from 0 (kept as a limit).
+    if (!rebase.empty())
+      refuse("block " + block_of(nest_readers[0])->name + " reads buffer " + C->name +
+             " in the loop nest of block " + b->name + ", whose loops do not all start at 0");
     Stmt L;
     for (auto& l : st.loops_above(bs.get())) {
       bool all = true;

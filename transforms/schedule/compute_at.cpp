@@ -3,9 +3,10 @@
 // exactly the part of P's output that the consumers under `loop` read in that iteration
 // (their read regions, relaxed over the loops between `loop` and them). Legal when: P is
 // the only writer of X outside `loop` (X not an input parameter), all readers of X are
-// under `loop`, P's store indices are distinct iter vars, P covers its domain exactly once
-// (so any element of the domain may be recomputed), P comes before `loop`, and nothing
-// that P reads is written after P's old position up to the consumers (or under `loop`).
+// under `loop`, P's store indices are distinct iter vars (or `c - v` / `v + c`: see
+// StoreAxis), P covers its domain exactly once (so any element of the domain may be
+// recomputed), P comes before `loop`, and nothing that P reads is written after P's old
+// position up to the consumers (or under `loop`).
 // Recomputation is harmless: P's value depends only on stable inputs; a reduction P has an
 // init, which re-runs with every recomputation. P's `where` is kept (in the new bindings),
 // together with the bound checks of the recomputed region. When X is an output, or blocks
@@ -147,6 +148,108 @@ bool recomputable_in_its_loop(const ScheduleState& st, const Stmt& ps, const Stm
   return true;
 }
 
+// One store index of P as `off + sign * v` for an iter var v (sign +-1, off a constant):
+// TVM's compute_at takes any affine store whose produced region is still a box, such as the
+// reversed `Y[9 - vi, 9 - vj]` (test_compute_at_rev_iter). The region of X needed under the
+// loop maps back to the range of v: [lo - off, hi - off], or [off - hi, off - lo] reversed.
+struct StoreAxis {
+  int iv = -1;
+  int64_t sign = 1, off = 0;
+  int64_t scale = 1;  // a blockized P writes the box [scale * v + off, scale * v + off + scale)
+  bool operator==(const StoreAxis&) const = default;
+};
+
+// The axes of a store (refuses, as index_vars, unless every index is `off +- v` of distinct
+// iter vars v).
+std::vector<StoreAxis> store_axes(const BlockNode& b, const std::vector<Expr>& idx) {
+  std::vector<StoreAxis> out;
+  const std::string bad = "the indices of the store in block " + b.name + " are not distinct iter vars";
+  for (auto& e : idx) {
+    auto lin = to_linear(fold(e));
+    if (!lin || lin->terms.size() != 1 || (lin->terms[0].second != 1 && lin->terms[0].second != -1))
+      refuse(bad);
+    auto* v = lin->terms[0].first.as<VarNode>();
+    StoreAxis a;
+    for (size_t i = 0; v && i < b.iter_vars.size(); ++i)
+      if (b.iter_vars[i].var.get() == v) a.iv = static_cast<int>(i);
+    if (a.iv < 0) refuse(bad);
+    for (auto& o : out)
+      if (o.iv == a.iv) refuse(bad);
+    a.sign = lin->terms[0].second;
+    a.off = lin->c;
+    out.push_back(a);
+  }
+  return out;
+}
+
+// A blockized P (TVM's test_compute_at_blockized_2: `block B_o(vio, vjo)` holding the loops and
+// the block B of a 4x4 tile) writes, per point of its domain, the box its write region declares:
+// `X[w * v + off : w * v + off + w, ...]`. It moves like a plain producer when that box is
+// exact and self-contained: P has no init and only spatial iter vars, writes one buffer X and
+// does not read it (so recomputing a point stores the same values), its body uses no loop var
+// from above P, and every nested block is spatial, writes only X and writes inside the declared
+// box (checked on their regions relaxed over the loops inside P). Returns the box per
+// dimension of X (refuses otherwise).
+std::vector<StoreAxis> blockized_axes(const ScheduleState& st, const Stmt& ps, const BlockNode& p) {
+  auto bad = [&](const std::string& why) { refuse("block " + p.name + " has nested blocks (" + why + ")"); };
+  if (p.init.defined()) bad("and an init");
+  for (auto& iv : p.iter_vars)
+    if (iv.kind != IterKind::Spatial) bad("and the non-spatial iter var " + iv.var.name());
+  if (p.writes.size() != 1) bad("and does not write one region");
+  const BufferRegion& wr = p.writes[0];
+  if (body_reads(p, wr.buffer)) bad("that read buffer " + wr.buffer->name);
+  if (has_loose_effects(p.body)) bad("and stores outside them");
+  if (has_extern_call(p.body)) bad("and an extern call");
+  std::unordered_set<const VarNode*> outer;
+  for (auto& l : st.loops_above(ps.get())) outer.insert(l.as<ForNode>()->loop_var.get());
+  bool uses_outer = false;
+  auto scan = [&](const Expr& e) {
+    uses_outer = uses_outer || uses_var(e, [&](const VarNode* v) { return outer.count(v) > 0; });
+  };
+  for_each_expr(p.body, scan);
+  if (uses_outer) bad("using a loop var from above it");
+  std::vector<StoreAxis> out;
+  for (auto& rg : wr.ranges) {
+    auto lin = to_linear(fold(rg.begin));
+    int64_t w = 1;
+    if (!rg.is_point() && !is_const_int(fold(rg.end - rg.begin), &w))
+      bad("and a write region of non-constant size");
+    if (!lin || lin->terms.size() != 1 || lin->terms[0].second != w || w <= 0)
+      bad("and a write region that is not a box of distinct iter vars");
+    auto* v = lin->terms[0].first.as<VarNode>();
+    StoreAxis a;
+    for (size_t i = 0; v && i < p.iter_vars.size(); ++i)
+      if (p.iter_vars[i].var.get() == v) a.iv = static_cast<int>(i);
+    if (a.iv < 0) bad("and a write region that is not a box of distinct iter vars");
+    for (auto& o : out)
+      if (o.iv == a.iv) bad("and a write region that is not a box of distinct iter vars");
+    a.off = lin->c;
+    a.scale = w;
+    out.push_back(a);
+  }
+  // The nested blocks write inside the box: their regions relaxed over the loops inside P.
+  Var dummy("blockized_root", DType::I32);
+  Stmt root = make_for(dummy, make_int(0, DType::I32), make_int(1, DType::I32), ForKind::Serial, p.body);
+  for (auto& nb : collect_blocks(root)) {
+    const BlockNode* n = block_of(nb);
+    if (n->init.defined()) bad("block " + n->name + " inside it has an init");
+    for (auto& iv : n->iter_vars)
+      if (iv.kind != IterKind::Spatial) bad("block " + n->name + " inside it has a non-spatial iter var");
+    for (auto& r : n->writes) {
+      if (!r.buffer.same_as(wr.buffer))
+        bad("block " + n->name + " inside it writes buffer " + r.buffer->name);
+      auto g = region_under_loop(root, nb, r);
+      for (size_t d = 0; d < g.size(); ++d) {
+        Expr lo = fold(wr.ranges[d].begin);
+        Expr hi = fold(lo + make_int(out[d].scale - 1, lo.dtype()));
+        if (!g[d] || !prove_le(lo, g[d]->lo) || !prove_le(g[d]->hi, hi))
+          bad("block " + n->name + " inside it writes outside the declared region of " + wr.buffer->name);
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
@@ -162,7 +265,7 @@ void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
     refuse("block " + p->name + " is already inside loop " + loop_name(ls));
   if (st.scope_of(ps.get()).get() != st.scope_of(ls.get()).get())
     refuse("block " + p->name + " and loop " + loop_name(ls) + " are not in the same block scope");
-  if (!collect_blocks(p->body).empty()) refuse("block " + p->name + " has nested blocks");
+  const bool nested = !collect_blocks(p->body).empty();
   check_moved_block_order(st, ps);
   {
     // The init of the scope block runs once per reduction, its body every iteration: moving a
@@ -195,9 +298,14 @@ void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
   if (!p->allocs.empty()) refuse("block " + p->name + " allocates buffers");
   // Other writers are allowed only under the loop (accumulating consumers such as a gradient's
   // `X_grad = X_grad + ...`, checked below with the exact tiling).
-  auto others = writers_of(st, X, p);
+  // The blocks nested in a blockized P write what P writes: they move with it.
+  auto outside_p = [&](std::vector<Stmt> ws) {
+    std::erase_if(ws, [&](const Stmt& w) { return !find_path(ps, w.get()).empty(); });
+    return ws;
+  };
+  auto others = outside_p(writers_of(st, X, p));
   for (auto& W : wbufs)
-    for (auto& w : writers_of(st, W, p)) {
+    for (auto& w : outside_p(writers_of(st, W, p))) {
       if (find_path(ls, w.get()).empty())
         refuse("buffer " + W->name + " is also written by block " + block_of(w)->name);
       if (multi)
@@ -235,7 +343,9 @@ void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
   // P's store indices: distinct iter vars (the same for every written buffer); other iter vars
   // must be reduce vars.
   std::vector<int> ivs;
-  for (size_t wi = 0; wi < wbufs.size(); ++wi) {
+  std::vector<StoreAxis> axes;
+  if (nested) axes = blockized_axes(st, ps, *p);
+  for (size_t wi = 0; wi < wbufs.size() && !nested; ++wi) {
     const Buffer& W = wbufs[wi];
     std::vector<Expr> sidx;
     bool differ = false, inner_loops = false;
@@ -254,12 +364,23 @@ void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
     rec(p->body);
     if (sidx.empty() || differ || inner_loops)
       refuse("block " + p->name + " does not store " + W->name + " at one index tuple");
-    auto w_ivs = index_vars(*p, sidx, "the store");
+    auto w_axes = store_axes(*p, sidx);
     if (wi == 0)
-      ivs = w_ivs;
-    else if (w_ivs != ivs)
+      axes = w_axes;
+    else if (w_axes != axes)
       refuse("block " + p->name + " stores " + X->name + " and " + W->name + " at different iter vars");
   }
+  for (auto& a : axes) ivs.push_back(a.iv);
+  // The exact tiling (check_exact_tiling) compares regions in X's index space with P's iter
+  // var space: it is done for plain iter var stores only.
+  bool affine = std::any_of(axes.begin(), axes.end(),
+                            [](const StoreAxis& a) { return a.sign != 1 || a.off != 0 || a.scale != 1; });
+  if (exact && nested)
+    refuse("block " + p->name + " has nested blocks (" + X->name +
+           (st.is_output(X) ? " is an output" : " has other writers") + ")");
+  if (exact && affine)
+    refuse("the indices of the store in block " + p->name + " are not distinct iter vars (" + X->name +
+           (st.is_output(X) ? " is an output" : " has other writers") + ")");
   for (size_t i = 0; i < p->iter_vars.size(); ++i) {
     bool indexed = std::find(ivs.begin(), ivs.end(), static_cast<int>(i)) != ivs.end();
     const IterVar& iv = p->iter_vars[i];
@@ -390,6 +511,28 @@ void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
     size_t d = static_cast<size_t>(it - ivs.begin());
     Expr ext_m1 = fold(iv.extent - make_int(1, t));
     SymRange r = need[d] ? *need[d] : SymRange{make_int(0, t), ext_m1};
+    if (need[d]) {
+      // Back from X's index space to the iter var's (a reversed store swaps the ends).
+      const StoreAxis& a = axes[d];
+      Expr off = make_int(a.off, need[d]->lo.dtype());
+      Expr w = make_int(a.scale, need[d]->lo.dtype());
+      // floor(e / w), exact on a linear e whose terms w divides (8 * i_o + 7 -> 2 * i_o + 1).
+      auto div = [&](const Expr& e) {
+        auto lin = to_linear(fold(e));
+        if (!lin ||
+            std::any_of(lin->terms.begin(), lin->terms.end(), [&](auto& t) { return t.second % a.scale; }))
+          return fold(floordiv(e, w));
+        for (auto& t : lin->terms) t.second /= a.scale;
+        lin->c = lin->c >= 0 ? lin->c / a.scale : -((-lin->c + a.scale - 1) / a.scale);
+        return fold(from_linear(*lin));
+      };
+      if (a.scale != 1)  // the points whose boxes meet the needed region
+        r = SymRange{div(need[d]->lo - off), div(need[d]->hi - off)};
+      else if (a.sign == 1)
+        r = SymRange{fold(need[d]->lo - off), fold(need[d]->hi - off)};
+      else
+        r = SymRange{fold(off - need[d]->hi), fold(off - need[d]->lo)};
+    }
     // The consumers' region is in their loops' type (an i64 loop reading a buffer whose
     // dimension, hence P's iter var, is i32): the new loop and binding take the iter var's type.
     auto to_t = [&](const Expr& e) {
@@ -428,8 +571,30 @@ void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
   tmp.replace(victim.get(), Stmt());
   Stmt lnow = tmp.find_loop(L->loop_var.get());
   auto* lf = lnow.as<ForNode>();
-  std::vector<Stmt> items{nest};
-  for (auto& s : seq_items(lf->body)) items.push_back(s);
+  std::vector<Stmt> items = seq_items(lf->body);
+  // TVM's `index=k`: insert at position k of the loop body, which must lie between the last
+  // producer (none under the loop: a writer of P's inputs there is refused above) and the first
+  // item that reads or writes what P writes (or writes what P reads). Every such position
+  // computes the same as the first one.
+  size_t at = 0;
+  if (const ScheduleArg* ix = kwarg(ins, "index")) {
+    size_t first_c = items.size();
+    auto pr_bufs = read_buffers(*p);
+    for (size_t k = 0; k < items.size() && first_c == items.size(); ++k)
+      for (auto& b : collect_blocks(items[k])) {
+        const BlockNode* ob = block_of(b);
+        for (auto& W : wbufs)
+          if (block_reads(*ob, W) || block_writes(*ob, W)) first_c = std::min(first_c, k);
+        for (auto& R : pr_bufs)
+          if (block_writes(*ob, R)) first_c = std::min(first_c, k);
+      }
+    if (ix->kind != ScheduleArg::Int || ix->int_value < 0 || static_cast<size_t>(ix->int_value) > first_c)
+      refuse("index=" + std::to_string(ix->int_value) +
+             " is not a position between the producers and the consumers of block " + p->name +
+             " in the body of loop " + loop_name(ls) + " (0 to " + std::to_string(first_c) + ")");
+    at = static_cast<size_t>(ix->int_value);
+  }
+  items.insert(items.begin() + static_cast<std::ptrdiff_t>(at), nest);
   tmp.replace(lnow.get(), with_body(lnow, make_seq(items)));
   st.set_body(tmp.body());
 }

@@ -8,6 +8,7 @@
 // of successive iterations tile C's domain exactly once (checked as a bijective map from
 // the loops at and above `loop` to tile indices); C covers its domain exactly once; C is
 // after `loop` and nothing C reads or writes is touched between `loop` and C's old place.
+// C goes last in the loop body, or at TVM's `index=k` when k is after every producer.
 // C's `where` is kept, rewritten in the new bindings. A reduce iter var is allowed when its
 // loads need the whole produced extent (the reduction then runs whole in each iteration).
 #include "ir/visitor.h"
@@ -440,7 +441,30 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
   tmp.replace(victim.get(), Stmt());
   Stmt lnow = tmp.find_loop(L->loop_var.get());
   auto items = seq_items(lnow.as<ForNode>()->body);
-  items.push_back(nest);
+  // TVM's `index=k`: insert at position k of the loop body, which must lie after the last item
+  // that writes what C reads (the producers) or touches what C writes. Every such position
+  // computes the same as the last one.
+  size_t at = items.size();
+  if (const ScheduleArg* ix = kwarg(ins, "index")) {
+    size_t after_p = 0;
+    auto cr_bufs = read_buffers(*c), cw_bufs = written_buffers(*c);
+    for (size_t k = 0; k < items.size(); ++k)
+      for (auto& b : collect_blocks(items[k])) {
+        const BlockNode* ob = block_of(b);
+        for (auto& X : cr_bufs)
+          if (block_writes(*ob, X)) after_p = k + 1;
+        for (auto& Y : cw_bufs)
+          if (block_reads(*ob, Y) || block_writes(*ob, Y)) after_p = k + 1;
+      }
+    if (ix->kind != ScheduleArg::Int || ix->int_value < 0 || static_cast<size_t>(ix->int_value) < after_p ||
+        static_cast<size_t>(ix->int_value) > items.size())
+      refuse("index=" + std::to_string(ix->int_value) +
+             " is not a position between the producers and the consumers of block " + c->name +
+             " in the body of loop " + loop_name(ls) + " (" + std::to_string(after_p) + " to " +
+             std::to_string(items.size()) + ")");
+    at = static_cast<size_t>(ix->int_value);
+  }
+  items.insert(items.begin() + static_cast<std::ptrdiff_t>(at), nest);
   tmp.replace(lnow.get(), with_body(lnow, make_seq(items)));
   st.set_body(tmp.body());
 }

@@ -2,11 +2,11 @@
 // of a consumer block C (`Y[...] = g(X[v...], ...)`) into its producer B
 // (`X[u...] = f(...)`), which then stores Y directly; C and X disappear. Legal when:
 // C is spatial with one store, all its loads of X use the same indices, which are distinct
-// iter vars covering all of C's iter vars; B is spatial with one store to distinct iter vars
-// and its domain equals C's (so every Y element is written exactly once; predicates only
-// as bound guards of non-dividing splits); X is intermediate,
-// written only by B and read only by C; Y is written only by C and not read before C; what
-// C reads besides X is not written between B and C.
+// iter vars covering all of C's iter vars but those of extent 1 (which become 0); B is
+// spatial with one store to distinct iter vars and its domain equals C's (so every Y element
+// is written exactly once; predicates only as bound guards of non-dividing splits); X is
+// intermediate, written only by B and read only by C; Y is written only by C and not read
+// before C; what C reads besides X is not written between B and C.
 #include "transforms/schedule/inline_common.h"
 #include "transforms/schedule/prims.h"
 
@@ -77,8 +77,18 @@ void prim_reverse_compute_inline(ScheduleState& st, const ScheduleInstr& ins) {
   if (ptr) refuse("block " + c->name + " passes a pointer to buffer " + X->name);
   if (mismatch) refuse("block " + c->name + " loads buffer " + X->name + " at different indices");
   auto civs = index_vars(*c, load_idx, "the load of " + X->name);
-  if (civs.size() != c->iter_vars.size())
-    refuse("the load of " + X->name + " in block " + c->name + " does not use every iter var of the block");
+  // An iter var the load does not use is allowed when its extent is 1 (TVM's
+  // test_reverse_compute_inline_affine_chain: `D[vi, vj, vk, vl] = C[vj, vk, vl]` with vi of
+  // extent 1): it takes the value 0 in the inlined store. Any larger one would store the same
+  // value at several elements of Y, which the producer's one iteration per element cannot do.
+  std::vector<const VarNode*> unit_ivs;
+  for (size_t i = 0; i < c->iter_vars.size(); ++i)
+    if (std::find(civs.begin(), civs.end(), static_cast<int>(i)) == civs.end()) {
+      if (!is_one(fold(c->iter_vars[i].extent)))
+        refuse("the load of " + X->name + " in block " + c->name +
+               " does not use every iter var of the block");
+      unit_ivs.push_back(c->iter_vars[i].var.get());
+    }
   if (body_reads(*c, Y)) refuse("block " + c->name + " reads buffer " + Y->name + ", which it writes");
   // Domains: both complete (no predicate, bijective bindings) and equal through the indices.
   auto complete = [&](const Stmt& s) {
@@ -145,6 +155,7 @@ void prim_reverse_compute_inline(ScheduleState& st, const ScheduleInstr& ins) {
   // New producer body: Y[idx_C(v_C := u_B)] = g(f, ...).
   std::unordered_map<const VarNode*, Expr> sub;
   for (size_t k = 0; k < civs.size(); ++k) sub[c->iter_vars[civs[k]].var.get()] = b->iter_vars[bivs[k]].var;
+  for (auto* v : unit_ivs) sub[v] = make_int(0, v->dtype);
   std::set<std::string> let_names;
   Expr value = rename_lets(st, substitute(cstore->value, sub), &let_names);
   value = replace_loads(value, X,
