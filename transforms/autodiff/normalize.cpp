@@ -160,6 +160,16 @@ bool intersects(const BufSet& a, const BufSet& b) {
   return false;
 }
 
+// Whether a guard or let around an item loads a buffer one of `stores` writes (a rewrite that
+// reorders the iterations would then change what the guard sees).
+bool guards_read_stores(const std::vector<Item>& items, const std::vector<const StoreNode*>& stores) {
+  for (auto& it : items)
+    for (auto& c : it.ctx)
+      for (auto* st : stores)
+        if (loads_of(c->value).count(st->buffer.get())) return true;
+  return false;
+}
+
 bool same_indices(const std::vector<Expr>& a, const std::vector<Expr>& b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i)
@@ -621,6 +631,12 @@ class Normalizer : public IRMutator {
   std::optional<std::vector<Stmt>> split_scan_step(const BlockRealizeNode* br,
                                                    const std::vector<Item>& items);
   bool init_accepted(const BlockNode& b);
+  // nb (a rewritten copy of br's block) with its regions re-derived, realized with br's
+  // bindings and predicate, and normalised further.
+  std::vector<Stmt> realize_rewritten(const BlockRealizeNode* br, BlockNode nb) {
+    ad::set_regions(nb);
+    return {mutate(make_block_realize(br->bindings, br->predicate, make_block(std::move(nb))))};
+  }
   bool all_blocks_plain(const Stmt& s);
   Stmt build(const CtxList& ctx, const Stmt& leaf, VarMap m);
   Stmt build_piece(const BlockRealizeNode* br, const Piece& p, const std::string& name, bool fresh);
@@ -1944,14 +1960,9 @@ std::optional<std::vector<Stmt>> Normalizer::opaque_kinds_plain(const BlockReali
       for (auto& t : scan.acc[st->buffer.get()])
         if (!same_indices(t, st->indices)) return std::nullopt;
     }
-    for (auto& it : items)
-      for (auto& c : it.ctx)
-        for (auto* st : stores)
-          if (loads_of(c->value).count(st->buffer.get())) return std::nullopt;
+    if (guards_read_stores(items, stores)) return std::nullopt;
   }
-  ad::set_regions(nb);
-  Stmt r = mutate(make_block_realize(br->bindings, br->predicate, make_block(std::move(nb))));
-  return std::vector<Stmt>{r};
+  return realize_rewritten(br, std::move(nb));
 }
 
 // Rewrite 8, third form: a recurrence over an opaque var (a cumsum written as plain loops,
@@ -2106,13 +2117,8 @@ std::optional<std::vector<Stmt>> Normalizer::opaque_scatter_sum(const BlockReali
     for (auto* o : stores)
       if (loads_of(acc->second).count(o->buffer.get())) return std::nullopt;
   }
-  for (auto& it : items)
-    for (auto& c : it.ctx)
-      for (auto* st : stores)
-        if (loads_of(c->value).count(st->buffer.get())) return std::nullopt;
-  ad::set_regions(nb);
-  Stmt r = mutate(make_block_realize(br->bindings, br->predicate, make_block(std::move(nb))));
-  return std::vector<Stmt>{r};
+  if (guards_read_stores(items, stores)) return std::nullopt;
+  return realize_rewritten(br, std::move(nb));
 }
 
 // Loads of `y` at `idx` replaced by `by`.
