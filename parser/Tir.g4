@@ -10,7 +10,8 @@ program : item* EOF ;
 item : (funcDef | scheduleDef | intrinDef) ';'? ;
 
 // ---------------------------------------------------------------- functions
-funcDef : FUNC name=ID '(' inputs=paramList? ')' ('->' '(' outputs=paramList? ')')? body ;
+// `-> B: f32[n]` (one output without parentheses) is accepted as well as `-> (B: f32[n])`.
+funcDef : FUNC name=ID '(' inputs=paramList? ')' ('->' ('(' outputs=paramList? ')' | single=param))? body ;
 paramList : param (',' param)* ','? ;
 param : ID ':' DTYPE ('[' shape=exprList? ']')? (IN '[' lo=signedNum ',' hi=signedNum ','? ']')? ;
 signedNum : '-'? (INT | FLOAT) ;
@@ -19,7 +20,7 @@ body : '{' stmt* '}' ;
 
 // ---------------------------------------------------------------- statements
 stmt
-  : FOR ID (',' ID)* IN kind=ID '(' args=argList? ')' annotation* body ';'?   # forStmt
+  : FOR ID (',' ID)* ','? IN kind=ID '(' args=argList? ')' annotation* body ';'?   # forStmt
   | ALLOC ID ':' DTYPE '[' shape=exprList? ']' (SCOPE STRING)? ';'?          # allocStmt
   | ifStmt ';'?                                                              # ifStatement
   | LET ID '=' expr ';'?                                                     # letStmt
@@ -51,7 +52,8 @@ blockItem
   | stmt                                      # stmtItem
   ;
 
-region : ID ('[' (regionDim (',' regionDim)*)? ']')? ;
+// A trailing comma is allowed in the brackets, as in every bracketed list (`reads A[vi, vj,]`).
+region : ID ('[' (regionDim (',' regionDim)* ','?)? ']')? ;
 // `lo:hi`, or a point; Python's `:`, `lo:` and `:hi` (TVMScript's `A[vi, :]`) stand for
 // the bound 0 / the dimension's extent.
 regionDim : lo=expr (colon=':' hi=expr?)? | colon=':' hi=expr? ;

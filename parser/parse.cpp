@@ -214,7 +214,16 @@ const antlr4::Token* prescan(const std::vector<antlr4::Token*>& toks, const std:
         std::snprintf(buf, sizeof buf, "invalid character U+%04X (invisible", cp);
         fail_at(file, t, std::string(buf) + "; only ASCII blanks separate tokens)");
       }
-      fail_at(file, t, "invalid character '" + s + "'");
+      // C's and NumPy's operators that .tir spells otherwise (outsider round 14), named as the
+      // Python spellings are (python_hint).
+      const char* hint = s == "?"   ? " (C's 'c ? a : b' is written select(c, a, b), or if_then_else(c, a, b) to "
+                                      "evaluate only the taken arm)"
+                         : s == "&" ? " (logic is written &&; there are no bitwise operators)"
+                         : s == "|" ? " (logic is written ||; there are no bitwise operators)"
+                         : s == "^" ? " (there is no '^' operator: write pow(a, b) for a power)"
+                         : s == "~" ? " (negation is written !; there are no bitwise operators)"
+                                    : "";
+      fail_at(file, t, "invalid character '" + s + "'" + hint);
     }
     if (type == P::UNTERMINATED_STRING) fail_at(file, t, "unterminated string");
     if (type == P::BAD_NUMBER)

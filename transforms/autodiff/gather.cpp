@@ -555,6 +555,9 @@ std::optional<GatherResult> Solver::run(const GatherInput& in) {
   }
   for (auto& c : in.conds) add_cond(c);
   for (auto& sp : in.splits) {
+    // The window var must still be an unknown: a second split of the same var (or of one
+    // already solved) would leave its residue counter unbound.
+    if (!unknown_set_.count(sp.w.get()) || strided_.count(sp.dim)) return std::nullopt;
     make_strided(sp.dim, sp.stride, sp.residue);
     Box& bw = box_[sp.w.get()];
     if (!bw.known) return std::nullopt;

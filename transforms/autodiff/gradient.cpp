@@ -18,6 +18,7 @@
 #include "transforms/autodiff/gather.h"
 #include "transforms/autodiff/guarded_loads.h"
 #include "transforms/autodiff/hoist.h"
+#include "transforms/autodiff/let_scopes.h"
 #include "transforms/autodiff/loop_order.h"
 #include "transforms/autodiff/normalize.h"
 #include "transforms/autodiff/regions.h"
@@ -2919,6 +2920,12 @@ void GradientBuilder::emit_contribution(Unit& u, const std::vector<const std::ve
       continue;
     int64_t uext;
     if (!is_const_int(lu->extent, &uext) || uext <= 1) continue;
+    // One split per window var: a second split of the same w (`X[3 * j + i, 2 * j + i]`)
+    // would restrict w to a second residue class the solver cannot tie to the first (its
+    // counter was left unbound in F_grad). The other dimension is solved by elimination.
+    bool w_split = false;
+    for (auto& c : cands) w_split = w_split || c.second.w.same_as(lw->var);
+    if (w_split) continue;
     ResidueSplit sp{d, s, 0, lw->var, a->constant};
     cands.push_back({static_cast<size_t>(s), sp});
   }
@@ -3410,6 +3417,8 @@ Function gradient(const FunctionNode& f, const std::vector<std::string>& wrt, co
     // 2/sqrt(pi) are computed in double): F_grad prints as a parse fixpoint.
     auto rg = std::make_shared<FunctionNode>(*g);
     rg->body = round_float_consts(g->body);
+    // Let statements scope over the rest of their list, as the parser reads them back.
+    rg->body = ad::nest_let_scopes(rg->body);
     g = rg;
   }
   if (!opts.order_loops || std::getenv("TIRC_AD_NO_LOOP_ORDER")) return g;
@@ -3424,7 +3433,10 @@ Function gradient(const FunctionNode& f, const std::vector<std::string>& wrt, co
   } names;
   names.out = &forward;
   names.visit(nf->body);
-  return ad::order_loops_by_stride(*g, forward);
+  Function o = ad::order_loops_by_stride(*g, forward);
+  auto no = std::make_shared<FunctionNode>(*o);
+  no->body = ad::nest_let_scopes(o->body);
+  return no;
 }
 
 }  // namespace tirc

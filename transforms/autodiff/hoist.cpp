@@ -19,6 +19,32 @@ namespace tirc::ad {
 
 namespace {
 
+// substitute() with the binders of let expressions renamed too. A let expression may bind a
+// var that a let statement of the block also binds (the temps of an if_then_else arm are
+// bound inside the arm and again by the adjoint's statements); a copy of the lets renaming
+// only the uses left `(let t4 = .. in t40 * t50)` with t40 bound later or not at all (F_grad
+// did not re-parse: "undeclared name 't40'"). binders: old var -> its copy.
+Expr substitute_renaming(const Expr& e, const std::unordered_map<const VarNode*, Expr>& m,
+                         const std::unordered_map<const VarNode*, Var>& binders) {
+  struct S : IRMutator {
+    const std::unordered_map<const VarNode*, Expr>* m;
+    const std::unordered_map<const VarNode*, Var>* binders;
+    Expr mutate_var(const Expr& e) override {
+      auto it = m->find(e.as<VarNode>());
+      return it == m->end() ? e : it->second;
+    }
+    Expr mutate_let(const LetNode* n, const Expr& e) override {
+      Expr v = mutate(n->value), b = mutate(n->body);
+      auto it = binders->find(n->var.get());
+      if (it == binders->end()) return v.same_as(n->value) && b.same_as(n->body) ? e : make_let(n->var, v, b);
+      return make_let(it->second, v, b);
+    }
+  } s;
+  s.m = &m;
+  s.binders = &binders;
+  return s.mutate(e);
+}
+
 // Size of e as a tree (shared sub-expressions counted once per use), saturating: keys of
 // hoisted values are printed, and a DAG of squarings prints exponentially.
 size_t tree_size(const Expr& e, std::unordered_map<const ExprNode*, size_t>& memo) {
@@ -1431,9 +1457,9 @@ class Hoister {
       copy[l.var.get()] = c;
       m[l.var.get()] = c;
     }
-    Stmt body = make_store(H, store_idx, substitute(ev, m));
+    Stmt body = make_store(H, store_idx, substitute_renaming(ev, m, copy));
     for (size_t i : used)
-      body = make_let_stmt(copy.at(lets_[i].var.get()), substitute(let_value.at(i), m), body);
+      body = make_let_stmt(copy.at(lets_[i].var.get()), substitute_renaming(let_value.at(i), m, copy), body);
     bn.body = body;
     set_regions(bn);
     // Under the user block's `where` (over the iter vars of D: checked by key_of), on the

@@ -23,6 +23,7 @@
 #include "transforms/autodiff/affine.h"
 #include "transforms/autodiff/expr_ad.h"
 #include "transforms/autodiff/fuse_scan_loops.h"
+#include "transforms/autodiff/normalize_region.h"
 #include "transforms/autodiff/outer_lets.h"
 #include "transforms/autodiff/redundant.h"
 #include "transforms/autodiff/regions.h"
@@ -93,6 +94,12 @@ BufSet writes_of(const Stmt& s) {
   sc.out = &w;
   if (s.defined()) sc.visit(s);
   return w;
+}
+
+// An integer constant inside [0, extent) (a scalar state's element `S[0]`).
+bool const_in_bounds(const Expr& i, const Expr& extent) {
+  int64_t c, n;
+  return is_const_int(i, &c) && is_const_int(extent, &n) && c >= 0 && c < n;
 }
 
 // `a*s + c` with a = +-1 (the scan var alone): the step's own elements in that dimension.
@@ -302,6 +309,28 @@ std::optional<std::pair<BinOp, Expr>> split_acc(const StoreNode* st) {
   }
   if (!e.defined() || loads_of(e).count(st->buffer.get())) return std::nullopt;
   return std::make_pair(bin->op, e);
+}
+
+// `Y[I] = Y[I] + e` or `Y[I] - e` where e reads Y only at other elements than I (in a
+// recurrence: earlier steps, which the caller checks), so the partial sum is read only by the
+// update itself and the order of the summed terms does not matter.
+bool sum_onto_self(const StoreNode* st) {
+  auto* bin = st->value.as<BinaryNode>();
+  if (!bin || (bin->op != BinOp::Add && bin->op != BinOp::Sub)) return false;
+  auto self = [&](const Expr& e) {
+    auto* l = e.as<LoadNode>();
+    return l && l->buffer.same_as(st->buffer) && same_indices(l->indices, st->indices);
+  };
+  Expr e = self(bin->a) ? bin->b : (bin->op == BinOp::Add && self(bin->b)) ? bin->a : Expr();
+  if (!e.defined()) return false;
+  bool ok = true;
+  for_each_expr(e, [&](const Expr& x) {
+    if (auto* l = x.as<LoadNode>();
+        l && l->buffer.same_as(st->buffer) && same_indices(l->indices, st->indices))
+      ok = false;
+    if (auto* p = x.as<BufferPtrNode>(); p && p->buffer.same_as(st->buffer)) ok = false;
+  });
+  return ok;
 }
 
 // Stores to distinct buffers, none reading another's buffer: what gradient() accepts as
@@ -682,6 +711,7 @@ class Normalizer : public IRMutator {
     Buffer hist;
     int iv;
     int64_t offset;
+    std::vector<bool> fixed;  // dims of a constant element (`S[0]`): not in the history
   };
   std::unordered_map<const BlockRealizeNode*, StateReader> state_readers_;
   Stmt read_history(const BlockRealizeNode* n, const StateReader& r);
@@ -2019,7 +2049,15 @@ std::optional<std::vector<Stmt>> Normalizer::opaque_recurrence(const BlockRealiz
       continue;
     const VarNode* s = sv.var.get();
     // The others: opaque ones must index a store (spatial); scan outside all their loops?
-    bool ok = true, outer = true;
+    bool ok = true;
+    // Opaque vars indexing no store (helper round h5): reduce vars when every store is a sum
+    // `Y[I] = Y[I] + e` (`- e`), e.g. an RNN's pre-activation `H[b, t, j] += U[j, k] *
+    // H[b, t - 1, k]` over k: each step's sum over k commutes, and gradient() reads the loop
+    // as a recurrence with a reduction (Scans; rewrite 12 gives it its init).
+    VarSet reduce;
+    // Iter vars whose bindings use only loops inside L: at step v, the points of an earlier
+    // step of L are all complete, whichever of them an access reads.
+    VarSet inner;
     for (size_t r = 0; r < b.iter_vars.size() && ok; ++r) {
       if (r == q) continue;
       const IterVar& ov = b.iter_vars[r];
@@ -2027,26 +2065,44 @@ std::optional<std::vector<Stmt>> Normalizer::opaque_recurrence(const BlockRealiz
         bool used = false;
         for (auto* st : stores)
           for (auto& i : st->indices) used = used || uses_var(i, ov.var.get());
-        ok = used;
+        if (!used) {
+          for (auto* st : stores) ok = ok && sum_onto_self(st);
+          reduce.insert(ov.var.get());
+        }
       } else if (ov.kind != IterKind::Spatial) {
         ok = false;
       }
+      bool in = true;
       for (auto* l : loops_)
-        if (uses_var(br->bindings[r], l->loop_var.get()) && depth(l) <= depth(L)) outer = false;
+        if (uses_var(br->bindings[r], l->loop_var.get()) && depth(l) <= depth(L)) in = false;
+      if (in) inner.insert(ov.var.get());
     }
+    // An index all of whose vars are such inner iter vars (or constants).
+    auto inner_only = [&](const Expr& e) {
+      bool only = true;
+      for_each_expr(e, [&](const Expr& x) {
+        if (auto* v = x.as<VarNode>()) only = only && inner.count(v);
+      });
+      return only;
+    };
     // Store indices the scan machinery can read: no data-dependent element (a scatter stays
     // rewrite 8's), and a state overwritten at every step (no index uses v) indexed by the
     // other iter vars, each once, all of them -- the form rewrite 6 keeps a history of.
     for (auto* st : stores) {
       bool steps = false;
       VarSet seen;
-      for (auto& i : st->indices) {
+      size_t consts = 0;  // a scalar state `S[0]` (helper round h5): constant, in bounds
+      for (size_t d = 0; d < st->indices.size(); ++d) {
+        const Expr& i = st->indices[d];
         ok = ok && !has_load_or_let(i);
         steps = steps || uses_var(i, s);
         auto* v = i.as<VarNode>();
         if (v && v != s) seen.insert(v);
+        consts += const_in_bounds(i, st->buffer->shape[d]);
       }
-      if (!steps && (seen.size() != st->indices.size() || seen.size() + 1 != b.iter_vars.size())) ok = false;
+      if (!steps && (!reduce.empty() || seen.size() + consts != st->indices.size() ||
+                     seen.size() + 1 != b.iter_vars.size()))
+        ok = false;
     }
     if (!ok) continue;
     for (auto& [Y, st] : first_store) {
@@ -2056,7 +2112,7 @@ std::optional<std::vector<Stmt>> Normalizer::opaque_recurrence(const BlockRealiz
           ok = false;
           break;
         }
-        bool same_point = true, earlier = false, later = false;
+        bool same_point = true, earlier = false, later = false, inner_dims = true;
         for (size_t d = 0; d < I.size(); ++d) {
           int64_t a1, c1, a2, c2;
           if (uses_var(I[d], s)) {
@@ -2067,9 +2123,12 @@ std::optional<std::vector<Stmt>> Normalizer::opaque_recurrence(const BlockRealiz
             if (sf && a1 * (c2 - c1) > 0) later = true;
           } else if (!expr_identical(t[d], I[d])) {
             same_point = false;
+            // Another point of an earlier step: only along vars of loops inside L (the same
+            // point of loops outside it, e.g. the batch of `H[b, t - 1, k]`).
+            inner_dims = inner_dims && inner_only(t[d]) && inner_only(I[d]);
           }
         }
-        if (later || (!same_point && !(outer && earlier))) {
+        if (later || (!same_point && !(inner_dims && earlier))) {
           ok = false;
           break;
         }
@@ -2080,7 +2139,9 @@ std::optional<std::vector<Stmt>> Normalizer::opaque_recurrence(const BlockRealiz
     BlockNode nb = b;
     for (size_t r = 0; r < nb.iter_vars.size(); ++r)
       if (nb.iter_vars[r].kind == IterKind::Opaque)
-        nb.iter_vars[r].kind = r == q ? IterKind::Scan : IterKind::Spatial;
+        nb.iter_vars[r].kind = r == q                                    ? IterKind::Scan
+                               : reduce.count(nb.iter_vars[r].var.get()) ? IterKind::Reduce
+                                                                         : IterKind::Spatial;
     ad::set_regions(nb);
     Stmt realize = make_block_realize(br->bindings, br->predicate, make_block(std::move(nb)));
     stands_for_[realize.as<BlockRealizeNode>()] = stands_for_.count(br) ? stands_for_.at(br) : br;
@@ -2165,9 +2226,12 @@ std::optional<std::vector<Stmt>> Normalizer::expand_state(const BlockRealizeNode
   }
   if (sv < 0) return std::nullopt;
   const Var& s = b.iter_vars[sv].var;
-  // The store: distinct spatial iter vars, all of them, not the scan var.
+  const Buffer& Y0 = st->buffer;
+  // The store: distinct spatial iter vars, all of them, not the scan var (or constants).
   VarSet seen;
-  for (auto& i : st->indices) {
+  for (size_t d = 0; d < st->indices.size(); ++d) {
+    const Expr& i = st->indices[d];
+    if (const_in_bounds(i, Y0->shape[d])) continue;  // a scalar state `S[0]` (helper round h5)
     auto* v = i.as<VarNode>();
     bool spatial = false;
     for (size_t k = 0; k < b.iter_vars.size(); ++k)
@@ -2234,8 +2298,14 @@ std::optional<std::vector<Stmt>> Normalizer::expand_state(const BlockRealizeNode
       if (iv < 0) bad = true;
       readers.push_back({n, {iv, off}});
     }
+    const std::vector<Expr>* state_idx = nullptr;
+    const std::vector<bool>* fixed = nullptr;
     void visit_load(const LoadNode* n) override {
       if (n->buffer.get() == y) (depth > 0 ? touches : bad) = true;
+      // A reader of a scalar state reads its element (the history keeps only that one).
+      if (n->buffer.get() == y)
+        for (size_t d = 0; d < fixed->size(); ++d)
+          bad = bad || ((*fixed)[d] && !expr_identical(n->indices[d], (*state_idx)[d]));
       IRVisitor::visit_load(n);
     }
     void visit_store(const StoreNode* n) override {
@@ -2253,6 +2323,10 @@ std::optional<std::vector<Stmt>> Normalizer::expand_state(const BlockRealizeNode
   others.self = in_tree;
   others.y = Y.get();
   others.lv = L->loop_var.get();
+  std::vector<bool> fixed;  // constant dims of the state's element: left out of the history
+  for (size_t d = 0; d < st->indices.size(); ++d) fixed.push_back(is_const_int(st->indices[d]));
+  others.state_idx = &st->indices;
+  others.fixed = &fixed;
   {
     // The statement of L's body holding the state's block: later statements run after the
     // whole step of the state's block.
@@ -2290,11 +2364,14 @@ std::optional<std::vector<Stmt>> Normalizer::expand_state(const BlockRealizeNode
   };
   Expr first = fold(L->min + c), last = fold(L->min + L->extent - make_const(it_t, 1) + c);
   std::vector<Expr> shape{b.iter_vars[sv].extent};
-  shape.insert(shape.end(), Y->shape.begin(), Y->shape.end());
-  Buffer Hh(names_.unique(Y->name + "_hist"), Y->dtype, shape, "global");
   std::vector<Expr> prev_idx{s - make_const(it_t, 1)}, cur_idx{s};
-  prev_idx.insert(prev_idx.end(), st->indices.begin(), st->indices.end());
-  cur_idx.insert(cur_idx.end(), st->indices.begin(), st->indices.end());
+  for (size_t d = 0; d < st->indices.size(); ++d) {
+    if (fixed[d]) continue;
+    shape.push_back(Y->shape[d]);
+    prev_idx.push_back(st->indices[d]);
+    cur_idx.push_back(st->indices[d]);
+  }
+  Buffer Hh(names_.unique(Y->name + "_hist"), Y->dtype, shape, "global");
   Expr state =
       make_if_then_else(make_binary(BinOp::EQ, s, first), make_load(Y, st->indices), make_load(Hh, prev_idx));
   ReplaceStateLoad rep(Y.get(), st->indices, state);
@@ -2350,7 +2427,8 @@ std::optional<std::vector<Stmt>> Normalizer::expand_state(const BlockRealizeNode
   std::vector<Expr> idx;
   for (auto& i : st->indices) idx.push_back(substitute(i, m));
   std::vector<Expr> hidx{m.at(s.get())};
-  hidx.insert(hidx.end(), idx.begin(), idx.end());
+  for (size_t d = 0; d < idx.size(); ++d)
+    if (!fixed[d]) hidx.push_back(idx[d]);
   cb.body = make_store(Y, idx, make_load(Hh, hidx));
   ad::set_regions(cb);
   Stmt copy = make_block_realize(br->bindings, make_binary(BinOp::EQ, br->bindings[sv], last),
@@ -2371,7 +2449,7 @@ std::optional<std::vector<Stmt>> Normalizer::expand_state(const BlockRealizeNode
   after_loop_[L].push_back(copy);
   new_allocs_.push_back(Hh);
   for (auto& [n, kv] : others.readers)
-    state_readers_[n] = StateReader{Y.get(), Hh, kv.first, a->constant - kv.second};
+    state_readers_[n] = StateReader{Y.get(), Hh, kv.first, a->constant - kv.second, fixed};
   return std::vector<Stmt>{hist};
 }
 
@@ -2387,7 +2465,8 @@ Stmt Normalizer::read_history(const BlockRealizeNode* n, const StateReader& r) {
     Expr mutate_load(const LoadNode* l, const Expr& e) override {
       if (l->buffer.get() != r->y) return IRMutator::mutate_load(l, e);
       std::vector<Expr> idx{step};
-      for (auto& i : l->indices) idx.push_back(mutate(i));
+      for (size_t d = 0; d < l->indices.size(); ++d)
+        if (d >= r->fixed.size() || !r->fixed[d]) idx.push_back(mutate(l->indices[d]));
       return make_load(r->hist, idx);
     }
     using IRMutator::mutate;
@@ -2543,6 +2622,188 @@ namespace {
 //     buffer the value reads, so the value evaluates the same at each load;
 //   - no nested blocks and no call_extern (BufferPtr) in the body.
 // Anything else is left as it was: gradient() then refuses it with its usual message.
+// Rewrite 0f, general form (helper round h5): a temp stored several times, under `if` guards
+// or in both arms of an if/else (`T[0] = A[vi, vk]; if A[vi, vk] < 0.0 { T[0] = 0.0 }`,
+// `T[0] = T[0] * T[0] + 1.0`). The body is executed symbolically: each element of T holds an
+// expression (a store sets it, with the loads of T in its value replaced by the current ones;
+// after an if, an element an arm changed holds `if_then_else(c, then value, else value)`), and
+// each load of T becomes the value its element holds there. Sound when every value read is set
+// earlier in the same instance (else it comes from another instance: refused), the values and
+// merged conditions read no buffer the body writes (so they evaluate the same at every load)
+// and no let-bound name they use goes out of scope; T's elements are constant in-bounds indices
+// (or one index tuple used everywhere), T untouched by the init, by loops, blocks or pointers.
+class TempValues {
+ public:
+  static std::optional<std::vector<Stmt>> run(const std::vector<Stmt>& items, const Stmt& init,
+                                              const BufferNode* t) {
+    if (init.defined() && touches_buf(init, t)) return std::nullopt;
+    TempValues tv;
+    tv.t_ = t;
+    BufSet w;
+    for (auto& it : items) ad::stored_buffers(it, &w);
+    w.erase(t);
+    tv.written_ = w;
+    std::vector<Stmt> out;
+    for (auto& it : items) {
+      Stmt r;
+      if (!tv.stmt(it, &r)) return std::nullopt;
+      if (r.defined()) out.push_back(r);
+    }
+    if (out.empty()) return std::nullopt;
+    return out;
+  }
+
+ private:
+  using Key = std::vector<Expr>;
+  struct State {
+    std::vector<std::pair<Key, Expr>> vals;
+    Expr* find(const Key& k) {
+      for (auto& [kk, v] : vals)
+        if (same_indices(kk, k)) return &v;
+      return nullptr;
+    }
+  };
+  static bool touches_buf(const Stmt& s, const BufferNode* t) {
+    BufSet b;
+    add_loads(s, &b);
+    ad::stored_buffers(s, &b);
+    return b.count(t) > 0;
+  }
+  // Elements are told apart by their index tuple: constants in bounds, or one tuple everywhere.
+  bool key_ok(const Key& k) {
+    bool consts = true;
+    for (size_t d = 0; d < k.size(); ++d)
+      consts = consts && d < t_->shape.size() && const_in_bounds(k[d], t_->shape[d]);
+    if (consts) return !any_symbolic_;
+    for (auto& e : k)
+      if (has_load_or_let(e)) return false;
+    if (!symbolic_key_) {
+      if (!state_.vals.empty() || any_const_) return false;
+      symbolic_key_ = k;
+      any_symbolic_ = true;
+      return true;
+    }
+    return same_indices(*symbolic_key_, k);
+  }
+  // e with the loads of T replaced by the current values.
+  std::optional<Expr> subst(const Expr& e) {
+    if (!e.defined()) return e;
+    struct M : IRMutator {
+      TempValues* self;
+      bool bad = false;
+      Expr mutate_load(const LoadNode* n, const Expr& e) override {
+        if (n->buffer.get() != self->t_) return IRMutator::mutate_load(n, e);
+        Expr* v = self->key_ok(n->indices) ? self->state_.find(n->indices) : nullptr;
+        if (!v) {
+          bad = true;
+          return e;
+        }
+        return *v;
+      }
+      Expr mutate_buffer_ptr(const BufferPtrNode* n, const Expr& e) override {
+        if (n->buffer.get() == self->t_) bad = true;
+        return IRMutator::mutate_buffer_ptr(n, e);
+      }
+    } m;
+    m.self = this;
+    Expr r = m.mutate(e);
+    if (m.bad) return std::nullopt;
+    return r;
+  }
+  bool stable(const Expr& v) const { return !intersects(loads_of(v), written_); }
+  bool stmt(const Stmt& s, Stmt* out) {
+    *out = Stmt();
+    if (auto* st = s.as<StoreNode>()) {
+      std::vector<Expr> idx;
+      for (auto& i : st->indices) {
+        auto r = subst(i);
+        if (!r) return false;
+        idx.push_back(*r);
+      }
+      auto v = subst(st->value);
+      if (!v) return false;
+      if (st->buffer.get() != t_) {
+        *out = make_store(st->buffer, idx, *v, st->loc);
+        return true;
+      }
+      if (st->value.dtype() != t_->dtype || !key_ok(st->indices) || !stable(*v)) return false;
+      any_const_ = any_const_ || !any_symbolic_;
+      if (Expr* cur = state_.find(st->indices))
+        *cur = *v;
+      else
+        state_.vals.push_back({st->indices, *v});
+      return true;
+    }
+    if (auto* q = s.as<SeqNode>()) {
+      std::vector<Stmt> xs;
+      for (auto& x : q->stmts) {
+        Stmt r;
+        if (!stmt(x, &r)) return false;
+        if (r.defined()) xs.push_back(r);
+      }
+      if (!xs.empty()) *out = xs.size() == 1 ? xs[0] : make_seq(xs);
+      return true;
+    }
+    if (auto* l = s.as<LetStmtNode>()) {
+      auto v = subst(l->value);
+      if (!v) return false;
+      Stmt body;
+      if (!stmt(l->body, &body)) return false;
+      for (auto& [k, val] : state_.vals)
+        if (uses_var(val, l->var.get())) return false;  // would leave the let's scope
+      if (body.defined()) *out = make_let_stmt(l->var, *v, body);
+      return true;
+    }
+    if (auto* i = s.as<IfThenElseStmtNode>()) {
+      auto c = subst(i->cond);
+      if (!c) return false;
+      State before = state_;
+      Stmt a, b;
+      if (!stmt(i->then_case, &a)) return false;
+      State after_then = state_;
+      state_ = before;
+      if (i->else_case.defined() && !stmt(i->else_case, &b)) return false;
+      State after_else = state_;
+      state_ = before;
+      std::vector<Key> keys;
+      for (auto* st : {&after_then, &after_else})
+        for (auto& [k, v] : st->vals) {
+          bool seen = false;
+          for (auto& kk : keys) seen = seen || same_indices(kk, k);
+          if (!seen) keys.push_back(k);
+        }
+      for (auto& k : keys) {
+        Expr *vt = after_then.find(k), *ve = after_else.find(k), *v0 = before.find(k);
+        if (vt && ve && v0 && vt->same_as(*v0) && ve->same_as(*v0)) continue;
+        if (!vt || !ve) return false;  // an arm leaves an element unset that the other sets
+        if (vt->same_as(*ve)) {
+          state_.vals.push_back({k, *vt});
+          continue;
+        }
+        if (!stable(*c)) return false;
+        Expr m = make_if_then_else(*c, *vt, *ve);
+        if (Expr* cur = state_.find(k))
+          *cur = m;
+        else
+          state_.vals.push_back({k, m});
+      }
+      if (a.defined() || b.defined())
+        *out = a.defined() ? make_if(*c, a, b) : make_if(make_unary(UnOp::Not, *c), b);
+      return true;
+    }
+    // Anything else (loops, blocks, call_extern) must leave T alone.
+    if (touches_buf(s, t_)) return false;
+    *out = s;
+    return true;
+  }
+
+  const BufferNode* t_ = nullptr;
+  BufSet written_;
+  State state_;
+  std::optional<Key> symbolic_key_;
+  bool any_symbolic_ = false, any_const_ = false;
+};
+
 class InlineReduceTemps : public IRMutator {
  protected:
   Block mutate_block(const Block& b) override {
@@ -2563,6 +2824,9 @@ class InlineReduceTemps : public IRMutator {
     for (auto& t : nb->allocs) {
       if (auto r = inline_temp(items, nb->init, t.get())) {
         items = std::move(*r);
+        changed = true;
+      } else if (auto r2 = TempValues::run(items, nb->init, t.get())) {
+        items = std::move(*r2);
         changed = true;
       }
     }
@@ -2643,6 +2907,168 @@ class InlineReduceTemps : public IRMutator {
   }
 };
 
+// Rewrite 0g: an `if` around a loop outside any block (`if t > 0 { for k { G[t, g] += U[g, k] *
+// H[t - 1, k] } }`, an LSTM written as plain loops) goes inside the loop, `for k { if t > 0 {
+// ... } }`, so that rewrite 0 wraps the statement as a block (it wraps block-free statements
+// without loops only; the store was refused as "outside of any block"). The same iterations
+// run the same statements, provided the condition reads nothing the loop writes (it is now
+// evaluated at every iteration); a loop's bounds have no effects.
+class SinkGuards : public IRMutator {
+ public:
+  // The function body: the root block's body is outside any user block.
+  Stmt run(const Stmt& body) {
+    auto* rr = body.as<BlockRealizeNode>();
+    if (!rr) return body;
+    Stmt b = mutate(rr->block->body);
+    if (b.same_as(rr->block->body)) return body;
+    BlockNode rb = *rr->block.get();
+    rb.body = b;
+    return make_block_realize(rr->bindings, rr->predicate, make_block(std::move(rb)));
+  }
+
+ protected:
+  Stmt mutate_block_realize(const BlockRealizeNode*, const Stmt& s) override { return s; }
+  Stmt mutate_if(const IfThenElseStmtNode* n, const Stmt& s) override {
+    auto* f = n->then_case.as<ForNode>();
+    if (n->else_case.defined() || !f || intersects(loads_of(n->cond), writes_of(n->then_case)))
+      return IRMutator::mutate_if(n, s);
+    Stmt inner = mutate(make_if(n->cond, f->body));
+    return make_for(f->loop_var, f->min, f->extent, f->for_kind, inner, f->thread_tag, f->annotations);
+  }
+};
+
+// Rewrite 0h: a function-level scratch reused by every iteration of a plain loop nest (C's
+// `float acc`: `S[0] = X[t, j]; for k { S[0] += W[j, k] * H[t - 1, k] } H[t, j] = tanh(S[0])`
+// under `for t, j`) gets one copy per iteration, `S_p[t - 1, j]`: every iteration of the
+// nest sets the element before it reads it, so no value flows between iterations and the
+// copies hold the same values at every read. Then rewrites 0, 8 and 10b read the nest (a
+// recurrence through the scratch's blocks was refused: "opaque iter vars are not supported").
+// Conditions: S is an alloc of the root block, every access of S lies in the body B of one
+// loop (the innermost holding them all) with no block inside B; the first statement of B
+// touching S is an unconditional store of S at constant indices e, at the top level of B;
+// every access of S is at e; the loops around B have extents free of loop vars.
+class PrivatizeScratch : public IRMutator {
+ public:
+  std::vector<Buffer> new_allocs;
+  std::vector<const BufferNode*> dropped;
+  NameGen* names = nullptr;
+  Stmt run(const Stmt& root_body, const std::vector<Buffer>& allocs) {
+    Stmt body = root_body;
+    for (auto& a : allocs) {
+      std::vector<const ForNode*> path;
+      const ForNode* owner = nullptr;
+      std::vector<const ForNode*> owner_path;
+      if (!find_owner(body, a.get(), path, &owner, &owner_path) || !owner) continue;
+      auto r = privatize(body, a, owner, owner_path);
+      if (r) {
+        body = *r;
+        dropped.push_back(a.get());
+      }
+    }
+    return body;
+  }
+
+ private:
+  static bool touches(const Stmt& s, const BufferNode* t) {
+    BufSet b;
+    add_loads(s, &b);
+    ad::stored_buffers(s, &b);
+    return b.count(t) > 0;
+  }
+  // The innermost loop whose body holds every access of t (with the loops around it).
+  static bool find_owner(const Stmt& s, const BufferNode* t, std::vector<const ForNode*>& path,
+                         const ForNode** owner, std::vector<const ForNode*>* owner_path) {
+    if (!touches(s, t)) return true;
+    if (auto* f = s.as<ForNode>()) {
+      path.push_back(f);
+      *owner = f;
+      *owner_path = path;
+      bool ok = find_owner(f->body, t, path, owner, owner_path);
+      path.pop_back();
+      return ok;
+    }
+    if (auto* q = s.as<SeqNode>()) {
+      int n = 0;
+      for (auto& x : q->stmts) n += touches(x, t);
+      if (n > 1) return true;  // the current owner holds them all
+      for (auto& x : q->stmts)
+        if (touches(x, t)) return find_owner(x, t, path, owner, owner_path);
+    }
+    return true;  // a store, if, let or block: the current owner
+  }
+  std::optional<Stmt> privatize(const Stmt& body, const Buffer& a, const ForNode* owner,
+                                const std::vector<const ForNode*>& path) {
+    if (has_block_realize(owner->body)) return std::nullopt;
+    std::vector<Stmt> stmts;
+    if (auto* q = owner->body.as<SeqNode>())
+      stmts = q->stmts;
+    else
+      stmts = {owner->body};
+    const StoreNode* first = nullptr;
+    for (auto& x : stmts) {
+      if (!touches(x, a.get())) continue;
+      first = x.as<StoreNode>();
+      break;
+    }
+    if (!first || first->buffer.get() != a.get()) return std::nullopt;
+    for (size_t d = 0; d < first->indices.size(); ++d)
+      if (!const_in_bounds(first->indices[d], a->shape[d])) return std::nullopt;
+    if (loads_of(first->value).count(a.get())) return std::nullopt;
+    // Every access at the first store's element.
+    bool ok = true;
+    for_each_expr(owner->body, [&](const Expr& x) {
+      if (auto* l = x.as<LoadNode>(); l && l->buffer.get() == a.get())
+        ok = ok && same_indices(l->indices, first->indices);
+      if (auto* p = x.as<BufferPtrNode>(); p && p->buffer.get() == a.get()) ok = false;
+    });
+    std::vector<const StoreNode*> sts;
+    for_each_stmt_store(owner->body, &sts);
+    for (auto* st : sts)
+      ok = ok && (st->buffer.get() != a.get() || same_indices(st->indices, first->indices));
+    if (!ok) return std::nullopt;
+    std::vector<Expr> shape, prefix;
+    for (auto* f : path) {
+      for (auto* g : path)
+        if (uses_var(f->extent, g->loop_var.get()) || uses_var(f->min, g->loop_var.get()))
+          return std::nullopt;
+      shape.push_back(f->extent);
+      prefix.push_back(is_zero(f->min) ? Expr(f->loop_var) : Expr(f->loop_var) - f->min);
+    }
+    // Every access is at the one element e: the copies drop S's own dimensions.
+    Buffer np(names->unique(a->name + "_p"), a->dtype, shape, "global");
+    struct M : IRMutator {
+      const BufferNode* a;
+      Buffer np;
+      std::vector<Expr> prefix;
+      Expr mutate_load(const LoadNode* n, const Expr& e) override {
+        if (n->buffer.get() != a) return IRMutator::mutate_load(n, e);
+        return make_load(np, prefix);
+      }
+      Stmt mutate_store(const StoreNode* n, const Stmt& s) override {
+        if (n->buffer.get() != a) return IRMutator::mutate_store(n, s);
+        return make_store(np, prefix, mutate(n->value), n->loc);
+      }
+    } m;
+    m.a = a.get();
+    m.np = np;
+    m.prefix = prefix;
+    Stmt nbody = m.mutate(owner->body);
+    struct R : IRMutator {
+      const ForNode* owner;
+      Stmt nbody;
+      Stmt mutate_block_realize(const BlockRealizeNode*, const Stmt& s) override { return s; }
+      Stmt mutate_for(const ForNode* n, const Stmt& s) override {
+        if (n != owner) return IRMutator::mutate_for(n, s);
+        return make_for(n->loop_var, n->min, n->extent, n->for_kind, nbody, n->thread_tag, n->annotations);
+      }
+    } r;
+    r.owner = owner;
+    r.nbody = nbody;
+    new_allocs.push_back(np);
+    return r.mutate(body);
+  }
+};
+
 // Rewrite 0e: a block-local `alloc` that nothing in the block touches (LANGUAGE.md's Blocks
 // example lists an optional `alloc` line) is dropped with its region entries, so that it does
 // not make a block gradient() would otherwise accept refused ("block-local allocations").
@@ -2683,11 +3109,46 @@ Function normalize_for_autodiff(const FunctionNode& f_in) {
   FunctionNode dropped = f_in;
   dropped.body = InlineReduceTemps().mutate(f_in.body);    // rewrite 0f
   dropped.body = DropUnusedAllocs().mutate(dropped.body);  // rewrite 0e
+  dropped.body = SinkGuards().run(dropped.body);           // rewrite 0g
+  if (auto* rr = dropped.body.as<BlockRealizeNode>()) {    // rewrite 0h
+    NameGen names;
+    struct Names : IRVisitor {
+      NameGen* g;
+      void visit_load(const LoadNode* n) override {
+        g->reserve(n->buffer->name);
+        IRVisitor::visit_load(n);
+      }
+      void visit_block(const BlockNode* n) override {
+        for (auto& a : n->allocs) g->reserve(a->name);
+        IRVisitor::visit_block(n);
+      }
+    } nv;
+    nv.g = &names;
+    for (auto& p : f_in.params) names.reserve(p.name());
+    for (auto& o : f_in.outputs) names.reserve(o->name);
+    nv.visit(dropped.body);
+    PrivatizeScratch ps;
+    ps.names = &names;
+    Stmt b = ps.run(rr->block->body, rr->block->allocs);
+    if (!ps.dropped.empty()) {
+      BlockNode rb = *rr->block.get();
+      rb.body = b;
+      std::erase_if(rb.allocs, [&](const Buffer& x) {
+        return std::find(ps.dropped.begin(), ps.dropped.end(), x.get()) != ps.dropped.end();
+      });
+      for (auto& x : ps.new_allocs) rb.allocs.push_back(x);
+      dropped.body = make_block_realize(rr->bindings, rr->predicate, make_block(std::move(rb)));
+    }
+  }
   const FunctionNode& f = dropped;
   Function wrapped = ad::wrap_blockless_stores(*ad::inline_outer_lets(f));  // rewrites 0b, 0
   wrapped = ad::fuse_split_scan_loops(*wrapped);                            // rewrite 0d
   wrapped = ad::run_redundant_blocks_once(*wrapped);                        // rewrite 0c
-  return Normalizer(*wrapped).run();
+  Function out = Normalizer(*wrapped).run();
+  Function scanned = ad::scan_carried_loops(*out);  // rewrite 10b
+  if (!scanned->body.same_as(out->body)) out = Normalizer(*scanned).run();
+  out = ad::shift_region_steps(*out);       // rewrite 11
+  return ad::version_region_buffers(*out);  // rewrite 12
 }
 
 }  // namespace tirc

@@ -31,7 +31,14 @@
 //      between the scan loop and the block are copied per piece, the scan loop is not).
 //   0f. a block-local temp of a block with reduce vars, stored once at the top level of the
 //      body before any access and then only loaded at the stored indices, is inlined (each
-//      load becomes the stored value) and its alloc dropped;
+//      load becomes the stored value) and its alloc dropped; temps stored several times or
+//      under guards are executed symbolically (loads become the value their element holds);
+//   0g. an `if` around a loop outside blocks moves inside the loop (rewrite 0 then wraps it);
+//   0h. a function-level scratch set at the start of every iteration of a plain loop nest
+//      gets one copy per iteration;
+//   10b, 11, 12 (normalize_region.h): loops carrying a recurrence through blocks that are
+//      each spatial become scan loops; region blocks storing at `v + k` are re-based; buffers
+//      of a region written before the loop or by several of its blocks get versions;
 // Every rewrite is applied only under the soundness conditions written in normalize.cpp;
 // a block that cannot be rewritten soundly is left exactly as it was (gradient() then
 // refuses it with its usual message). Blocks autodiff already accepts are never touched.

@@ -118,7 +118,14 @@ Function insert_bounds_checks(const FunctionNode& f, std::vector<BoundsCheckSite
 // caller prefixes the site's location).
 std::string bounds_check_message(const BoundsCheckSite& site, int64_t index, int64_t extent);
 
-// The whole pipeline: insert_bounds_checks (when `check_sites` is given; the sites are
+// Runs serially every `parallel` loop whose variable feeds (directly, through lets or the
+// spatial iter vars of enclosing blocks) a reduce, scan or opaque iter var of a block that is
+// not annotated "atomic": such iterations update shared elements or must run in order, so
+// running them at once would race (the interpreter runs them in order). Block-level input;
+// the schedule's `parallel` refuses such loops, a script may write them (TVMScript does too).
+Function serialize_ordered_parallel(const FunctionNode& f);
+
+// The whole pipeline: serialize_ordered_parallel, insert_bounds_checks (when `check_sites` is given; the sites are
 // appended to it), lower_init, convert_blocks, fuse_sibling_loops, plan_alloc,
 // compact_buffers, flatten_buffers (when `flatten`), simplify_indices, trim_no_ops, then
 // simplify_function (transforms/simplify/simplify.h).
