@@ -964,49 +964,51 @@ class CarriedLoops : public IRMutator {
   }
   std::unordered_set<const VarNode*> outer_;
 };
+
+// f with its root block's body rewritten by `rewrite` (nullopt: unchanged), the buffers it
+// allocates appended to the root's allocs.
+template <class Rewrite>
+Function rewrite_root(const FunctionNode& f, Rewrite rewrite) {
+  auto out = std::make_shared<FunctionNode>(f);
+  auto* rr = f.body.as<BlockRealizeNode>();
+  if (!rr) return out;
+  BlockNode rb = *rr->block.get();
+  std::vector<Buffer> allocs;
+  std::optional<Stmt> body = rewrite(rb.body, &allocs);
+  if (!body) return out;
+  rb.body = *body;
+  rb.allocs.insert(rb.allocs.end(), allocs.begin(), allocs.end());
+  out->body = make_block_realize(rr->bindings, rr->predicate, make_block(std::move(rb)));
+  return out;
+}
+
 }  // namespace
 
 Function shift_region_steps(const FunctionNode& f) {
-  auto* rr = f.body.as<BlockRealizeNode>();
-  auto out = std::make_shared<FunctionNode>(f);
-  if (!rr) return out;
-  const BlockNode& root = *rr->block.get();
-  Shifter sh;
-  Stmt body = sh.mutate(root.body);
-  if (body.same_as(root.body)) return out;
-  BlockNode rb = root;
-  rb.body = body;
-  out->body = make_block_realize(rr->bindings, rr->predicate, make_block(std::move(rb)));
-  return out;
+  return rewrite_root(f, [](const Stmt& body, std::vector<Buffer>*) -> std::optional<Stmt> {
+    Stmt b = Shifter().mutate(body);
+    if (b.same_as(body)) return std::nullopt;
+    return b;
+  });
 }
 
 Function scan_carried_loops(const FunctionNode& f) {
-  auto* rr = f.body.as<BlockRealizeNode>();
-  auto out = std::make_shared<FunctionNode>(f);
-  if (!rr) return out;
-  const BlockNode& root = *rr->block.get();
-  CarriedLoops cl;
-  Stmt body = cl.mutate(root.body);
-  if (!cl.changed) return out;
-  BlockNode rb = root;
-  rb.body = body;
-  out->body = make_block_realize(rr->bindings, rr->predicate, make_block(std::move(rb)));
-  return out;
+  return rewrite_root(f, [](const Stmt& body, std::vector<Buffer>*) -> std::optional<Stmt> {
+    CarriedLoops cl;
+    Stmt b = cl.mutate(body);
+    if (!cl.changed) return std::nullopt;
+    return b;
+  });
 }
 
 Function version_region_buffers(const FunctionNode& f) {
-  auto* rr = f.body.as<BlockRealizeNode>();
-  auto out = std::make_shared<FunctionNode>(f);
-  if (!rr) return out;
-  const BlockNode& root = *rr->block.get();
-  RegionVersions rv(f);
-  Stmt body = rv.mutate(root.body);
-  if (body.same_as(root.body)) return out;
-  BlockNode rb = root;
-  rb.body = body;
-  for (auto& a : rv.new_allocs) rb.allocs.push_back(a);
-  out->body = make_block_realize(rr->bindings, rr->predicate, make_block(std::move(rb)));
-  return out;
+  return rewrite_root(f, [&](const Stmt& body, std::vector<Buffer>* allocs) -> std::optional<Stmt> {
+    RegionVersions rv(f);
+    Stmt b = rv.mutate(body);
+    if (b.same_as(body)) return std::nullopt;
+    allocs->insert(allocs->end(), rv.new_allocs.begin(), rv.new_allocs.end());
+    return b;
+  });
 }
 
 }  // namespace tirc::ad
