@@ -12,6 +12,8 @@
 #include <llvm/ADT/StringMap.h>
 #include <llvm/Analysis/CGSCCPassManager.h>
 #include <llvm/Analysis/LoopAnalysisManager.h>
+#include <llvm/IR/DiagnosticInfo.h>
+#include <llvm/IR/DiagnosticPrinter.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
@@ -525,7 +527,13 @@ class FuncEmitter {
           r = B.CreateFPCast(v, rt);
         }
       } else if (from == DType::Bool || is_unsigned_int(from)) {
-        r = B.CreateUIToFP(v, rt);
+        // Zero-extended to twice the width and converted as signed (the same value, one
+        // rounding): LLVM 19's SLP vectorizer narrows `uitofp (sext i8 x to i16)` to
+        // `uitofp i8 x`, dropping the sign extension (`f32(u16(A[i]))` of an i8 -13 gave 243,
+        // not 65523; tests/codegen/struct_fuzz_regress_test.cpp).
+        unsigned bits = v->getType()->getScalarSizeInBits();
+        Value* wide = B.CreateZExt(v, v->getType()->getWithNewBitWidth(bits <= 16 ? 32 : 64));
+        r = B.CreateSIToFP(wide, rt);
       } else {
         r = B.CreateSIToFP(v, rt);
       }
@@ -1242,6 +1250,22 @@ void FuncEmitter::stmt(const Stmt& s) {
   }
 }
 
+// An integer division or modulo by a non-constant divisor in s.
+static bool has_variable_int_division(const Stmt& s) {
+  bool found = false;
+  for_each_expr(s, [&](const Expr& x) {
+    if (auto* b = x.as<BinaryNode>();
+        b && is_int(b->a.dtype()) &&
+        (b->op == BinOp::FloorDiv || b->op == BinOp::FloorMod || b->op == BinOp::Div) && !is_const_int(b->b))
+      found = true;
+    if (auto* c = x.as<CallNode>(); c && (c->op == Intrinsic::TruncDiv || c->op == Intrinsic::TruncMod) &&
+                                    c->args.size() == 2 && is_int(c->args[0].dtype()) &&
+                                    !is_const_int(c->args[1]))
+      found = true;
+  });
+  return found;
+}
+
 void FuncEmitter::loop_metadata(llvm::BranchInst* br, const ForNode* n) {
   llvm::SmallVector<llvm::Metadata*, 4> mds;
   mds.push_back(nullptr);
@@ -1254,7 +1278,14 @@ void FuncEmitter::loop_metadata(llvm::BranchInst* br, const ForNode* n) {
   mds.push_back(llvm::MDNode::get(C, {llvm::MDString::get(C, "llvm.loop.mustprogress")}));
   int64_t ext = 0;
   bool cext = is_const_int(n->extent, &ext);
-  if (n->for_kind == ForKind::Vectorized) {
+  if (has_variable_int_division(n->body)) {
+    // LLVM 19's loop vectorizer predicates a loop-invariant division it cannot speculate
+    // (`(vi + 7) % n` under an `if` on the loop var) on the mask of lane 0 only: when lane 0
+    // is off and another lane on, that lane used a poison quotient (wrong results, SIGSEGV;
+    // structured fuzz seed 8718, tests/codegen/struct_fuzz_regress_test.cpp). Such loops are
+    // not auto-vectorized.
+    flag("llvm.loop.vectorize.enable", llvm::ConstantAsMetadata::get(B.getFalse()));
+  } else if (n->for_kind == ForKind::Vectorized) {
     flag("llvm.loop.vectorize.enable", llvm::ConstantAsMetadata::get(B.getTrue()));
     if (cext && ext > 1) {
       int64_t w = 1;
@@ -1857,8 +1888,24 @@ Value* FuncEmitter::vload(const LoadNode* n) {
               : static_cast<Value*>(B.CreateAlignedLoad(vt, p, align));
   } else {
     Value* ptrs = B.CreateInBoundsGEP(et, buffer_ptr(n->buffer), vindex(n->indices[0], coeff));
-    raw =
-        B.CreateMaskedGather(vt, ptrs, align, mask_ ? mask_ : all_lanes(), llvm::Constant::getNullValue(vt));
+    Value* m = mask_ ? mask_ : all_lanes();
+    if (llvm::isPowerOf2_32(lanes_)) {
+      raw = B.CreateMaskedGather(vt, ptrs, align, m, llvm::Constant::getNullValue(vt));
+    } else {
+      // LLVM 19's x86 backend widens a gather of 17 or 24 lanes to a power of two and gives a
+      // part of only padding lanes an undefined index register, which it may allocate to
+      // the destination: `vpgatherdq (%rsi,%ymm0,8), %zmm0` is an invalid encoding (SIGILL).
+      // The gather is made a power of two here, the padding lanes repeating the last lane
+      // (its pointer and mask bit: no other element is touched).
+      unsigned p2 = static_cast<unsigned>(llvm::PowerOf2Ceil(lanes_));
+      llvm::SmallVector<int> wide(p2), back(lanes_);
+      for (unsigned i = 0; i < p2; ++i) wide[i] = static_cast<int>(std::min(i, lanes_ - 1));
+      for (unsigned i = 0; i < lanes_; ++i) back[i] = static_cast<int>(i);
+      Type* wt = llvm::FixedVectorType::get(et, p2);
+      raw = B.CreateMaskedGather(wt, B.CreateShuffleVector(ptrs, wide), align, B.CreateShuffleVector(m, wide),
+                                 llvm::Constant::getNullValue(wt));
+      raw = B.CreateShuffleVector(raw, back);
+    }
   }
   return from_mem(t, raw);
 }
@@ -1877,7 +1924,18 @@ void FuncEmitter::vstore(const StoreNode* n) {
       B.CreateAlignedStore(v, p, align);
   } else {
     Value* ptrs = B.CreateInBoundsGEP(et, buffer_ptr(n->buffer), vindex(n->indices[0], coeff));
-    B.CreateMaskedScatter(v, ptrs, align, mask_ ? mask_ : all_lanes());
+    Value* m = mask_ ? mask_ : all_lanes();
+    if (!llvm::isPowerOf2_32(lanes_)) {
+      // As for gathers (vload): a power of two of lanes, the padding lanes repeating the last
+      // lane, which stores last anyway (same address, same value).
+      unsigned p2 = static_cast<unsigned>(llvm::PowerOf2Ceil(lanes_));
+      llvm::SmallVector<int> wide(p2);
+      for (unsigned i = 0; i < p2; ++i) wide[i] = static_cast<int>(std::min(i, lanes_ - 1));
+      v = B.CreateShuffleVector(v, wide);
+      ptrs = B.CreateShuffleVector(ptrs, wide);
+      m = B.CreateShuffleVector(m, wide);
+    }
+    B.CreateMaskedScatter(v, ptrs, align, m);
   }
 }
 
@@ -2745,6 +2803,20 @@ void build_llvm_functions(llvm::Module& mod, const std::vector<Function>& funcs,
 }
 
 void optimize_module(llvm::Module& mod, llvm::TargetMachine& tm, int opt_level) {
+  // `vectorized` is a request LLVM may not be able to honour (docs/codegen.md): it then reports
+  // "loop not vectorized: the optimizer was unable to perform the requested transformation" as
+  // a warning, which the default handler printed to stderr as `warning: <unknown>:0:0: ...`
+  // among tirc's own output, naming no .tir position. Warnings and remarks are dropped here
+  // (the loop still runs, scalar); errors are printed as the default handler would.
+  mod.getContext().setDiagnosticHandlerCallBack(
+      [](const llvm::DiagnosticInfo* di, void*) {
+        if (di->getSeverity() != llvm::DS_Error) return;
+        llvm::DiagnosticPrinterRawOStream dp(llvm::errs());
+        llvm::errs() << "error: ";
+        di->print(dp);
+        llvm::errs() << "\n";
+      },
+      nullptr);
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;

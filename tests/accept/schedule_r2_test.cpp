@@ -108,7 +108,11 @@ TEST(AcceptScheduleR2, RefusalsSayWhy) {
       {"  tensorize(i, \"nope\")",
        "3: error: tensorize: unknown intrinsic \"nope\" (the module defines no intrin)"},
       {"  compute_at(b, dk)", "3: error: compute_at: consumer block C of block B is not under loop k"},
-      {"  reverse_compute_at(d, j)", "3: error: reverse_compute_at: iter var vk of block D is not spatial"},
+      // Under a serial j, D's reduction split over j's iterations is accepted (TVM's
+      // test_reverse_compute_at_factorized); under a parallel one its updates would race.
+      {"  parallel(j); reverse_compute_at(d, j)",
+       "16: error: reverse_compute_at: block D is a reduction whose reduce iter var is split over the "
+       "iterations of loop j, whose iterations may run at once (parallel)"},
       {"  x = cache_read(c, 5, \"shared\")",
        "7: error: cache_read: block C has 1 read region of buffers it does not write; index 5 is out of "
        "range"},

@@ -345,11 +345,7 @@ class Inserter : public IRMutator {
     if (is_const_int(b, &c)) {
       if (c != 0) return make(a, b);
     } else {
-      Expr bb = in_context(orig_b);
-      auto [p, z] = common(bb, make_int(0, bb.dtype()));
-      if (az_.can_prove(make_binary(BinOp::NE, p, z)) || az_.can_prove(make_binary(BinOp::GT, p, z)) ||
-          az_.can_prove(make_binary(BinOp::LT, p, z)))
-        return make(a, b);
+      if (proven_nonzero(in_context(orig_b))) return make(a, b);
     }
     BoundsCheckSite site;
     site.loc = loc_;
@@ -375,10 +371,46 @@ class Inserter : public IRMutator {
     for (auto it = lets.rbegin(); it != lets.rend(); ++it) out = make_let(it->first, it->second, out);
     return out;
   }
+  // b (in context) != 0 under the facts. A guarded divisor `select(d == 0, 1, d)` /
+  // `if_then_else(..)` is non-zero when each arm is under its condition; a `let` is read
+  // through its value.
+  bool proven_nonzero(const Expr& b, std::vector<Expr> nz = {}) {
+    if (auto* l = b.as<LetNode>())
+      return proven_nonzero(simplify(substitute(l->body, {{l->var.get(), l->value}})), nz);
+    if (auto* s = as_select_like(b)) {
+      // `x == 0` / `x != 0` conditions: the interval analysis keeps no `!=` fact, so the
+      // arm where x != 0 remembers x itself.
+      Expr x;
+      bool eq = false;
+      if (auto* c = s->cond.as<BinaryNode>(); c && (c->op == BinOp::EQ || c->op == BinOp::NE)) {
+        int64_t k;
+        if (is_const_int(c->b, &k) && k == 0) x = c->a;
+        if (is_const_int(c->a, &k) && k == 0) x = c->b;
+        eq = c->op == BinOp::EQ;
+      }
+      auto arm = [&](bool taken, const Expr& e) {
+        return scoped([&] {
+          fact(taken ? s->cond : simplify(make_unary(UnOp::Not, s->cond)));
+          std::vector<Expr> nz2 = nz;
+          if (x.defined() && taken != eq) nz2.push_back(x);
+          return proven_nonzero(e, nz2);
+        });
+      };
+      return arm(true, s->t) && arm(false, s->f);
+    }
+    for (auto& x : nz)
+      if (expr_identical(x, b)) return true;
+    auto [p, z] = common(b, make_int(0, b.dtype()));
+    return az_.can_prove(make_binary(BinOp::NE, p, z)) || az_.can_prove(make_binary(BinOp::GT, p, z)) ||
+           az_.can_prove(make_binary(BinOp::LT, p, z));
+  }
   bool provably_inside(const Expr& index, const Expr& extent) {
     if (!is_int(index.dtype()) || !is_int(extent.dtype())) return false;
     Expr i = in_context(index), n = in_context(extent);
     if (inside(az_, i, n)) return true;
+    // `A[vi]` of `A: T[n]` with `vi = l - 3` bound to `serial(3, n + 3)`: inside by
+    // construction, as for the binding itself (the analysis cannot rule out that `n + 3` wraps).
+    if (binding_is_loop_offset(i, extent)) return true;
     // Case split on a loop var of few values: each value substituted into the index and
     // into every fact (adaptive pooling's window guard `vi*5//3 + vr < ((vi+1)*5+2)//3`
     // bounds the index only once vi is known). Every value of the var's range is tried, so

@@ -483,10 +483,24 @@ namespace {
 
 struct SplitTerm {
   const VarNode* loop;
-  int64_t lower;  // l // lower
-  Expr ext;       // (...) % ext, or the remaining extent
+  Expr lower;  // l // lower: a constant, or symbolic after a division by a symbolic size
+  Expr ext;    // (...) % ext, or the remaining extent
   int64_t scale;
 };
+
+// q when e == q * d for a constant q >= 1 and a symbolic d = b * y (one term, no constant):
+// the extents a symbolic split may divide (TVM's test_shape_var_as_bound: the fused loop of
+// extent `n * 4` split as `f // n`, `f % n`). Requiring e to be such a multiple keeps the
+// mixed-radix reading sound for every value of d: when d <= 0 the loop has no iterations.
+std::optional<int64_t> exact_quotient(const Expr& e, const Expr& d) {
+  auto le = to_linear(e), ld = to_linear(d);
+  if (!le || !ld || ld->c != 0 || ld->terms.size() != 1 || ld->terms[0].second <= 0) return std::nullopt;
+  if (le->c != 0 || le->terms.size() != 1 || !expr_identical(le->terms[0].first, ld->terms[0].first))
+    return std::nullopt;
+  int64_t a = le->terms[0].second, b = ld->terms[0].second;
+  if (a <= 0 || a % b != 0) return std::nullopt;
+  return a / b;
+}
 
 struct LoopInfo {
   Expr extent;
@@ -501,11 +515,27 @@ bool parse_split_atom(const Expr& e, const std::unordered_map<const VarNode*, Lo
   if (auto* v = e.as<VarNode>()) {
     auto it = loops.find(v);
     if (it == loops.end()) return false;
-    t = SplitTerm{v, 1, it->second.extent, 1};
+    t = SplitTerm{v, make_int(1, v->dtype), it->second.extent, 1};
     return true;
   }
   auto* b = e.as<BinaryNode>();
   int64_t c;
+  if (b && !is_const_int(b->b, &c) && b->b.dtype() == b->a.dtype() &&
+      (b->op == BinOp::FloorDiv || b->op == BinOp::FloorMod)) {
+    // A symbolic divisor d: only of an extent q * d (exact_quotient), giving `l // d` (lower d,
+    // extent q) or `l % d` (extent d).
+    if (!parse_split_atom(b->a, loops, t)) return false;
+    Expr d = fold(b->b);
+    auto q = exact_quotient(fold(t.ext), d);
+    if (!q) return false;
+    if (b->op == BinOp::FloorMod) {
+      t.ext = d;
+    } else {
+      t.lower = fold(t.lower * d);
+      t.ext = make_int(*q, t.ext.dtype());
+    }
+    return true;
+  }
   if (!b || !is_const_int(b->b, &c) || c <= 0) return false;
   if (b->op == BinOp::FloorDiv) {
     if (!parse_split_atom(b->a, loops, t)) return false;
@@ -513,14 +543,14 @@ bool parse_split_atom(const Expr& e, const std::unordered_map<const VarNode*, Lo
     // (l // a % e) // c: exact only when c divides e.
     if (!is_const_int(fold(t.ext), &ext)) {
       // Symbolic extent: only l // c with lower 1 and the remaining extent ceil(E / c).
-      if (t.lower != 1) return false;
-      t.lower = c;
+      if (!is_one(t.lower)) return false;
+      t.lower = make_int(c, t.lower.dtype());
       t.ext = fold(floordiv(t.ext + make_int(c - 1, t.ext.dtype()), make_int(c, t.ext.dtype())));
       return true;
     }
-    t.lower *= c;
+    t.lower = fold(t.lower * make_int(c, t.lower.dtype()));
     t.ext = make_int((ext + c - 1) / c, t.ext.dtype());
-    return ext % c == 0 || true;
+    return true;
   }
   if (b->op == BinOp::FloorMod) {
     if (!parse_split_atom(b->a, loops, t)) return false;
@@ -782,22 +812,39 @@ bool bijective_bindings_direct(const std::vector<Expr>& bindings, const std::vec
       if (!prove_eq(l.extent, make_int(1, l.extent.dtype()))) return false;
       continue;
     }
+    // A chain of lowers 1, e_0, e_0 * e_1, ... (mixed radix), taken in that order: the lowers
+    // may be symbolic (a split by a symbolic size, see exact_quotient).
     auto ts = it->second;
-    std::sort(ts.begin(), ts.end(), [](auto& a, auto& b) { return a.lower < b.lower; });
-    int64_t expect = 1;
-    for (size_t k = 0; k < ts.size(); ++k) {
-      if (ts[k].lower != expect) return false;
-      int64_t e;
-      if (k + 1 < ts.size()) {
-        if (!is_const_int(fold(ts[k].ext), &e)) return false;
-        expect *= e;
+    std::vector<SplitTerm> chain;
+    Expr expect = make_int(1, l.var.dtype());
+    while (!ts.empty()) {
+      auto nx =
+          std::find_if(ts.begin(), ts.end(), [&](const SplitTerm& t) { return prove_eq(t.lower, expect); });
+      if (nx == ts.end()) return false;
+      chain.push_back(*nx);
+      ts.erase(nx);
+      if (!ts.empty()) {
+        int64_t e;
+        // A non-last symbolic extent only from a symbolic divisor (`l % n`): a multiple of it
+        // is the loop's extent, so the chain is exact for every n.
+        if (!is_const_int(fold(chain.back().ext), &e) && !exact_quotient(fold(l.extent), chain.back().ext))
+          return false;
+        expect = fold(expect * chain.back().ext);
       }
     }
     // The last split must reach the loop's end (its ext is the remaining extent or more).
-    const SplitTerm& last = ts.back();
-    Expr need = fold(floordiv(l.extent + make_int(last.lower - 1, l.extent.dtype()),
-                              make_int(last.lower, l.extent.dtype())));
-    if (last.lower == 1) need = l.extent;
+    const SplitTerm& last = chain.back();
+    int64_t lc = 0;
+    Expr need;
+    if (is_one(last.lower)) {
+      need = l.extent;
+    } else if (is_const_int(last.lower, &lc)) {
+      need = fold(floordiv(l.extent + make_int(lc - 1, l.extent.dtype()), make_int(lc, l.extent.dtype())));
+    } else {
+      auto q = exact_quotient(fold(l.extent), last.lower);
+      if (!q) return false;
+      need = make_int(*q, l.extent.dtype());
+    }
     if (!prove_le(need, last.ext) && !prove_eq(need, last.ext)) return false;
   }
   return true;
@@ -820,7 +867,8 @@ std::optional<std::unordered_map<const VarNode*, Expr>> invert_direct(const std:
       Expr val = ivars[i];
       if (ts[k].scale != 1) val = floordiv(val, make_int(ts[k].scale, t));
       if (k + 1 < ts.size()) val = floormod(val, ts[k].ext);
-      if (ts[k].lower != 1) val = val * make_int(ts[k].lower, t);
+      if (!is_one(ts[k].lower))
+        val = val * (ts[k].lower.dtype() == t ? ts[k].lower : make_cast(t, ts[k].lower));
       if (val.dtype() != ts[k].loop->dtype) val = make_cast(ts[k].loop->dtype, val);
       auto it = out.find(ts[k].loop);
       out[ts[k].loop] = it == out.end() ? val : it->second + val;

@@ -11,5 +11,15 @@ std::string cache_scope(const ScheduleInstr& ins, size_t i);
 int root_position(const ScheduleState& st, const Stmt& item);
 // Inserts `s` into the root body at position pos (0 = first).
 void insert_root_item(ScheduleState& st, size_t pos, const Stmt& s);
+// The first conjunct of r's `where` that is not a bound guard `binding < extent` of a
+// non-dividing split (or, for a binding `F // c` of extent k after a fuse-then-split,
+// `F < c * k`); undefined when there is none. Copies of a whole buffer (cache_read, reindex)
+// use it to see whether a writer may leave elements unwritten.
+Expr non_guard_conjunct(const BlockRealizeNode& r);
+// Refuses when every writer of the alloc A has such a condition: a copy reading every element
+// of A would read the elements they skip (uninitialised). A writer without one is taken to
+// write the buffer (a heuristic that keeps decompose_padding's fill + copy pair). `what` names
+// the copy in the message.
+void check_writers_cover(const ScheduleState& st, const Buffer& A, const std::string& what);
 
 }  // namespace tirc::sched

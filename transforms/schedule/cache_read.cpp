@@ -271,6 +271,11 @@ void prim_cache_read(ScheduleState& st, const ScheduleInstr& ins) {
     return;
   }
   check_no_pointers(readers, A);
+  // The copy reads the whole buffer. A writer of an alloc under a `where` that skips points of
+  // its domain (not just a bound guard `binding < extent` of a non-dividing split) leaves
+  // elements unwritten, which the copy would read uninitialised (found by the fuzzer: rfactor of
+  // the triangular `where ax1 >= k` of rev_cumsum's gradient, then cache_read of the rf buffer).
+  check_writers_cover(st, A, "the copy of the whole buffer");
   Buffer cache(st.fresh_buffer_name(A->name + "_" + scope), A->dtype, A->shape, scope);
   std::string bname = st.fresh_block_name(cache->name);
   std::vector<std::string> names;

@@ -14,6 +14,7 @@
 // (check_exact_tiling). P must not move between the init and the body of its scope block.
 // A P that does not cover its domain is accepted when it stays inside the loops around it
 // and its consumers read only what it wrote in the same iteration (recomputable_in_its_loop).
+#include "ir/reducer.h"
 #include "transforms/schedule/deps.h"
 #include "transforms/schedule/inline_common.h"
 #include "transforms/schedule/predicate.h"
@@ -182,6 +183,71 @@ std::vector<StoreAxis> store_axes(const BlockNode& b, const std::vector<Expr>& i
   return out;
 }
 
+// A block nested in a blockized P that reads what it writes: accepted when it is a reduction
+// recomputed whole by every execution of P's body (a blockized reduction whose reduce loops are
+// all inside the tile, TVM's blockize of a matmul tile then compute_at), so that recomputing a
+// point of P stores the same values. Then the first instance touching an element X[e] in an
+// execution is one where every reduce iter var is 0 (the init runs, overwriting X[e]): each reduce
+// iter var is a sum of loops inside P with positive coefficients (0 only when they all are), and
+// those loops feed no spatial iter var (setting them to 0 keeps e and comes earlier). Its update
+// is `X[s] = X[s] OP x` with x and the init (storing X[s]) not reading X. Returns "" when
+// accepted, else what is missing.
+std::string nested_reduction_issue(const Stmt& root, const Stmt& nb, const Buffer& X) {
+  const BlockRealizeNode* r = realize(nb);
+  const BlockNode* n = r->block.get();
+  const std::string rd = "reads buffer " + X->name + ", which it writes, ";
+  if (!n->init.defined()) return rd + "and is not a reduction with init";
+  if (!collect_blocks(n->body).empty()) return "has nested blocks";
+  if (r->predicate.defined() && !conjuncts(fold(r->predicate)).empty()) return "is a reduction with a where";
+  std::string why;
+  auto upd = match_reduction_update(n->body, &why);
+  if (!upd) return "is not a reduction update (" + why + ")";
+  if (!upd->buffer.same_as(X)) return "reduces into buffer " + upd->buffer->name;
+  auto* in = n->init.as<StoreNode>();
+  bool same = in && in->buffer.same_as(X) && in->indices.size() == upd->indices.size();
+  for (size_t k = 0; same && k < in->indices.size(); ++k)
+    same = expr_identical(in->indices[k], upd->indices[k]);
+  if (!same) return "has an init that is not a store to the element it reduces into";
+  bool init_reads = false;
+  for_each_expr(in->value, [&](const Expr& e) {
+    if (auto* l = e.as<LoadNode>(); l && l->buffer.same_as(X)) init_reads = true;
+  });
+  if (init_reads) return "has an init that reads buffer " + X->name;
+  std::unordered_set<const VarNode*> reduce_ivs;
+  for (auto& iv : n->iter_vars) {
+    if (iv.kind == IterKind::Reduce)
+      reduce_ivs.insert(iv.var.get());
+    else if (iv.kind != IterKind::Spatial)
+      return "has the " + std::string(iter_kind_name(iv.kind)) + " iter var " + iv.var.name();
+  }
+  for (auto& e : upd->indices)
+    if (uses_var(e, [&](const VarNode* v) { return reduce_ivs.count(v) > 0; }))
+      return "stores at an index using a reduce iter var";
+  std::unordered_map<const VarNode*, const ForNode*> loops;
+  for (auto& s : find_path(root, nb.get()))
+    if (auto* f = s.as<ForNode>()) loops[f->loop_var.get()] = f;
+  std::unordered_set<const VarNode*> reduce_loops;
+  for (size_t i = 0; i < n->iter_vars.size(); ++i) {
+    if (n->iter_vars[i].kind != IterKind::Reduce) continue;
+    auto lin = to_linear(fold(r->bindings[i]));
+    bool ok = lin && lin->c == 0;
+    for (size_t k = 0; ok && k < lin->terms.size(); ++k) {
+      auto* v = lin->terms[k].first.as<VarNode>();
+      auto it = v ? loops.find(v) : loops.end();
+      ok = it != loops.end() && lin->terms[k].second > 0 && is_zero(fold(it->second->min));
+      if (ok) reduce_loops.insert(v);
+    }
+    if (!ok)
+      return "is a reduction whose reduce iter var " + n->iter_vars[i].var.name() +
+             " is not a sum of loops inside the block";
+  }
+  for (size_t i = 0; i < n->iter_vars.size(); ++i)
+    if (n->iter_vars[i].kind == IterKind::Spatial &&
+        uses_var(r->bindings[i], [&](const VarNode* v) { return reduce_loops.count(v) > 0; }))
+      return "is a reduction whose reduce loops also feed the spatial iter var " + n->iter_vars[i].var.name();
+  return "";
+}
+
 // A blockized P (TVM's test_compute_at_blockized_2: `block B_o(vio, vjo)` holding the loops and
 // the block B of a 4x4 tile) writes, per point of its domain, the box its write region declares:
 // `X[w * v + off : w * v + off + w, ...]`. It moves like a plain producer when that box is
@@ -197,7 +263,6 @@ std::vector<StoreAxis> blockized_axes(const ScheduleState& st, const Stmt& ps, c
     if (iv.kind != IterKind::Spatial) bad("and the non-spatial iter var " + iv.var.name());
   if (p.writes.size() != 1) bad("and does not write one region");
   const BufferRegion& wr = p.writes[0];
-  if (body_reads(p, wr.buffer)) bad("that read buffer " + wr.buffer->name);
   if (has_loose_effects(p.body)) bad("and stores outside them");
   if (has_extern_call(p.body)) bad("and an extern call");
   std::unordered_set<const VarNode*> outer;
@@ -230,11 +295,16 @@ std::vector<StoreAxis> blockized_axes(const ScheduleState& st, const Stmt& ps, c
   // The nested blocks write inside the box: their regions relaxed over the loops inside P.
   Var dummy("blockized_root", DType::I32);
   Stmt root = make_for(dummy, make_int(0, DType::I32), make_int(1, DType::I32), ForKind::Serial, p.body);
+  Stmt rest = root;  // the body without the nested reductions: must not read the buffer
   for (auto& nb : collect_blocks(root)) {
     const BlockNode* n = block_of(nb);
-    if (n->init.defined()) bad("block " + n->name + " inside it has an init");
-    for (auto& iv : n->iter_vars)
-      if (iv.kind != IterKind::Spatial) bad("block " + n->name + " inside it has a non-spatial iter var");
+    bool spatial = !n->init.defined();
+    for (auto& iv : n->iter_vars) spatial = spatial && iv.kind == IterKind::Spatial;
+    if (!spatial || body_reads(*n, wr.buffer)) {
+      std::string issue = nested_reduction_issue(root, nb, wr.buffer);
+      if (!issue.empty()) bad("block " + n->name + " inside it " + issue);
+      rest = replace_stmt(rest, nb.get(), Stmt());
+    }
     for (auto& r : n->writes) {
       if (!r.buffer.same_as(wr.buffer))
         bad("block " + n->name + " inside it writes buffer " + r.buffer->name);
@@ -247,6 +317,12 @@ std::vector<StoreAxis> blockized_axes(const ScheduleState& st, const Stmt& ps, c
       }
     }
   }
+  bool reads_rest = false;
+  for_each_expr(rest, [&](const Expr& e) {
+    if (auto* l = e.as<LoadNode>(); l && l->buffer.same_as(wr.buffer)) reads_rest = true;
+    if (auto* q = e.as<BufferPtrNode>(); q && q->buffer.same_as(wr.buffer)) reads_rest = true;
+  });
+  if (reads_rest) bad("that read buffer " + wr.buffer->name);
   return out;
 }
 
@@ -291,7 +367,8 @@ void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
   for (auto& W : wbufs) {
     if (st.is_param(W) && !st.is_output(W))
       refuse("block " + p->name + " writes buffer " + W->name + ", a parameter of the function");
-    if (body_reads(*p, W) && !(p->init.defined() && is_reduction_block(*p)))
+    // (A blockized P reading what it writes is judged by blockized_axes: nested reductions.)
+    if (!nested && body_reads(*p, W) && !(p->init.defined() && is_reduction_block(*p)))
       refuse("block " + p->name + " reads buffer " + W->name +
              ", which it writes, and is not a reduction with init");
   }
@@ -324,7 +401,7 @@ void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
   bool exact = st.is_output(X) || !others.empty();
   std::vector<Stmt> consumers;
   for (auto& W : wbufs)
-    for (auto& c : readers_of(st, W, p))
+    for (auto& c : outside_p(readers_of(st, W, p)))  // a nested reduction reads what it writes
       if (std::find_if(consumers.begin(), consumers.end(), [&](const Stmt& o) { return o.same_as(c); }) ==
           consumers.end())
         consumers.push_back(c);

@@ -257,6 +257,21 @@ void prim_pad_einsum(ScheduleState& st, const ScheduleInstr& ins) {
   }
   int first = root_position(st, top_item(st, bs.get()));
   if (first < 0) refuse("block " + b->name + " is not under the root block");
+  // The copies go before and after the top-level statement holding the block: another block in
+  // it writing a padded input would not be seen by the copy, and one accessing a padded output
+  // would see the original buffer, not the padded one (found by the fuzzer: pad_einsum of the
+  // init block of a blockized reduction, whose update block in the same nest kept writing S).
+  for (auto& o : collect_blocks(top_item(st, bs.get()))) {
+    if (o.same_as(bs) || !find_path(o, bs.get()).empty()) continue;
+    const BlockNode* ob = block_of(o);
+    for (auto& [B, sh] : padded) {
+      bool written = false;
+      for (auto& a : acc) written = written || (a.store && a.buf.same_as(B));
+      if (block_writes(*ob, B) || (written && block_reads(*ob, B)))
+        refuse("block " + ob->name + " accesses buffer " + B->name + " in the loop nest of block " + b->name +
+               " (the padded copy " + B->name + "_pad would not match it)");
+    }
+  }
   // The new buffers and the block using them.
   std::vector<std::pair<Buffer, Buffer>> repl;  // old, new
   for (auto& [B, s] : padded)

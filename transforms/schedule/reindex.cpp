@@ -266,6 +266,9 @@ void prim_reindex(ScheduleState& st, const ScheduleInstr& ins) {
     if (root_position(st, top_item(st, w.get())) >= first)
       refuse("block " + block_of(w)->name + " writes " + A->name + " in or after the loop nest of block " +
              b->name + " (the copy runs before that nest)");
+  // The copy reads A over the block's whole iteration box (found by the fuzzer: reindex of the
+  // write-back of rev_cumsum's rfactor, whose rf buffer is written only where `i + k < 7`).
+  check_writers_cover(st, A, "the copy over the iteration space of block " + b->name);
   Buffer R;
   std::string cname;
   Stmt nest = copy_nest(st, b, used, A, ld->indices, /*into_reindex=*/true, &R, &cname);

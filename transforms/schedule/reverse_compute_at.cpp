@@ -10,7 +10,12 @@
 // after `loop` and nothing C reads or writes is touched between `loop` and C's old place.
 // C goes last in the loop body, or at TVM's `index=k` when k is after every producer.
 // C's `where` is kept, rewritten in the new bindings. A reduce iter var is allowed when its
-// loads need the whole produced extent (the reduction then runs whole in each iteration).
+// loads need the whole produced extent (the reduction then runs whole in each iteration), or
+// when the tiles map it and its reduction may be split over the iterations (check_reduce_tiles).
+// A load of one produced buffer that is not distinct iter vars but a map one-to-one onto the
+// buffer (a layout transform) runs C over the produced region in the buffer's index space, C's
+// iter vars inverted from it (Affine below).
+#include "ir/reducer.h"
 #include "ir/visitor.h"
 #include "transforms/schedule/deps.h"
 #include "transforms/schedule/inline_common.h"
@@ -18,6 +23,70 @@
 #include "transforms/schedule/prims.h"
 
 namespace tirc::sched {
+
+namespace {
+
+// A reduce iter var of C whose loads map it to the tiles the producers write (TVM's
+// test_reverse_compute_at_factorized: `B[vi] += B_rf[vk, vi]` under the loop i_o that produces
+// rows 4 * i_o ... 4 * i_o + 3 of B_rf) splits C's reduction over the iterations of the loops
+// feeding its tile. That computes the same when, for every element C updates, the iteration
+// holding reduce point 0 (where the init runs) comes first and the other iterations only add
+// their terms: the tile is a positive combination of loops (0 only when they all are 0, the
+// first of them in program order) that feed no spatial tile (so the element stays fixed while
+// they run), C's body is a commutative update `C[s] = C[s] OP x` (the terms are added in
+// another order: as TVM, same values up to rounding) whose init stores the element it reduces
+// into, and the loops run their iterations one after the other: serial or unrolled, or bound
+// to threadIdx (a cross-thread reduction: the NVPTX backend lowers it, or refuses it when the
+// loop holds other blocks; the CPU runs thread loops serially). One such iter var at most.
+void check_reduce_tiles(const BlockNode& c, const std::vector<Stmt>& above, const std::vector<LoopDom>& dom,
+                        const std::vector<Linear>& forms, const std::vector<size_t>& reduce_tiles) {
+  const std::string head = "block " + c.name + " is a reduction whose reduce iter var";
+  if (reduce_tiles.size() > 1) refuse(head + "s are split over the iterations of several loops");
+  const Linear& r = forms[reduce_tiles[0]];
+  std::string why;
+  auto upd = match_reduction_update(c.body, &why);
+  if (!upd)
+    refuse(head +
+           " is split over the loop iterations, but its update is not a commutative reduction: " + why);
+  std::unordered_set<const VarNode*> reduce_ivs;
+  for (auto& iv : c.iter_vars)
+    if (iv.kind == IterKind::Reduce) reduce_ivs.insert(iv.var.get());
+  for (auto& e : upd->indices)
+    if (uses_var(e, [&](const VarNode* v) { return reduce_ivs.count(v) > 0; }))
+      refuse(head + " is split over the loop iterations, but its store index uses a reduce iter var");
+  if (c.init.defined()) {
+    auto* in = c.init.as<StoreNode>();
+    bool same = in && in->buffer.same_as(upd->buffer) && in->indices.size() == upd->indices.size();
+    for (size_t k = 0; same && k < in->indices.size(); ++k)
+      same = expr_identical(in->indices[k], upd->indices[k]);
+    if (!same)
+      refuse(
+          head +
+          " is split over the loop iterations, but its init is not a store to the element it reduces into");
+  }
+  for (auto& [a, k] : r.terms) {
+    auto* v = a.as<VarNode>();
+    int li = -1;
+    for (size_t i = 0; v && i < dom.size(); ++i)
+      if (dom[i].var.get() == v) li = static_cast<int>(i);
+    if (li < 0 || k <= 0)
+      refuse(head + " is split over the loop iterations, but its tile is not a sum of loops");
+    auto* f = above[static_cast<size_t>(li)].as<ForNode>();
+    bool sequential = f->for_kind == ForKind::Serial || f->for_kind == ForKind::Unrolled ||
+                      (f->for_kind == ForKind::ThreadBinding && f->thread_tag.rfind("threadIdx", 0) == 0);
+    if (!sequential)
+      refuse(head + " is split over the iterations of loop " + f->loop_var.name() +
+             ", whose iterations may run at once (" + std::string(for_kind_name(f->for_kind)) + ")");
+    for (size_t t = 0; t < forms.size(); ++t)
+      if (t != reduce_tiles[0])
+        for (auto& [b, kb] : forms[t].terms)
+          if (uses_var(b, v))
+            refuse(head + " is split over the iterations of loop " + f->loop_var.name() +
+                   ", which also feeds the tile of a spatial iter var");
+  }
+}
+
+}  // namespace
 
 void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
   auto pos = positional(ins);
@@ -76,6 +145,15 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
   above.push_back(ls);
   // Loads of the produced buffers: one index tuple of distinct iter vars each.
   std::vector<int> mapped(c->iter_vars.size(), -1);  // iter var -> (buffer index * 64 + dim)
+  // A load that is an affine map h of C's iter vars (one produced buffer X): the region
+  // produced per iteration in X's index space, and per dimension its tile (width, start).
+  struct Affine {
+    std::vector<Expr> h;
+    std::vector<LoopDom> sdom;
+    std::vector<std::optional<SymRange>> reg;
+    std::vector<Expr> width;  // undefined: the dimension is produced whole in every iteration
+  };
+  std::optional<Affine> affine;
   std::vector<std::optional<SymRange>> range_of(c->iter_vars.size());
   for (size_t bi = 0; bi < produced.size(); ++bi) {
     const Buffer& X = produced[bi];
@@ -102,6 +180,7 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
     // divs[d] = c when dimensions d, d + 1 are `v // c, v % c` of one iter var v (a flattened
     // consumer reading a 2-d tile: `temp[v // 16, v % 16]`); ivs[d + 1] is then -2.
     std::vector<int64_t> divs(idx.size(), 0);
+    bool not_plain = false;
     auto iter_var_index = [&](const Expr& e) {
       int found = -1;
       for (size_t i = 0; i < c->iter_vars.size(); ++i)
@@ -126,9 +205,10 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
       }
       if (divs[d] > 0) {
         int found = iter_var_index(e.as<BinaryNode>()->a);
-        if (std::find(ivs.begin(), ivs.end(), found) != ivs.end())
-          refuse("the indices of the load of " + X->name + " in block " + c->name +
-                 " are not distinct iter vars");
+        if (std::find(ivs.begin(), ivs.end(), found) != ivs.end()) {
+          not_plain = true;
+          break;
+        }
         ivs.push_back(found);
         shifts.push_back(0);
         continue;
@@ -146,11 +226,40 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
       int found = -1;
       for (size_t i = 0; v && i < c->iter_vars.size(); ++i)
         if (c->iter_vars[i].var.get() == v) found = static_cast<int>(i);
-      if (found < 0 || std::find(ivs.begin(), ivs.end(), found) != ivs.end())
-        refuse("the indices of the load of " + X->name + " in block " + c->name +
-               " are not distinct iter vars");
+      if (found < 0 || std::find(ivs.begin(), ivs.end(), found) != ivs.end()) {
+        not_plain = true;
+        break;
+      }
       ivs.push_back(found);
       shifts.push_back(lin->c);
+    }
+    if (not_plain) {
+      // Another form of index (a layout transform's `B[v0, (v1 * 8 + v4) // 16, ..., (v1 * 8 +
+      // v4) % 16]`, TVM's test_reverse_compute_at_layout_trans): read as a map h from the iter
+      // vars it uses (all spatial) to X, one-to-one onto X's shape (TVM's iter-map). C then runs
+      // over the region produced in an iteration in X's index space, its iter vars given by
+      // h^-1 (see affine below). One produced buffer only.
+      const std::string bad =
+          "the indices of the load of " + X->name + " in block " + c->name + " are not distinct iter vars";
+      if (produced.size() != 1) refuse(bad);
+      std::vector<LoopDom> sdom;
+      for (size_t i = 0; i < c->iter_vars.size(); ++i) {
+        const IterVar& iv = c->iter_vars[i];
+        bool used = false;
+        for (auto& e : idx) used = used || uses_var(e, iv.var.get());
+        if (!used) continue;
+        if (iv.kind != IterKind::Spatial) refuse(bad);
+        sdom.push_back(LoopDom{iv.var, iv.extent});
+        mapped[i] = 0;
+      }
+      std::vector<Expr> h;
+      for (auto& e : idx) h.push_back(fold(e));
+      bool dims_ok = X->shape.size() == h.size();
+      for (auto& e : X->shape) dims_ok = dims_ok && e.defined();
+      if (!dims_ok || !bijective_bindings(h, X->shape, sdom, Expr())) refuse(bad);
+      affine.emplace();
+      affine->h = h;
+      affine->sdom = sdom;
     }
     // What the producers under the loop write in one iteration.
     std::vector<std::optional<SymRange>> reg;
@@ -208,6 +317,12 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
         first = false;
       }
     }
+    if (affine) {
+      for (size_t d = 0; d < reg.size(); ++d)
+        if (!reg[d]) refuse("cannot bound the region of " + X->name + " written under loop " + loop_name(ls));
+      affine->reg = reg;
+      continue;
+    }
     for (size_t d = 0; d < ivs.size(); ++d) {
       if (!reg[d]) refuse("cannot bound the region of " + X->name + " written under loop " + loop_name(ls));
       int v = ivs[d];
@@ -260,6 +375,8 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
   // The tiles of successive iterations partition C's domain: lo = width * T(loops) with T a
   // bijective map onto [0, ceil(extent / width)).
   std::vector<Expr> tiles, tile_exts;
+  std::vector<Linear> tile_forms;    // tiles[t] as a linear form of the (rebased) loops
+  std::vector<size_t> reduce_tiles;  // the tiles of reduce iter vars
   std::vector<Expr> widths(c->iter_vars.size());
   RangeMap known_above = const_ranges(above);
   // A loop over [min, min + extent) (`serial(3, 13)`, a loop_partition part) is seen as a
@@ -304,7 +421,7 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
       range_of[i].reset();
       continue;
     }
-    if (iv.kind != IterKind::Spatial)
+    if (iv.kind != IterKind::Spatial && iv.kind != IterKind::Reduce)
       refuse("iter var " + iv.var.name() + " of block " + c->name + " is not spatial");
     DType t = iv.var.dtype();
     Expr w = fold(range_of[i]->hi - range_of[i]->lo + make_int(1, t));
@@ -322,6 +439,8 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
       if (k % wc != 0) refuse("the tiles of iter var " + iv.var.name() + " overlap or leave gaps");
       tl.terms.emplace_back(a, k / wc);
     }
+    if (iv.kind == IterKind::Reduce) reduce_tiles.push_back(tiles.size());
+    tile_forms.push_back(tl);
     tiles.push_back(from_linear(tl));
     if (is_const_int(fold(iv.extent), &ext))
       tile_exts.push_back(make_int((ext + wc - 1) / wc, t));
@@ -330,6 +449,48 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
     else  // a symbolic extent split by a constant (TVM's `None` factor): ceil(n / wc) tiles
       tile_exts.push_back(fold(floordiv(iv.extent + make_int(wc - 1, t), make_int(wc, t))));
   }
+  if (affine) {
+    // The tiles in X's index space: a dimension produced whole in every iteration has none;
+    // otherwise [w * T(loops), w * T(loops) + w - 1] as for an iter var above.
+    const Buffer& X = produced[0];
+    affine->width.resize(X->shape.size());
+    for (size_t d = 0; d < X->shape.size(); ++d) {
+      const SymRange& r = *affine->reg[d];
+      DType t = r.lo.dtype();
+      std::string dim = "dimension " + std::to_string(d) + " of " + X->name;
+      int64_t ext_c = 0;
+      Expr ext = X->shape[d];
+      if (ext.dtype() != t) {
+        if (!is_const_int(fold(ext), &ext_c))
+          refuse("the extent of " + dim + " has another type than its index");
+        ext = make_int(ext_c, t);
+      }
+      if (prove_le(r.lo, make_int(0, t), known_above) &&
+          prove_le(fold(ext - make_int(1, t)), r.hi, known_above))
+        continue;
+      Expr w = fold(r.hi - r.lo + make_int(1, t));
+      int64_t wc;
+      if (!is_const_int(w, &wc) || wc <= 0) refuse("the tile of " + dim + " has a non-constant size");
+      affine->width[d] = w;
+      auto lin = to_linear(rebase_above.empty() ? r.lo : fold(substitute(r.lo, rebase_above)));
+      if (!lin || lin->c != 0) refuse("the tiles of " + dim + " do not start at multiples of their size");
+      Linear tl;
+      tl.dtype = t;
+      for (auto& [a, k] : lin->terms) {
+        if (k % wc != 0) refuse("the tiles of " + dim + " overlap or leave gaps");
+        tl.terms.emplace_back(a, k / wc);
+      }
+      tile_forms.push_back(tl);
+      tiles.push_back(from_linear(tl));
+      if (is_const_int(fold(ext), &ext_c))
+        tile_exts.push_back(make_int((ext_c + wc - 1) / wc, t));
+      else if (wc == 1)
+        tile_exts.push_back(ext);
+      else
+        tile_exts.push_back(fold(floordiv(ext + make_int(wc - 1, t), make_int(wc, t))));
+    }
+  }
+  if (!reduce_tiles.empty()) check_reduce_tiles(*c, above, loops_above_dom, tile_forms, reduce_tiles);
   {
     std::vector<LoopDom> loops = loops_above_dom;
     // A non-dividing split of the producers' loop (30 rows split by 4) gives iterations past
@@ -408,14 +569,59 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
   RangeMap known = const_ranges(above);
   std::vector<Var> nvars;
   std::vector<Expr> nexts, nbinds, preds;
-  for (size_t i = 0; i < c->iter_vars.size(); ++i) {
-    const IterVar& iv = c->iter_vars[i];
-    DType t = iv.var.dtype();
+  auto new_loop_var = [&](size_t i, DType t) {
     std::string nm = fresh_var_name(st, "ax" + std::to_string(i));
     for (auto& v : nvars)
       if (v.name() == nm) nm = fresh_var_name(st, "ax" + std::to_string(i) + "_" + std::to_string(i));
     Var ax(nm, t);
     nvars.push_back(ax);
+    return ax;
+  };
+  // An affine load: loops over the produced region in X's index space (outermost), and the
+  // iter vars it uses bound to h^-1 of the point (x_d = start + ax_d).
+  std::unordered_map<const VarNode*, Expr> affine_binds;
+  if (affine) {
+    const Buffer& X = produced[0];
+    std::vector<Var> xs;
+    std::unordered_map<const VarNode*, Expr> at_x;
+    for (size_t d = 0; d < X->shape.size(); ++d) {
+      const SymRange& r = *affine->reg[d];
+      DType t = r.lo.dtype();
+      xs.push_back(Var("x" + std::to_string(d), X->shape[d].dtype()));
+      Expr ext = X->shape[d].dtype() == t ? X->shape[d] : make_int(0, t);
+      int64_t ec;
+      if (X->shape[d].dtype() != t && is_const_int(fold(X->shape[d]), &ec)) ext = make_int(ec, t);
+      Expr value;
+      if (!affine->width[d].defined()) {
+        value = is_one(fold(ext)) ? make_int(0, t) : Expr(new_loop_var(nexts.size(), t));
+        if (!is_one(fold(ext))) nexts.push_back(ext);
+      } else {
+        if (is_one(affine->width[d])) {
+          value = r.lo;
+        } else {
+          value = fold(r.lo + new_loop_var(nexts.size(), t));
+          nexts.push_back(affine->width[d]);
+        }
+        if (!prove_le(r.hi, fold(ext - make_int(1, t)), known))
+          preds.push_back(make_binary(BinOp::LT, value, ext));
+      }
+      at_x[xs.back().get()] =
+          value.dtype() == xs.back().dtype() ? value : make_cast(xs.back().dtype(), value);
+    }
+    auto inv = invert_bindings(affine->h, xs, X->shape, affine->sdom, Expr());
+    if (!inv)
+      refuse("the indices of the load of " + X->name + " in block " + c->name +
+             " are not distinct iter vars");
+    for (auto& [v, e] : *inv) affine_binds[v] = fold(substitute(e, at_x));
+  }
+  for (size_t i = 0; i < c->iter_vars.size(); ++i) {
+    const IterVar& iv = c->iter_vars[i];
+    DType t = iv.var.dtype();
+    if (auto it = affine_binds.find(iv.var.get()); it != affine_binds.end()) {
+      nbinds.push_back(it->second);
+      continue;
+    }
+    Var ax = new_loop_var(i, t);
     if (!range_of[i]) {
       nexts.push_back(iv.extent);
       nbinds.push_back(is_one(fold(iv.extent)) ? make_int(0, t) : Expr(ax));

@@ -4,7 +4,9 @@
 // C is spatial with one store, all its loads of X use the same indices, which are distinct
 // iter vars covering all of C's iter vars but those of extent 1 (which become 0); B is
 // spatial with one store to distinct iter vars and its domain equals C's (so every Y element
-// is written exactly once; predicates only as bound guards of non-dividing splits); X is
+// is written exactly once; predicates only as bound guards of non-dividing splits) -- or else
+// B's store and C's load are both one-to-one onto the same box of X (affine maps: C's iter
+// vars are inverted from B's); X is
 // intermediate, written only by B and read only by C; Y is written only by C and not read
 // before C; what C reads besides X is not written between B and C.
 #include "transforms/schedule/inline_common.h"
@@ -52,7 +54,19 @@ void prim_reverse_compute_inline(ScheduleState& st, const ScheduleInstr& ins) {
   Stmt bflat = flat_store(*b);
   const StoreNode* bstore = bflat.as<StoreNode>();
   if (!bstore->buffer.same_as(X)) refuse("the producer block " + b->name + " does not store to " + X->name);
-  auto bivs = index_vars(*b, bstore->indices, "the store");
+  auto plain_iter_vars = [](const BlockNode& blk, const std::vector<Expr>& idx) {
+    for (size_t k = 0; k < idx.size(); ++k) {
+      auto* v = idx[k].as<VarNode>();
+      bool iv = false;
+      for (auto& x : blk.iter_vars) iv = iv || x.var.get() == v;
+      for (size_t j = 0; j < k; ++j) iv = iv && idx[j].get() != idx[k].get();
+      if (!v || !iv) return false;
+    }
+    return true;
+  };
+  const bool bplain = plain_iter_vars(*b, bstore->indices);
+  std::vector<int> bivs;
+  if (bplain) bivs = index_vars(*b, bstore->indices, "the store");
   if (body_reads(*b, X)) refuse("the producer block " + b->name + " reads buffer " + X->name);
   auto other_readers = readers_of(st, X, c);
   for (auto& r : other_readers)
@@ -76,13 +90,53 @@ void prim_reverse_compute_inline(ScheduleState& st, const ScheduleInstr& ins) {
     });
   if (ptr) refuse("block " + c->name + " passes a pointer to buffer " + X->name);
   if (mismatch) refuse("block " + c->name + " loads buffer " + X->name + " at different indices");
-  auto civs = index_vars(*c, load_idx, "the load of " + X->name);
+  // The store of B and the load of C as maps s: dom(B) -> X and h: dom(C) -> X. Plain distinct
+  // iter vars on both sides: the identity up to the order of the dimensions (checked below).
+  // Otherwise both must be one-to-one onto the same box of X (B's extents when s is plain,
+  // else X's shape): TVM's iter-map reading of `B[(vi * 32 + vj * 8 + vl) // 16, ... % 16]`,
+  // `B[vi * 4 + vj, vk]`, and of a producer that an earlier reverse_compute_inline left storing
+  // `C[vi // 4, vi % 4, vj]` (test_reverse_compute_inline_affine_chain). Then each point u of B
+  // writes the element the one point h^-1(s(u)) of C reads: C's iter vars become h^-1(s(u)).
+  std::vector<int> civs;
+  std::optional<std::unordered_map<const VarNode*, Expr>> inverse;
+  if (!bplain || !plain_iter_vars(*c, load_idx)) {
+    auto domain = [](const BlockNode& blk) {
+      std::vector<LoopDom> d;
+      for (auto& iv : blk.iter_vars) d.push_back(LoopDom{iv.var, iv.extent});
+      return d;
+    };
+    std::vector<Expr> box;
+    if (bplain)
+      for (int k : bivs) box.push_back(b->iter_vars[static_cast<size_t>(k)].extent);
+    else
+      box = X->shape;
+    std::vector<Expr> sidx, h;
+    for (auto& e : bstore->indices) sidx.push_back(fold(e));
+    for (auto& e : load_idx) h.push_back(fold(e));
+    bool ok_dims = box.size() == sidx.size() && box.size() == h.size();
+    for (auto& e : box) ok_dims = ok_dims && e.defined();
+    if (!bplain && (!ok_dims || !bijective_bindings(sidx, box, domain(*b), Expr())))
+      refuse("the indices of the store in block " + b->name + " are not distinct iter vars");
+    if (ok_dims && bijective_bindings(h, box, domain(*c), Expr())) {
+      std::vector<Var> xs;
+      for (size_t k = 0; k < box.size(); ++k) xs.push_back(Var("x" + std::to_string(k), box[k].dtype()));
+      inverse = invert_bindings(h, xs, box, domain(*c), Expr());
+      std::unordered_map<const VarNode*, Expr> at_s;
+      for (size_t k = 0; k < xs.size(); ++k) at_s[xs[k].get()] = sidx[k];
+      if (inverse)
+        for (auto& [v, e] : *inverse) e = fold(substitute(e, at_s));
+    }
+  }
+  if (!inverse && !bplain)
+    refuse("the load of " + X->name + " in block " + c->name + " does not read each element that block " +
+           b->name + " stores exactly once");
+  if (!inverse) civs = index_vars(*c, load_idx, "the load of " + X->name);
   // An iter var the load does not use is allowed when its extent is 1 (TVM's
   // test_reverse_compute_inline_affine_chain: `D[vi, vj, vk, vl] = C[vj, vk, vl]` with vi of
   // extent 1): it takes the value 0 in the inlined store. Any larger one would store the same
   // value at several elements of Y, which the producer's one iteration per element cannot do.
   std::vector<const VarNode*> unit_ivs;
-  for (size_t i = 0; i < c->iter_vars.size(); ++i)
+  for (size_t i = 0; i < c->iter_vars.size() && !inverse; ++i)
     if (std::find(civs.begin(), civs.end(), static_cast<int>(i)) == civs.end()) {
       if (!is_one(fold(c->iter_vars[i].extent)))
         refuse("the load of " + X->name + " in block " + c->name +
@@ -134,11 +188,11 @@ void prim_reverse_compute_inline(ScheduleState& st, const ScheduleInstr& ins) {
   if (!complete(bs))
     refuse("the producer block " + b->name + " does not cover its iteration domain exactly once");
   if (!complete(cs)) refuse("block " + c->name + " does not cover its iteration domain exactly once");
-  for (size_t k = 0; k < bivs.size(); ++k)
+  for (size_t k = 0; k < bivs.size() && !inverse; ++k)
     if (!prove_eq(b->iter_vars[bivs[k]].extent, c->iter_vars[civs[k]].extent))
       refuse("the domains of blocks " + b->name + " and " + c->name + " differ in dimension " +
              std::to_string(k) + " of buffer " + X->name);
-  if (bivs.size() != b->iter_vars.size())
+  if (bplain && bivs.size() != b->iter_vars.size())  // s one-to-one (the affine path: checked above)
     refuse("the store of the producer block " + b->name + " does not use every iter var");
   auto ys = writers_of(st, Y, c);
   if (!ys.empty()) refuse("buffer " + Y->name + " is also written by block " + block_of(ys[0])->name);
@@ -155,6 +209,7 @@ void prim_reverse_compute_inline(ScheduleState& st, const ScheduleInstr& ins) {
   // New producer body: Y[idx_C(v_C := u_B)] = g(f, ...).
   std::unordered_map<const VarNode*, Expr> sub;
   for (size_t k = 0; k < civs.size(); ++k) sub[c->iter_vars[civs[k]].var.get()] = b->iter_vars[bivs[k]].var;
+  if (inverse) sub = *inverse;
   for (auto* v : unit_ivs) sub[v] = make_int(0, v->dtype);
   std::set<std::string> let_names;
   Expr value = rename_lets(st, substitute(cstore->value, sub), &let_names);

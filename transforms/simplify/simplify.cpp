@@ -317,7 +317,30 @@ class Simplifier : public IRMutator {
   Expr mutate(const Expr& e) override {
     Expr r = IRMutator::mutate(e);
     if (!checks_ || r.same_as(e)) return r;
-    return keep_checks(e, r);
+    r = keep_checks(e, r);
+    // Canonical forms reorder operands (`-(a - b)` -> `b - a`): with checks in several
+    // operands, compiled code would report another failing access first than the
+    // interpreter, which evaluates left to right. Then only the operands are simplified.
+    if (!same_check_order(e, r)) {
+      if (auto* b = e.as<BinaryNode>()) return make_binary(b->op, mutate(b->a), mutate(b->b));
+      if (auto* u = e.as<UnaryNode>()) return make_unary(u->op, mutate(u->a));
+    }
+    return r;
+  }
+  // The check sites common to e and r are met in the same order.
+  static bool same_check_order(const Expr& e, const Expr& r) {
+    std::vector<int64_t> a, b;
+    check_sites(e, &a);
+    check_sites(r, &b);
+    auto firsts = [](const std::vector<int64_t>& v, const std::vector<int64_t>& other) {
+      std::vector<int64_t> out;
+      for (int64_t x : v)
+        if (std::find(out.begin(), out.end(), x) == out.end() &&
+            std::find(other.begin(), other.end(), x) != other.end())
+          out.push_back(x);
+      return out;
+    };
+    return firsts(a, b) == firsts(b, a);
   }
   Stmt mutate(const Stmt& s) override { return IRMutator::mutate(s); }
 
@@ -331,6 +354,10 @@ class Simplifier : public IRMutator {
     check_sites(r, &have);
     std::vector<Expr> lost;
     for (auto& u : units) {
+      // e itself (a let, a check): the mutation that made r kept what its parts needed (a
+      // check dropped with an untaken arm, `(let d = if_then_else(true, s, A[chk]) in ..)`,
+      // stays dropped); simplifying e again would only recurse forever.
+      if (u.same_as(e)) continue;
       std::vector<int64_t> mine;
       check_sites(u, &mine);
       bool kept = false;
@@ -753,14 +780,18 @@ class Simplifier : public IRMutator {
     int64_t k;
     if (is_const_int(c, &k)) return mutate(k ? n->t : n->f);
     Expr t, f;
+    // select runs both arms whatever the condition: a check in an arm must keep its operands
+    // as written (under the condition `n != 0`, `__bounds_check(n - 1, n)` of the other arm
+    // would become `__bounds_check(-1, 0)`, failing when the arm's value is not even used).
+    bool both = e.kind() == ExprKind::Select;
     {
       RangeScope s(r_, &facts_);
-      assume_into(c, false, r_, &s, &facts_, no_overflow_);
+      if (!(both && checks_ && contains_check(n->t))) assume_into(c, false, r_, &s, &facts_, no_overflow_);
       t = mutate(n->t);
     }
     {
       RangeScope s(r_, &facts_);
-      assume_into(c, true, r_, &s, &facts_, no_overflow_);
+      if (!(both && checks_ && contains_check(n->f))) assume_into(c, true, r_, &s, &facts_, no_overflow_);
       f = mutate(n->f);
     }
     if (expr_identical(t, f)) return t;
