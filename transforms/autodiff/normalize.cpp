@@ -18,6 +18,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "ir/error.h"
 #include "ir/mutator.h"
 #include "ir/visitor.h"
 #include "transforms/autodiff/affine.h"
@@ -2776,12 +2777,13 @@ class TempValues {
         Expr *vt = after_then.find(k), *ve = after_else.find(k), *v0 = before.find(k);
         if (vt && ve && v0 && vt->same_as(*v0) && ve->same_as(*v0)) continue;
         if (!vt || !ve) return false;  // an arm leaves an element unset that the other sets
-        if (vt->same_as(*ve)) {
-          state_.vals.push_back({k, *vt});
-          continue;
+        // Both arms store one value (the same expression object): it replaces the element's
+        // value. Pushing a second entry left find() returning the stale first one (tv1).
+        Expr m = vt->same_as(*ve) ? *vt : Expr();
+        if (!m.defined()) {
+          if (!stable(*c)) return false;
+          m = make_if_then_else(*c, *vt, *ve);
         }
-        if (!stable(*c)) return false;
-        Expr m = make_if_then_else(*c, *vt, *ve);
         if (Expr* cur = state_.find(k))
           *cur = m;
         else
@@ -3102,6 +3104,76 @@ class DropUnusedAllocs : public IRMutator {
   }
 };
 
+// A block reading what a reduction accumulates, inside a loop that feeds one of the
+// reduction's reduce iter vars (`for k { block a(vk: reduce = k) { A[0] += X[vk] } block
+// z(vk = k) { Z[vk] = A[0] } }`, also as plain loops, or a scan step's reduction read per
+// term): at each iteration it sees a partial sum. gradient() reads a reduction's instances
+// as complete before any other block reads its result (blocks run whole, one after the
+// other), so F_grad differentiated the finished sum there: a wrong gradient, silently
+// (review round 1). Refused on the normalised function, naming both blocks. Checked per
+// buffer (not per element): a read of an element already finished is refused too.
+void refuse_partial_reduction_reads(const FunctionNode& f) {
+  struct Info {
+    const BlockRealizeNode* br;
+    std::vector<const ForNode*> loops;  // enclosing loops, outermost first
+    BufSet loads, stores;
+  };
+  struct V : IRVisitor {
+    std::vector<const ForNode*> path;
+    std::vector<Info> blocks;
+    void visit_for(const ForNode* n) override {
+      path.push_back(n);
+      IRVisitor::visit_for(n);
+      path.pop_back();
+    }
+    void visit_block_realize(const BlockRealizeNode* n) override {
+      Info in{n, path, {}, {}};
+      const BlockNode& b = *n->block.get();
+      if (b.iter_vars.empty()) {  // the root (or a scope): only its contents are blocks
+        IRVisitor::visit_block_realize(n);
+        return;
+      }
+      // A block holding loops or blocks is refused by gradient() with its own message.
+      struct Nest : IRVisitor {
+        bool found = false;
+        void visit_for(const ForNode*) override { found = true; }
+        void visit_block_realize(const BlockRealizeNode*) override { found = true; }
+      } nest;
+      nest.visit(b.body);
+      if (b.init.defined()) nest.visit(b.init);
+      if (nest.found) return;
+      add_loads(n->predicate, &in.loads);
+      add_loads(b.body, &in.loads);
+      if (b.init.defined()) add_loads(b.init, &in.loads);
+      ad::stored_buffers(b.body, &in.stores);
+      blocks.push_back(std::move(in));
+    }
+  } v;
+  v.visit(f.body);
+  for (auto& r : v.blocks) {
+    const BlockNode& rb = *r.br->block.get();
+    for (size_t q = 0; q < rb.iter_vars.size(); ++q) {
+      if (rb.iter_vars[q].kind != IterKind::Reduce) continue;
+      for (const ForNode* L : r.loops) {
+        if (!uses_var(r.br->bindings[q], L->loop_var.get())) continue;
+        for (auto& z : v.blocks) {
+          if (&z == &r || std::find(z.loops.begin(), z.loops.end(), L) == z.loops.end()) continue;
+          for (const BufferNode* y : r.stores) {
+            if (!z.loads.count(y)) continue;
+            const std::string& rn = rb.name;
+            throw Error("block " + z.br->block->name + ": reads " + y->name + ", which block " + rn +
+                        " accumulates over loop " + L->loop_var.name() + " (reduce iter var " +
+                        rb.iter_vars[q].var.name() + "), inside that loop: it sees the reduction's partial "
+                        "values, and gradient() reads a reduction as finished before its readers; finish "
+                        "the reduction in a loop of its own before reading " + y->name +
+                        ", or store each running value to an element of its own (a scan)");
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 Function normalize_for_autodiff(const FunctionNode& f_in) {
@@ -3148,7 +3220,9 @@ Function normalize_for_autodiff(const FunctionNode& f_in) {
   Function scanned = ad::scan_carried_loops(*out);  // rewrite 10b
   if (!scanned->body.same_as(out->body)) out = Normalizer(*scanned).run();
   out = ad::shift_region_steps(*out);       // rewrite 11
-  return ad::version_region_buffers(*out);  // rewrite 12
+  out = ad::version_region_buffers(*out);   // rewrite 12
+  refuse_partial_reduction_reads(*out);
+  return out;
 }
 
 }  // namespace tirc

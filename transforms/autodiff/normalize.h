@@ -43,6 +43,10 @@
 // a block that cannot be rewritten soundly is left exactly as it was (gradient() then
 // refuses it with its usual message). Blocks autodiff already accepts are never touched.
 // Parameters and outputs are the same objects as F's.
+// Throws tirc::Error naming the block for constructs no rewrite can make sound and
+// gradient() would differentiate wrongly: blocks recomputed by a loop they ignore (0c), and
+// a block reading a reduction's buffer inside a loop that feeds its reduce var (it sees
+// partial sums; checked on the result).
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,7 @@
 // Normalisation rewrite 11 (normalize_region.h).
 #include "transforms/autodiff/normalize_region.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -265,6 +266,7 @@ class RegionVersions : public IRMutator {
     size_t dim = 0;               // the step dimension
     int64_t c = 0;                // writers' step binding: L + c
     int64_t dir = 1, K = 0;       // the step dimension: v (dir 1) or K - v (dir -1)
+    int64_t N = 0;                // dir -1: the versions' extent in the step dimension
     std::vector<Expr> W;          // the writers' element in loop vars (step dim: L + c)
     std::vector<bool> full;       // dims every step writes whole
   };
@@ -335,11 +337,14 @@ class RegionVersions : public IRMutator {
     if (!any) return std::nullopt;
     // The new buffers: one per writer; without writes before the loop the last writer keeps y.
     for (auto& v : vers) {
+      if (v.writers.empty()) continue;  // left alone (v.y unset)
+      std::vector<Expr> shape = v.y->shape;
+      if (v.dir < 0) shape[v.dim] = make_const(shape[v.dim].dtype(), static_cast<double>(v.N));
       for (size_t j = 0; j < v.writers.size(); ++j) {
         bool keep = !v.pre && v.dir > 0 && j + 1 == v.writers.size();
         v.bufs.push_back(keep ? v.y
                               : Buffer(names_.unique(v.y->name + "_s" + std::to_string(j + 1)), v.y->dtype,
-                                       v.y->shape, "global"));
+                                       shape, "global"));
         if (!keep) new_allocs.push_back(v.bufs.back());
       }
     }
@@ -461,6 +466,15 @@ class RegionVersions : public IRMutator {
         full.push_back(false);
       }
       if (dim < 0) return false;
+      // A decreasing step's versions are indexed by v (y's element e at K - e), so their step
+      // dimension covers v's range [0, E) and K - e for every e in [0, K]: max(E, K + 1).
+      // (y's shape overran them when v's range is not y's: `vt = t + 4` over scan(8) storing
+      // H[7 - vt] into H: f32[4], an F_grad storing H_s1[4], review round 1.)
+      if (v.dir < 0) {
+        int64_t E;
+        if (!is_const_int(bn.iter_vars[b.step].extent, &E)) return false;
+        v.N = std::max(v.N, std::max(E, v.K + 1));
+      }
       if (sv.guarded) {
         // Only a sum onto its own element in a block with reduce vars: its init (given by
         // rewrite_block when missing) writes the whole element set at every step, the guard
@@ -660,7 +674,8 @@ class RegionVersions : public IRMutator {
         if (!b->br->block->init.defined()) acc_inits.push_back({&v, idx});
         return ver_load(v, v.bufs[j], idx);
       }
-      // A version buffer of a decreasing step holds element e at K - e (its steps increase).
+      // A version buffer of a decreasing step holds element e at K - e (its steps increase;
+      // its step dimension has extent Ver::N).
       static std::vector<Expr> ver_index(const Ver& v, const Buffer& buf, std::vector<Expr> idx) {
         if (v.dir > 0 || buf.same_as(v.y)) return idx;
         Expr m = make_const(idx[v.dim].dtype(), static_cast<double>(v.K)) - idx[v.dim];

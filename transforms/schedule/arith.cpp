@@ -502,6 +502,16 @@ std::optional<int64_t> exact_quotient(const Expr& e, const Expr& d) {
   return a / b;
 }
 
+// True when e is c * (an integer expression) for every value of its variables: a linear
+// form whose constant and coefficients c divides (`n * 4` for c = 2 or 4; not `n`, `n + 2`).
+bool multiple_of(const Expr& e, int64_t c) {
+  auto l = to_linear(fold(e));
+  if (!l || l->c % c != 0) return false;
+  for (auto& [a, k] : l->terms)
+    if (k % c != 0) return false;
+  return true;
+}
+
 struct LoopInfo {
   Expr extent;
 };
@@ -542,8 +552,13 @@ bool parse_split_atom(const Expr& e, const std::unordered_map<const VarNode*, Lo
     int64_t ext;
     // (l // a % e) // c: exact only when c divides e.
     if (!is_const_int(fold(t.ext), &ext)) {
-      // Symbolic extent: only l // c with lower 1 and the remaining extent ceil(E / c).
+      // Symbolic extent: only l // c with lower 1 and the remaining extent ceil(E / c), where
+      // the digit is the whole loop or a multiple of c: `(l % n) // 2` with n odd is not
+      // `(l // 2) % ceil(n / 2)` (l = 5, n = 5: 0, not 2).
       if (!is_one(t.lower)) return false;
+      auto lp = loops.find(t.loop);
+      if (!(lp != loops.end() && expr_identical(fold(t.ext), fold(lp->second.extent))) && !multiple_of(t.ext, c))
+        return false;
       t.lower = make_int(c, t.lower.dtype());
       t.ext = fold(floordiv(t.ext + make_int(c - 1, t.ext.dtype()), make_int(c, t.ext.dtype())));
       return true;
@@ -557,6 +572,10 @@ bool parse_split_atom(const Expr& e, const std::unordered_map<const VarNode*, Lo
     int64_t ext;
     if (is_const_int(t.ext, &ext) && ext <= c) return true;  // mod is a no-op
     if (is_const_int(t.ext, &ext) && ext % c != 0) return false;
+    // A symbolic extent E: `l % 4` over serial(n) is a full digit only when 4 divides E (n = 3
+    // reaches 3 of its 4 values; with `l // 4` of extent ceil(n / 4), reverse_compute_at and
+    // reverse_compute_inline took n points for 4 * ceil(n / 4)).
+    if (!is_const_int(t.ext, &ext) && !multiple_of(t.ext, c)) return false;
     t.ext = make_int(c, b->b.dtype());
     return true;
   }
