@@ -18,6 +18,16 @@ namespace tirc::ad {
 
 namespace {
 
+// Replaces the given BlockRealize nodes (by identity) by the mapped statements.
+struct ReplaceRealizes : IRMutator {
+  explicit ReplaceRealizes(const std::unordered_map<const BlockRealizeNode*, Stmt>& m) : m(m) {}
+  Stmt mutate_block_realize(const BlockRealizeNode* n, const Stmt& s) override {
+    auto it = m.find(n);
+    return it == m.end() ? s : it->second;
+  }
+  const std::unordered_map<const BlockRealizeNode*, Stmt>& m;
+};
+
 // The block realizes of s that are not nested in another block.
 std::vector<const BlockRealizeNode*> top_blocks(const Stmt& s) {
   struct V : IRVisitor {
@@ -359,14 +369,7 @@ class RegionVersions : public IRMutator {
       }
       repl[blocks[i].br] = *r;
     }
-    struct Repl : IRMutator {
-      std::unordered_map<const BlockRealizeNode*, Stmt>* m;
-      Stmt mutate_block_realize(const BlockRealizeNode* n, const Stmt& s) override {
-        auto it = m->find(n);
-        return it == m->end() ? s : it->second;
-      }
-    } rp;
-    rp.m = &repl;
+    ReplaceRealizes rp(repl);
     std::vector<Stmt> out{make_for(L->loop_var, L->min, L->extent, L->for_kind, rp.mutate(L->body),
                                    L->thread_tag, L->annotations)};
     for (auto& v : vers)
@@ -836,14 +839,7 @@ class CarriedLoops : public IRMutator {
       repl[blocks[i]] =
           make_block_realize(blocks[i]->bindings, blocks[i]->predicate, make_block(std::move(nb)));
     }
-    struct Repl : IRMutator {
-      std::unordered_map<const BlockRealizeNode*, Stmt>* m;
-      Stmt mutate_block_realize(const BlockRealizeNode* n, const Stmt& s) override {
-        auto it = m->find(n);
-        return it == m->end() ? s : it->second;
-      }
-    } rp;
-    rp.m = &repl;
+    ReplaceRealizes rp(repl);
     changed = true;
     return make_for(f->loop_var, f->min, f->extent, f->for_kind, rp.mutate(f->body), f->thread_tag,
                     f->annotations);
