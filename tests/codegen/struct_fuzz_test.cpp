@@ -384,6 +384,22 @@ struct Gen {
   }
 
   // Elementwise map writing every element of D.
+  // The spatial iter vars of a block over D's shape bound to the loops ls: vi (P) and / or vj (Q).
+  void spatial_iter_vars(std::ostringstream& s, const Buf& D, const std::vector<Loop>& ls, std::string* ip,
+                         std::string* iq) {
+    if (D.shape == kPQ) {
+      s << "vi: spatial(" << P << ") = " << ls[0].binding << ", vj: spatial(" << Q << ") = " << ls[1].binding;
+      *ip = "vi";
+      *iq = "vj";
+    } else if (D.shape == kP) {
+      s << "vi: spatial(" << P << ") = " << ls[0].binding;
+      *ip = "vi";
+    } else {
+      s << "vj: spatial(" << Q << ") = " << ls[0].binding;
+      *iq = "vj";
+    }
+  }
+
   void stage_map(std::ostringstream& s, int d0, const Buf& D, const std::vector<std::string>& rd) {
     auto ds = dims(D.shape);
     std::string bn = "b" + std::to_string(blocks++);
@@ -430,17 +446,7 @@ struct Gen {
         << " {\n";
     s << ind(d) << "block " << bn << "(";
     std::string ip, iq;
-    if (D.shape == kPQ) {
-      s << "vi: spatial(" << P << ") = " << ls[0].binding << ", vj: spatial(" << Q << ") = " << ls[1].binding;
-      ip = "vi";
-      iq = "vj";
-    } else if (D.shape == kP) {
-      s << "vi: spatial(" << P << ") = " << ls[0].binding;
-      ip = "vi";
-    } else {
-      s << "vj: spatial(" << Q << ") = " << ls[0].binding;
-      iq = "vj";
-    }
+    spatial_iter_vars(s, D, ls, &ip, &iq);
     s << ") {\n";
     c.ip = ip;
     c.iq = iq;
@@ -728,17 +734,7 @@ struct Gen {
     }
     s << ind(d) << "block " << bn << "(";
     std::string ip, iq;
-    if (D.shape == kPQ) {
-      s << "vi: spatial(" << P << ") = " << ls[0].binding << ", vj: spatial(" << Q << ") = " << ls[1].binding;
-      ip = "vi";
-      iq = "vj";
-    } else if (D.shape == kP) {
-      s << "vi: spatial(" << P << ") = " << ls[0].binding;
-      ip = "vi";
-    } else {
-      s << "vj: spatial(" << Q << ") = " << ls[0].binding;
-      iq = "vj";
-    }
+    spatial_iter_vars(s, D, ls, &ip, &iq);
     s << ") {\n";
     if (!guard.empty() && !guard_if) s << ind(d + 1) << "where " << guard << "\n";
     std::string b0 = "(" + ls[0].binding + ")";

@@ -18,6 +18,21 @@ namespace tirc::ad {
 
 namespace {
 
+// The first store to y in block b's body, else in its init (nullptr: none).
+const StoreNode* first_store(const BlockNode& b, const BufferNode* y) {
+  struct S : IRVisitor {
+    const BufferNode* y;
+    const StoreNode* st = nullptr;
+    void visit_store(const StoreNode* n) override {
+      if (!st && n->buffer.get() == y) st = n;
+    }
+  } s;
+  s.y = y;
+  s.visit(b.body);
+  if (!s.st && b.init.defined()) s.visit(b.init);
+  return s.st;
+}
+
 // Replaces the given BlockRealize nodes (by identity) by the mapped statements.
 struct ReplaceRealizes : IRMutator {
   explicit ReplaceRealizes(const std::unordered_map<const BlockRealizeNode*, Stmt>& m) : m(m) {}
@@ -603,19 +618,7 @@ class RegionVersions : public IRMutator {
           if (v.writers[j] == i) return static_cast<int>(j);
         return -1;
       }
-      const StoreNode* own_store(const Ver& v) const {
-        struct S : IRVisitor {
-          const BufferNode* y;
-          const StoreNode* st = nullptr;
-          void visit_store(const StoreNode* n) override {
-            if (!st && n->buffer.get() == y) st = n;
-          }
-        } s;
-        s.y = v.y.get();
-        s.visit(b->br->block->body);
-        if (!s.st && b->br->block->init.defined()) s.visit(b->br->block->init);
-        return s.st;
-      }
+      const StoreNode* own_store(const Ver& v) const { return first_store(*b->br->block.get(), v.y.get()); }
       Expr mutate_load(const LoadNode* n, const Expr& e) override {
         auto it = ver_of->find(n->buffer.get());
         if (it == ver_of->end() || (*vers)[it->second].writers.empty()) return IRMutator::mutate_load(n, e);
@@ -691,19 +694,10 @@ class RegionVersions : public IRMutator {
       }
       // The element block w stores to y, in loop vars (its bindings substituted).
       static std::vector<Expr> store_in_loops(const Blk& w, const BufferNode* y) {
-        struct S : IRVisitor {
-          const BufferNode* y;
-          const StoreNode* st = nullptr;
-          void visit_store(const StoreNode* n) override {
-            if (!st && n->buffer.get() == y) st = n;
-          }
-        } s;
-        s.y = y;
-        s.visit(w.br->block->body);
-        if (!s.st && w.br->block->init.defined()) s.visit(w.br->block->init);
         std::vector<Expr> out;
-        if (!s.st) return out;
-        for (auto& i : s.st->indices) out.push_back(substitute(i, w.to_loops));
+        const StoreNode* st = first_store(*w.br->block.get(), y);
+        if (!st) return out;
+        for (auto& i : st->indices) out.push_back(substitute(i, w.to_loops));
         return out;
       }
       Stmt mutate_store(const StoreNode* n, const Stmt& s) override {
