@@ -36,6 +36,16 @@ std::string tmp();
 std::string scratch_dir(const std::string& tag);
 // tests/accept/cases/ with a trailing '/'.
 std::string cases();
+// True when `part` occurs in `text`.
+inline bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+// The engines `tirc run --engine` has in this build: interp, and jit with the LLVM backend.
+inline std::vector<std::string> engines() {
+#ifdef TIRC_WITH_LLVM
+  return {"interp", "jit"};
+#else
+  return {"interp"};
+#endif
+}
 std::string slurp(const std::string& path);
 void write_file(const std::string& path, const std::string& text);
 

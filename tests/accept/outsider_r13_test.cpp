@@ -28,16 +28,6 @@ namespace {
 
 using tirc::testing::sh;
 
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-std::vector<std::string> engines() {
-#ifdef TIRC_WITH_LLVM
-  return {"interp", "jit"};
-#else
-  return {"interp"};
-#endif
-}
-
 // LANGUAGE.md, Schedules: the example block copied verbatim (comment included) onto the spec's
 // matmul, also with the Blocks example's `where i < 100`: it prints the loop kinds it asked for and
 // an init block, `verify` agrees with the unscheduled function on both engines (exit 0), so does

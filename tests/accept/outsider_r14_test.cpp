@@ -22,16 +22,6 @@
 namespace tirc::accept {
 namespace {
 
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-std::vector<std::string> engines() {
-#ifdef TIRC_WITH_LLVM
-  return {"interp", "jit"};
-#else
-  return {"interp"};
-#endif
-}
-
 // CLI.md: "Data files are NumPy `.npy` ... so inputs and results move freely between `tirc`,
 // NumPy and PyTorch", and `--output B=b.npy` writes an output. One output of each of the ten
 // dtypes (f16 overflow to inf, bf16 rounding, bool negation, u8 / i8 / u16 / u32 wrapping, i64
