@@ -767,6 +767,16 @@ void check_iterations_independent(const ScheduleState& st, const Stmt& loop_s, c
     // which the interpreter reports.
     bool scratch = !is_param(buf);
     if (!shared && !scratch) continue;
+    // Only atomic accumulations touch it (autodiff's scatter-adds into an intermediate's
+    // adjoint, or several of them into one): the updates commute and each is one atomic add,
+    // so no iteration's value is overwritten, scratch or not.
+    bool atomic_only = prim == "parallel" || prim == "bind";
+    for (auto& a : all) {
+      bool writes = false;
+      for (auto& w : a.block->writes) writes = writes || w.buffer.get() == buf;
+      atomic_only = atomic_only && writes && atomic_scatter_add(*a.block);
+    }
+    if (atomic_only) continue;
     // Look for a dimension that partitions every access by the loop.
     size_t nd = all[0].dims.size();
     bool ok = false;
