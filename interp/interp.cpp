@@ -256,6 +256,21 @@ std::vector<int64_t> eval_shape(const Buffer& b, const ArgMap& scalars) {
 }
 
 namespace {
+// The dtype value next to `r` (a value of float dtype t) towards +inf (up) or -inf. f16 and
+// bf16 are sign-magnitude like IEEE floats, so a step is one unit of their bit pattern.
+double float_step(double r, DType t, bool up) {
+  if (t == DType::F64) return std::nextafter(r, up ? HUGE_VAL : -HUGE_VAL);
+  if (t == DType::F32) return std::nextafterf(static_cast<float>(r), up ? HUGE_VALF : -HUGE_VALF);
+  bool half = t == DType::F16;
+  if (r == 0) {
+    uint16_t tiny = up ? 0x0001 : 0x8001;
+    return half ? half_to_float(tiny) : bf16_to_float(tiny);
+  }
+  uint16_t bits = half ? float_to_half(static_cast<float>(r)) : float_to_bf16(static_cast<float>(r));
+  bits = static_cast<uint16_t>((r > 0) == up ? bits + 1 : bits - 1);
+  return half ? half_to_float(bits) : bf16_to_float(bits);
+}
+
 // Fills `a` with values of p's declared range (defaults: [-1, 1] for floats, [0, 9] for
 // integers, {0, 1} for bool), from a stream that depends only on the seed and p's name, so
 // that giving one input does not change the others.
@@ -297,6 +312,15 @@ void fill_random(NDArray& a, const Param& p, uint64_t seed) {
     };
     if (!(lo <= hi)) throw none();
     bool wide = !std::isfinite(hi - lo);  // e.g. [-1e308, 1e308]: interpolate without overflow
+    // A range that holds no value of the dtype but lies between two neighbours (`eps: f32 in
+    // [1e-5, 1e-5]`: 1e-5 is not an f32; `f16 in [0.1, 0.10003]`) means the dtype's value(s)
+    // nearest to it, as a literal 1e-5 in an f32 context is f32(1e-5): such values are
+    // rounded to nearest and kept. (Until outsider round 15 this was "holds no finite f32
+    // value".) Otherwise values rounding outside the range are drawn again (below).
+    double first = round_float(lo, t), last = round_float(hi, t);
+    if (first < lo) first = float_step(first, t, true);
+    if (last > hi) last = float_step(last, t, false);
+    bool between = first > last;
     for (int64_t i = 0; i < a.numel(); ++i) {
       // A value rounded to the dtype may leave the range when an end is not representable
       // (f16 in [0.1, 4]: 0.1 rounds to 0.099976): draw again, so that every value stays
@@ -307,7 +331,7 @@ void fill_random(NDArray& a, const Param& p, uint64_t seed) {
         if (tries == 64) throw none();
         double u = static_cast<double>(rng() >> 11) * 0x1.0p-53;
         v = round_float(wide ? lo * (1 - u) + hi * u : lo + (hi - lo) * u, t);
-        if (lo <= v && v <= hi) break;
+        if (between || (lo <= v && v <= hi)) break;
       }
       a.set(i, v);
     }

@@ -120,7 +120,8 @@ NDArray parse_scalar_value(const std::string& text, DType t, const std::string& 
   return a;
 }
 
-ArgMap parse_input_specs(const FunctionNode& f, const std::vector<std::string>& specs) {
+ArgMap parse_input_specs(const FunctionNode& f, const std::vector<std::string>& specs,
+                         bool can_save_outputs) {
   ArgMap out;
   std::vector<std::pair<const Param*, std::string>> fills;  // buffer params filled with a value
   std::set<std::string> given;
@@ -133,8 +134,11 @@ ArgMap parse_input_specs(const FunctionNode& f, const std::vector<std::string>& 
     if (!p) {
       for (auto& o : f.outputs)
         if (o->name == name)
+          // Only `tirc run` has --output (stats, check-grad and bench suggested it too).
           throw Error("--input " + spec + ": " + name + " is an output of function " + f.name +
-                      ", not an input (save it with --output " + name + "=FILE.npy)");
+                      ", not an input" +
+                      (can_save_outputs ? " (save it with --output " + name + "=FILE.npy)"
+                                        : " (outputs are computed by the function)"));
       throw Error("--input " + spec + ": function " + f.name + " has no parameter named " + name);
     }
     // A second value for the same parameter is a mistake in the command line, not an override.

@@ -29,8 +29,10 @@ Engine find_engine(const std::string& name);
 // file, or names an existing pipe or device (/dev/stdin, /dev/fd/63) and is not a VALUE;
 // FILE "-" reads the .npy bytes from standard input.
 // An integer scalar parameter not given that is a dimension of a buffer read from a file
-// (`A: f32[n]`) takes that size. Errors name the parameter.
-ArgMap parse_input_specs(const FunctionNode& f, const std::vector<std::string>& specs);
+// (`A: f32[n]`) takes that size. Errors name the parameter. An output named as an input is an
+// error that suggests `--output NAME=FILE.npy` when `can_save_outputs` (tirc run), else not.
+ArgMap parse_input_specs(const FunctionNode& f, const std::vector<std::string>& specs,
+                         bool can_save_outputs = true);
 
 // Completes `given` for a run: with a seed, random values for every missing buffer param
 // (random_inputs); without, Error naming the first missing parameter.

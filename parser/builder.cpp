@@ -13,6 +13,7 @@
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -204,6 +205,7 @@ class Builder {
   };
 
   antlr4::CommonTokenStream* tokens_;
+  std::set<std::string> later_scalars_;  // the function's scalar input names (for a hint)
   std::string file_;
   std::vector<std::pair<std::string, Sym>> scope_;
   std::unordered_map<std::string, std::vector<size_t>> scope_index_;
@@ -284,6 +286,10 @@ class Builder {
         fail(tok, "undeclared name '" + name +
                       "' (an alloc at the top of a block or function is visible in the whole block, so its "
                       "shape may use only literals and scalar parameters)");
+      // `func f(A: f32[n], n: i32)`: LANGUAGE.md allows only earlier scalar parameters in shapes.
+      if (shape_what_ && std::strcmp(shape_what_, "buffer shape") == 0 && later_scalars_.count(name))
+        fail(tok, "undeclared name '" + name + "' (scalar parameter " + name +
+                      " is declared after this buffer; a shape may use only earlier parameters)");
       fail(tok, "undeclared name '" + name + "'");
     }
     if (s->kind == Sym::Buf)
@@ -349,6 +355,11 @@ class Builder {
     auto fn = std::make_shared<FunctionNode>();
     fn->name = name;
     fn->loc = loc(name_tok);
+    later_scalars_.clear();
+    if (inputs)
+      for (auto* p : inputs->param())
+        if (!(p->children.size() > 3 && p->children[3]->getText() == "["))
+          later_scalars_.insert(p->ID()->getText());
     if (inputs)
       for (auto* p : inputs->param()) {
         Param param = build_param(p, !intrin);
@@ -390,6 +401,10 @@ class Builder {
     }
     if (p->lo) {
       double lo = signed_num(p->lo), hi = signed_num(p->hi);
+      // `in [nan, 1]` said "empty value range [nan, 1]": the end is the problem, not the range.
+      for (auto* c : {p->lo, p->hi})
+        if (std::isnan(signed_num(c)))
+          fail(c, "a value range end must be a number, got '" + c->getText() + "'");
       ValueRange r{lo, hi};
       // The integral ends of an integer parameter are kept exactly too: their doubles may
       // round (2^53 + 1, 2^63 - 1). An integral float end (`1.0`) counts as its integer, so
@@ -564,7 +579,8 @@ class Builder {
       bool ok = false;
       for (auto* k : kScopes) ok = ok || scope == k;
       if (!ok)
-        fail(a->STRING(), "unknown storage scope \"" + scope + "\" (expected global, shared or local)");
+        fail(a->STRING(),
+             "unknown storage scope \"" + scope + "\" (expected global, shared, shared.dyn, local or warp)");
     }
     Buffer b(name, t, shape, scope);
     alloc_target_->push_back(b);
@@ -617,9 +633,19 @@ class Builder {
         fk = ForKind::Unrolled;
       else if (kind == "thread_binding")
         fk = ForKind::ThreadBinding;
-      else
+      else {
+        // Python's / TVMScript's spellings (`range(n)`, `T.unroll` as `unrolled`, `vectorize`):
+        // name the .tir kind (outsider round 15).
+        std::string hint = kind == "range"         ? "; Python's range(n) is written serial(n)"
+                           : kind == "unrolled"    ? "; write unroll(n)"
+                           : kind == "vectorize"   ? "; write vectorized(n)"
+                           : kind == "vectorise"   ? "; write vectorized(n)"
+                           : kind == "parallelize" ? "; write parallel(n)"
+                                                   : "";
         fail(f->kind, "unknown loop kind '" + kind +
-                          "' (expected serial, parallel, vectorized, unroll, thread_binding or grid)");
+                          "' (expected serial, parallel, vectorized, unroll, thread_binding or grid" + hint +
+                          ")");
+      }
       if (names.size() != 1)
         fail(names[1], "a " + kind + " loop binds one variable; use grid(...) for several");
       std::string tag;
@@ -650,6 +676,7 @@ class Builder {
         if (!is_int(lo.dtype())) fail(args[0], "loop bound must be an integer, got " + tname(lo.dtype()));
         if (lo.dtype() != hi.dtype())
           fail(args[1], "type mismatch: loop bounds are " + tname(lo.dtype()) + " and " + tname(hi.dtype()));
+        check_loop_dtype(args[0], lo.dtype(), "loop bound");
         auto a = const_extent(args[0], lo, "loop bound");
         auto b = const_extent(args[1], hi, "loop bound");
         if (a && b && *b < *a)
@@ -686,9 +713,18 @@ class Builder {
     return body;
   }
 
+  // Loop bounds are i32 or i64 (docs/language.md, Types; LANGUAGE.md: "Index expressions are
+  // integers (default i32, i64 allowed)"). A u8 / u16 loop of 128 / 32768 iterations or more ran
+  // no iteration in compiled code (outsider round 15), while the interpreter ran them all.
+  void check_loop_dtype(P::ExprContext* c, DType t, const char* what) {
+    if (t != DType::I32 && t != DType::I64)
+      fail(c, std::string(what) + " must be i32 or i64, got " + tname(t) + " (cast it: i32(...))");
+  }
+
   Expr loop_bound(P::ExprContext* c, std::optional<DType> want, const char* what) {
     Expr e = expr(c, want ? want : std::optional<DType>(DType::I32));
     if (!is_int(e.dtype())) fail(c, std::string(what) + " must be an integer, got " + tname(e.dtype()));
+    check_loop_dtype(c, e.dtype(), what);
     if (auto v = const_extent(c, e, what); v && *v < 0)
       fail(c, std::string(what) + " must not be negative, got " + std::to_string(*v));
     return e;
@@ -972,6 +1008,14 @@ class Builder {
 
   // NumPy's, PyTorch's and C's names of the dtypes, used as casts (`float32(x)`, `int(x)`):
   // the hint names the .tir cast (outsider round 14; it was only "unknown function").
+  // The .tir cast for a NumPy / C dtype name (`float32` -> "f32(x)"), or "" when `name` is not one.
+  static std::string cast_spelling(const std::string& name) {
+    std::string h = cast_hint(name);
+    if (h.empty()) return "";
+    const std::string key = "write ";
+    return h.substr(h.find(key) + key.size(), h.size() - h.find(key) - key.size() - 1);
+  }
+
   static std::string cast_hint(const std::string& name) {
     static const std::pair<const char*, const char*> kNames[] = {
         {"float16", "f16"}, {"half", "f16"},   {"bfloat16", "bf16"}, {"float32", "f32"}, {"float", "f32(x) or f64"},
@@ -1398,9 +1442,28 @@ class Builder {
       pop_scope(mark);
       return make_let(var, v, body);
     }
-    if (auto* p = dynamic_cast<P::PtrExprContext*>(pr))
-      fail(p, p->ID(0)->getText() + "." + p->field->getText() +
-                  " is only allowed as an argument of call_extern");
+    if (auto* p = dynamic_cast<P::PtrExprContext*>(pr)) {
+      // `T.exp(x)`, `T.max(a, b)`, `T.float32(x)`: TVMScript's (or NumPy's) module prefix.
+      // Only a buffer has fields (`A.data`, `A.ptr(i)`, for call_extern); the old message
+      // ("T.exp is only allowed as an argument of call_extern") suggested the call was fine
+      // there (outsider round 15).
+      std::string pre = p->ID(0)->getText(), field = p->field->getText();
+      const Sym* s = lookup(pre);
+      bool call = p->children.size() > 3;
+      if (!s && (pre == "T" || pre == "tir" || pre == "tvm" || pre == "np" || pre == "numpy" ||
+                 pre == "math" || pre == "torch")) {
+        std::string cast = cast_spelling(field);
+        if (!call)
+          fail(p, "unknown name '" + pre + "." + field +
+                      "' (there are no modules: functions and dtypes are named without a prefix)");
+        fail(p, "unknown function '" + pre + "." + field + "' (there are no modules: write " +
+                    (cast.empty() ? field + "(...)" : cast) + ", without '" + pre + ".')");
+      }
+      resolve_buffer(pre, p->ID(0)->getSymbol());  // `Q.data` with Q undeclared: "undeclared buffer"
+      if (field != "data" && field != "ptr")
+        fail(p->field, "unknown buffer field '" + field + "' (expected data or ptr)");
+      fail(p, pre + "." + field + " is only allowed as an argument of call_extern");
+    }
     if (auto* d = dynamic_cast<P::DtypeExprContext*>(pr))
       fail(d, "dtype '" + d->getText() + "' is not a value (did you mean " + d->getText() + "(x)?)");
     if (dynamic_cast<P::StringLitContext*>(pr)) fail(pr, "a string is not allowed here");

@@ -3,6 +3,8 @@
 // stream is scanned for nesting that would make the recursive-descent parser (or the IR)
 // too deep, the first syntax error is turned into one clean SourceError by a throwing
 // error listener (nothing is printed), and any other exception becomes a SourceError.
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -69,6 +71,9 @@ std::string python_hint(antlr4::Recognizer* rec, const antlr4::Token* tok) {
            "')";
   if (prev && prev->getType() == P::ID && prev->getText() == "not")
     return " (negation is written !, not Python's 'not')";
+  // NumPy's chained indexing `A[i][j]` (outsider round 15).
+  if (text == "[" && prev && prev->getText() == "]")
+    return " (index a buffer with one bracket: A[i, j], not A[i][j])";
   if (text == "else" && parser) {
     try {
       auto expected = parser->getExpectedTokens();
@@ -354,8 +359,13 @@ Module parse_file(const std::string& path) {
   // A directory opens as an empty stream on Linux: say what it is.
   if (std::filesystem::is_directory(path, ec))
     throw SourceError(path, 1, 1, "cannot read file: it is a directory");
+  errno = 0;
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw SourceError(path, 1, 1, "cannot open file");
+  // Say why (a missing file and an unreadable one need different fixes), as `--input` does.
+  if (!in)
+    throw SourceError(
+        path, 1, 1,
+        std::string("cannot open file") + (errno ? std::string(" (") + std::strerror(errno) + ")" : ""));
   std::ostringstream ss;
   ss << in.rdbuf();
   if (in.bad()) throw SourceError(path, 1, 1, "cannot read file");

@@ -35,7 +35,9 @@ const ErrCase kErrors[] = {
     {"store_bool.tir", "4:15: error: type mismatch: cannot store bool into f32 buffer B"},
     {"ite_arms.tir", "4:15: error: type mismatch: if_then_else arms are f32 and i32"},
     {"dup_param.tir", "1:19: error: duplicate parameter 'A'"},
-    {"shape_later_scalar.tir", "1:15: error: undeclared name 'n'"},
+    {"shape_later_scalar.tir",
+     "1:15: error: undeclared name 'n' (scalar parameter n is declared after this buffer; a shape may use "
+     "only earlier parameters)"},
     {"loop_kind.tir",
      "2:12: error: unknown loop kind 'sequential' (expected serial, parallel, vectorized, unroll, "
      "thread_binding or "
@@ -49,7 +51,8 @@ const ErrCase kErrors[] = {
     {"reads_rank.tir", "4:13: error: buffer A has 2 dimensions but the region has 1"},
     {"where_not_bool.tir", "4:13: error: where condition must be bool, got i32"},
     {"unknown_intrin_name.tir", "2:62: error: unknown function 'expp'"},
-    {"bad_scope.tir", "2:25: error: unknown storage scope \"texture\" (expected global, shared or local)"},
+    {"bad_scope.tir",
+     "2:25: error: unknown storage scope \"texture\" (expected global, shared, shared.dyn, local or warp)"},
 };
 
 // Every subcommand that reads a script reports its errors the same way: exit 2, nothing on

@@ -59,7 +59,7 @@ TEST(AcceptCli, UsageErrorsExitTwo) {
   EXPECT_NE(r.err.find("must be >= 0"), std::string::npos) << r.err;
   r = run("parse %/missing.tir");
   EXPECT_EQ(r.code, 2);
-  EXPECT_EQ(r.err, tmp() + "missing.tir:1:1: error: cannot open file\n");
+  EXPECT_EQ(r.err, tmp() + "missing.tir:1:1: error: cannot open file (No such file or directory)\n");
   r = run("parse @/data");
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err, cases() + "data:1:1: error: cannot read file: it is a directory\n");

@@ -78,6 +78,38 @@ TEST(InterpRobustness, WideFloatRangeStaysFinite) {
   for (int i = 0; i < 32; ++i) EXPECT_TRUE(std::isfinite(in.at("A").get(i))) << i;
 }
 
+// A float range that holds no value of the dtype but lies between two neighbouring values (a point
+// range like `eps: f32 in [1e-5, 1e-5]`) draws the dtype's values nearest to the range (outsider
+// round 15: "holds no finite f32 value"). Every draw is one of the two neighbours, the nearest to
+// a point; negative ranges and ranges next to 0 step the bit pattern the right way.
+TEST(InterpRobustness, RangeBetweenTwoDtypeValuesDrawsTheNearest) {
+  Function f = func(R"(func f(a: f32 in [1e-5, 1e-5], b: f16 in [-0.1, -0.1], c: bf16 in [1e-41, 1e-41],
+    d: f64 in [0.1, 0.1], H: f16[64] in [0.10001, 0.10002], N: f16[64] in [-0.10002, -0.10001],
+    Z: f16[64] in [1e-9, 2e-9]) -> (B: f32[1]) {
+  B[0] = a
+})",
+                    "f");
+  for (uint64_t seed : {0, 1, 2}) {
+    ArgMap in = random_inputs(*f, seed);
+    EXPECT_EQ(in.at("a").get(0), static_cast<double>(1e-5f));
+    EXPECT_EQ(in.at("b").get(0), -0.0999755859375);  // the f16 nearest -0.1
+    EXPECT_EQ(in.at("c").get(0), 0.0);               // below bf16's smallest subnormal / 2
+    EXPECT_EQ(in.at("d").get(0), 0.1);
+    for (int i = 0; i < 64; ++i) {
+      EXPECT_EQ(in.at("H").get(i), 0.10003662109375) << i;
+      EXPECT_EQ(in.at("N").get(i), -0.10003662109375) << i;
+      EXPECT_EQ(in.at("Z").get(i), 0.0) << i;  // f16's smallest subnormal is 6e-8
+    }
+  }
+  // A range that does hold dtype values still draws only those (0.1 rounds outside [0.1, 4]).
+  Function g = func(R"(func g(S: f16[256] in [0.1, 4]) -> (B: f32[1]) {
+  B[0] = 0.0
+})",
+                    "g");
+  ArgMap in = random_inputs(*g, 5);
+  for (int i = 0; i < 256; ++i) EXPECT_GE(in.at("S").get(i), 0.1) << i;
+}
+
 TEST(InterpRobustness, NegativeAllocSizeHasAPosition) {
   Function f = func(R"(func f(n: i32, A: f32[4]) -> (B: f32[4]) {
   alloc T: f32[n]

@@ -65,7 +65,7 @@ TEST(ParserCli, ErrorsExitTwoWithPosition) {
   EXPECT_EQ(s.err.rfind("<stdin>:1:9: error: ", 0), 0u) << s.err;
   CliRun missing = run("parse /nonexistent.tir");
   EXPECT_EQ(missing.code, 2);
-  EXPECT_EQ(missing.err, "/nonexistent.tir:1:1: error: cannot open file\n");
+  EXPECT_EQ(missing.err, "/nonexistent.tir:1:1: error: cannot open file (No such file or directory)\n");
 }
 
 // Declared regions that the body leaves: exit 2 with the position of the access, from every

@@ -488,7 +488,7 @@ const ErrorCase kCases[] = {
      "  alloc T: f32[4] scope \"texture\"\n"
      "}\n"
      "",
-     2, 25, "unknown storage scope \"texture\" (expected global, shared or local)"},
+     2, 25, "unknown storage scope \"texture\" (expected global, shared, shared.dyn, local or warp)"},
     {"UnknownStatement",
      "func f(A: f32[8, 8], I: i32[8], n: i32) -> (B: f32[8, 8], J: i32[8]) {\n"
      "  for i, j in grid(8, 8) {\n"
@@ -604,7 +604,9 @@ const ErrorCase kCases[] = {
     {"ShapeUsesLaterParam",
      "func f(A: f32[m], m: i32) -> (B: f32[4]) { }\n"
      "",
-     1, 15, "undeclared name 'm'"},
+     1, 15,
+     "undeclared name 'm' (scalar parameter m is declared after this buffer; a shape may use only earlier "
+     "parameters)"},
     {"FloatShape",
      "func f(A: f32[4.0]) -> (B: f32[4]) { }\n"
      "",

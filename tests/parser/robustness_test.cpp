@@ -97,7 +97,7 @@ TEST(ParserRobustness, UnreadableFile) {
     FAIL();
   } catch (const SourceError& e) {
     EXPECT_EQ(e.file(), "/nonexistent/dir/x.tir");
-    EXPECT_EQ(e.message(), "cannot open file");
+    EXPECT_EQ(e.message(), "cannot open file (No such file or directory)");
   }
 }
 

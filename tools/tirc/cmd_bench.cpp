@@ -80,7 +80,7 @@ void register_bench(CLI::App& app) {
         f = m.find_func(o->func);
         if (!f) throw Error("no function named " + o->func + " in " + source_name(o->file));
       }
-      ArgMap given = parse_input_specs(*f, o->inputs);
+      ArgMap given = parse_input_specs(*f, o->inputs, false);
       ArgMap inputs = complete_inputs(*f, given, o->seed);
       std::vector<double> times;
       double compile_s = 0;

@@ -48,7 +48,7 @@ void register_check_grad(CLI::App& app) {
       Function f = select_function(m, o->file, o->func);
       CheckGradOptions opts;
       opts.wrt = wrt_names(o->wrt);
-      opts.given = parse_input_specs(*f, o->inputs);
+      opts.given = parse_input_specs(*f, o->inputs, false);
       opts.seed = o->seed;
       opts.rtol = finite_tolerance(o->rtol);
       opts.atol = finite_tolerance(o->atol);

@@ -64,7 +64,7 @@ void register_stats(CLI::App& app) {
     run_guarded([o] {
       Module m = parse_file(o->file);
       Function f = select_function(m, o->file, o->func);
-      ArgMap given = parse_input_specs(*f, o->inputs);
+      ArgMap given = parse_input_specs(*f, o->inputs, false);
       FunctionCounts fc =
           o->dynamic ? dynamic_counts(*f, complete_inputs(*f, given, o->seed)) : static_counts(*f, given);
       if (o->json) {
