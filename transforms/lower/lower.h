@@ -97,7 +97,9 @@ struct BoundsCheckSite {
   std::string access;  // "load", "store", "binding" (buffer: the iter var; an iter var
                        // binding outside [0, extent), as the interpreter checks), or
                        // "divide" (buffer: floordiv/floormod/truncdiv/truncmod; an integer
-                       // divisor not proven non-zero; the failing index is the dividend)
+                       // divisor not proven non-zero; the failing index is the dividend),
+                       // "pow" / "pow_swapped" (an integer pow's exponent not proven >= 0;
+                       // index and extent: the exponent and the base, or the reverse)
   std::string buffer;
   int dim = 0, ndim = 0;  // the checked dimension of an ndim-d access
 };
@@ -125,10 +127,19 @@ std::string bounds_check_message(const BoundsCheckSite& site, int64_t index, int
 // the schedule's `parallel` refuses such loops, a script may write them (TVMScript does too).
 Function serialize_ordered_parallel(const FunctionNode& f);
 
-// The whole pipeline: serialize_ordered_parallel, insert_bounds_checks (when `check_sites` is given; the sites are
-// appended to it), lower_init, convert_blocks, fuse_sibling_loops, plan_alloc,
-// compact_buffers, flatten_buffers (when `flatten`), simplify_indices, trim_no_ops, then
-// simplify_function (transforms/simplify/simplify.h).
+// Drops the "atomic" annotation of blocks whose reduce, scan and opaque iter vars no
+// parallel or thread-bound loop reaches (autodiff's scatter-add `W_grad[I[vi], vj] += ...`
+// under `parallel` over column tiles): their concurrent instances differ in spatial vars,
+// which partition the written elements, so plain (and vector) stores are safe; the atomics
+// made an embedding's gradient 17x slower (tests/codegen/unraced_atomic_test.cpp). The
+// schedule's parallel / bind checked the partition (transforms/schedule/deps.cpp); a
+// script's own parallel loop is its author's claim.
+Function drop_unraced_atomic(const FunctionNode& f);
+
+// The whole pipeline: serialize_ordered_parallel, drop_unraced_atomic, insert_bounds_checks
+// (when `check_sites` is given; the sites are appended to it), lower_init, convert_blocks,
+// fuse_sibling_loops, plan_alloc, compact_buffers, flatten_buffers (when `flatten`),
+// simplify_indices, trim_no_ops, then simplify_function (transforms/simplify/simplify.h).
 Function lower_function(const FunctionNode& f, bool flatten = true,
                         std::vector<BoundsCheckSite>* check_sites = nullptr);
 

@@ -8,7 +8,8 @@
 // still write them, and TVMScript accepts them too. Here they run serially: the results are
 // the interpreter's, and what the author asked for (the loop kind) is kept in the printed
 // module. Blocks annotated "atomic" (autodiff's scatter-adds) stay parallel: codegen makes their
-// updates atomic.
+// updates atomic. The same dependence tracking tells which atomic blocks no concurrent loop
+// reaches through an ordered iter var: drop_unraced_atomic makes their stores plain.
 #include <set>
 #include <unordered_map>
 
@@ -21,36 +22,35 @@ namespace {
 
 using VarSet = std::set<const VarNode*>;
 
-// Finds the parallel loops whose variable reaches a non-spatial binding: directly, through
+// Tracks which loops of the kinds in `kinds` each variable depends on: directly, through
 // `let`s, or through the spatial iter vars of enclosing blocks.
-class OrderedParallelFinder : public IRVisitor {
- public:
-  VarSet serial;  // loop vars of parallel loops to run serially
-
+class LoopDeps : public IRVisitor {
  protected:
+  explicit LoopDeps(std::set<ForKind> kinds) : kinds_(std::move(kinds)) {}
   void visit_for(const ForNode* n) override {
-    if (n->for_kind == ForKind::Parallel) deps_[n->loop_var.get()] = {n->loop_var.get()};
+    if (kinds_.count(n->for_kind)) deps_[n->loop_var.get()] = {n->loop_var.get()};
     IRVisitor::visit_for(n);
   }
   void visit_let_stmt(const LetStmtNode* n) override {
-    deps_[n->var.get()] = parallel_vars_of(n->value);
+    deps_[n->var.get()] = loops_of(n->value);
     IRVisitor::visit_let_stmt(n);
   }
-  void visit_block_realize(const BlockRealizeNode* n) override {
+  // The loops the non-spatial bindings of the block depend on; records its spatial vars'.
+  VarSet enter_block(const BlockRealizeNode* n) {
     const BlockNode& b = *n->block.get();
-    const bool atomic = b.annotations.count("atomic") > 0;
+    VarSet ordered;
     for (size_t i = 0; i < b.iter_vars.size() && i < n->bindings.size(); ++i) {
-      VarSet d = parallel_vars_of(n->bindings[i]);
+      VarSet d = loops_of(n->bindings[i]);
       if (b.iter_vars[i].kind == IterKind::Spatial)
         deps_[b.iter_vars[i].var.get()] = d;
-      else if (!atomic)
-        serial.insert(d.begin(), d.end());
+      else
+        ordered.insert(d.begin(), d.end());
     }
-    IRVisitor::visit_block_realize(n);
+    return ordered;
   }
 
  private:
-  VarSet parallel_vars_of(const Expr& e) const {
+  VarSet loops_of(const Expr& e) const {
     VarSet out;
     if (deps_.empty()) return out;
     for_each_expr(e, [&](const Expr& x) {
@@ -59,7 +59,56 @@ class OrderedParallelFinder : public IRVisitor {
     });
     return out;
   }
+  std::set<ForKind> kinds_;
   std::unordered_map<const VarNode*, VarSet> deps_;
+};
+
+// Finds the parallel loops whose variable reaches a non-spatial binding of a block that is
+// not atomic.
+class OrderedParallelFinder : public LoopDeps {
+ public:
+  OrderedParallelFinder() : LoopDeps({ForKind::Parallel}) {}
+  VarSet serial;  // loop vars of parallel loops to run serially
+
+ protected:
+  void visit_block_realize(const BlockRealizeNode* n) override {
+    VarSet d = enter_block(n);
+    if (!n->block->annotations.count("atomic")) serial.insert(d.begin(), d.end());
+    IRVisitor::visit_block_realize(n);
+  }
+};
+
+// Finds the atomic blocks whose reduce / scan / opaque vars no parallel or thread loop
+// reaches.
+class UnracedAtomicFinder : public LoopDeps {
+ public:
+  UnracedAtomicFinder() : LoopDeps({ForKind::Parallel, ForKind::ThreadBinding}) {}
+  std::set<const BlockNode*> unraced;
+
+ protected:
+  void visit_block_realize(const BlockRealizeNode* n) override {
+    VarSet d = enter_block(n);
+    if (n->block->annotations.count("atomic") && d.empty()) unraced.insert(n->block.get());
+    IRVisitor::visit_block_realize(n);
+  }
+};
+
+class DropAtomic : public IRMutator {
+ public:
+  explicit DropAtomic(const std::set<const BlockNode*>& blocks) : blocks_(blocks) {}
+
+ protected:
+  Stmt mutate_block_realize(const BlockRealizeNode* n, const Stmt& s) override {
+    Stmt r = IRMutator::mutate_block_realize(n, s);
+    if (!blocks_.count(n->block.get())) return r;
+    auto* m = r.as<BlockRealizeNode>();
+    BlockNode b = *m->block.get();
+    b.annotations.erase("atomic");
+    return make_block_realize(m->bindings, m->predicate, make_block(std::move(b)));
+  }
+
+ private:
+  const std::set<const BlockNode*>& blocks_;
 };
 
 class MakeSerial : public IRMutator {
@@ -86,6 +135,13 @@ Function serialize_ordered_parallel(const FunctionNode& f) {
   find.visit(f.body);
   if (find.serial.empty()) return with_body(f, f.body);
   return with_body(f, MakeSerial(find.serial).mutate(f.body));
+}
+
+Function drop_unraced_atomic(const FunctionNode& f) {
+  UnracedAtomicFinder find;
+  find.visit(f.body);
+  if (find.unraced.empty()) return with_body(f, f.body);
+  return with_body(f, DropAtomic(find.unraced).mutate(f.body));
 }
 
 }  // namespace tirc

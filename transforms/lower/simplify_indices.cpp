@@ -163,7 +163,7 @@ Expr simplify_index_expr(const Expr& e) { return BoolFolder().mutate(e); }
 Function simplify_indices(const FunctionNode& f) { return with_body(f, BoolFolder().mutate(f.body)); }
 
 Function lower_function(const FunctionNode& f, bool flatten, std::vector<BoundsCheckSite>* check_sites) {
-  Function g = serialize_ordered_parallel(f);
+  Function g = drop_unraced_atomic(*serialize_ordered_parallel(f));
   g = lower_init(check_sites ? *insert_bounds_checks(*g, check_sites) : *g);
   g = convert_blocks(*g);
   if (!std::getenv("TIRC_LOWER_NO_FUSE")) g = fuse_sibling_loops(*g);

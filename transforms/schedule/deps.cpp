@@ -715,6 +715,14 @@ void check_iterations_independent(const ScheduleState& st, const Stmt& loop_s, c
       if (o.get() == b) return true;
     return false;
   };
+  // Blocks with a reduce var bound to an expression of the loop var.
+  std::set<const BlockNode*> reduce_fed;
+  for (auto& bs : blocks) {
+    const BlockRealizeNode* br = realize(bs);
+    for (size_t i = 0; i < br->block->iter_vars.size(); ++i)
+      if (br->block->iter_vars[i].kind == IterKind::Reduce && uses_var(br->bindings[i], loop->loop_var.get()))
+        reduce_fed.insert(br->block.get());
+  }
   // Accesses of each buffer by each block, relaxed over loops inside `loop`.
   std::map<const BufferNode*, std::vector<Access>> acc;
   std::map<const BufferNode*, std::vector<const BlockNode*>> writers;
@@ -768,13 +776,15 @@ void check_iterations_independent(const ScheduleState& st, const Stmt& loop_s, c
     bool scratch = !is_param(buf);
     if (!shared && !scratch) continue;
     // Only atomic accumulations touch it (autodiff's scatter-adds into an intermediate's
-    // adjoint, or several of them into one): the updates commute and each is one atomic add,
-    // so no iteration's value is overwritten, scratch or not.
+    // adjoint, or several of them into one) and the loop feeds each one's reduce vars: the
+    // updates commute and each stays one atomic add, so no iteration's value is overwritten,
+    // scratch or not. A block the loop reaches through spatial vars only gets the partition
+    // checks below: lowering drops the atomics of such blocks (drop_unraced_atomic).
     bool atomic_only = prim == "parallel" || prim == "bind";
     for (auto& a : all) {
       bool writes = false;
       for (auto& w : a.block->writes) writes = writes || w.buffer.get() == buf;
-      atomic_only = atomic_only && writes && atomic_scatter_add(*a.block);
+      atomic_only = atomic_only && writes && atomic_scatter_add(*a.block) && reduce_fed.count(a.block);
     }
     if (atomic_only) continue;
     // Look for a dimension that partitions every access by the loop.
