@@ -22,6 +22,7 @@
 #include "ir/visitor.h"
 #include "parser/region_check.h"
 #include "transforms/simplify/const_fold.h"
+#include "transforms/simplify/linear.h"
 #include "transforms/simplify/region.h"
 
 namespace tirc::parser_detail {
@@ -966,6 +967,7 @@ class Builder {
     }
     pending_iter_vars_.clear();
     if (!where && if_depth_ == 0) check_bindings(node, bindings, binding_ctx);
+    check_scan_order(node, bindings, binding_ctx);
     for (auto* a : annots) node.annotations[annotation_key(a)] = annotation_value(a);
     if (init) {
       bool has_reduce = false;
@@ -1129,6 +1131,39 @@ class Builder {
         fail(ctxs[i], "binding of iter var " + node.iter_vars[i].var.name() + " takes values in [" +
                           std::to_string(iv.lo) + ", " + std::to_string(iv.hi) +
                           "], outside its domain [0, " + std::to_string(n) + ")");
+    }
+  }
+
+  // LANGUAGE.md: scan iterations run in increasing order. Loops run their vars upwards, so a
+  // binding with a negative coefficient on a loop var decreases from one iteration of that
+  // loop to the next, whatever the other loops do: the block would read state its later
+  // iterations write. Non-affine bindings (`I[t]`, `(7 - t) % 8`) are not judged here.
+  void check_scan_order(const BlockNode& node, const std::vector<Expr>& bindings,
+                        const std::vector<P::ExprContext*>& ctxs) {
+    for (size_t i = 0; i < bindings.size(); ++i) {
+      if (node.iter_vars[i].kind != IterKind::Scan) continue;
+      std::vector<Var> loop_vars;
+      for_each_expr(bindings[i], [&](const Expr& e) {
+        auto* v = e.as<VarNode>();
+        if (!v) return;
+        const Sym* s = lookup(v->name);
+        if (!s || s->kind != Sym::LoopVar || s->var.get() != v) return;
+        for (auto& l : loop_vars)
+          if (l.get() == v) return;
+        loop_vars.push_back(s->var);
+      });
+      if (loop_vars.empty()) continue;
+      auto form = linear_form(bindings[i], loop_vars);
+      if (!form) continue;
+      for (size_t k = 0; k < loop_vars.size(); ++k) {
+        auto r = ranges_.find(loop_vars[k].get());
+        if (form->coeffs[k] >= 0 || (r != ranges_.end() && r->second.lo == r->second.hi)) continue;
+        const std::string& vt = node.iter_vars[i].var.name();
+        fail(ctxs[i], "scan iter var " + vt + " of block '" + node.name + "' decreases along loop " +
+                          loop_vars[k].name() +
+                          ": scan iterations run in increasing order (to run a recurrence backwards, "
+                          "bind " + vt + " increasing and index the buffers at (N - 1 - " + vt + "))");
+      }
     }
   }
 

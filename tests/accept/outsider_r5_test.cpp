@@ -384,7 +384,8 @@ TEST(AcceptR5, ReductionOrder) {
       "      C[vi] += A[vi, vk]\n"
       "    }\n"
       "  }\n"
-      "}\n"
+      "}\n";
+  const std::string scan_rev =
       "func scan_rev(A: f32[8]) -> (C: f32[8]) {\n"
       "  for k in serial(8) {\n"
       "    block s(vk: scan(8) = 7 - k) {\n"
@@ -399,10 +400,14 @@ TEST(AcceptR5, ReductionOrder) {
   r = run("run - --func outer_k --input A=0.5", script);
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, "C: f32[4] sum=16 first=[4, 4, 4, 4]\n");
-  r = run("run - --func scan_rev --input A=1", script);
+  // A decreasing scan binding is refused where it is written (it was a run-time error at the
+  // first read of a later step's element).
+  r = run("run - --func scan_rev --input A=1", scan_rev);
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err,
-            "<stdin>:20:7: error: block \"s\": read of uninitialised element C[6] of output buffer C\n");
+            "<stdin>:3:27: error: scan iter var vk of block 's' decreases along loop k: scan iterations run "
+            "in increasing order (to run a recurrence backwards, bind vk increasing and index the buffers at "
+            "(N - 1 - vk))\n");
 }
 
 // Printing `serial(lo, hi)` with a symbolic start gives back what was written (it printed
