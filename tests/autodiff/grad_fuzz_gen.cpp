@@ -6,6 +6,7 @@
 #include "tests/autodiff/grad_fuzz_gen.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <random>
 #include <set>
@@ -47,7 +48,8 @@ constexpr int kSymMax = 3;  // the largest n checked
 
 class Gen {
  public:
-  explicit Gen(uint64_t seed) : rng_(seed) {}
+  Gen(uint64_t seed, bool extended)
+      : rng_(seed), ext_(seed * 0x9E3779B97F4A7C15ull + 0x51ED27ull), extended_(extended) {}
 
   FuzzProgram make();
 
@@ -55,6 +57,12 @@ class Gen {
   int pick(int n) { return static_cast<int>(rng_() % static_cast<uint64_t>(n)); }
   bool chance(double p) { return std::uniform_real_distribution<double>(0, 1)(rng_) < p; }
   void tag(const std::string& t) { tags_.insert(t); }
+  // Decisions about the constructs added in round 16 come from a stream of their own, so a
+  // program that uses none of them is the one the seed gave before (rng_ is untouched).
+  bool ext(double p) {
+    return extended_ && std::uniform_real_distribution<double>(0, 1)(ext_) < p;
+  }
+  int ext_pick(int n) { return static_cast<int>(ext_() % static_cast<uint64_t>(n)); }
 
   Dim new_dim() {
     if (symbolic_ && chance(0.25)) return Dim{kSymMax, true};
@@ -487,8 +495,15 @@ class Gen {
                               const std::string& body, const std::string& where, bool plain);
   void block(int bi, bool last, std::ostringstream& out);
   void scan_region(int bi, bool last, std::ostringstream& out);
+  // Round 16 constructs (see generate_grad_fuzz in the header).
+  bool pool_block(int bi, bool last, std::ostringstream& out);
+  bool concat_block(int bi, bool last, std::ostringstream& out);
+  bool scan_two_states(int bi, bool last, std::ostringstream& out);
+  std::string region_clauses(const std::string& body, const std::vector<std::string>& writes) const;
+  std::string shape_str(const std::string& name) const;
 
-  std::mt19937_64 rng_;
+  std::mt19937_64 rng_, ext_;
+  bool extended_ = true;
   std::vector<int> pool_;
   bool symbolic_ = false, scalar_ = false, scan_outer_ = false;
   std::vector<Buf> bufs_;
@@ -500,16 +515,86 @@ class Gen {
   int nidx_ = 0, nalloc_ = 0;
   std::set<std::string> tags_;
   std::vector<std::string> outputs_;
+  std::vector<std::string> cur_writes_;  // buffers the block being emitted stores to
 };
+
+std::string Gen::shape_str(const std::string& name) const {
+  for (auto& b : bufs_)
+    if (b.name == name) {
+      std::string r;
+      for (size_t d = 0; d < b.shape.size(); ++d) r += (d ? ", 0:" : "0:") + b.shape[d].str();
+      return r;
+    }
+  for (auto& x : idx_inputs_)  // "I3: i32[5] in [0, 4]"
+    if (x.compare(0, name.size() + 1, name + ":") == 0) {
+      size_t a = x.find('['), z = x.find(']');
+      return "0:" + x.substr(a + 1, z - a - 1);
+    }
+  return "";
+}
+
+// Hand-written `reads` / `writes` of a block body (TVM's T.reads / T.writes, whole buffers):
+// a buffer is read when it is loaded, or stored with a compound operator (`+=`, `max=`).
+std::string Gen::region_clauses(const std::string& body, const std::vector<std::string>& writes) const {
+  std::vector<std::string> names;
+  for (auto& b : bufs_) names.push_back(b.name);
+  for (auto& x : idx_inputs_) names.push_back(x.substr(0, x.find(':')));
+  std::vector<std::string> reads;
+  for (auto& n : names) {
+    bool read = false;
+    for (size_t at = body.find(n + "["); at != std::string::npos && !read; at = body.find(n + "[", at + 1)) {
+      if (at > 0 && (std::isalnum(static_cast<unsigned char>(body[at - 1])) || body[at - 1] == '_')) continue;
+      size_t q = at;
+      while (q > 0 && body[q - 1] == ' ') --q;
+      bool store = q == 0 || body[q - 1] == '\n' || body[q - 1] == '{' || body[q - 1] == ';';
+      if (!store) {
+        read = true;
+        break;
+      }
+      int depth = 0;
+      size_t e = at + n.size();
+      for (; e < body.size(); ++e) {
+        if (body[e] == '[') ++depth;
+        if (body[e] == ']' && --depth == 0) break;
+      }
+      size_t op = body.find_first_not_of(' ', e + 1);
+      if (op != std::string::npos && body[op] != '=') read = true;  // += -= *= max= min=
+    }
+    if (read) reads.push_back(n);
+  }
+  std::string r;
+  auto list = [&](const std::vector<std::string>& v) {
+    std::string l;
+    for (size_t i = 0; i < v.size(); ++i) l += (i ? ", " : "") + v[i] + "[" + shape_str(v[i]) + "]";
+    return l;
+  };
+  if (!reads.empty()) r += "reads " + list(reads) + "\n";
+  if (!writes.empty()) r += "writes " + list(writes) + "\n";
+  return r;
+}
 
 std::string Gen::loops_and_block(const std::string& bname, const std::vector<IVar>& vars,
                                  const std::string& body, const std::string& where, bool plain) {
   if (plain) {
     // Statements straight under loops named like the iter vars (no block: normalisation
-    // wraps them).
+    // wraps them), or, sometimes, inside a block without iter vars that holds the loops and
+    // says what it reads and writes (TVM's opaque block).
     tag("plain_loops");
     std::ostringstream s;
     int depth = 0;
+    if (ext(0.4)) {
+      tag("opaque_block");
+      s << "  block " << bname << "() {\n";
+      std::istringstream rs(region_clauses(body, cur_writes_));
+      for (std::string line; std::getline(rs, line);) s << "    " << line << "\n";
+      ++depth;
+      for (auto& v : vars)
+        s << std::string(2 + 2 * depth++, ' ') << "for " << v.name << " in serial(" << v.ext.str() << ") {\n";
+      std::istringstream bs(body);
+      for (std::string line; std::getline(bs, line);) s << std::string(2 + 2 * depth, ' ') << line << "\n";
+      for (int d = depth; d > 0; --d) s << std::string(2 * d, ' ') << "}\n";
+      return s.str();
+    }
     for (auto& v : vars)
       s << std::string(2 + 2 * depth++, ' ') << "for " << v.name << " in serial(" << v.ext.str() << ") {\n";
     std::istringstream bs(body);
@@ -531,6 +616,7 @@ std::string Gen::loops_and_block(const std::string& bname, const std::vector<IVa
   }
   std::vector<std::string> bind(vars.size());
   std::vector<std::string> heads;
+  std::vector<std::string> extra_where;
   size_t fuse_at = vars.size();
   if (vars.size() >= 2 && where.empty() && chance(0.15)) {
     for (size_t q = 0; q + 1 < order.size(); ++q) {
@@ -557,6 +643,30 @@ std::string Gen::loops_and_block(const std::string& bname, const std::vector<IVa
       continue;
     }
     std::string kind = "serial";
+    // Bindings that are not a plain loop var (round 16): a rotation `(l + k) % E`, `l % E`,
+    // or `l // 2` over a loop twice as long with `where l % 2 == p` keeping one of each pair.
+    if (v.kind != "scan" && !v.ext.sym && v.ext.v >= 2 && where.find("l" + v.name) == std::string::npos &&
+        ext(0.12)) {
+      int mode = ext_pick(3);
+      // A reduce var with an init must be 0 at its loop's first iteration (the init runs
+      // at the point where every reduce var is 0, in loop order).
+      bool first0 = v.kind == "reduce" && body.find("init {") != std::string::npos;
+      if (first0 && mode == 0) mode = 1;
+      std::string ext_s = std::to_string(v.ext.v);
+      if (mode == 2) {
+        s << std::string(2 + 2 * depth, ' ') << "for " << lv << " in serial(" << 2 * v.ext.v << ") {\n";
+        bind[order[q]] = lv + " // 2";
+        extra_where.push_back(lv + " % 2 == " + std::to_string(first0 ? 0 : ext_pick(2)));
+        tag("bind_halve");
+      } else {
+        s << std::string(2 + 2 * depth, ' ') << "for " << lv << " in serial(" << ext_s << ") {\n";
+        std::string k = std::to_string(1 + ext_pick(v.ext.v - 1));
+        bind[order[q]] = mode == 0 ? "(" + lv + " + " + k + ") % " + ext_s : lv + " % " + ext_s;
+        tag(mode == 0 ? "bind_rotate" : "bind_mod");
+      }
+      ++depth;
+      continue;
+    }
     if (v.kind == "spatial" && chance(0.12)) {
       static const char* ks[3] = {"parallel", "unroll", "vectorized"};
       kind = ks[pick(3)];
@@ -575,12 +685,22 @@ std::string Gen::loops_and_block(const std::string& bname, const std::vector<IVa
     ++depth;
   }
   std::string ind(2 + 2 * depth, ' ');
+  // Opaque iter vars (normalisation rewrite 8 finds their kinds) and hand-written regions.
+  bool opaque = !has_scan && body.find("init {") == std::string::npos && ext(0.15);
+  if (opaque) tag("opaque_vars");
   s << ind << "block " << bname << "(";
   for (size_t i = 0; i < vars.size(); ++i)
-    s << (i ? ", " : "") << vars[i].name << ": " << vars[i].kind << "(" << vars[i].ext.str()
-      << ") = " << bind[i];
+    s << (i ? ", " : "") << vars[i].name << ": " << (opaque ? std::string("opaque") : vars[i].kind) << "("
+      << vars[i].ext.str() << ") = " << bind[i];
   s << ") {\n";
-  if (!where.empty()) s << ind << "  where " << where << "\n";
+  std::string w = where;
+  for (auto& x : extra_where) w += (w.empty() ? "" : " && ") + x;
+  if (!w.empty()) s << ind << "  where " << w << "\n";
+  if (opaque || ext(0.15)) {
+    tag("region_clauses");
+    std::istringstream rs(region_clauses(body, cur_writes_));
+    for (std::string line; std::getline(rs, line);) s << ind << "  " << line << "\n";
+  }
   std::istringstream bs(body);
   for (std::string line; std::getline(bs, line);) s << ind << "  " << line << "\n";
   s << ind << "}\n";
@@ -602,6 +722,9 @@ void Gen::block(int bi, bool last, std::ostringstream& out) {
   static const int kinds[20] = {0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 3, 3, 3, 4, 4, 5, 5, 6, 6, 7};
   int kind = kinds[pick(20)];
   if (kind == 7) return scan_region(bi, last, out);
+  if (ext(0.07) && pool_block(bi, last, out)) return;
+  if (ext(0.06) && concat_block(bi, last, out)) return;
+  if (ext(0.06) && scan_two_states(bi, last, out)) return;
   if ((kind == 2 && updatable.empty()) || ((kind == 5 || kind == 6) && sliceable.empty())) kind = 0;
 
   c.dt = chance(0.2) ? "f64" : "f32";
@@ -729,7 +852,25 @@ void Gen::block(int bi, bool last, std::ostringstream& out) {
     c.lets.push_back(mk(t, v.lo, v.hi, c.dt));
     tag("let_stmt");
   }
+  // Two stores sharing nested lets (`let ta = ..; let tb = f(ta)`, both stores use both).
+  std::vector<FE> shared;
+  if (kind == 4 && ext(0.5)) {
+    FE a1 = bounded(expr(c, 2), 5);
+    std::string n1 = "t" + std::to_string(c.nlet++);
+    body += "let " + n1 + " = " + a1.s + "\n";
+    FE t1 = mk(n1, a1.lo, a1.hi, c.dt);
+    c.lets.push_back(t1);
+    FE a2 = bounded(binary(c, t1, unary(c, t1)), 5);
+    std::string n2 = "t" + std::to_string(c.nlet++);
+    body += "let " + n2 + " = " + a2.s + "\n";
+    FE t2 = mk(n2, a2.lo, a2.hi, c.dt);
+    c.lets.push_back(t2);
+    shared = {t1, t2};
+    tag("nested_lets_shared");
+  }
   FE e = bounded(expr(c, 2 + pick(3)), 10);
+  if (!shared.empty())
+    e = mk("(" + e.s + " + " + shared[1].s + " * " + shared[0].s + ")", e.lo - 25, e.hi + 25, c.dt);
   double lo = e.lo, hi = e.hi;
   if (nred > 0) {
     long cnt = 1;
@@ -756,6 +897,11 @@ void Gen::block(int bi, bool last, std::ostringstream& out) {
       body += pick(2) ? store + " " + f + "= " + e.s + "\n"
                       : store + " = " + f + "(" + store + ", " + e.s + ")\n";
       lo = std::min(lo, -5.0), hi = std::max(hi, 5.0);
+      if (ext(0.3)) {
+        // A max / min over a triangular window (true at the first reduce point).
+        where = "l" + vars.back().name + " <= l" + vars[0].name + (ext(0.5) ? "" : " + 1");
+        tag("where_maxmin");
+      }
     } else if (rk == 5 || rk == 6) {
       tag("red_prod");
       FE p = mk("(0.6 + 0.8 * sigmoid(" + e.s + "))", 0.6, 1.4, c.dt);
@@ -822,6 +968,7 @@ void Gen::block(int bi, bool last, std::ostringstream& out) {
   two_red_ = {0, 0};
   if (kind == 4) {
     FE e2 = bounded(expr(c, 2), 10);
+    if (!shared.empty()) e2 = mk("(" + e2.s + " - " + shared[1].s + ")", e2.lo - 5, e2.hi + 5, c.dt);
     body += target2 + "[" + join(sidx) + "] = " + e2.s + "\n";
     lo2 = e2.lo, hi2 = e2.hi;
   }
@@ -833,6 +980,21 @@ void Gen::block(int bi, bool last, std::ostringstream& out) {
     body = lets + "if " + pre_if + " {\n  " + rest + "}\n";
   }
   bool plain = (kind == 0 || kind == 4) && chance(0.15);
+  if (!plain && kind == 1 && where.empty() && pre_if.empty() && ext(0.1)) {
+    // A reduction as plain loops with a C-style init: `if r0 == 0 { Y[v] = init }` first.
+    size_t b0 = body.find("init { ");
+    if (b0 == 0) {
+      size_t b1 = body.find(" }\n");
+      std::string cond;
+      for (auto& v : vars)
+        if (v.kind == "reduce") cond += (cond.empty() ? "" : " && ") + v.name + " == 0";
+      body = "if " + cond + " {\n  " + body.substr(7, b1 - 7) + "\n}\n" + body.substr(b1 + 3);
+      plain = true;
+      tag("plain_reduction");
+    }
+  }
+  cur_writes_ = {target};
+  if (!target2.empty()) cur_writes_.push_back(target2);
   out << pre_blocks_ << loops_and_block(bname, vars, body, where, plain);
   pre_blocks_.clear();
   for (auto& b : bufs_) {
@@ -887,6 +1049,214 @@ void Gen::scan_region(int bi, bool last, std::ostringstream& out) {
   written_.insert(an);
   written_.insert(hn);
   tag("scan_region");
+}
+
+// Avg / max pooling along dim 0 of a float buffer with overlap (stride < window) and zero /
+// -inf padding (if_then_else guards), f16 / bf16 sources accumulated in f32; a 2-D window is
+// one reduce var r split as `r // K`, `r % K`.
+bool Gen::pool_block(int bi, bool last, std::ostringstream& out) {
+  std::vector<const Buf*> cand;
+  for (auto& b : bufs_)
+    if (b.dt != "i32" && (b.input || written_.count(b.name)) && !b.shape[0].sym && b.shape[0].v >= 3)
+      cand.push_back(&b);
+  if (cand.empty()) return false;
+  const Buf src = *cand[pick(static_cast<int>(cand.size()))];
+  bool two = src.shape.size() >= 2 && !src.shape[1].sym && src.shape[1].v >= 3 && pick(2);
+  int K = 2 + pick(2), st = 1 + pick(2), pad = pick(2);
+  auto out_len = [&](int L) { return (L + 2 * pad - K) / st + 1; };
+  int O0 = out_len(src.shape[0].v), O1 = two ? out_len(src.shape[1].v) : 0;
+  if (O0 < 1 || (two && O1 < 1)) return false;
+  bool mx = pick(2);
+  Ctx c;
+  c.dt = src.dt == "f64" ? "f64" : "f32";
+  std::vector<IVar> vars{IVar{"v0", "spatial", Dim{O0, false}}};
+  std::vector<std::string> sidx{"v0"}, xi, conds;
+  std::string i0 = "v0 * " + std::to_string(st) + " + " + (two ? "r0 // " + std::to_string(K) : "r0") +
+                   (pad ? " - 1" : "");
+  xi.push_back(i0);
+  if (pad) conds.push_back(i0 + " >= 0");
+  conds.push_back(i0 + " < " + std::to_string(src.shape[0].v));
+  std::vector<Dim> shape{Dim{O0, false}};
+  size_t d = 1;
+  if (two) {
+    vars.push_back(IVar{"v1", "spatial", Dim{O1, false}});
+    sidx.push_back("v1");
+    shape.push_back(Dim{O1, false});
+    std::string i1 = "v1 * " + std::to_string(st) + " + r0 % " + std::to_string(K) + (pad ? " - 1" : "");
+    xi.push_back(i1);
+    if (pad) conds.push_back(i1 + " >= 0");
+    conds.push_back(i1 + " < " + std::to_string(src.shape[1].v));
+    d = 2;
+  }
+  for (; d < src.shape.size(); ++d) {
+    std::string vn = "v" + std::to_string(vars.size());
+    vars.push_back(IVar{vn, "spatial", src.shape[d]});
+    sidx.push_back(vn);
+    xi.push_back(vn);
+    shape.push_back(src.shape[d]);
+  }
+  vars.push_back(IVar{"r0", "reduce", Dim{two ? K * K : K, false}});
+  std::string x = src.name + "[" + xi[0];
+  for (size_t q = 1; q < xi.size(); ++q) x += ", " + xi[q];
+  x += "]";
+  if (src.dt != c.dt) x = c.dt + "(" + x + ")", tag("half_accumulate");
+  std::string cond;
+  for (auto& q : conds) cond += (cond.empty() ? "" : " && ") + q;
+  std::string target = (last ? "Y" : "T") + std::to_string(nalloc_++);
+  std::string store = target + "[" + sidx[0];
+  for (size_t q = 1; q < sidx.size(); ++q) store += ", " + sidx[q];
+  store += "]";
+  std::string body;
+  double lo, hi;
+  if (mx) {
+    body = "init { " + store + " = min_value(" + c.dt + ") }\n" + store + " = max(" + store +
+           ", if_then_else(" + cond + ", " + x + ", min_value(" + c.dt + ")))\n";
+    lo = src.lo, hi = src.hi;
+    tag("max_pool");
+  } else {
+    double inv = 1.0 / (two ? K * K : K);
+    std::ostringstream t;
+    t << inv;
+    body = "init { " + store + " = 0.0 }\n" + store + " += if_then_else(" + cond + ", " + x + ", 0.0) * " +
+           t.str() + "\n";
+    lo = std::min(src.lo, 0.0), hi = std::max(src.hi, 0.0);
+    tag("avg_pool");
+  }
+  bufs_.push_back(Buf{target, c.dt, shape, lo, hi, false, last});
+  if (last) outputs_.push_back(target);
+  cur_writes_ = {target};
+  out << pre_blocks_ << loops_and_block("b" + std::to_string(bi), vars, body, "", false);
+  pre_blocks_.clear();
+  written_.insert(target);
+  return true;
+}
+
+// Concatenation of three pieces along dim 0 with an `if_then_else` chain.
+bool Gen::concat_block(int bi, bool last, std::ostringstream& out) {
+  std::vector<const Buf*> cand;
+  for (auto& b : bufs_)
+    if (b.dt != "i32" && (b.input || written_.count(b.name)) && !b.shape[0].sym) cand.push_back(&b);
+  if (cand.empty()) return false;
+  Ctx c;
+  c.dt = chance(0.2) ? "f64" : "f32";
+  std::vector<Buf> src;
+  int total = 0;
+  for (int q = 0; q < 3; ++q)
+    src.push_back(*cand[pick(static_cast<int>(cand.size()))]), total += src.back().shape[0].v;
+  if (total > 24) return false;
+  std::vector<IVar> vars{IVar{"v0", "spatial", Dim{total, false}}};
+  c.vars = vars;
+  std::string e;
+  double lo = 0, hi = 0;
+  for (int q = 2; q >= 0; --q) {
+    int o = 0;
+    for (int k = 0; k < q; ++k) o += src[k].shape[0].v;
+    std::string idx = o ? "v0 - " + std::to_string(o) : "v0";
+    for (size_t d = 1; d < src[q].shape.size(); ++d)
+      idx += ", " + (src[q].shape[d].sym ? std::string("0") : std::to_string(pick(src[q].shape[d].v)));
+    std::string ld = src[q].name + "[" + idx + "]";
+    if (src[q].dt != c.dt) ld = c.dt + "(" + ld + ")";
+    std::string end = std::to_string(o + src[q].shape[0].v);
+    e = q == 2 ? ld : "if_then_else(v0 < " + end + ", " + ld + ", " + e + ")";
+    lo = std::min(lo, src[q].lo), hi = std::max(hi, src[q].hi);
+  }
+  FE f = unary(c, mk(e, lo, hi, c.dt));
+  f = bounded(f, 10);
+  std::string target = (last ? "Y" : "T") + std::to_string(nalloc_++);
+  bufs_.push_back(Buf{target, c.dt, {Dim{total, false}}, f.lo, f.hi, false, last});
+  if (last) outputs_.push_back(target);
+  cur_writes_ = {target};
+  std::string body = target + "[v0] = " + f.s + "\n";
+  out << pre_blocks_ << loops_and_block("b" + std::to_string(bi), vars, body, "", false);
+  pre_blocks_.clear();
+  written_.insert(target);
+  tag("concat3");
+  return true;
+}
+
+// One scan block with two states sharing a let of the step (an LSTM-like cell): as histories
+// `T[vt, v0]`, `U[vt, v0]`, or as states overwritten at every step (`S[v0]`, `Q[v0]`,
+// initialised by a block before the loop).
+bool Gen::scan_two_states(int bi, bool last, std::ostringstream& out) {
+  Ctx c;
+  c.dt = chance(0.2) ? "f64" : "f32";
+  Dim L{3 + pick(3), false}, a{2 + pick(4), false};
+  std::vector<IVar> vars{IVar{"vt", "scan", L}, IVar{"v0", "spatial", a}};
+  c.vars = vars;
+  FE e = bounded(expr(c, 2), 3);
+  FE w = bounded(expr(c, 1), 1);
+  c.vars = {vars[1]};  // the first state is stored before the loop, too
+  FE e2 = bounded(expr(c, 1), 2);
+  std::string hn = (last ? "Y" : "T") + std::to_string(nalloc_++);
+  std::string un = (last ? "Y" : "T") + std::to_string(nalloc_++);
+  std::string body;
+  std::string bname = "b" + std::to_string(bi);
+  bool state = pick(2);
+  std::vector<Dim> shape = state ? std::vector<Dim>{a} : std::vector<Dim>{L, a};
+  if (state) {
+    // The states start from values a block before the loop stores.
+    std::vector<IVar> iv{IVar{"v0", "spatial", a}};
+    std::string init = hn + "[v0] = " + e2.s + "\n" + un + "[v0] = 1.0\n";
+    cur_writes_ = {hn, un};
+    bufs_.push_back(Buf{hn, c.dt, shape, -1, 1, false, last});
+    bufs_.push_back(Buf{un, c.dt, shape, 0, 1, false, last});
+    out << pre_blocks_ << loops_and_block(bname + "i", iv, init, "", false);
+    pre_blocks_.clear();
+    body = "let z = " + hn + "[v0] * " + w.s + " + " + e.s + "\n" + hn + "[v0] = tanh(z)\n" + un +
+           "[v0] = sigmoid(z) * " + un + "[v0]\n";
+    tag("scan_two_states_shared_let");
+    if (ext(0.5)) {
+      // A reader of both states later in the step (it sees them after the step), the
+      // states updated by one block or by two.
+      bool two_blocks = ext(0.5);
+      std::string rn = (last ? "Y" : "T") + std::to_string(nalloc_++);
+      bufs_.push_back(Buf{rn, c.dt, {L, a}, -2, 2, false, last});
+      if (last) outputs_.push_back(rn);
+      std::string A = std::to_string(a.v), Ls = std::to_string(L.v);
+      auto blk = [&](const std::string& name, const std::string& b) {
+        std::string r = "    for lv0 in serial(" + A + ") {\n      block " + name + "(vt: scan(" + Ls +
+                        ") = lt, v0: spatial(" + A + ") = lv0) {\n";
+        std::istringstream bs(b);
+        for (std::string line; std::getline(bs, line);) r += "        " + line + "\n";
+        return r + "      }\n    }\n";
+      };
+      out << pre_blocks_ << "  for lt in serial(" << Ls << ") {\n";
+      pre_blocks_.clear();
+      if (two_blocks) {
+        out << blk(bname, hn + "[v0] = tanh(" + hn + "[v0] * " + w.s + " + " + e.s + ")\n");
+        out << blk(bname + "q", un + "[v0] = sigmoid(" + un + "[v0] + " + e.s + ") * " + un + "[v0]\n");
+        tag("scan_states_two_blocks_reader");
+      } else {
+        out << blk(bname, body);
+        tag("scan_two_states_reader");
+      }
+      std::string k = std::to_string(ext_pick(a.v));
+      std::string rd = rn + "[vt, v0] = " + hn + "[v0] * " + un + "[(v0 + " + k + ") % " + A + "] + " + hn +
+                       "[(v0 + 1) % " + A + "]\n";
+      out << blk(bname + "r", rd);
+      out << "  }\n";
+      if (last) outputs_.push_back(hn), outputs_.push_back(un);
+      written_.insert(hn);
+      written_.insert(un);
+      written_.insert(rn);
+      return true;
+    }
+  } else {
+    bufs_.push_back(Buf{hn, c.dt, shape, -1, 1, false, last});
+    bufs_.push_back(Buf{un, c.dt, shape, 0, 1, false, last});
+    body = "let z = if_then_else(vt >= 1, " + hn + "[vt - 1, v0], " + e2.s + ") * " + w.s + " + " + e.s +
+           "\n" +
+           hn + "[vt, v0] = tanh(z)\n" + un + "[vt, v0] = sigmoid(z) * if_then_else(vt >= 1, " + un +
+           "[vt - 1, v0], 1.0)\n";
+    tag("scan_two_histories_shared_let");
+  }
+  if (last) outputs_.push_back(hn), outputs_.push_back(un);
+  cur_writes_ = {hn, un};
+  out << pre_blocks_ << loops_and_block(bname, vars, body, "", false);
+  pre_blocks_.clear();
+  written_.insert(hn);
+  written_.insert(un);
+  return true;
 }
 
 FuzzProgram Gen::make() {
@@ -987,6 +1357,6 @@ FuzzProgram Gen::make() {
 
 }  // namespace
 
-FuzzProgram generate_grad_fuzz(uint64_t seed) { return Gen(seed).make(); }
+FuzzProgram generate_grad_fuzz(uint64_t seed, bool extended) { return Gen(seed, extended).make(); }
 
 }  // namespace tirc::testing

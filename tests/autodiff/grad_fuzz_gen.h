@@ -24,6 +24,14 @@ struct FuzzProgram {
   std::vector<std::string> features;  // tags of the constructs used, for statistics
 };
 
-FuzzProgram generate_grad_fuzz(uint64_t seed);
+// extended: also the constructs added in helper round 16 (opaque blocks with hand-written
+// reads / writes, bindings `(l + k) % E`, `l % E`, `l // 2` under `where l % 2 == p`, scatter-adds
+// and reductions through them, C-style plain-loop reductions, max / min with a triangular
+// `where`, avg / max pools with overlap and padding (2-D windows as `r // K`, `r % K`, half
+// inputs accumulated in f32), concatenations of three pieces by `if_then_else` chains, two
+// stores sharing nested lets, scan blocks with two states sharing a let). Their decisions
+// come from a second random stream, so a program for which none of them is chosen is the same
+// as with extended = false (the programs of round 15 and before).
+FuzzProgram generate_grad_fuzz(uint64_t seed, bool extended = true);
 
 }  // namespace tirc::testing

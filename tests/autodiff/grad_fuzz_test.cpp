@@ -15,7 +15,8 @@
 //     --gtest_also_run_disabled_tests --gtest_filter='GradFuzz.DISABLED_Long'
 // TIRC_GF_VERBOSE=1 prints each refusal; TIRC_GF_VERBOSE=2 also every program.
 // TIRC_GF_ONLY=K runs program K of the seed only (reproducing one failure);
-// TIRC_GF_SECOND_ALL=1 checks the second order of every program (default: every third).
+// TIRC_GF_SECOND_ALL=1 checks the second order of every program (default: every third);
+// TIRC_GF_CLASSIC=1 generates without the round 16 constructs (the programs of earlier rounds).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -207,7 +208,8 @@ void run_fuzz(uint64_t seed0, int iters) {
   if (const char* e = std::getenv("TIRC_GF_ONLY")) only = std::atoi(e), iters = std::max(iters, only + 1);
   for (int i = 0; i < iters; ++i) {
     if (only >= 0 && i != only) continue;
-    testing::FuzzProgram p = testing::generate_grad_fuzz(seed0 * 1000003u + static_cast<uint64_t>(i));
+    testing::FuzzProgram p = testing::generate_grad_fuzz(seed0 * 1000003u + static_cast<uint64_t>(i),
+                                                             !std::getenv("TIRC_GF_CLASSIC"));
     ++st.programs;
     for (auto& t : p.features) ++st.features[t];
     if (verbose() >= 2) std::fprintf(stderr, "--- program %d\n%s", i, p.text.c_str());

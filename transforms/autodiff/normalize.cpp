@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -29,6 +30,7 @@
 #include "transforms/autodiff/redundant.h"
 #include "transforms/autodiff/regions.h"
 #include "transforms/autodiff/wrap_stores.h"
+#include "transforms/simplify/const_fold.h"
 
 namespace tirc {
 namespace {
@@ -630,7 +632,10 @@ class Normalizer : public IRMutator {
     }
     if (auto r = inline_scope_block(n)) return *r;
     auto r = normalize_block(n);
-    if (!r) return s;
+    if (!r) {
+      if (auto w = wrap_opaque_block(n)) return *w;
+      return s;
+    }
     Stmt q = make_seq(*r);
     if (r->size() > 1 && q.as<SeqNode>()) split_.insert(q.get());
     return q;
@@ -643,14 +648,19 @@ class Normalizer : public IRMutator {
   bool ctx_stable(const std::vector<Item>& items, const VarNode* scan = nullptr);
   bool iterations_disjoint(const BlockNode& b, const std::vector<Item>& items, const VarNode* scan = nullptr);
   bool instances_distinct(const BlockRealizeNode* br);
+  bool instances_distinct_enumerated(const BlockRealizeNode* br);
   std::optional<LiftPlan> plan_lift(const BlockNode& b, const Item& it, bool has_init);
   bool can_become_init(const BlockNode& b, const Item& st, const LiftPlan& p);
   std::optional<Item> manual_init(const BlockNode& b, const std::vector<Item>& items);
-  std::optional<std::vector<Item>> body_items(const Stmt& body, const VarNode* scan = nullptr);
+  // stable = false: the items even when a context value reads what an item before it writes
+  // (for rewrites that place each context themselves: rewrite 6 with several states).
+  std::optional<std::vector<Item>> body_items(const Stmt& body, const VarNode* scan = nullptr,
+                                              bool stable = true);
   std::optional<std::vector<Stmt>> normalize_block(const BlockRealizeNode* br);
+  std::optional<Stmt> wrap_opaque_block(const BlockRealizeNode* br);
   std::optional<Stmt> inline_scope_block(const BlockRealizeNode* br);
   std::optional<Stmt> inline_outer_block(const BlockRealizeNode* br);
-  std::optional<std::vector<Stmt>> expand_state(const BlockRealizeNode* br, const Item& it);
+  std::optional<std::vector<Stmt>> expand_state(const BlockRealizeNode* br, const std::vector<Item>& items);
   std::optional<std::vector<Stmt>> split_init(const BlockRealizeNode* br);
   std::optional<std::vector<Stmt>> opaque_kinds(const BlockRealizeNode* br);
   std::optional<std::vector<Stmt>> opaque_kinds_plain(const BlockRealizeNode* br);
@@ -714,8 +724,8 @@ class Normalizer : public IRMutator {
     int64_t offset;
     std::vector<bool> fixed;  // dims of a constant element (`S[0]`): not in the history
   };
-  std::unordered_map<const BlockRealizeNode*, StateReader> state_readers_;
-  Stmt read_history(const BlockRealizeNode* n, const StateReader& r);
+  std::unordered_map<const BlockRealizeNode*, std::vector<StateReader>> state_readers_;
+  Stmt read_history(const BlockRealizeNode* n, const std::vector<StateReader>& rs);
   // Scan loops around a split scan block (rewrite 9): the loops between the loop and the
   // block are distributed over the pieces, the scan loop itself is not.
   std::unordered_set<const ForNode*> scan_stop_;
@@ -1265,12 +1275,93 @@ bool Normalizer::instances_distinct(const BlockRealizeNode* br) {
     if (!ok) continue;
     for (auto& t : terms) covered.insert(t.second);
   }
+  bool all = true;
   for (auto& [v, f] : loops)
-    if (!unit(v) && !covered.count(v)) return false;
+    if (!unit(v) && !covered.count(v)) all = false;
+  return all || instances_distinct_enumerated(br);
+}
+
+// Bindings that are not affine (`vr = r % 3`, `vi = i // 2` under `where i % 2 == 0`) are
+// checked point by point: every point of the loop box where the predicate holds (an `if`
+// between the loops is ignored: more points, so a stricter test) gives another tuple of
+// binding values. Only constant loop bounds and at most 2^14 points; false otherwise.
+bool Normalizer::instances_distinct_enumerated(const BlockRealizeNode* br) {
+  std::vector<const ForNode*> loops;
+  std::vector<int64_t> lo, ext;
+  int64_t total = 1;
+  // A loop L whose bounds are not constant (a symbolic `n`) is left out when one binding is
+  // L's var (minus its min) and nothing else uses it: its points differ in that binding.
+  VarSet skipped;
+  auto own_coordinate = [&](const ForNode* f) {
+    const VarNode* v = f->loop_var.get();
+    if (uses_var(br->predicate, v)) return false;
+    int own = 0;
+    for (auto& bd : br->bindings) {
+      if (!uses_var(bd, v)) continue;
+      auto* sub = bd.as<BinaryNode>();
+      bool plain = bd.get() == v ||
+                   (sub && sub->op == BinOp::Sub && sub->a.get() == v && expr_identical(sub->b, f->min));
+      if (!plain) return false;
+      ++own;
+    }
+    return own == 1;
+  };
+  for (auto* f : loops_) {
+    int64_t a = 0, e = 0;
+    if (!is_const_int(f->min, &a) || !is_const_int(f->extent, &e)) {
+      if (own_coordinate(f)) {
+        skipped.insert(f->loop_var.get());
+        continue;
+      }
+      return false;
+    }
+    if (e <= 0) return true;  // the block never runs
+    total *= e;
+    if (total > (int64_t{1} << 14)) return false;
+    loops.push_back(f);
+    lo.push_back(a);
+    ext.push_back(e);
+  }
+  auto eval = [](const Expr& e, const std::unordered_map<const VarNode*, Expr>& at, int64_t* v) {
+    struct Fold : IRMutator {
+      using IRMutator::mutate;
+      Expr mutate(const Expr& x) override {
+        Expr r = IRMutator::mutate(x);
+        Expr f = fold_constant(r);
+        return f.defined() ? f : r;
+      }
+    } fold;
+    return is_const_int(fold.mutate(substitute(e, at)), v);
+  };
+  std::set<std::vector<int64_t>> seen;
+  std::vector<int64_t> pt(loops.size(), 0);
+  for (int64_t n = 0; n < total; ++n) {
+    std::unordered_map<const VarNode*, Expr> at;
+    for (size_t i = 0; i < loops.size(); ++i)
+      at[loops[i]->loop_var.get()] = make_int(lo[i] + pt[i], loops[i]->loop_var.dtype());
+    int64_t p = 1;
+    if (!eval(br->predicate, at, &p)) return false;
+    if (p) {
+      std::vector<int64_t> tuple;
+      for (auto& b : br->bindings) {
+        int64_t v = 0;
+        bool own = false;
+        for (auto* sv : skipped) own = own || uses_var(b, sv);
+        if (own) continue;
+        if (!eval(b, at, &v)) return false;
+        tuple.push_back(v);
+      }
+      if (!seen.insert(std::move(tuple)).second) return false;
+    }
+    for (size_t i = loops.size(); i-- > 0;) {
+      if (++pt[i] < ext[i]) break;
+      pt[i] = 0;
+    }
+  }
   return true;
 }
 
-std::optional<std::vector<Item>> Normalizer::body_items(const Stmt& body, const VarNode* scan) {
+std::optional<std::vector<Item>> Normalizer::body_items(const Stmt& body, const VarNode* scan, bool stable) {
   std::vector<Item> items;
   CtxList ctx;
   bool saw_else = false;
@@ -1279,7 +1370,7 @@ std::optional<std::vector<Item>> Normalizer::body_items(const Stmt& body, const 
     while (merge_if_else(items)) {
     }
   } while (saw_else && merge_if_else(items, true));
-  if (!ctx_stable(items, scan)) return std::nullopt;
+  if (stable && !ctx_stable(items, scan)) return std::nullopt;
   std::vector<Item> live;
   for (auto& it : items)
     if (it.leaf.defined()) live.push_back(it);
@@ -1619,7 +1710,29 @@ std::optional<std::vector<Stmt>> Normalizer::normalize_block(const BlockRealizeN
   if (scan && !has_init && b.allocs.empty()) {
     auto items = body_items(b.body);
     if (items && items->size() == 1)
-      if (auto r = expand_state(br, (*items)[0])) return r;
+      if (auto r = expand_state(br, *items)) return r;
+    // Several states in one step (`let z = f(S, Q); S = g(z); Q = h(z, Q)`): the lets read
+    // states that items before them store, which expand_state places itself. Only lets,
+    // stores and `if`s without else, one item per store (merging if/else or complementary
+    // `if`s would move conditions past stores).
+    struct Shape : IRVisitor {
+      bool has_else = false;
+      size_t stores = 0;
+      void visit_if(const IfThenElseStmtNode* n) override {
+        has_else = has_else || n->else_case.defined();
+        IRVisitor::visit_if(n);
+      }
+      void visit_store(const StoreNode* n) override {
+        ++stores;
+        IRVisitor::visit_store(n);
+      }
+    } sh;
+    sh.visit(b.body);
+    if (!sh.has_else) {
+      auto all = body_items(b.body, nullptr, false);
+      if (all && all->size() >= 2 && all->size() == sh.stores)
+        if (auto r = expand_state(br, *all)) return r;
+    }
   }
   {
     // Blocks gradient() accepts as they are stay untouched.
@@ -1803,6 +1916,75 @@ bool Normalizer::init_accepted(const BlockNode& b) {
     if (!match) return false;
   }
   return true;
+}
+
+// Rewrite 0 inside a block without iter vars (TVM's opaque block: `block b() { reads ..
+// writes .. for i { for k { if k == 0 { T[i] = 0 } T[i] += .. } } }`), when the rewrites above
+// leave it as written (rewrite 3 reads a loop chain, not C's `if k == 0` init): its
+// block-free statements get blocks with opaque iter vars for the loops inside it, exactly as
+// under the root, and the block becomes a scope block (rewrite 5 dissolves it, rewrite 8
+// classifies the vars). Kept only when every resulting block is one gradient() accepts and
+// no opaque var is left; the body must not use loop vars from outside the block (only the
+// loops inside become iter vars).
+std::optional<Stmt> Normalizer::wrap_opaque_block(const BlockRealizeNode* br) {
+  const BlockNode& b = *br->block.get();
+  if (!b.iter_vars.empty() || b.init.defined() || !b.allocs.empty()) return std::nullopt;
+  for (auto* l : loops_)
+    if (uses_var(b.body, l->loop_var.get())) return std::nullopt;
+  // Only a body with loops of its own (a block-free statement alone would be wrapped into
+  // a block like this one again).
+  struct Loops : IRVisitor {
+    bool found = false;
+    void visit_for(const ForNode*) override { found = true; }
+    void visit_block_realize(const BlockRealizeNode*) override {}
+  } lv;
+  lv.visit(b.body);
+  if (!lv.found) return std::nullopt;
+  // The pieces are named after the block (b, b_1, ...): it is dissolved, and refusals then
+  // name a block the user wrote.
+  bool first = true;
+  Stmt body = ad::wrap_blockless_statements(b.body, [&](const std::string&) {
+    if (first) {
+      first = false;
+      return b.name;
+    }
+    return names_.unique(b.name);
+  });
+  if (body.same_as(b.body)) return std::nullopt;
+  BlockNode nb = b;
+  nb.body = body;
+  Stmt r = make_block_realize(br->bindings, br->predicate, make_block(std::move(nb)));
+  // A rejected attempt must leave no trace in the rewrites' shared state.
+  // (The sets keyed by node address too: a freed node's address may be reused.)
+  size_t n_allocs = new_allocs_.size();
+  auto readers = state_readers_;
+  auto after = after_loop_;
+  auto stands = stands_for_;
+  auto split = split_;
+  auto stop = scan_stop_;
+  Stmt out = mutate(r);
+  auto undo = [&]() {
+    new_allocs_.resize(n_allocs);
+    state_readers_ = readers;
+    after_loop_ = after;
+    stands_for_ = stands;
+    split_ = split;
+    scan_stop_ = stop;
+    return std::nullopt;
+  };
+  if (!all_blocks_plain(out)) return undo();
+  bool opaque = false;
+  struct V : IRVisitor {
+    bool* opaque;
+    void visit_block(const BlockNode* n) override {
+      for (auto& iv : n->iter_vars) *opaque = *opaque || iv.kind == IterKind::Opaque;
+      IRVisitor::visit_block(n);
+    }
+  } v;
+  v.opaque = &opaque;
+  v.visit(out);
+  if (opaque) return undo();
+  return out;
 }
 
 // Every block realize in s has a body gradient() accepts as it is: lets and guards (no
@@ -2211,11 +2393,18 @@ class ReplaceStateLoad : public IRMutator {
 // reverse mode): `H_hist[vt, vj] = f(if_then_else(vt == first, H[vj], H_hist[vt - 1, vj]))`,
 // then a block `H[vj] = H_hist[last, vj]` (predicate: the last step). Sound when every step
 // runs for every spatial point (the scan var bound to a loop var plus a constant, predicate
-// true) and the step reads the state only at the element it writes.
-std::optional<std::vector<Stmt>> Normalizer::expand_state(const BlockRealizeNode* br, const Item& it) {
+// true or free of the scan loop, each instance once) and the step reads the state only at
+// the element it writes. Several states of one step (one store each, helper round 16) get a
+// history each; loads before a state's store read its previous value, after it the new one.
+std::optional<std::vector<Stmt>> Normalizer::expand_state(const BlockRealizeNode* br,
+                                                           const std::vector<Item>& items) {
   const BlockNode& b = *br->block.get();
-  auto* st = it.leaf.as<StoreNode>();
-  if (!st || !is_one(br->predicate)) return std::nullopt;
+  if (items.empty()) return std::nullopt;
+  // A `where` (helper round 16) only on the loops of the other iter vars (`where j % 2 == 0`
+  // with `vj = j // 2`): a spatial point then runs at every step or at none; checked below.
+  const bool predicated = !is_one(br->predicate);
+  for (auto& it : items)
+    if (!it.leaf.as<StoreNode>()) return std::nullopt;
   int sv = -1;
   for (size_t i = 0; i < b.iter_vars.size(); ++i) {
     if (b.iter_vars[i].kind == IterKind::Scan) {
@@ -2227,20 +2416,26 @@ std::optional<std::vector<Stmt>> Normalizer::expand_state(const BlockRealizeNode
   }
   if (sv < 0) return std::nullopt;
   const Var& s = b.iter_vars[sv].var;
-  const Buffer& Y0 = st->buffer;
-  // The store: distinct spatial iter vars, all of them, not the scan var (or constants).
-  VarSet seen;
-  for (size_t d = 0; d < st->indices.size(); ++d) {
-    const Expr& i = st->indices[d];
-    if (const_in_bounds(i, Y0->shape[d])) continue;  // a scalar state `S[0]` (helper round h5)
-    auto* v = i.as<VarNode>();
-    bool spatial = false;
-    for (size_t k = 0; k < b.iter_vars.size(); ++k)
-      if (static_cast<int>(k) != sv && v && b.iter_vars[k].var.get() == v) spatial = true;
-    if (!spatial || seen.count(v)) return std::nullopt;
-    seen.insert(v);
+  for (size_t j = 0; j < items.size(); ++j) {
+    auto* st = items[j].leaf.as<StoreNode>();
+    const Buffer& Y0 = st->buffer;
+    // Several states (helper round 16): one store each.
+    for (size_t k = 0; k < j; ++k)
+      if (items[k].leaf.as<StoreNode>()->buffer.same_as(Y0)) return std::nullopt;
+    // The store: distinct spatial iter vars, all of them, not the scan var (or constants).
+    VarSet seen;
+    for (size_t d = 0; d < st->indices.size(); ++d) {
+      const Expr& i = st->indices[d];
+      if (const_in_bounds(i, Y0->shape[d])) continue;  // a scalar state `S[0]` (helper round h5)
+      auto* v = i.as<VarNode>();
+      bool spatial = false;
+      for (size_t k = 0; k < b.iter_vars.size(); ++k)
+        if (static_cast<int>(k) != sv && v && b.iter_vars[k].var.get() == v) spatial = true;
+      if (!spatial || seen.count(v)) return std::nullopt;
+      seen.insert(v);
+    }
+    if (seen.size() + 1 != b.iter_vars.size()) return std::nullopt;
   }
-  if (seen.size() + 1 != b.iter_vars.size()) return std::nullopt;
   // The scan var's binding: a loop var (plus a constant) of a loop with fixed bounds.
   auto a = ad::to_affine(br->bindings[sv]);
   if (!a || a->terms.size() != 1 || a->terms[0].second != 1) return std::nullopt;
@@ -2251,6 +2446,8 @@ std::optional<std::vector<Stmt>> Normalizer::expand_state(const BlockRealizeNode
   for (const Expr& e : {L->min, L->extent})
     for (auto* v : vars_of(e))
       if (!scalars_.count(v)) return std::nullopt;
+  if (predicated && (uses_var(br->predicate, L->loop_var.get()) || !instances_distinct(br)))
+    return std::nullopt;
   for (size_t k = 0; k < b.iter_vars.size(); ++k)
     if (static_cast<int>(k) != sv && vars_of(br->bindings[k]).count(L->loop_var.get())) return std::nullopt;
   for (auto* f : loops_)
@@ -2258,6 +2455,19 @@ std::optional<std::vector<Stmt>> Normalizer::expand_state(const BlockRealizeNode
       return std::nullopt;
   int64_t ext;
   if (is_const_int(L->extent, &ext) && ext < 1) return std::nullopt;
+  const BlockRealizeNode* in_tree = stands_for_.count(br) ? stands_for_.at(br) : br;
+  // Per state: its store, the constant dims of its element, its readers after the block.
+  struct State {
+    const StoreNode* st;
+    std::vector<bool> fixed;
+    std::vector<std::pair<const BlockRealizeNode*, std::pair<int, int64_t>>> readers;
+    Buffer hist;
+    std::vector<Expr> prev_idx, cur_idx;
+    Expr old;  // the state before this step
+  };
+  std::vector<State> states;
+  for (auto& it : items) {
+  auto* st = it.leaf.as<StoreNode>();
   const Buffer& Y = st->buffer;
   // Nothing else in the scan loop may touch the state (it now changes only after the loop),
   // except blocks after the state's block, in a later statement of the scan loop's body,
@@ -2320,7 +2530,6 @@ std::optional<std::vector<Stmt>> Normalizer::expand_state(const BlockRealizeNode
       IRVisitor::visit_block(n);
     }
   } others;
-  const BlockRealizeNode* in_tree = stands_for_.count(br) ? stands_for_.at(br) : br;
   others.self = in_tree;
   others.y = Y.get();
   others.lv = L->loop_var.get();
@@ -2357,6 +2566,10 @@ std::optional<std::vector<Stmt>> Normalizer::expand_state(const BlockRealizeNode
     }
   }
   if (others.bad) return std::nullopt;
+  // A reader would load the history of a point the predicate skips (never written).
+  if (predicated && !others.readers.empty()) return std::nullopt;
+  states.push_back(State{st, fixed, others.readers, Buffer(), {}, {}, Expr()});
+  }
   DType it_t = s.dtype();
   Expr c = make_const(it_t, a->constant);
   auto fold = [&](const Expr& e) {
@@ -2364,40 +2577,79 @@ std::optional<std::vector<Stmt>> Normalizer::expand_state(const BlockRealizeNode
     return f ? ad::affine_to_expr(*f, it_t) : e;
   };
   Expr first = fold(L->min + c), last = fold(L->min + L->extent - make_const(it_t, 1) + c);
-  std::vector<Expr> shape{b.iter_vars[sv].extent};
-  std::vector<Expr> prev_idx{s - make_const(it_t, 1)}, cur_idx{s};
-  for (size_t d = 0; d < st->indices.size(); ++d) {
-    if (fixed[d]) continue;
-    shape.push_back(Y->shape[d]);
-    prev_idx.push_back(st->indices[d]);
-    cur_idx.push_back(st->indices[d]);
+  for (auto& S : states) {
+    const StoreNode* st = S.st;
+    const Buffer& Y = st->buffer;
+    std::vector<Expr> shape{b.iter_vars[sv].extent};
+    S.prev_idx = {s - make_const(it_t, 1)};
+    S.cur_idx = {s};
+    for (size_t d = 0; d < st->indices.size(); ++d) {
+      if (S.fixed[d]) continue;
+      shape.push_back(Y->shape[d]);
+      S.prev_idx.push_back(st->indices[d]);
+      S.cur_idx.push_back(st->indices[d]);
+    }
+    S.hist = Buffer(names_.unique(Y->name + "_hist"), Y->dtype, shape, "global");
+    S.old = make_if_then_else(make_binary(BinOp::EQ, s, first), make_load(Y, st->indices),
+                              make_load(S.hist, S.prev_idx));
   }
-  Buffer Hh(names_.unique(Y->name + "_hist"), Y->dtype, shape, "global");
-  Expr state =
-      make_if_then_else(make_binary(BinOp::EQ, s, first), make_load(Y, st->indices), make_load(Hh, prev_idx));
-  ReplaceStateLoad rep(Y.get(), st->indices, state);
-  Item ni;
-  for (auto& cx : it.ctx) {
-    Expr v = rep.mutate(cx->value);
-    if (v.same_as(cx->value)) {
-      ni.ctx.push_back(cx);
-    } else {
-      auto nc = std::make_shared<Ctx>(*cx);
-      nc->value = v;
+  // The statements of the step run in order: a let or store value evaluated after state k's
+  // store (an item after it, or a let first bound there) sees the new value, hist_k[s, ..];
+  // before it, the old one. A let shared by several items (one Ctx node) is rewritten once,
+  // at the position where it is bound: the first item holding it.
+  bool other = false;
+  auto rewrite = [&](const Expr& e, size_t pos) {
+    Expr r = e;
+    for (size_t k = 0; k < states.size(); ++k) {
+      const State& S = states[k];
+      ReplaceStateLoad rp(S.st->buffer.get(), S.st->indices, k < pos ? make_load(S.hist, S.cur_idx) : S.old);
+      r = rp.mutate(r);
+      other = other || rp.other;
+    }
+    return r;
+  };
+  std::unordered_map<const Ctx*, std::shared_ptr<const Ctx>> ctx_map;
+  std::vector<Item> nis;
+  bool reads_state = false;
+  for (size_t j = 0; j < items.size(); ++j) {
+    const Item& it = items[j];
+    Item ni;
+    for (auto& cx : it.ctx) {
+      auto m = ctx_map.find(cx.get());
+      if (m != ctx_map.end()) {
+        ni.ctx.push_back(m->second);
+        continue;
+      }
+      Expr v = rewrite(cx->value, j);
+      std::shared_ptr<const Ctx> nc = cx;
+      if (!v.same_as(cx->value)) {
+        auto m2 = std::make_shared<Ctx>(*cx);
+        m2->value = v;
+        nc = m2;
+        reads_state = true;
+      }
+      ctx_map[cx.get()] = nc;
       ni.ctx.push_back(nc);
     }
+    const StoreNode* st = states[j].st;
+    Expr value = rewrite(st->value, j);
+    reads_state = reads_state || !value.same_as(st->value);
+    ni.leaf = make_store(states[j].hist, states[j].cur_idx, value, st->loc);
+    nis.push_back(std::move(ni));
   }
-  Expr value = rep.mutate(st->value);
-  if (rep.other) return std::nullopt;
-  bool reads_state = !value.same_as(st->value);
-  for (size_t k = 0; k < it.ctx.size(); ++k) reads_state = reads_state || ni.ctx[k] != it.ctx[k];
+  if (other) return std::nullopt;
   if (!reads_state) return std::nullopt;  // the last step's value wins: not a recurrence
-  {
+  for (size_t j = 0; j < nis.size(); ++j) {
+    Item& ni = nis[j];
+    const Expr& state = states[j].old;
+    auto* hs = ni.leaf.as<StoreNode>();
+    Expr value = hs->value;
     // Guards around the update (`if vr >= 1 { S[vx] = tanh(S[vx] + X[vr, vx]) }`): a step they
     // skip keeps the state, so its history element must hold it too (it was left unwritten and
     // the next step read it: "read of uninitialised element S_hist[0, 0]", outsider round 12):
     // the value becomes if_then_else(guards, value, state). A let after a guard may be valid
-    // only under it: refused (left as written).
+    // only under it: refused (left as written). With several states each store gets its own
+    // arm (a later state reading this one's new value then reads the kept one).
     Expr cond;
     CtxList lets;
     for (auto& cx : ni.ctx) {
@@ -2413,67 +2665,80 @@ std::optional<std::vector<Stmt>> Normalizer::expand_state(const BlockRealizeNode
       value = make_if_then_else(cond, value, state);
       ni.ctx = lets;
     }
+    ni.leaf = make_store(hs->buffer, hs->indices, value, hs->loc);
   }
-  ni.leaf = make_store(Hh, cur_idx, value, st->loc);
-  Stmt hist = build_piece(br, Piece{{ni}, std::nullopt, std::nullopt}, b.name, false);
-  // The state after the loop: the last step's value.
-  BlockNode cb;
-  cb.name = names_.unique(b.name + "_last");
-  VarMap m;
-  for (auto& iv : b.iter_vars) {
-    Var nv(iv.var.name(), iv.var.dtype());
-    m[iv.var.get()] = nv;
-    cb.iter_vars.push_back({nv, IterKind::Spatial, iv.extent});
-  }
-  std::vector<Expr> idx;
-  for (auto& i : st->indices) idx.push_back(substitute(i, m));
-  std::vector<Expr> hidx{m.at(s.get())};
-  for (size_t d = 0; d < idx.size(); ++d)
-    if (!fixed[d]) hidx.push_back(idx[d]);
-  cb.body = make_store(Y, idx, make_load(Hh, hidx));
-  ad::set_regions(cb);
-  Stmt copy = make_block_realize(br->bindings, make_binary(BinOp::EQ, br->bindings[sv], last),
-                                 make_block(std::move(cb)));
-  // It runs after the scan loop (other blocks of the loop may read the state): inside copies
-  // of the loops from the scan loop inwards, with fresh loop vars.
+  Stmt hist = build_piece(br, Piece{nis, std::nullopt, std::nullopt}, b.name, false);
+  // Several histories in one step: normalised again (rewrite 9 splits the stores).
+  if (states.size() > 1) hist = mutate(hist);
   size_t at = 0;
   while (loops_[at] != L) ++at;
-  VarMap fresh;
-  std::vector<Var> fv;
-  for (size_t k = at; k < loops_.size(); ++k) {
-    fv.emplace_back(loops_[k]->loop_var.name(), loops_[k]->loop_var.dtype());
-    fresh[loops_[k]->loop_var.get()] = fv.back();
+  for (auto& S : states) {
+    const StoreNode* st = S.st;
+    const Buffer& Y = st->buffer;
+    // The state after the loop: the last step's value.
+    BlockNode cb;
+    cb.name = names_.unique(b.name + "_last");
+    VarMap m;
+    for (auto& iv : b.iter_vars) {
+      Var nv(iv.var.name(), iv.var.dtype());
+      m[iv.var.get()] = nv;
+      cb.iter_vars.push_back({nv, IterKind::Spatial, iv.extent});
+    }
+    std::vector<Expr> idx;
+    for (auto& i : st->indices) idx.push_back(substitute(i, m));
+    std::vector<Expr> hidx{m.at(s.get())};
+    for (size_t d = 0; d < idx.size(); ++d)
+      if (!S.fixed[d]) hidx.push_back(idx[d]);
+    cb.body = make_store(Y, idx, make_load(S.hist, hidx));
+    ad::set_regions(cb);
+    Expr at_last = make_binary(BinOp::EQ, br->bindings[sv], last);
+    if (predicated) at_last = make_binary(BinOp::And, br->predicate, at_last);
+    Stmt copy = make_block_realize(br->bindings, at_last,
+                                   make_block(std::move(cb)));
+    // It runs after the scan loop (other blocks of the loop may read the state): inside copies
+    // of the loops from the scan loop inwards, with fresh loop vars.
+    VarMap fresh;
+    std::vector<Var> fv;
+    for (size_t k = at; k < loops_.size(); ++k) {
+      fv.emplace_back(loops_[k]->loop_var.name(), loops_[k]->loop_var.dtype());
+      fresh[loops_[k]->loop_var.get()] = fv.back();
+    }
+    copy = substitute(copy, fresh);
+    for (size_t k = loops_.size(); k-- > at;)
+      copy = make_for(fv[k - at], loops_[k]->min, loops_[k]->extent, ForKind::Serial, copy);
+    after_loop_[L].push_back(copy);
+    new_allocs_.push_back(S.hist);
+    // A block reading several states (of this block or of other expanded blocks) reads each
+    // history: the readers are kept per state.
+    for (auto& [n, kv] : S.readers)
+      state_readers_[n].push_back(StateReader{Y.get(), S.hist, kv.first, a->constant - kv.second, S.fixed});
   }
-  copy = substitute(copy, fresh);
-  for (size_t k = loops_.size(); k-- > at;)
-    copy = make_for(fv[k - at], loops_[k]->min, loops_[k]->extent, ForKind::Serial, copy);
-  after_loop_[L].push_back(copy);
-  new_allocs_.push_back(Hh);
-  for (auto& [n, kv] : others.readers)
-    state_readers_[n] = StateReader{Y.get(), Hh, kv.first, a->constant - kv.second, fixed};
   return std::vector<Stmt>{hist};
 }
 
 // Loads of the state r.y (any element) in block n become loads of its history at the step
 // of n's iter var r.iv (rewrite 6, readers after the state's block).
-Stmt Normalizer::read_history(const BlockRealizeNode* n, const StateReader& r) {
+Stmt Normalizer::read_history(const BlockRealizeNode* n, const std::vector<StateReader>& rs) {
   const BlockNode& b = *n->block.get();
-  Expr step = b.iter_vars[r.iv].var;
-  if (r.offset != 0) step = step + make_const(step.dtype(), r.offset);
   struct M : IRMutator {
-    const StateReader* r;
-    Expr step;
+    const std::vector<StateReader>* rs;
+    const BlockNode* b;
     Expr mutate_load(const LoadNode* l, const Expr& e) override {
-      if (l->buffer.get() != r->y) return IRMutator::mutate_load(l, e);
-      std::vector<Expr> idx{step};
-      for (size_t d = 0; d < l->indices.size(); ++d)
-        if (d >= r->fixed.size() || !r->fixed[d]) idx.push_back(mutate(l->indices[d]));
-      return make_load(r->hist, idx);
+      for (auto& r : *rs) {
+        if (l->buffer.get() != r.y) continue;
+        Expr step = b->iter_vars[r.iv].var;
+        if (r.offset != 0) step = step + make_const(step.dtype(), r.offset);
+        std::vector<Expr> idx{step};
+        for (size_t d = 0; d < l->indices.size(); ++d)
+          if (d >= r.fixed.size() || !r.fixed[d]) idx.push_back(mutate(l->indices[d]));
+        return make_load(r.hist, idx);
+      }
+      return IRMutator::mutate_load(l, e);
     }
     using IRMutator::mutate;
   } m;
-  m.r = &r;
-  m.step = step;
+  m.rs = &rs;
+  m.b = &b;
   BlockNode nb = b;
   nb.body = m.mutate(b.body);
   if (b.init.defined()) nb.init = m.mutate(b.init);

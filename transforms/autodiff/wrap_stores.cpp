@@ -1,6 +1,8 @@
 // Normalisation rewrite 0 (wrap_stores.h).
 #include "transforms/autodiff/wrap_stores.h"
 
+#include <functional>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -42,7 +44,7 @@ bool uses(const Expr& e, const VarNode* v) {
 
 class Wrapper : public IRMutator {
  public:
-  explicit Wrapper(std::unordered_set<std::string> names) : names_(std::move(names)) {}
+  explicit Wrapper(std::function<std::string(const std::string&)> fresh) : fresh_(std::move(fresh)) {}
 
   Stmt wrap(const Stmt& s) {
     switch (s.kind()) {
@@ -116,10 +118,7 @@ class Wrapper : public IRMutator {
       for (auto* m : loops_)
         if (uses(l->min, m->loop_var.get()) || uses(l->extent, m->loop_var.get())) return s;
     BlockNode b;
-    std::string base = first_store(s)->buffer->name;
-    b.name = base;
-    for (int k = 1; names_.count(b.name); ++k) b.name = base + "_" + std::to_string(k);
-    names_.insert(b.name);
+    b.name = fresh_(first_store(s)->buffer->name);
     std::vector<Expr> bindings;
     std::unordered_map<const VarNode*, Expr> to_iv;
     for (auto* l : loops_) {
@@ -135,11 +134,16 @@ class Wrapper : public IRMutator {
     return make_block_realize(bindings, make_bool(true), make_block(std::move(b)));
   }
 
-  std::unordered_set<std::string> names_;
+  std::function<std::string(const std::string&)> fresh_;
   std::vector<const ForNode*> loops_;
 };
 
 }  // namespace
+
+Stmt wrap_blockless_statements(const Stmt& body,
+                               const std::function<std::string(const std::string&)>& fresh) {
+  return Wrapper(fresh).wrap(body);
+}
 
 Function wrap_blockless_stores(const FunctionNode& f) {
   auto* rr = f.body.as<BlockRealizeNode>();
@@ -156,7 +160,12 @@ Function wrap_blockless_stores(const FunctionNode& f) {
   } nv;
   nv.out = &names;
   nv.visit(f.body);
-  Wrapper w(std::move(names));
+  Wrapper w([&names](const std::string& base) {
+    std::string n = base;
+    for (int k = 1; names.count(n); ++k) n = base + "_" + std::to_string(k);
+    names.insert(n);
+    return n;
+  });
   Stmt body = w.wrap(root.body);
   if (body.same_as(root.body)) return out;
   BlockNode rb = root;

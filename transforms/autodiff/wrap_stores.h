@@ -12,11 +12,19 @@
 // store, naming it).
 #pragma once
 
+#include <functional>
+#include <string>
+
 #include "ir/module.h"
 
 namespace tirc::ad {
 
 // Returns f unchanged (same object contents) when every store is inside a block.
 Function wrap_blockless_stores(const FunctionNode& f);
+
+// The same wrapping for the statements of `body` (the body of a block without iter vars,
+// TVM's opaque block holding its own loops); only loops inside `body` become iter vars.
+// fresh(base) returns an unused block name. Returns body itself when nothing is wrapped.
+Stmt wrap_blockless_statements(const Stmt& body, const std::function<std::string(const std::string&)>& fresh);
 
 }  // namespace tirc::ad
