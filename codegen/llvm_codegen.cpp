@@ -2625,6 +2625,27 @@ void FuncEmitter::emit_body(const FunctionNode& f, llvm::FunctionType* fty, cons
     auto* md = M.getOrInsertNamedMetadata("nvvm.annotations");
     md->addOperand(llvm::MDNode::get(C, {llvm::ValueAsMetadata::get(fn), llvm::MDString::get(C, "kernel"),
                                          llvm::ConstantAsMetadata::get(B.getInt32(1))}));
+    // The block size this kernel was compiled for (`.reqntid X, Y, Z`): its barriers and
+    // cross-thread reductions assume exactly the largest extents bound to each threadIdx axis
+    // of this kernel (each kernel of a multi-kernel function has its own), so a launch with
+    // other sizes would deadlock at a barrier or skip iterations; with the directive the driver
+    // refuses it. Not emitted when an extent is symbolic (the host evaluates it).
+    bool known = has_tid_;
+    int64_t threads = 1;
+    for (auto& [tag, e] : tid_extent_) {
+      known = known && e > 0;
+      threads *= std::max<int64_t>(e, 1);
+    }
+    if (known && threads <= 1024) {
+      const char* axes[] = {"threadIdx.x", "threadIdx.y", "threadIdx.z"};
+      const char* keys[] = {"reqntidx", "reqntidy", "reqntidz"};
+      for (int a = 0; a < 3; ++a) {
+        auto it = tid_extent_.find(axes[a]);
+        int64_t e = it == tid_extent_.end() ? 1 : it->second;
+        md->addOperand(llvm::MDNode::get(C, {llvm::ValueAsMetadata::get(fn), llvm::MDString::get(C, keys[a]),
+                                             llvm::ConstantAsMetadata::get(B.getInt32(static_cast<int32_t>(e)))}));
+      }
+    }
     return;
   }
   B.CreateRet(B.getInt32(0));
@@ -2736,6 +2757,9 @@ static std::string bounds_site_text(const BoundsCheckSite& s) {
   if (!s.block.empty()) where += "block \"" + s.block + "\": ";
   if (s.access == "binding") return where + "binding of iter var " + s.buffer;
   if (s.access == "divide") return where + "integer division by zero: " + s.buffer;
+  if (s.access == "pow") return where + "pow(extent, index): integers to negative integer powers are not allowed";
+  if (s.access == "pow_swapped")
+    return where + "pow(index, extent): integers to negative integer powers are not allowed";
   return where + s.access + " " + s.buffer + ", dimension " + std::to_string(s.dim);
 }
 

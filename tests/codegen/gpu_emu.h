@@ -15,6 +15,7 @@
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IRReader/IRReader.h>
@@ -22,7 +23,9 @@
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/TargetParser/Host.h>
 
+#include <array>
 #include <atomic>
+#include <cfenv>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -182,6 +185,25 @@ extern "C" inline uint32_t tirc_emu_shfl(int32_t kind, uint32_t mask, uint32_t v
 
 extern "C" inline float tirc_emu_rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 
+// libdevice's directed-rounding arithmetic (`llvm.nvvm.{add,mul,fma}.{rz,rm,rp}[.ftz].{f,d}`,
+// e.g. in log1pf): op 0 add, 1 mul, 2 fma; mode 0 toward zero, 1 down, 2 up. Computed under the
+// host's rounding mode; the volatile operands keep the arithmetic between the two fesetround
+// calls.
+template <class T>
+T emu_directed(int op, int mode, T a, T b, T c) {
+  volatile T x = a, y = b, z = c, r;
+  std::fesetround(mode == 0 ? FE_TOWARDZERO : mode == 1 ? FE_DOWNWARD : FE_UPWARD);
+  r = op == 0 ? x + y : op == 1 ? x * y : std::fma(static_cast<T>(x), static_cast<T>(y), static_cast<T>(z));
+  std::fesetround(FE_TONEAREST);
+  return r;
+}
+extern "C" inline float tirc_emu_directed_f(int32_t op, int32_t mode, float a, float b, float c) {
+  return emu_directed<float>(op, mode, a, b, c);
+}
+extern "C" inline double tirc_emu_directed_d(int32_t op, int32_t mode, double a, double b, double c) {
+  return emu_directed<double>(op, mode, a, b, c);
+}
+
 inline std::string llvm_err(llvm::Error e) {
   std::string s;
   llvm::handleAllErrors(std::move(e), [&](const llvm::ErrorInfoBase& i) { s += i.message(); });
@@ -212,6 +234,43 @@ inline std::string retarget(llvm::Module& m) {
         if (auto* c = llvm::dyn_cast<llvm::CallInst>(&in))
           if (c->getCalledFunction() && c->getCalledFunction()->getName().starts_with("llvm.nvvm."))
             calls.push_back(c);
+  // PTX inline assembly of libdevice (`rcp.approx.ftz.f32` in tanhf, `sub.rz.f32`, ...): its
+  // constraints mean other registers on the host ("f" is an x87 register: LLVM's X86 FP
+  // stackifier aborted with "Cannot pop empty stack!"). The arithmetic ones are emulated; any
+  // other is an error of the emulator rather than a crash.
+  std::vector<llvm::CallInst*> asms;
+  for (auto& f : m)
+    for (auto& bb : f)
+      for (auto& in : bb)
+        if (auto* c = llvm::dyn_cast<llvm::CallInst>(&in))
+          if (c->isInlineAsm()) asms.push_back(c);
+  for (auto* c : asms) {
+    std::string a = llvm::cast<llvm::InlineAsm>(c->getCalledOperand())->getAsmString();
+    B.SetInsertPoint(c);
+    llvm::Type* t = c->getType();
+    llvm::Value* r = nullptr;
+    if (a.rfind("rcp.approx.", 0) == 0 && c->arg_size() == 1) {
+      // (approximate on the device, within an ulp or two; exact here)
+      r = B.CreateFDiv(llvm::ConstantFP::get(t, 1.0), c->getArgOperand(0));
+    } else if (a.rfind("rsqrt.approx.", 0) == 0 && c->arg_size() == 1) {
+      r = B.CreateFDiv(llvm::ConstantFP::get(t, 1.0),
+                       B.CreateIntrinsic(llvm::Intrinsic::sqrt, {t}, {c->getArgOperand(0)}));
+    } else if (a.rfind("sub.r", 0) == 0 && a.size() > 5 && c->arg_size() == 2 && t->isFloatingPointTy()) {
+      if (a[5] == 'n') {
+        r = B.CreateFSub(c->getArgOperand(0), c->getArgOperand(1));
+      } else {  // a - b = a + (-b) rounded alike
+        int mode = a[5] == 'z' ? 0 : a[5] == 'm' ? 1 : 2;
+        bool d = t->isDoubleTy();
+        r = B.CreateCall(fn(d ? "tirc_emu_directed_d" : "tirc_emu_directed_f", t, {i32, i32, t, t, t}),
+                         {B.getInt32(0), B.getInt32(mode), c->getArgOperand(0), B.CreateFNeg(c->getArgOperand(1)),
+                          llvm::ConstantFP::get(t, 0.0)});
+      }
+    } else {
+      return "unsupported inline PTX assembly: " + a;
+    }
+    c->replaceAllUsesWith(r);
+    c->eraseFromParent();
+  }
   for (auto* c : calls) {
     std::string n = c->getCalledFunction()->getName().str();
     B.SetInsertPoint(c);
@@ -247,6 +306,19 @@ inline std::string retarget(llvm::Module& m) {
       } else {
         r = x;
       }
+    } else if (int op = n.rfind("llvm.nvvm.add.r", 0) == 0   ? 0
+                        : n.rfind("llvm.nvvm.mul.r", 0) == 0 ? 1
+                        : n.rfind("llvm.nvvm.fma.r", 0) == 0 ? 2
+                                                             : -1;
+               op >= 0 && n[15] != 'n') {  // directed rounding: .rz / .rm / .rp (not .rn)
+      int mode = n[15] == 'z' ? 0 : n[15] == 'm' ? 1 : 2;
+      llvm::Type* t = c->getType();
+      bool d = t->isDoubleTy();
+      llvm::Value* a = c->getArgOperand(0);
+      llvm::Value* b = c->getArgOperand(1);
+      llvm::Value* z = op == 2 ? c->getArgOperand(2) : llvm::ConstantFP::get(t, 0.0);
+      r = B.CreateCall(fn(d ? "tirc_emu_directed_d" : "tirc_emu_directed_f", t, {i32, i32, t, t, t}),
+                       {B.getInt32(op), B.getInt32(mode), a, b, z});
     } else if (n.rfind("llvm.nvvm.fma.", 0) == 0) {  // libdevice's math, inlined
       r = B.CreateIntrinsic(llvm::Intrinsic::fma, {c->getType()},
                             {c->getArgOperand(0), c->getArgOperand(1), c->getArgOperand(2)});
@@ -348,9 +420,11 @@ struct Stats {
 // Runs kernels `names` of `ir` one after another (one launch each, same sizes), in one JIT
 // session: module variables (function-level buffers in global memory) persist between them,
 // as between the launches of a multi-kernel function on a device.
+// `blocks` (optional): one block size per kernel (a multi-kernel function launches each
+// kernel with the sizes of its own bound loops), else `block` for all.
 inline std::string run_kernels(const std::string& ir, const std::vector<std::string>& names,
-                               const int grid[3], const int block[3], const std::vector<void*>& args,
-                               Stats* stats = nullptr) {
+                               const int grid[3], const int block_all[3], const std::vector<void*>& args,
+                               Stats* stats = nullptr, const std::vector<std::array<int, 3>>* blocks = nullptr) {
   static std::once_flag once;
   std::call_once(once, [] {
     llvm::InitializeNativeTarget();
@@ -378,13 +452,17 @@ inline std::string run_kernels(const std::string& ir, const std::vector<std::str
   add("__nv_expf", reinterpret_cast<void*>(static_cast<float (*)(float)>(&::expf)));
   add("__nv_sqrtf", reinterpret_cast<void*>(static_cast<float (*)(float)>(&::sqrtf)));
   add("__nv_rsqrtf", reinterpret_cast<void*>(&tirc_emu_rsqrtf));
+  add("tirc_emu_directed_f", reinterpret_cast<void*>(&tirc_emu_directed_f));
+  add("tirc_emu_directed_d", reinterpret_cast<void*>(&tirc_emu_directed_d));
   if (auto e = (*jit)->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(syms))))
     return llvm_err(std::move(e));
   if (auto e = (*jit)->addIRModule(llvm::orc::ThreadSafeModule(std::move(mod), std::move(ctx))))
     return llvm_err(std::move(e));
   using Packed = void (*)(void**);
   long shuffles = 0, barriers = 0;
-  for (auto& name : names) {
+  for (size_t ki = 0; ki < names.size(); ++ki) {
+    const std::string& name = names[ki];
+    const int* block = blocks && ki < blocks->size() ? (*blocks)[ki].data() : block_all;
     auto sym = (*jit)->lookup("__emu_packed_" + name);
     if (!sym) return llvm_err(sym.takeError());
     void* fp = sym->toPtr<void*>();

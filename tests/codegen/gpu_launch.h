@@ -4,6 +4,8 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -98,7 +100,19 @@ inline ArgMap emulate(const Function& f, const ArgMap& in, std::string* err,
     kernels.push_back(f->name);
   else
     for (int k = 0; ir.find("@" + kernel(k) + "(") != std::string::npos; ++k) kernels.push_back(kernel(k));
-  *err = gpu_emu::run_kernels(ir, kernels, grid, block, args, stats);
+  // Each kernel's own block size, as the codegen records it (`.reqntid`, nvvm.annotations
+  // "reqntidx/y/z"); the function-wide one where it is not recorded (symbolic extents).
+  std::vector<std::array<int, 3>> blocks;
+  for (auto& k : kernels) {
+    std::array<int, 3> b = {block[0], block[1], block[2]};
+    for (int a = 0; a < 3; ++a) {
+      std::string key = "!{ptr @" + k + ", !\"reqntid" + std::string(1, static_cast<char>('x' + a)) + "\", i32 ";
+      size_t p = ir.find(key);
+      if (p != std::string::npos) b[a] = std::atoi(ir.c_str() + p + key.size());
+    }
+    blocks.push_back(b);
+  }
+  *err = gpu_emu::run_kernels(ir, kernels, grid, block, args, stats, &blocks);
   return got;
 }
 

@@ -331,8 +331,8 @@ TEST(NumericsDiff, NvptxCompilesAndPtxasAccepts) {
     if (rc == -2) GTEST_SKIP() << "ptxas not installed";
     EXPECT_EQ(rc, 0) << log;
     // The emulator (tests/codegen/gpu_emu.h) runs the kernels like the interpreter
-    // (TIRC_NUMERICS_NO_EMU=1: ptxas only; the emulator's host JIT aborts on seed 1004's kernels
-    // with "Cannot pop empty stack!", a limit of the test emulator, not of the PTX).
+    // (TIRC_NUMERICS_NO_EMU=1: ptxas only. Seed 1004's kernels aborted the emulator's host JIT
+    // with "Cannot pop empty stack!" until it emulated libdevice's inline PTX assembly.)
     if (std::getenv("TIRC_NUMERICS_NO_EMU")) continue;
     uint64_t seed = 1000 + static_cast<uint64_t>(p);
     ArgMap in = make_inputs(seed);

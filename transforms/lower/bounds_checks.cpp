@@ -140,6 +140,10 @@ class Inserter : public IRMutator {
   }
   Expr mutate_call(const CallNode* n, const Expr& e) override {
     Expr r = IRMutator::mutate_call(n, e);
+    if (n->op == Intrinsic::Pow && n->args.size() == 2 && is_signed_int(n->args[0].dtype())) {
+      auto* m = r.as<CallNode>();
+      return pow_checked(n->args[1], m->args[0], m->args[1]);
+    }
     if ((n->op != Intrinsic::TruncDiv && n->op != Intrinsic::TruncMod) || n->args.size() != 2 ||
         !is_int(n->args[0].dtype()))
       return r;
@@ -371,6 +375,48 @@ class Inserter : public IRMutator {
     for (auto it = lets.rbegin(); it != lets.rend(); ++it) out = make_let(it->first, it->second, out);
     return out;
   }
+  // Integer `pow(a, b)` with b < 0 is an error of the interpreter (NumPy's "Integers to
+  // negative integer powers are not allowed"; a TVM user gets no value for it either): unless
+  // b (`orig_b` in context) is proven >= 0, two bounds checks that fail exactly when b < 0 and
+  // record both operands for the interpreter's message `pow(2, -1): ...`. Widened to i64 and
+  // compared unsigned, `__bounds_check(select(b < 0, b, 0), select(b < 0, a, 1))` fails when
+  // b < 0 unless b <u a (b < a < 0); then the second, operands swapped, fails (a >=u b).
+  // Sites "pow" (index: the exponent, extent: the base) and "pow_swapped" (the reverse).
+  // Unsigned exponents are never negative (no check).
+  Expr pow_checked(const Expr& orig_b, Expr a, Expr b) {
+    DType t = a.dtype();
+    Expr zero = make_int(0, t);
+    int64_t c;
+    auto [pb, pz] = common(in_context(orig_b), zero);
+    if (is_const_int(b, &c) ? c >= 0 : az_.can_prove(make_binary(BinOp::GE, pb, pz)))
+      return make_call(Intrinsic::Pow, {a, b});
+    std::vector<std::pair<Var, Expr>> lets;
+    auto simple = [&](Expr& x, const char* name) {
+      if (x.kind() == ExprKind::Var || x.kind() == ExprKind::IntImm) return;
+      Var v(name, x.dtype());
+      lets.push_back({v, x});
+      x = v;
+    };
+    simple(a, "_pow_a");
+    simple(b, "_pow_b");
+    Expr neg = make_binary(BinOp::LT, b, zero);
+    auto check = [&](const char* access, const Expr& index, const Expr& extent) {
+      BoundsCheckSite site;
+      site.loc = loc_;
+      if (block_) site.block = block_->name;
+      site.access = access;
+      site.buffer = "pow";
+      Expr chk = make_call(Intrinsic::BoundsCheck, {make_select(neg, index, zero), make_select(neg, extent, make_int(1, t)),
+                                                    make_int(static_cast<int64_t>(sites_->size()), DType::I32)});
+      sites_->push_back(std::move(site));
+      return chk;
+    };
+    Expr c1 = check("pow", b, a);
+    Expr c2 = check("pow_swapped", a, b);
+    Expr out = make_let(Var("_pow1", t), c1, make_let(Var("_pow2", t), c2, make_call(Intrinsic::Pow, {a, b})));
+    for (auto it = lets.rbegin(); it != lets.rend(); ++it) out = make_let(it->first, it->second, out);
+    return out;
+  }
   // b (in context) != 0 under the facts. A guarded divisor `select(d == 0, 1, d)` /
   // `if_then_else(..)` is non-zero when each arm is under its condition; a `let` is read
   // through its value.
@@ -564,6 +610,11 @@ std::string bounds_check_message(const BoundsCheckSite& site, int64_t index, int
   std::string where = site.block.empty() ? "" : "block \"" + site.block + "\": ";
   if (site.access == "divide")  // the interpreter's words; index: the dividend
     return where + "integer division by zero: " + site.buffer + "(" + std::to_string(index) + ", 0)";
+  if (site.access == "pow" || site.access == "pow_swapped") {  // the interpreter's words
+    bool swapped = site.access == "pow_swapped";
+    return where + "pow(" + std::to_string(swapped ? index : extent) + ", " + std::to_string(swapped ? extent : index) +
+           "): integers to negative integer powers are not allowed";
+  }
   if (site.access == "binding")  // the interpreter's words
     return where + "binding of iter var " + site.buffer + " = " + std::to_string(index) +
            " is outside its domain [0, " + std::to_string(extent) + ")";

@@ -786,6 +786,39 @@ std::optional<std::unordered_map<const VarNode*, Expr>> invert_bindings(
   return inv;
 }
 
+std::optional<std::vector<LoopDom>> widened_domain(const std::vector<Expr>& h, const std::vector<Expr>& box,
+                                                   const std::vector<LoopDom>& dom) {
+  if (h.size() != box.size()) return std::nullopt;
+  std::vector<int64_t> wide(dom.size(), 1);
+  std::vector<bool> used(dom.size(), false);
+  for (size_t d = 0; d < h.size(); ++d) {
+    int found = -1;
+    for (size_t k = 0; k < dom.size(); ++k)
+      if (uses_var(h[d], dom[k].var.get())) {
+        if (found >= 0) return std::nullopt;
+        found = static_cast<int>(k);
+      }
+    if (found < 0) continue;  // a constant index
+    int64_t n;
+    if (!is_const_int(fold(box[d]), &n) || n <= 0) return std::nullopt;
+    wide[static_cast<size_t>(found)] *= n;
+    used[static_cast<size_t>(found)] = true;
+    if (wide[static_cast<size_t>(found)] > (int64_t{1} << 40)) return std::nullopt;
+  }
+  std::vector<LoopDom> out;
+  for (size_t k = 0; k < dom.size(); ++k) {
+    int64_t e;
+    if (!is_const_int(fold(dom[k].extent), &e)) return std::nullopt;
+    if (!used[k]) {
+      out.push_back(dom[k]);
+      continue;
+    }
+    if (wide[k] < e) return std::nullopt;
+    out.push_back(LoopDom{dom[k].var, make_int(wide[k], dom[k].extent.dtype())});
+  }
+  return out;
+}
+
 namespace {
 bool bijective_bindings_direct(const std::vector<Expr>& bindings, const std::vector<Expr>& extents,
                                const std::vector<LoopDom>& loops, const Expr& predicate) {

@@ -83,6 +83,17 @@ std::optional<std::unordered_map<const VarNode*, Expr>> invert_bindings(
     const std::vector<LoopDom>& loops, const Expr& predicate,
     std::vector<std::pair<Expr, Expr>>* sums = nullptr);
 
+// A load h (one index per dimension of a buffer of shape `box`, each using at most one of the
+// domain's vars) that is one-to-one but not onto the box, as a consumer reading only part of
+// what its producer computes (TVM's overcomputed producers: `B[v // 4, w // 4, v % 4, w % 4]`
+// with v, w < 15 over a 4 x 4 x 4 x 4 B): the domain widened so that h may be onto the box,
+// each var's extent the product of box[d] over the dimensions d that use it (v: 4 * 4 = 16).
+// nullopt when a dimension uses several vars, an extent is not constant, or a widened extent
+// is smaller than the var's own. The caller still proves h one-to-one onto the box over the
+// widened domain (bijective_bindings) and guards the points outside the real one.
+std::optional<std::vector<LoopDom>> widened_domain(const std::vector<Expr>& h, const std::vector<Expr>& box,
+                                                   const std::vector<LoopDom>& dom);
+
 // Conjuncts of a boolean expression (a && b && c -> [a, b, c]); `true` gives [].
 std::vector<Expr> conjuncts(const Expr& e);
 Expr make_and(const std::vector<Expr>& cs);  // true when empty

@@ -16,10 +16,13 @@ void insert_root_item(ScheduleState& st, size_t pos, const Stmt& s);
 // `F < c * k`); undefined when there is none. Copies of a whole buffer (cache_read, reindex)
 // use it to see whether a writer may leave elements unwritten.
 Expr non_guard_conjunct(const BlockRealizeNode& r);
-// Refuses when every writer of the alloc A has such a condition: a copy reading every element
-// of A would read the elements they skip (uninitialised). A writer without one is taken to
-// write the buffer (a heuristic that keeps decompose_padding's fill + copy pair). `what` names
-// the copy in the message.
-void check_writers_cover(const ScheduleState& st, const Buffer& A, const std::string& what);
+// Refuses when the copy `what` would read elements of the alloc A that no writer stores: the
+// whole buffer, or (box_of given) the elements `load_idx` (in box_of's iter vars) reads over
+// box_of's whole iteration box. Decided point by point when the writers' nests are small and
+// constant (coverage.h: complementary `where`s pass, a diagonal writer does not); otherwise
+// refused when every writer has a non-guard condition, and a writer without one is taken to
+// write the buffer (a heuristic that keeps decompose_padding's fill + copy pair).
+void check_writers_cover(const ScheduleState& st, const Buffer& A, const std::string& what,
+                         const BlockNode* box_of = nullptr, const std::vector<Expr>* load_idx = nullptr);
 
 }  // namespace tirc::sched

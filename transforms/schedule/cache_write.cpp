@@ -79,7 +79,8 @@ void prim_cache_write(ScheduleState& st, const ScheduleInstr& ins) {
   if (!others.empty()) refuse("buffer " + C->name + " is also written by block " + block_of(others[0])->name);
   // One store index tuple.
   std::vector<Expr> widx;
-  bool differ = false;
+  bool differ = false, conditional = false;
+  int in_if = 0;
   std::function<void(const Stmt&)> rec = [&](const Stmt& s) {
     if (!s.defined()) return;
     if (auto* x = s.as<StoreNode>(); x && x->buffer.same_as(C)) {
@@ -87,14 +88,24 @@ void prim_cache_write(ScheduleState& st, const ScheduleInstr& ins) {
         widx = x->indices;
       else
         for (size_t k = 0; k < widx.size(); ++k) differ = differ || !expr_identical(widx[k], x->indices[k]);
+      conditional = conditional || in_if > 0;
     }
     if (s.kind() == StmtKind::For || s.kind() == StmtKind::LetStmt) differ = true;  // inner loops/lets
+    const bool is_if = s.kind() == StmtKind::IfThenElse;
+    in_if += is_if;
     for (auto& c : children(s)) rec(c);
+    in_if -= is_if;
   };
   rec(b->init);
   rec(b->body);
   if (widx.empty()) refuse("block " + b->name + " has no store to buffer " + C->name);
   if (differ) refuse("block " + b->name + " stores buffer " + C->name + " at more than one index");
+  // The copy-back runs over the block's whole domain: a store under an `if` (a hand-written
+  // guard, or reverse_compute_inline into an overcomputed producer) leaves elements of the
+  // cache unwritten, which it would copy (or index past C: `if vi < 15` over 16 rows).
+  if (conditional)
+    refuse("block " + b->name + " stores " + C->name +
+           " under a condition (the copy-back would copy elements it does not write)");
   bool ptr = false;
   auto f = [&](const Expr& e) {
     if (auto* p = e.as<BufferPtrNode>(); p && p->buffer.same_as(C)) ptr = true;

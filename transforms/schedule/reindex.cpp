@@ -268,7 +268,7 @@ void prim_reindex(ScheduleState& st, const ScheduleInstr& ins) {
              b->name + " (the copy runs before that nest)");
   // The copy reads A over the block's whole iteration box (found by the fuzzer: reindex of the
   // write-back of rev_cumsum's rfactor, whose rf buffer is written only where `i + k < 7`).
-  check_writers_cover(st, A, "the copy over the iteration space of block " + b->name);
+  check_writers_cover(st, A, "the copy over the iteration space of block " + b->name, b, &ld->indices);
   Buffer R;
   std::string cname;
   Stmt nest = copy_nest(st, b, used, A, ld->indices, /*into_reindex=*/true, &R, &cname);

@@ -3,12 +3,13 @@
 // (`X[u...] = f(...)`), which then stores Y directly; C and X disappear. Legal when:
 // C is spatial with one store, all its loads of X use the same indices, which are distinct
 // iter vars covering all of C's iter vars but those of extent 1 (which become 0); B is
-// spatial with one store to distinct iter vars and its domain equals C's (so every Y element
-// is written exactly once; predicates only as bound guards of non-dividing splits) -- or else
-// B's store and C's load are both one-to-one onto the same box of X (affine maps: C's iter
-// vars are inverted from B's); X is
-// intermediate, written only by B and read only by C; Y is written only by C and not read
-// before C; what C reads besides X is not written between B and C.
+// spatial with one store to distinct iter vars and its domain equals or contains C's (the
+// inlined store is then guarded by C's extents), so every Y element is written exactly once
+// (predicates only as bound guards of non-dividing splits) -- or else B's store and C's load
+// are both one-to-one onto the same box of X (affine maps: C's iter vars are inverted from
+// B's; C's domain may be widened to make its load onto the box, the store then guarded);
+// X is intermediate, written only by B and read only by C; Y is written only by C and not
+// read before C; what C reads besides X is not written between B and C.
 #include "transforms/schedule/inline_common.h"
 #include "transforms/schedule/prims.h"
 
@@ -99,6 +100,7 @@ void prim_reverse_compute_inline(ScheduleState& st, const ScheduleInstr& ins) {
   // writes the element the one point h^-1(s(u)) of C reads: C's iter vars become h^-1(s(u)).
   std::vector<int> civs;
   std::optional<std::unordered_map<const VarNode*, Expr>> inverse;
+  std::vector<Expr> guards;  // the inlined store runs where these hold (C reads part of X)
   if (!bplain || !plain_iter_vars(*c, load_idx)) {
     auto domain = [](const BlockNode& blk) {
       std::vector<LoopDom> d;
@@ -117,14 +119,32 @@ void prim_reverse_compute_inline(ScheduleState& st, const ScheduleInstr& ins) {
     for (auto& e : box) ok_dims = ok_dims && e.defined();
     if (!bplain && (!ok_dims || !bijective_bindings(sidx, box, domain(*b), Expr())))
       refuse("the indices of the store in block " + b->name + " are not distinct iter vars");
-    if (ok_dims && bijective_bindings(h, box, domain(*c), Expr())) {
+    // A load one-to-one onto the box over a widened domain (C reads part of what B computes:
+    // TVM's test_reverse_compute_inline_overcomputed_producer_injective_load) is inverted
+    // there; the inlined store then runs only where the inverse lies in C's own domain.
+    std::optional<std::vector<LoopDom>> cdom = domain(*c);
+    if (ok_dims && !bijective_bindings(h, box, *cdom, Expr())) {
+      cdom = widened_domain(h, box, *cdom);
+      if (cdom && !bijective_bindings(h, box, *cdom, Expr())) cdom.reset();
+    }
+    if (ok_dims && cdom) {
       std::vector<Var> xs;
       for (size_t k = 0; k < box.size(); ++k) xs.push_back(Var("x" + std::to_string(k), box[k].dtype()));
-      inverse = invert_bindings(h, xs, box, domain(*c), Expr());
+      inverse = invert_bindings(h, xs, box, *cdom, Expr());
       std::unordered_map<const VarNode*, Expr> at_s;
       for (size_t k = 0; k < xs.size(); ++k) at_s[xs[k].get()] = sidx[k];
       if (inverse)
         for (auto& [v, e] : *inverse) e = fold(substitute(e, at_s));
+      for (size_t k = 0; inverse && k < cdom->size(); ++k) {
+        const Expr& ext = c->iter_vars[k].extent;
+        if (prove_eq((*cdom)[k].extent, ext)) continue;
+        auto it = inverse->find(c->iter_vars[k].var.get());
+        if (it == inverse->end()) {
+          inverse.reset();
+          break;
+        }
+        guards.push_back(make_binary(BinOp::LT, it->second, ext));
+      }
     }
   }
   if (!inverse && !bplain)
@@ -188,10 +208,22 @@ void prim_reverse_compute_inline(ScheduleState& st, const ScheduleInstr& ins) {
   if (!complete(bs))
     refuse("the producer block " + b->name + " does not cover its iteration domain exactly once");
   if (!complete(cs)) refuse("block " + c->name + " does not cover its iteration domain exactly once");
-  for (size_t k = 0; k < bivs.size() && !inverse; ++k)
-    if (!prove_eq(b->iter_vars[bivs[k]].extent, c->iter_vars[civs[k]].extent))
+  // A producer that computes more than C reads (TVM's
+  // test_reverse_compute_inline_overcomputed_producer: B over 16 x 16, C over 15 x 15): each
+  // element C reads is still written by exactly one point of B, so the inlined store runs at
+  // those points only, under `if u < extent of C` (as TVM's guard); the other points of B
+  // computed elements of X nobody reads (X is removed). C's domain larger than B's would read
+  // elements B never writes: refused.
+  for (size_t k = 0; k < bivs.size() && !inverse; ++k) {
+    const Expr& eb = b->iter_vars[bivs[k]].extent;
+    const Expr& ec = c->iter_vars[civs[k]].extent;
+    if (prove_eq(eb, ec)) continue;
+    if (!prove_le(ec, eb))
       refuse("the domains of blocks " + b->name + " and " + c->name + " differ in dimension " +
              std::to_string(k) + " of buffer " + X->name);
+    const Var& u = b->iter_vars[bivs[k]].var;
+    guards.push_back(make_binary(BinOp::LT, u, ec.dtype() == u.dtype() ? ec : make_cast(u.dtype(), ec)));
+  }
   if (bplain && bivs.size() != b->iter_vars.size())  // s one-to-one (the affine path: checked above)
     refuse("the store of the producer block " + b->name + " does not use every iter var");
   auto ys = writers_of(st, Y, c);
@@ -220,6 +252,7 @@ void prim_reverse_compute_inline(ScheduleState& st, const ScheduleInstr& ins) {
   Stmt nb = update_realize(bs, [&](BlockRealizeNode& r) {
     r.block = update_block(r.block, [&](BlockNode& n) {
       n.body = make_store(Y, yidx, value);
+      if (!guards.empty()) n.body = make_if(make_and(guards), n.body);
       std::vector<BufferRegion> rd, wr;
       infer_regions(n, &rd, &wr);
       n.reads = merge_regions(n.reads, rd);

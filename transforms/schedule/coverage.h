@@ -1,0 +1,31 @@
+// Which elements of a buffer its writers store, found point by point (small constant nests).
+// cache_read and reindex copy a buffer (whole, or over a block's iteration box) and must not
+// read elements nobody wrote: writers under complementary conditions (`where i < 4` and
+// `where i >= 4`) together write everything, a writer of a diagonal `X[v, v]` does not.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "transforms/schedule/state.h"
+
+namespace tirc::sched {
+
+// The integer value of e with the variables of `env` set (bools as 0 / 1); nullopt when e
+// uses another variable, a load, a float, or divides by zero.
+std::optional<int64_t> eval_int(const Expr& e, const std::unordered_map<const VarNode*, int64_t>& env);
+
+// One flag per element of A (row-major) telling whether some block of the function stores it
+// for certain: stores (not in a loop or a nested block of the body) of blocks whose loops,
+// `where`, bindings, `if` conditions and store indices evaluate to constants; init stores count
+// at the points where every non-spatial iter var is 0. nullopt when A's shape is not constant, a
+// writer cannot be evaluated that way, or the walk would exceed `budget` iteration points.
+std::optional<std::vector<bool>> written_elements(const ScheduleState& st, const Buffer& A,
+                                                  int64_t budget = int64_t{1} << 18);
+
+// The row-major position of the element `idx` of A (constant shape), or -1 when outside.
+int64_t element_offset(const Buffer& A, const std::vector<int64_t>& idx);
+
+}  // namespace tirc::sched
