@@ -702,6 +702,7 @@ class Builder {
       if (is_const_int(loops[i].min, &lo) && is_const_int(loops[i].extent, &ext) && ext > 0 &&
           !__builtin_add_overflow(lo, ext - 1, &last))
         ranges_[v.get()] = Interval{lo, last};
+      if (depends_on_variant(loops[i].min) || depends_on_variant(loops[i].extent)) nonrect_.insert(v.get());
       push(names[i]->getText(), Sym{Sym::LoopVar, v, Buffer(), level_, "", false, false});
     }
     loop_depth_ += names.size();
@@ -1152,7 +1153,11 @@ class Builder {
           if (l.get() == v) return;
         loop_vars.push_back(s->var);
       });
-      if (loop_vars.empty()) continue;
+      // A loop whose bounds use outer loop vars (`serial(c * 8, c * 8 + 8)`) moves with them:
+      // `t - c * 8` increases although its coefficient on c is negative. Not judged here.
+      bool rect = true;
+      for (auto& l : loop_vars) rect = rect && !nonrect_.count(l.get());
+      if (loop_vars.empty() || !rect) continue;
       auto form = linear_form(bindings[i], loop_vars);
       if (!form) continue;
       for (size_t k = 0; k < loop_vars.size(); ++k) {
@@ -1166,6 +1171,8 @@ class Builder {
       }
     }
   }
+
+  std::unordered_set<const VarNode*> nonrect_;  // loop vars whose bounds use other loop vars
 
   bool interval(const Expr& e, Interval* out) const {
     int64_t v;

@@ -50,5 +50,21 @@ TEST(ScanOrder, IncreasingAndUnjudgedBindingsAreAccepted) {
   EXPECT_EQ(parse_error("  for t in serial(5) {\n", "(9 - t) % 5"), "(accepted)");
 }
 
+// A loop whose bounds move with an outer loop: `t - c * 8` increases within each row (a
+// row-wise cumulative sum written with flat indices).
+TEST(ScanOrder, InnerLoopBoundsMovingWithAnOuterLoopAreNotJudged) {
+  EXPECT_NO_THROW(parse_module(R"(func S(X: f32[4, 8]) -> (Y: f32[4, 8]) {
+  for c in serial(4) {
+    for t in serial(c * 8, c * 8 + 8) {
+      block b(vr: spatial(4) = c, vk: scan(8) = t - c * 8) {
+        Y[vr, vk] = if_then_else(vk == 0, X[vr, vk], Y[vr, vk - 1] + X[vr, vk])
+      }
+    }
+  }
+}
+)",
+                               "t.tir"));
+}
+
 }  // namespace
 }  // namespace tirc

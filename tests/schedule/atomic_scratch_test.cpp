@@ -81,6 +81,19 @@ TEST(AtomicScratch, APlainReaderOfTheScratchInTheLoopIsStillRefused) {
             "the loop or allocate it in the block");
 }
 
+// A "local" scratch is one copy per thread on a GPU: the threads' adds would not meet.
+TEST(AtomicScratch, BindIntoALocalScratchIsRefused) {
+  std::string text = emb_grad("", R"(  n, d = sch.get_loops(sch.get_block("y_dT"))
+  sch.bind(n, "threadIdx.x")
+)");
+  size_t at = text.find("alloc T_grad: f32[5, 3]");
+  ASSERT_NE(at, std::string::npos);
+  text.insert(at + std::string("alloc T_grad: f32[5, 3]").size(), " scope \"local\"");
+  EXPECT_EQ(testing::schedule_refusal(text),
+            "bind: loop n: iterations share the scratch buffer T_grad (written by block y_dT): index it by the "
+            "loop or allocate it in the block");
+}
+
 // vectorize has no atomic scatter: refused as before.
 TEST(AtomicScratch, VectorizeOfTheScatterLoopIsStillRefused) {
   EXPECT_NE(testing::schedule_refusal(emb_grad("", R"(  n, d = sch.get_loops(sch.get_block("y_dT"))

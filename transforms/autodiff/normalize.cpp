@@ -1323,15 +1323,9 @@ bool Normalizer::instances_distinct_enumerated(const BlockRealizeNode* br) {
     ext.push_back(e);
   }
   auto eval = [](const Expr& e, const std::unordered_map<const VarNode*, Expr>& at, int64_t* v) {
-    struct Fold : IRMutator {
-      using IRMutator::mutate;
-      Expr mutate(const Expr& x) override {
-        Expr r = IRMutator::mutate(x);
-        Expr f = fold_constant(r);
-        return f.defined() ? f : r;
-      }
-    } fold;
-    return is_const_int(fold.mutate(substitute(e, at)), v);
+    auto r = eval_at(e, at);
+    if (r) *v = *r;
+    return r.has_value();
   };
   std::set<std::vector<int64_t>> seen;
   std::vector<int64_t> pt(loops.size(), 0);
@@ -2446,7 +2440,12 @@ std::optional<std::vector<Stmt>> Normalizer::expand_state(const BlockRealizeNode
   for (const Expr& e : {L->min, L->extent})
     for (auto* v : vars_of(e))
       if (!scalars_.count(v)) return std::nullopt;
-  if (predicated && (uses_var(br->predicate, L->loop_var.get()) || !instances_distinct(br)))
+  // A predicate that loads (`where S[j] > 0.0`) may change from step to step when the loaded
+  // buffer is written in the loop; after the rewrite it would see the state before the loop.
+  bool predicate_loads = false;
+  if (predicated)
+    for_each_expr(br->predicate, [&](const Expr& e) { predicate_loads = predicate_loads || e.as<LoadNode>(); });
+  if (predicated && (predicate_loads || uses_var(br->predicate, L->loop_var.get()) || !instances_distinct(br)))
     return std::nullopt;
   for (size_t k = 0; k < b.iter_vars.size(); ++k)
     if (static_cast<int>(k) != sv && vars_of(br->bindings[k]).count(L->loop_var.get())) return std::nullopt;
@@ -2495,7 +2494,13 @@ std::optional<std::vector<Stmt>> Normalizer::expand_state(const BlockRealizeNode
       IRVisitor::visit_block_realize(n);
       --depth;
       if (!touches) return;
-      if (!after || writes || nested) {
+      // The history rewrite (read_history) redirects body and init loads, not the predicate's.
+      bool pred_reads = false;
+      for_each_expr(n->predicate, [&](const Expr& e) {
+        auto* ld = e.as<LoadNode>();
+        pred_reads = pred_reads || (ld && ld->buffer.get() == y);
+      });
+      if (!after || writes || nested || pred_reads) {
         bad = true;
         return;
       }

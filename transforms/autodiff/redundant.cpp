@@ -122,21 +122,6 @@ int loop_at(const BlockInfo& b, const ForNode* L) {
   return -1;
 }
 
-// e with every loop var of `at` replaced by its value, folded; nullopt unless an integer.
-std::optional<int64_t> eval_at(const Expr& e, const std::unordered_map<const VarNode*, Expr>& at) {
-  struct Fold : IRMutator {
-    using IRMutator::mutate;
-    Expr mutate(const Expr& x) override {
-      Expr r = IRMutator::mutate(x);
-      Expr f = fold_constant(r);
-      return f.defined() ? f : r;
-    }
-  } fold;
-  Expr r = fold.mutate(substitute(e, at));
-  int64_t v = 0;
-  if (!is_const_int(r, &v)) return std::nullopt;
-  return v;
-}
 
 // A store of a block with the guards and lets around it inside the block body.
 struct GuardedStore {
@@ -523,6 +508,21 @@ bool independent_of(const BlockInfo& b, size_t at) {
 }
 
 }  // namespace
+
+std::optional<int64_t> eval_at(const Expr& e, const std::unordered_map<const VarNode*, Expr>& at) {
+  struct Fold : IRMutator {
+    using IRMutator::mutate;
+    Expr mutate(const Expr& x) override {
+      Expr r = IRMutator::mutate(x);
+      Expr f = fold_constant(r);
+      return f.defined() ? f : r;
+    }
+  } fold;
+  Expr r = fold.mutate(substitute(e, at));
+  int64_t v = 0;
+  if (!is_const_int(r, &v)) return std::nullopt;
+  return v;
+}
 
 Function run_redundant_blocks_once(const FunctionNode& f) {
   auto out = std::make_shared<FunctionNode>(f);

@@ -29,6 +29,9 @@
 // float buffer): repeated or conflicting integer / constant stores are left alone.
 #pragma once
 
+#include <optional>
+#include <unordered_map>
+
 #include "ir/module.h"
 
 namespace tirc::ad {
@@ -36,5 +39,9 @@ namespace tirc::ad {
 // f with the predicate of every such block strengthened; f unchanged when there is none.
 // Throws Error for a block repeated by a loop it ignores whose repeats differ.
 Function run_redundant_blocks_once(const FunctionNode& f);
+
+// e with every loop var of `at` replaced by its value, constant-folded; nullopt unless that is
+// an integer constant (point-by-point checks over small loop nests).
+std::optional<int64_t> eval_at(const Expr& e, const std::unordered_map<const VarNode*, Expr>& at);
 
 }  // namespace tirc::ad

@@ -120,20 +120,22 @@ Function insert_bounds_checks(const FunctionNode& f, std::vector<BoundsCheckSite
 // caller prefixes the site's location).
 std::string bounds_check_message(const BoundsCheckSite& site, int64_t index, int64_t extent);
 
-// Runs serially every `parallel` loop whose variable feeds (directly, through lets or the
-// spatial iter vars of enclosing blocks) a reduce, scan or opaque iter var of a block that is
-// not annotated "atomic": such iterations update shared elements or must run in order, so
-// running them at once would race (the interpreter runs them in order). Block-level input;
-// the schedule's `parallel` refuses such loops, a script may write them (TVMScript does too).
+// Runs serially every `parallel` loop whose variable feeds (directly, through lets, the bounds
+// of inner loops or the spatial iter vars of enclosing blocks) a reduce, scan or opaque iter
+// var of a block that is not annotated "atomic": such iterations update shared elements or
+// must run in order, so running them at once would race (the interpreter runs them in order).
+// Block-level input; the schedule's `parallel` refuses such loops, a script may write them
+// (TVMScript does too).
 Function serialize_ordered_parallel(const FunctionNode& f);
 
-// Drops the "atomic" annotation of blocks whose reduce, scan and opaque iter vars no
-// parallel or thread-bound loop reaches (autodiff's scatter-add `W_grad[I[vi], vj] += ...`
-// under `parallel` over column tiles): their concurrent instances differ in spatial vars,
-// which partition the written elements, so plain (and vector) stores are safe; the atomics
-// made an embedding's gradient 17x slower (tests/codegen/unraced_atomic_test.cpp). The
-// schedule's parallel / bind checked the partition (transforms/schedule/deps.cpp); a
-// script's own parallel loop is its author's claim.
+// Drops the "atomic" annotation of blocks whose updates cannot race (autodiff's scatter-add
+// `W_grad[I[vi], vj] += ...` under `parallel` over column tiles): no parallel, thread-bound or
+// vectorized loop reaches their reduce, scan or opaque vars (as above); every such loop around
+// them reaches a spatial var, so concurrent instances differ in spatial vars, which partition
+// the written elements; and no other block under such a loop around them writes a buffer they
+// write. Plain (and vector) stores are then safe; the atomics made an embedding's gradient 17x
+// slower (tests/codegen/unraced_atomic_test.cpp). That spatial vars partition the writes is
+// the block's contract (LANGUAGE.md); the schedule's parallel / bind check it.
 Function drop_unraced_atomic(const FunctionNode& f);
 
 // The whole pipeline: serialize_ordered_parallel, drop_unraced_atomic, insert_bounds_checks

@@ -12,6 +12,7 @@
 // reaches through an ordered iter var: drop_unraced_atomic makes their stores plain.
 #include <set>
 #include <unordered_map>
+#include <vector>
 
 #include "ir/mutator.h"
 #include "ir/visitor.h"
@@ -23,31 +24,43 @@ namespace {
 using VarSet = std::set<const VarNode*>;
 
 // Tracks which loops of the kinds in `kinds` each variable depends on: directly, through
-// `let`s, or through the spatial iter vars of enclosing blocks.
+// `let`s, the bounds of inner loops (`for i in serial(j * 4, j * 4 + 4)` depends on j) or the
+// spatial iter vars of enclosing blocks; and which such loops enclose the current statement.
 class LoopDeps : public IRVisitor {
  protected:
   explicit LoopDeps(std::set<ForKind> kinds) : kinds_(std::move(kinds)) {}
   void visit_for(const ForNode* n) override {
-    if (kinds_.count(n->for_kind)) deps_[n->loop_var.get()] = {n->loop_var.get()};
+    VarSet d = loops_of(n->min);
+    VarSet e = loops_of(n->extent);
+    d.insert(e.begin(), e.end());
+    const bool concurrent = kinds_.count(n->for_kind) > 0;
+    if (concurrent) d.insert(n->loop_var.get());
+    if (!d.empty()) deps_[n->loop_var.get()] = d;
+    if (concurrent) enclosing_.insert(n->loop_var.get());
     IRVisitor::visit_for(n);
+    if (concurrent) enclosing_.erase(n->loop_var.get());
   }
   void visit_let_stmt(const LetStmtNode* n) override {
     deps_[n->var.get()] = loops_of(n->value);
     IRVisitor::visit_let_stmt(n);
   }
-  // The loops the non-spatial bindings of the block depend on; records its spatial vars'.
-  VarSet enter_block(const BlockRealizeNode* n) {
+  // The loops the non-spatial bindings of the block depend on; records its spatial vars'
+  // (their union in *spatial when given).
+  VarSet enter_block(const BlockRealizeNode* n, VarSet* spatial = nullptr) {
     const BlockNode& b = *n->block.get();
     VarSet ordered;
     for (size_t i = 0; i < b.iter_vars.size() && i < n->bindings.size(); ++i) {
       VarSet d = loops_of(n->bindings[i]);
-      if (b.iter_vars[i].kind == IterKind::Spatial)
+      if (b.iter_vars[i].kind == IterKind::Spatial) {
+        if (spatial) spatial->insert(d.begin(), d.end());
         deps_[b.iter_vars[i].var.get()] = d;
-      else
+      } else {
         ordered.insert(d.begin(), d.end());
+      }
     }
     return ordered;
   }
+  VarSet enclosing_;  // loops of the kinds around the statement being visited
 
  private:
   VarSet loops_of(const Expr& e) const {
@@ -78,19 +91,55 @@ class OrderedParallelFinder : public LoopDeps {
   }
 };
 
-// Finds the atomic blocks whose reduce / scan / opaque vars no parallel or thread loop
-// reaches.
+// Finds the atomic blocks whose updates cannot race without the atomics. Concurrent loops are
+// parallel, thread-bound and vectorized ones (vector lanes scatter too). A block qualifies when
+// no concurrent loop reaches its reduce / scan / opaque vars, every concurrent loop around it
+// reaches one of its spatial vars (else every iteration runs the same instances), and no other
+// block under a concurrent loop around it writes a buffer it writes (another block's atomic
+// adds, or plain stores, into the same elements from other iterations).
 class UnracedAtomicFinder : public LoopDeps {
  public:
-  UnracedAtomicFinder() : LoopDeps({ForKind::Parallel, ForKind::ThreadBinding}) {}
-  std::set<const BlockNode*> unraced;
+  UnracedAtomicFinder() : LoopDeps({ForKind::Parallel, ForKind::ThreadBinding, ForKind::Vectorized}) {}
+
+  std::set<const BlockNode*> unraced() const {
+    std::set<const BlockNode*> out;
+    for (auto& c : blocks_) {
+      if (!c.candidate) continue;
+      bool alone = true;
+      for (auto& o : blocks_) {
+        if (&o == &c || !alone) continue;
+        bool shared_loop = false, shared_buf = false;
+        for (auto* l : o.enclosing) shared_loop = shared_loop || c.enclosing.count(l);
+        for (auto* b : o.writes) shared_buf = shared_buf || c.writes.count(b);
+        alone = !(shared_loop && shared_buf);
+      }
+      if (alone) out.insert(c.block);
+    }
+    return out;
+  }
 
  protected:
   void visit_block_realize(const BlockRealizeNode* n) override {
-    VarSet d = enter_block(n);
-    if (n->block->annotations.count("atomic") && d.empty()) unraced.insert(n->block.get());
+    VarSet spatial;
+    VarSet ordered = enter_block(n, &spatial);
+    Info info{n->block.get(), enclosing_, {}, false};
+    for (auto& w : n->block->writes) info.writes.insert(w.buffer.get());
+    if (n->block->annotations.count("atomic") && ordered.empty()) {
+      info.candidate = true;
+      for (auto* l : enclosing_) info.candidate = info.candidate && spatial.count(l);
+    }
+    blocks_.push_back(std::move(info));
     IRVisitor::visit_block_realize(n);
   }
+
+ private:
+  struct Info {
+    const BlockNode* block;
+    VarSet enclosing;
+    std::set<const BufferNode*> writes;
+    bool candidate;
+  };
+  std::vector<Info> blocks_;
 };
 
 class DropAtomic : public IRMutator {
@@ -140,8 +189,9 @@ Function serialize_ordered_parallel(const FunctionNode& f) {
 Function drop_unraced_atomic(const FunctionNode& f) {
   UnracedAtomicFinder find;
   find.visit(f.body);
-  if (find.unraced.empty()) return with_body(f, f.body);
-  return with_body(f, DropAtomic(find.unraced).mutate(f.body));
+  std::set<const BlockNode*> drop = find.unraced();
+  if (drop.empty()) return with_body(f, f.body);
+  return with_body(f, DropAtomic(drop).mutate(f.body));
 }
 
 }  // namespace tirc

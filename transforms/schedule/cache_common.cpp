@@ -143,10 +143,18 @@ void check_writers_cover(const ScheduleState& st, const Buffer& A, const std::st
     }
   }
   // Refused when every writer skips points: a writer without such a condition (decompose_padding's
-  // constant fill beside its in-bounds copy `where h >= 1 && ...`) is taken to write the buffer.
+  // constant fill beside its in-bounds copy `where h >= 1 && ...`) is taken to write the buffer,
+  // if it stores it whole (not under an `if`, not at computed indices).
   if (all_conditioned && first.defined())
     refuse("block " + block_of(first)->name + " writes buffer " + A->name + " under the condition " +
            print_expr(cond) + ", and " + what + " would read the elements it skips");
+  for (auto& w : writers)
+    if (!non_guard_conjunct(*realize(w)).defined() && stores_whole_buffer(st, w, A)) return;
+  std::string names;
+  for (size_t i = 0; i < writers.size(); ++i) names += (i ? ", " : "") + block_of(writers[i])->name;
+  refuse(std::string(writers.size() > 1 ? "blocks " : "block ") + names + " store" + (writers.size() > 1 ? "" : "s") +
+         " buffer " + A->name + " under conditions or at computed indices, and " + what +
+         " could read elements " + (writers.size() > 1 ? "they skip" : "it skips"));
 }
 
 }  // namespace tirc::sched

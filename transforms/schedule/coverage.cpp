@@ -2,6 +2,7 @@
 
 #include <functional>
 
+#include "ir/visitor.h"
 #include "transforms/schedule/util.h"
 
 namespace tirc::sched {
@@ -81,30 +82,59 @@ int64_t element_offset(const Buffer& A, const std::vector<int64_t>& idx) {
 
 namespace {
 
-// The stores to A in a block body with the conditions of the `if`s around them (evaluated per
-// point by the caller). Stores in a loop or a nested block are skipped: treating them as not
-// written only makes the caller refuse more.
+// The stores to A in a block body with the conditions of the `if`s and the loops around them
+// (evaluated per point by the caller). A store the listing cannot place (inside a nested
+// block) sets *unlisted: the caller gives up rather than take its elements as unwritten.
 struct GuardedStore {
   const StoreNode* store;
-  std::vector<Expr> conds;  // all must hold (an else branch holds the negation)
+  std::vector<Expr> conds;              // all must hold (an else branch holds the negation)
+  std::vector<const ForNode*> loops;    // outermost first
 };
 
-void guarded_stores(const Stmt& s, const Buffer& A, std::vector<Expr>& conds,
-                    std::vector<GuardedStore>* out) {
+void guarded_stores(const Stmt& s, const Buffer& A, std::vector<Expr>& conds, std::vector<const ForNode*>& loops,
+                    std::vector<GuardedStore>* out, bool* unlisted) {
   if (!s.defined()) return;
   if (auto* st = s.as<StoreNode>()) {
-    if (st->buffer.same_as(A)) out->push_back(GuardedStore{st, conds});
+    if (st->buffer.same_as(A)) out->push_back(GuardedStore{st, conds, loops});
   } else if (auto* q = s.as<SeqNode>()) {
-    for (auto& x : q->stmts) guarded_stores(x, A, conds, out);
+    for (auto& x : q->stmts) guarded_stores(x, A, conds, loops, out, unlisted);
   } else if (auto* l = s.as<LetStmtNode>()) {
-    guarded_stores(l->body, A, conds, out);  // indices using the let name do not evaluate: the walk gives up
+    // Indices using the let name do not evaluate: the walk gives up.
+    guarded_stores(l->body, A, conds, loops, out, unlisted);
   } else if (auto* i = s.as<IfThenElseStmtNode>()) {
     conds.push_back(i->cond);
-    guarded_stores(i->then_case, A, conds, out);
+    guarded_stores(i->then_case, A, conds, loops, out, unlisted);
     conds.back() = make_unary(UnOp::Not, i->cond);
-    guarded_stores(i->else_case, A, conds, out);
+    guarded_stores(i->else_case, A, conds, loops, out, unlisted);
     conds.pop_back();
+  } else if (auto* f = s.as<ForNode>()) {
+    loops.push_back(f);
+    guarded_stores(f->body, A, conds, loops, out, unlisted);
+    loops.pop_back();
+  } else {
+    // Nested blocks, call_extern: whatever they store of A is not listed.
+    struct Touches : IRVisitor {
+      const Buffer* A;
+      bool found = false;
+      void visit_store(const StoreNode* n) override {
+        found = found || n->buffer.same_as(*A);
+        IRVisitor::visit_store(n);
+      }
+      void visit_evaluate(const EvaluateNode*) override { found = true; }
+    } t;
+    t.A = &A;
+    t.visit(s);
+    if (t.found) *unlisted = true;
   }
+}
+
+// Whether the statements between the function's root and w hold a condition or a binding
+// the loop walk does not see (an `if`, a `let`, an enclosing block and its `where`).
+bool hidden_context(const ScheduleState& st, const Stmt& w) {
+  auto path = st.path_to(w.get());
+  for (size_t i = 1; i + 1 < path.size(); ++i)
+    if (!path[i].as<ForNode>() && !path[i].as<SeqNode>()) return true;
+  return false;
 }
 
 }  // namespace
@@ -124,8 +154,11 @@ std::optional<std::vector<bool>> written_elements(const ScheduleState& st, const
     const BlockNode* b = r->block.get();
     std::vector<GuardedStore> body_stores, init_stores;
     std::vector<Expr> conds;
-    guarded_stores(b->body, A, conds, &body_stores);
-    guarded_stores(b->init, A, conds, &init_stores);
+    std::vector<const ForNode*> inner;
+    bool unlisted = false;
+    guarded_stores(b->body, A, conds, inner, &body_stores, &unlisted);
+    guarded_stores(b->init, A, conds, inner, &init_stores, &unlisted);
+    if (unlisted || hidden_context(st, w)) return std::nullopt;
     auto loops = st.loops_above(w.get());
     std::unordered_map<const VarNode*, int64_t> env;
     bool ok = true;
@@ -168,31 +201,54 @@ std::optional<std::vector<bool>> written_elements(const ScheduleState& st, const
         ivs[b->iter_vars[k].var.get()] = *v;
         if (b->iter_vars[k].kind != IterKind::Spatial && *v != 0) first_reduce_point = false;
       }
-      auto mark = [&](const std::vector<GuardedStore>& stores) {
-        if (!ok) return;
-        for (auto& [s, cs] : stores) {
-          bool runs = true;
-          for (auto& c : cs) {
-            auto v = eval_int(c, ivs);
-            if (!v) {  // a condition on loaded values: the caller decides otherwise
-              ok = false;
-              return;
-            }
-            runs = runs && *v != 0;
-          }
-          if (!runs) continue;
-          std::vector<int64_t> idx;
-          for (auto& e : s->indices) {
-            auto v = eval_int(e, ivs);
-            if (!v) break;  // let names, scalar parameters
-            idx.push_back(*v);
-          }
-          if (idx.size() != s->indices.size()) {  // not evaluable: the caller decides otherwise
+      // One store at the point `env2` (iter vars and the body's loop vars set).
+      auto mark_one = [&](const GuardedStore& g, std::unordered_map<const VarNode*, int64_t>& env2) {
+        bool runs = true;
+        for (auto& c : g.conds) {
+          auto v = eval_int(c, env2);
+          if (!v) {  // a condition on loaded values: the caller decides otherwise
             ok = false;
             return;
           }
-          int64_t off = element_offset(A, idx);
-          if (off >= 0) written[static_cast<size_t>(off)] = true;
+          runs = runs && *v != 0;
+        }
+        if (!runs) return;
+        std::vector<int64_t> idx;
+        for (auto& e : g.store->indices) {
+          auto v = eval_int(e, env2);
+          if (!v) break;  // let names, scalar parameters
+          idx.push_back(*v);
+        }
+        if (idx.size() != g.store->indices.size()) {  // not evaluable: the caller decides otherwise
+          ok = false;
+          return;
+        }
+        int64_t off = element_offset(A, idx);
+        if (off >= 0) written[static_cast<size_t>(off)] = true;
+      };
+      auto mark = [&](const std::vector<GuardedStore>& stores) {
+        for (auto& g : stores) {
+          // The loops of the body around the store (a tensorized block's impl), point by point.
+          std::unordered_map<const VarNode*, int64_t> env2 = ivs;
+          std::function<void(size_t)> inner_walk = [&](size_t d) {
+            if (!ok) return;
+            if (d == g.loops.size()) return mark_one(g, env2);
+            auto lo = eval_int(g.loops[d]->min, env2), ext = eval_int(g.loops[d]->extent, env2);
+            if (!lo || !ext) {
+              ok = false;
+              return;
+            }
+            for (int64_t i = 0; i < *ext && ok; ++i) {
+              if (++points > budget) {
+                ok = false;
+                return;
+              }
+              env2[g.loops[d]->loop_var.get()] = *lo + i;
+              inner_walk(d + 1);
+            }
+          };
+          inner_walk(0);
+          if (!ok) return;
         }
       };
       mark(body_stores);
@@ -202,6 +258,31 @@ std::optional<std::vector<bool>> written_elements(const ScheduleState& st, const
     if (!ok) return std::nullopt;
   }
   return written;
+}
+
+bool stores_whole_buffer(const ScheduleState& st, const Stmt& w, const Buffer& A) {
+  if (hidden_context(st, w)) return false;
+  const BlockNode* b = realize(w)->block.get();
+  std::vector<GuardedStore> stores;
+  std::vector<Expr> conds;
+  std::vector<const ForNode*> loops;
+  bool unlisted = false;
+  guarded_stores(b->body, A, conds, loops, &stores, &unlisted);
+  for (auto& g : stores) {
+    if (!g.conds.empty() || !g.loops.empty() || g.store->indices.size() != A->ndim()) continue;
+    std::vector<const VarNode*> seen;
+    bool whole = true;
+    for (size_t d = 0; d < A->ndim() && whole; ++d) {
+      auto* v = g.store->indices[d].as<VarNode>();
+      const IterVar* iv = nullptr;
+      for (auto& x : b->iter_vars)
+        if (v && x.var.get() == v) iv = &x;
+      whole = iv && std::find(seen.begin(), seen.end(), v) == seen.end() && expr_identical(iv->extent, A->shape[d]);
+      seen.push_back(v);
+    }
+    if (whole) return true;
+  }
+  return false;
 }
 
 }  // namespace tirc::sched

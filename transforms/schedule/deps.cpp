@@ -701,6 +701,20 @@ void check_iterations_independent(const ScheduleState& st, const Stmt& loop_s, c
   if (has_extern_call_outside_regions(loop->body))
     refuse(what + " contains call_extern, whose effects are unknown");
   check_loop_bindings(loop->body, loop, false, prim, cross_thread);
+  // A block the loop reaches through none of its bindings runs the same instances in every
+  // iteration: at once, a reduction's updates race (`for p { for i { W[I[vi]] += 1 } }`).
+  // Spatial blocks recomputed per iteration (compute_at copies) get the buffer checks below.
+  int64_t one_iteration;
+  if (!(is_const_int(loop->extent, &one_iteration) && one_iteration <= 1))
+    for (auto& bs : collect_blocks(loop->body, false)) {
+      const BlockRealizeNode* br = realize(bs);
+      bool reached = false, accumulates = false;
+      for (auto& e : br->bindings) reached = reached || uses_var(e, loop->loop_var.get());
+      for (auto& iv : br->block->iter_vars) accumulates = accumulates || iv.kind != IterKind::Spatial;
+      if (!reached && accumulates)
+        refuse(what + " is bound to no iter var of block " + br->block->name +
+               ": every iteration would run the same instances of it");
+    }
   check_self_dependence(loop->body, what);
   auto blocks = collect_blocks(loop->body, false);
   if (blocks.empty()) return;
@@ -780,7 +794,8 @@ void check_iterations_independent(const ScheduleState& st, const Stmt& loop_s, c
     // updates commute and each stays one atomic add, so no iteration's value is overwritten,
     // scratch or not. A block the loop reaches through spatial vars only gets the partition
     // checks below: lowering drops the atomics of such blocks (drop_unraced_atomic).
-    bool atomic_only = prim == "parallel" || prim == "bind";
+    // Global only: a "shared" / "local" scratch is one copy per thread block / thread on a GPU.
+    bool atomic_only = (prim == "parallel" || prim == "bind") && buf->scope == "global";
     for (auto& a : all) {
       bool writes = false;
       for (auto& w : a.block->writes) writes = writes || w.buffer.get() == buf;
