@@ -1323,7 +1323,7 @@ bool Normalizer::instances_distinct_enumerated(const BlockRealizeNode* br) {
     ext.push_back(e);
   }
   auto eval = [](const Expr& e, const std::unordered_map<const VarNode*, Expr>& at, int64_t* v) {
-    auto r = eval_at(e, at);
+    auto r = ad::eval_at(e, at);
     if (r) *v = *r;
     return r.has_value();
   };
