@@ -122,7 +122,8 @@ std::string bounds_check_message(const BoundsCheckSite& site, int64_t index, int
 
 // Runs serially every `parallel` loop whose variable feeds (directly, through lets, the bounds
 // of inner loops or the spatial iter vars of enclosing blocks) a reduce, scan or opaque iter
-// var of a block that is not annotated "atomic": such iterations update shared elements or
+// var of a block that is not annotated "atomic", and every `vectorized` loop that feeds one of
+// any block (vector lanes have no atomic update): such iterations update shared elements or
 // must run in order, so running them at once would race (the interpreter runs them in order).
 // Block-level input; the schedule's `parallel` refuses such loops, a script may write them
 // (TVMScript does too).

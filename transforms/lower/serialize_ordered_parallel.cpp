@@ -78,17 +78,29 @@ class LoopDeps : public IRVisitor {
 
 // Finds the parallel loops whose variable reaches a non-spatial binding of a block that is
 // not atomic.
+// Vectorized loops too, atomic blocks or not: vector lanes have no atomic update, and a
+// scatter `W[I[vk]] += ...` over a script's vectorized reduce loop lost the updates of lanes
+// that met (the schedule's vectorize refuses such loops).
 class OrderedParallelFinder : public LoopDeps {
  public:
-  OrderedParallelFinder() : LoopDeps({ForKind::Parallel}) {}
-  VarSet serial;  // loop vars of parallel loops to run serially
+  OrderedParallelFinder() : LoopDeps({ForKind::Parallel, ForKind::Vectorized}) {}
+  VarSet serial;  // loop vars of parallel / vectorized loops to run serially
 
  protected:
+  void visit_for(const ForNode* n) override {
+    if (n->for_kind == ForKind::Vectorized) vectorized_.insert(n->loop_var.get());
+    LoopDeps::visit_for(n);
+  }
   void visit_block_realize(const BlockRealizeNode* n) override {
     VarSet d = enter_block(n);
-    if (!n->block->annotations.count("atomic")) serial.insert(d.begin(), d.end());
+    const bool atomic = n->block->annotations.count("atomic") > 0;
+    for (auto* l : d)
+      if (!atomic || vectorized_.count(l)) serial.insert(l);
     IRVisitor::visit_block_realize(n);
   }
+
+ private:
+  VarSet vectorized_;
 };
 
 // Finds the atomic blocks whose updates cannot race without the atomics. Concurrent loops are
@@ -167,7 +179,8 @@ class MakeSerial : public IRMutator {
  protected:
   Stmt mutate_for(const ForNode* n, const Stmt& s) override {
     Stmt body = mutate(n->body);
-    const bool demote = n->for_kind == ForKind::Parallel && loops_.count(n->loop_var.get());
+    const bool demote =
+        (n->for_kind == ForKind::Parallel || n->for_kind == ForKind::Vectorized) && loops_.count(n->loop_var.get());
     if (!demote && body.same_as(n->body)) return s;
     return make_for(n->loop_var, n->min, n->extent, demote ? ForKind::Serial : n->for_kind, body, n->thread_tag,
                     n->annotations);
