@@ -19,6 +19,15 @@
 
 namespace tirc::accept {
 
+// Whether `tirc bench` and `tirc build` work in this build (they need the LLVM backend).
+inline bool has_llvm() {
+#ifdef TIRC_WITH_LLVM
+  return true;
+#else
+  return false;
+#endif
+}
+
 struct CliRun {
   int code = -1;  // exit code; -1 when killed by a signal (a crash)
   std::string out, err;
