@@ -77,10 +77,9 @@ class LoopDeps : public IRVisitor {
 };
 
 // Finds the parallel loops whose variable reaches a non-spatial binding of a block that is
-// not atomic.
-// Vectorized loops too, atomic blocks or not: vector lanes have no atomic update, and a
-// scatter `W[I[vk]] += ...` over a script's vectorized reduce loop lost the updates of lanes
-// that met (the schedule's vectorize refuses such loops).
+// not atomic, and the vectorized loops that reach one of any block: vector lanes have no
+// atomic update, and a scatter `W[I[vk]] += ...` over a script's vectorized reduce loop lost
+// the updates of lanes that met (the schedule's vectorize refuses such loops).
 class OrderedParallelFinder : public LoopDeps {
  public:
   OrderedParallelFinder() : LoopDeps({ForKind::Parallel, ForKind::Vectorized}) {}
