@@ -358,14 +358,8 @@ class Inserter : public IRMutator {
     site.buffer = op;
     DType t = a.dtype();
     std::vector<std::pair<Var, Expr>> lets;
-    auto simple = [&](Expr& x, const char* name) {
-      if (x.kind() == ExprKind::Var || x.kind() == ExprKind::IntImm) return;
-      Var v(name, x.dtype());
-      lets.push_back({v, x});
-      x = v;
-    };
-    simple(a, "_div_a");
-    simple(b, "_div_b");
+    name_operand(a, "_div_a", lets);
+    name_operand(b, "_div_b", lets);
     Expr zero = make_binary(BinOp::EQ, b, make_int(0, b.dtype()));
     Expr chk = make_call(Intrinsic::BoundsCheck,
                          {make_select(zero, a, make_int(0, t)), make_select(zero, a, make_int(1, t)),
@@ -374,6 +368,14 @@ class Inserter : public IRMutator {
     Expr out = make_let(Var("_div", t), chk, make(a, b));
     for (auto it = lets.rbegin(); it != lets.rend(); ++it) out = make_let(it->first, it->second, out);
     return out;
+  }
+  // An operand used by both the check and the operation is bound to a `let` once (unless it is
+  // a variable or a constant already), so it is evaluated once.
+  static void name_operand(Expr& x, const char* name, std::vector<std::pair<Var, Expr>>& lets) {
+    if (x.kind() == ExprKind::Var || x.kind() == ExprKind::IntImm) return;
+    Var v(name, x.dtype());
+    lets.push_back({v, x});
+    x = v;
   }
   // Integer `pow(a, b)` with b < 0 is an error of the interpreter (NumPy's "Integers to
   // negative integer powers are not allowed"; a TVM user gets no value for it either): unless
@@ -391,14 +393,8 @@ class Inserter : public IRMutator {
     if (is_const_int(b, &c) ? c >= 0 : az_.can_prove(make_binary(BinOp::GE, pb, pz)))
       return make_call(Intrinsic::Pow, {a, b});
     std::vector<std::pair<Var, Expr>> lets;
-    auto simple = [&](Expr& x, const char* name) {
-      if (x.kind() == ExprKind::Var || x.kind() == ExprKind::IntImm) return;
-      Var v(name, x.dtype());
-      lets.push_back({v, x});
-      x = v;
-    };
-    simple(a, "_pow_a");
-    simple(b, "_pow_b");
+    name_operand(a, "_pow_a", lets);
+    name_operand(b, "_pow_b", lets);
     Expr neg = make_binary(BinOp::LT, b, zero);
     auto check = [&](const char* access, const Expr& index, const Expr& extent) {
       BoundsCheckSite site;
