@@ -9,6 +9,7 @@
 #include "ir/error.h"
 #include "tests/autodiff/full_checks.h"
 #include "tests/autodiff/parse_one.h"
+#include "tests/autodiff/refusal_of.h"
 #include "tests/autodiff/rewrite_check.h"
 #include "transforms/autodiff/gradient.h"
 
@@ -29,15 +30,7 @@ void expect_recurrence_grad(const char* src, const char* name, bool second) {
   if (second) expect_full_checks(*grad_of_printed(*f));
 }
 
-std::string refusal_of(const char* src, const char* name) {
-  Function f = parse_one(src, name);
-  try {
-    gradient(*f, {});
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "accepted";
-}
+using testing::refusal_of;
 
 const char* kOpaqueRefusal =
     "opaque iter vars are not supported (an opaque var is read as spatial when the iterations write "

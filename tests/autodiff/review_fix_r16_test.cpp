@@ -10,6 +10,7 @@
 
 #include "ir/error.h"
 #include "tests/autodiff/parse_one.h"
+#include "tests/autodiff/refusal_of.h"
 #include "transforms/autodiff/gradient.h"
 
 namespace tirc {
@@ -17,15 +18,7 @@ namespace {
 
 using testing::parse_one;
 
-std::string refusal_of(const char* src) {
-  Function f = parse_one(src, "f");
-  try {
-    gradient(*f, {});
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "accepted";
-}
+using testing::refusal_of;
 
 const char* kStateUnderALoadingWhere = R"(func f(X: f64[5, 3], W: f64[3]) -> (S: f64[3]) {
   for j in serial(3) {

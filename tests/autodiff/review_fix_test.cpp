@@ -17,6 +17,7 @@
 #include "ir/printer.h"
 #include "tests/autodiff/full_checks.h"
 #include "tests/autodiff/parse_one.h"
+#include "tests/autodiff/refusal_of.h"
 #include "tests/autodiff/rewrite_check.h"
 #include "transforms/autodiff/gradient.h"
 
@@ -26,15 +27,7 @@ namespace {
 using testing::expect_full_checks;
 using testing::parse_one;
 
-std::string refusal_of(const char* src, const char* name) {
-  Function f = parse_one(src, name);
-  try {
-    gradient(*f, {});
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "accepted";
-}
+using testing::refusal_of;
 
 // ---- 1. Rewrite 0f: one value stored by both arms ----
 
