@@ -752,18 +752,7 @@ class RegionVersions : public IRMutator {
     std::vector<std::pair<Var, Expr>> loops;  // fresh loops: L's copy, then one per full dim
     Var t(L->loop_var.name(), L->loop_var.dtype());
     loops.push_back({t, Expr()});
-    const StoreNode* st = nullptr;
-    struct S : IRVisitor {
-      const BufferNode* y;
-      const StoreNode* st = nullptr;
-      void visit_store(const StoreNode* n) override {
-        if (!st && n->buffer.get() == y) st = n;
-      }
-    } s;
-    s.y = v.y.get();  // the original block stores to y
-    s.visit(bn.body);
-    if (!s.st && bn.init.defined()) s.visit(bn.init);
-    st = s.st;
+    const StoreNode* st = first_store(bn, v.y.get());  // the original block stores to y
     for (size_t d = 0; d < st->indices.size(); ++d) {
       auto* iv = st->indices[d].as<VarNode>();
       if (d == v.dim) iv = bn.iter_vars[b.step].var.get();  // also `K - v`
