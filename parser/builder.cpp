@@ -913,7 +913,15 @@ class Builder {
         kind = IterKind::Opaque;
       else
         fail(iv->kind, "unknown iter var kind '" + k + "' (expected spatial, reduce, scan or opaque)");
-      Expr ext = expr(iv->extent, DType::I32);
+      // A literal extent adopts the dtype of its binding, as a literal adopts the other
+      // operand's (`vi: spatial(4) = i` under `for i in serial(i64(4))` is an i64 iter var;
+      // outsider round 16: it was "iter var vi is i32 but its binding is i64").
+      std::optional<DType> ext_want = DType::I32;
+      if (lit_only(iv->extent) && !has_float(iv->extent) && !lit_only(iv->binding)) {
+        Expr b0 = expr(iv->binding, std::nullopt);
+        if (b0.dtype() == DType::I64) ext_want = DType::I64;
+      }
+      Expr ext = expr(iv->extent, ext_want);
       if (!is_int(ext.dtype()))
         fail(iv->extent, "iter var extent must be an integer, got " + tname(ext.dtype()));
       if (depends_on_variant(ext))
@@ -924,9 +932,19 @@ class Builder {
       Expr bind = expr(iv->binding, ext.dtype());
       if (!is_int(bind.dtype()))
         fail(iv->binding, "binding of iter var " + vname + " must be an integer, got " + tname(bind.dtype()));
-      if (bind.dtype() != ext.dtype())
+      if (bind.dtype() != ext.dtype()) {
+        // An iter var has the dtype of its extent: name the cast that fixes it (a `n: u32`
+        // extent, after `serial(i32(n))` as the loop error suggests, gave only this line).
+        std::string e = src_text(iv->extent);
+        std::string fix = k + "(" + tname(bind.dtype()) + "(" + e + "))";
+        std::string hint = ext.dtype() != DType::I32 && ext.dtype() != DType::I64
+                               ? " (an iter var has the dtype of its extent: write " + fix + ")"
+                               : " (an iter var has the dtype of its extent: cast the binding to " +
+                                     tname(ext.dtype()) + ", or write " + fix + ")";
+        if (hint.size() > 160) hint.clear();
         fail(iv->binding, "type mismatch: iter var " + vname + " is " + tname(ext.dtype()) +
-                              " but its binding is " + tname(bind.dtype()));
+                              " but its binding is " + tname(bind.dtype()) + hint);
+      }
       node.iter_vars.push_back(IterVar{Var(vname, ext.dtype()), kind, ext});
       bindings.push_back(bind);
       binding_ctx.push_back(iv->binding);
@@ -1028,6 +1046,33 @@ class Builder {
     for (auto& [n, t] : kNames)
       if (name == n) return std::string(" (casts are named by the dtype: write ") + t + "(x))";
     return "";
+  }
+
+  // TVMScript's (`T.Select`, `T.Cast`, `T.floordiv`) and C's / NumPy's (`fabs`, `power`) names
+  // of functions the language spells otherwise: the .tir spelling, or "" (outsider round 16;
+  // `T.Cast` suggested a nonexistent `Cast(...)`). `cast_arg` is the first argument of a
+  // `Cast` call when it is a dtype string ("float32" gives f32(x)).
+  static std::string tvm_spelling(const std::string& name, const std::string& cast_arg = "") {
+    if (name == "Cast" || name == "cast") {
+      std::string t = cast_arg.size() > 2 ? cast_spelling(cast_arg.substr(1, cast_arg.size() - 2)) : "";
+      return t.empty() ? "a cast named by the dtype, e.g. f32(x)" : t;
+    }
+    static const std::pair<const char*, const char*> kNames[] = {
+        {"Select", "select(c, a, b)"},   {"floordiv", "a // b"},       {"floormod", "a % b"},
+        {"FloorDiv", "a // b"},          {"FloorMod", "a % b"},        {"fabs", "abs(x)"},
+        {"power", "pow(a, b)"},          {"exp2", "pow(2.0, x)"},      {"exp10", "pow(10.0, x)"},
+        {"Min", "min(a, b)"},            {"Max", "max(a, b)"},         {"minimum", "min(a, b)"},
+        {"maximum", "max(a, b)"},        {"IfThenElse", "if_then_else(c, a, b)"}};
+    for (auto& [n, t] : kNames)
+      if (name == n) return t;
+    return "";
+  }
+
+  // Whether `name` is a function of the language (intrinsic, min/max, select, cast, ...).
+  static bool is_tir_function(const std::string& name) {
+    Intrinsic f;
+    return intrinsic_from_name(name, &f) || name == "min" || name == "max" || name == "select" ||
+           name == "if_then_else" || name == "min_value" || name == "max_value" || name == "call_extern";
   }
 
   // Inferred regions must read back: the parser refuses constant region bounds outside the
@@ -1348,6 +1393,16 @@ class Builder {
       if (is_int(t) && intrinsic_from_name(call->ID()->getText(), &f) && f != Intrinsic::Abs &&
           f != Intrinsic::Sign && f != Intrinsic::TruncDiv && f != Intrinsic::TruncMod)
         at = DType::F32;
+      // `truncdiv` / `truncmod` take only integers, as `//` and `%` (below): all-integer
+      // arguments in a float context (`f64(truncdiv(-7, 2))`, `O[i] = truncmod(-7, 3)`) are
+      // computed in i32 and converted (outsider round 16: "truncdiv expects integer arguments,
+      // got f64" although no argument was a float).
+      if (is_float(t) && intrinsic_from_name(call->ID()->getText(), &f) &&
+          (f == Intrinsic::TruncDiv || f == Intrinsic::TruncMod) && call->args && !has_float(call->args)) {
+        std::vector<Expr> iargs;
+        for (auto* a : call->args->expr()) iargs.push_back(lit(a, DType::I32));
+        return make_cast(t, finish_call(call, iargs));
+      }
       std::vector<Expr> args;
       for (auto* a : call->args->expr()) args.push_back(lit(a, at));
       return finish_call(call, args);
@@ -1498,8 +1553,19 @@ class Builder {
         if (!call)
           fail(p, "unknown name '" + pre + "." + field +
                       "' (there are no modules: functions and dtypes are named without a prefix)");
-        fail(p, "unknown function '" + pre + "." + field + "' (there are no modules: write " +
-                    (cast.empty() ? field + "(...)" : cast) + ", without '" + pre + ".')");
+        // `T.Cast("float32", x)` is `f32(x)`, `T.Select` is `select`, `T.floordiv(a, b)` is
+        // `a // b`; a name the language does not have is said to be missing, not suggested.
+        std::string first = p->args && !p->args->expr().empty() ? p->args->expr(0)->getText() : "";
+        std::string tvm = tvm_spelling(field, first);
+        std::string say = !cast.empty() ? cast
+                          : !tvm.empty() ? tvm
+                          : is_tir_function(field) ? field + "(...)"
+                                                   : "";
+        if (say.empty())
+          fail(p, "unknown function '" + pre + "." + field + "' (there are no modules, and the language has no " +
+                      "function '" + field + "')");
+        fail(p, "unknown function '" + pre + "." + field + "' (there are no modules: write " + say +
+                    ", without '" + pre + ".')");
       }
       resolve_buffer(pre, p->ID(0)->getSymbol());  // `Q.data` with Q undeclared: "undeclared buffer"
       if (field != "data" && field != "ptr")
@@ -1592,8 +1658,12 @@ class Builder {
       if (s && s->kind == Sym::Buf)
         fail(c->ID(), "'" + name + "' is a buffer; index it with " + name + "[...]");
       // Python's `not (x)` reads as a call (outsider round 13).
+      std::string first = c->args && !c->args->expr().empty() ? c->args->expr(0)->getText() : "";
+      std::string tvm = tvm_spelling(name, first);
       fail(c->ID(), "unknown function '" + name + "'" +
-                        (name == "not" ? " (negation is written !, not Python's 'not')" : cast_hint(name)));
+                        (name == "not"    ? " (negation is written !, not Python's 'not')"
+                         : !tvm.empty() ? " (write " + tvm + ")"
+                                          : cast_hint(name)));
     }
     return finish_call(c, unify(args, want));
   }

@@ -74,6 +74,77 @@ std::string python_hint(antlr4::Recognizer* rec, const antlr4::Token* tok) {
   // NumPy's chained indexing `A[i][j]` (outsider round 15).
   if (text == "[" && prev && prev->getText() == "]")
     return " (index a buffer with one bracket: A[i, j], not A[i][j])";
+  // TVMScript's habits where a statement or a loop kind is expected (outsider round 16; the
+  // expression forms `T.exp(x)` are named by the builder): `T.reads(A[vi])`, `T.grid(4, 4)`,
+  // `x.astype("float16")`, `reads(A[vi])`, `block "C"(...)`, `vi = spatial(4, i)`.
+  const antlr4::Token* next = nullptr;
+  if (parser) {
+    auto* stream = parser->getTokenStream();
+    for (size_t i = tok->getTokenIndex() + 1; i < stream->size(); ++i) {
+      const antlr4::Token* t = stream->get(i);
+      if (t->getChannel() == antlr4::Token::DEFAULT_CHANNEL) {
+        next = t;
+        break;
+      }
+    }
+  }
+  // `T.f32(x)`: a dtype after a module prefix.
+  if (tok->getType() == P::DTYPE && prev && prev->getText() == ".")
+    return " (there are no modules: write " + text + "(x), without a prefix)";
+  if (text == "." && next && next->getText() == "astype")
+    return " (casts are named by the dtype: write f16(x), f32(x), ..., not x.astype(...))";
+  if (text == "." && prev && next && next->getType() != antlr4::Token::EOF) {
+    const std::string& pre = prev->getText();
+    const std::string name = next->getText();
+    if (pre == "T" || pre == "tir" || pre == "tvm") {
+      if (name == "reads" || name == "writes")
+        return " (there are no modules: write " + name + " A[vi], B[vk, vj], without 'T.' and parentheses)";
+      if (name == "where") return " (there are no modules: write where COND, without 'T.' and parentheses)";
+      if (name == "init") return " (there are no modules: write init { ... }, without 'T.')";
+      if (name == "axis")
+        return " (there are no modules: an iter var is declared in the block header, as "
+               "block C(vi: spatial(128) = i, vk: reduce(64) = k))";
+      if (name == "block")
+        return " (there are no modules: a block is written block C(vi: spatial(128) = i) { ... })";
+      if (name == "alloc_buffer") return " (there are no modules: write alloc T: f32[16, 16])";
+      static const char* kKinds[] = {"serial", "parallel", "vectorized", "unroll", "thread_binding", "grid",
+                                     "call_extern"};
+      for (const char* k : kKinds)
+        if (name == k) return " (there are no modules: write " + name + "(...) without '" + pre + ".')";
+      return " (there are no modules, and statements are written without a prefix: LANGUAGE.md, Statements)";
+    }
+  }
+  // `vi = T.axis.spatial(128, i)`, `vi, vj = T.axis.remap("SS", [i, j])`: the parser stops at
+  // the `=` or `,`, before the `T.axis` that says what was meant.
+  if ((text == "=" || text == ",") && parser) {
+    auto* stream = parser->getTokenStream();
+    const antlr4::Token* before = nullptr;
+    for (size_t i = tok->getTokenIndex() + 1, seen = 0; i < stream->size() && seen < 12; ++i) {
+      const antlr4::Token* t = stream->get(i);
+      if (t->getChannel() != antlr4::Token::DEFAULT_CHANNEL) continue;
+      if (t->getLine() != tok->getLine() || t->getType() == antlr4::Token::EOF) break;
+      if (t->getText() == "axis" && before && before->getText() == ".")
+        return " (an iter var is declared in the block header, as block C(vi: spatial(128) = i, vk: "
+               "reduce(64) = k), not with T.axis)";
+      if (t->getText() == "alloc_buffer" && before && before->getText() == "." && prev)
+        return " (a buffer is allocated with alloc " + prev->getText() + ": f32[16, 16], not with T.alloc_buffer)";
+      before = t;
+      ++seen;
+    }
+  }
+  // `-> B: f32[4], C: f32[4]`: only one output may go without parentheses.
+  if (text == "," && parser) {
+    antlr4::ParserRuleContext* ctx = parser->getContext();
+    if (dynamic_cast<P::BodyContext*>(ctx)) ctx = dynamic_cast<antlr4::ParserRuleContext*>(ctx->parent);
+    if (auto* f = dynamic_cast<P::FuncDefContext*>(ctx); f && f->single)
+      return " (several outputs are written in parentheses: -> (B: f32[4], C: f32[4]))";
+  }
+  if (text == "(" && prev && (prev->getType() == P::READS || prev->getType() == P::WRITES))
+    return " (regions follow the keyword without parentheses: " + prev->getText() + " A[vi], B[vk, vj])";
+  if (tok->getType() == P::STRING && prev && prev->getType() == P::BLOCK)
+    return " (a block name is written without quotes: block C(...))";
+  if (text == "=" && parser && dynamic_cast<P::IterVarContext*>(parser->getContext()))
+    return " (an iter var is written NAME: KIND(EXTENT) = BINDING, as vi: spatial(128) = i)";
   if (text == "else" && parser) {
     try {
       auto expected = parser->getExpectedTokens();
@@ -84,6 +155,23 @@ std::string python_hint(antlr4::Recognizer* rec, const antlr4::Token* tok) {
     }
   }
   return "";
+}
+
+// NumPy's / C's / TVMScript's names where a dtype is expected (`A: float32[4]`, `n: int`,
+// `A: T.Buffer((4,), "float32")`): the .tir spelling and the list (outsider round 16; it was
+// "unknown dtype 'float32'" alone).
+std::string dtype_hint(const std::string& name) {
+  static const std::pair<const char*, const char*> kNames[] = {
+      {"float16", "f16"}, {"half", "f16"},    {"bfloat16", "bf16"}, {"float32", "f32"}, {"float", "f32"},
+      {"single", "f32"},  {"float64", "f64"}, {"double", "f64"},    {"int8", "i8"},     {"int16", "i16"},
+      {"int32", "i32"},   {"int", "i32"},     {"int64", "i64"},     {"long", "i64"},    {"uint8", "u8"},
+      {"uint16", "u16"},  {"uint32", "u32"},  {"bool_", "bool"},    {"boolean", "bool"}};
+  const std::string list = "the dtypes are bool i8 i16 i32 i64 u8 u16 u32 f16 bf16 f32 f64";
+  for (auto& [n, t] : kNames)
+    if (name == n) return std::string(" (write ") + t + "; " + list + ")";
+  if (name == "T" || name == "Buffer" || name == "tir")
+    return " (a buffer parameter is written A: f32[128, 64], a scalar n: i32)";
+  return " (" + list + ")";
 }
 
 // Turns ANTLR's first syntax error into a SourceError with a short message.
@@ -107,7 +195,7 @@ class ThrowingListener : public antlr4::BaseErrorListener {
           if (tok->getType() == P::ID && expected.contains(static_cast<size_t>(P::DTYPE)) &&
               !expected.contains(static_cast<size_t>(P::ID)))
             throw SourceError(file_, static_cast<int>(line), static_cast<int>(col) + 1,
-                              "unknown dtype '" + tok->getText() + "'");
+                              "unknown dtype '" + tok->getText() + "'" + dtype_hint(tok->getText()));
           std::vector<std::string> names;
           for (auto t : expected.toList()) names.push_back(token_display(parser->getVocabulary(), t));
           if (!names.empty() && names.size() <= 4) {

@@ -33,7 +33,7 @@ TEST(AcceptErrors, ParseErrorsHavePositions) {
       {"float_mod.tir", "3:49: error: '%' is integer-only and is not defined on f32"},
       {"bad_kind.tir",
        "3:17: error: unknown iter var kind 'sideways' (expected spatial, reduce, scan or opaque)"},
-      {"bad_dtype.tir", "1:11: error: unknown dtype 'f33'"},
+      {"bad_dtype.tir", "1:11: error: unknown dtype 'f33' (the dtypes are bool i8 i16 i32 i64 u8 u16 u32 f16 bf16 f32 f64)"},
       {"init_no_reduce.tir", "4:7: error: init in block 'b' which has no reduce iter var"},
   };
   for (auto& c : cases_) {

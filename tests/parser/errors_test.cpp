@@ -48,13 +48,13 @@ const ErrorCase kCases[] = {
     {"UnknownDtype",
      "func f(A: f33[4]) -> (B: f32[4]) { }\n"
      "",
-     1, 11, "unknown dtype 'f33'"},
+     1, 11, "unknown dtype 'f33' (the dtypes are bool i8 i16 i32 i64 u8 u16 u32 f16 bf16 f32 f64)"},
     {"UnknownDtypeAlloc",
      "func f(A: f32[8, 8], I: i32[8], n: i32) -> (B: f32[8, 8], J: i32[8]) {\n"
      "  alloc T: float[4]\n"
      "}\n"
      "",
-     2, 12, "unknown dtype 'float'"},
+     2, 12, "unknown dtype 'float' (write f32; the dtypes are bool i8 i16 i32 i64 u8 u16 u32 f16 bf16 f32 f64)"},
     {"StrayToken",
      "func f(A: f32[4]) -> (B: f32[4]) { }\n"
      "}\n"

@@ -1,11 +1,13 @@
 // tirc check-grad FILE --func F [--wrt A,B] [--input NAME=FILE.npy|VALUE ...] [--seed S]
 //   [--rtol R] [--atol A] [--full] [--json] (CLI.md). Exit 1 when an input fails.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "interp/runner.h"
 #include "ir/error.h"
+#include "ir/printer.h"
 #include "parser/parser.h"
 #include "tools/tirc/common.h"
 #include "transforms/autodiff/check_grad.h"
@@ -21,6 +23,66 @@ struct CheckGradCli {
   int directions = 3;
   bool full = false, json = false;
 };
+
+// The F_grad that `m` defines for `f` (null when it defines none), checked against the
+// contract (LANGUAGE.md, Gradients): F's parameters, then one cotangent `<O>_grad` per output
+// of the output's dtype and shape, and results `<X>_grad` for float input buffers X. An empty
+// `wrt` becomes those X in result order; a `--wrt` list must name some of them. Until outsider
+// round 16 check-grad ignored a defined F_grad and checked a fresh gradient(F), so
+// `tirc grad -o g.tir`, an edit or a schedule of g.tir, then `tirc check-grad g.tir` passed
+// whatever g.tir's F_grad computed.
+Function defined_grad(const Module& m, const FunctionNode& f, const std::string& file,
+                      std::vector<std::string>* wrt) {
+  Function g = m.find_func(f.name + "_grad");
+  if (!g) return nullptr;
+  auto bad = [&](const std::string& why) {
+    throw Error(file + " defines " + g->name + ", but " + why + ", so it is not the gradient of " + f.name +
+                " (LANGUAGE.md, Gradients: F's parameters, one cotangent <output>_grad per output, results "
+                "<buffer>_grad); rename or remove it to check a generated gradient");
+  };
+  auto shape_text = [](const Buffer& b) {
+    std::string s = std::string(dtype_name(b->dtype)) + "[";
+    for (size_t i = 0; i < b->shape.size(); ++i) s += (i ? ", " : "") + print_expr(b->shape[i]);
+    return s + "]";
+  };
+  if (g->params.size() != f.params.size() + f.outputs.size())
+    bad("it has " + std::to_string(g->params.size()) + " parameters, not " +
+        std::to_string(f.params.size() + f.outputs.size()));
+  for (size_t i = 0; i < f.params.size(); ++i) {
+    const Param &p = f.params[i], &q = g->params[i];
+    bool same = p.name() == q.name() && p.is_buffer() == q.is_buffer() &&
+                (p.is_buffer() ? shape_text(p.buffer) == shape_text(q.buffer) : p.var.dtype() == q.var.dtype());
+    if (!same) bad("its parameter " + q.name() + " is not parameter " + p.name() + " of " + f.name);
+  }
+  for (size_t i = 0; i < f.outputs.size(); ++i) {
+    const Param& q = g->params[f.params.size() + i];
+    const Buffer& o = f.outputs[i];
+    if (q.name() != o->name + "_grad" || !q.is_buffer() || shape_text(q.buffer) != shape_text(o))
+      bad("its parameter " + q.name() + " is not the cotangent " + o->name + "_grad: " + shape_text(o));
+  }
+  std::vector<std::string> got;
+  for (const Buffer& r : g->outputs) {
+    const Param* x = nullptr;
+    for (const Param& p : f.params)
+      if (p.is_buffer() && p.name() + "_grad" == r->name) x = &p;
+    if (!x || !is_float(x->buffer->dtype) || shape_text(x->buffer) != shape_text(r))
+      bad("its result " + r->name + " is not the gradient of a float input buffer of " + f.name);
+    got.push_back(x->name());
+  }
+  if (got.empty()) bad("it has no results");
+  // A --wrt list checks some of the results (`tirc grad` wrote them all, `--wrt X` checks X).
+  for (const std::string& w : *wrt)
+    if (std::find(got.begin(), got.end(), w) == got.end()) {
+      std::string list;
+      for (auto& n : got) list += (list.empty() ? "" : ",") + n;
+      throw Error("--wrt " + w + ": " + g->name + " in " + file + " has no result " + w + "_grad (it computes " +
+                  "the gradients of " + list + "; remove " + g->name + " from the file to check a generated "
+                  "gradient)");
+    }
+  if (wrt->empty()) *wrt = got;
+  return g;
+}
+
 }  // namespace
 
 void register_check_grad(CLI::App& app) {
@@ -48,6 +110,10 @@ void register_check_grad(CLI::App& app) {
       Function f = select_function(m, o->file, o->func);
       CheckGradOptions opts;
       opts.wrt = wrt_names(o->wrt);
+      opts.grad = defined_grad(m, *f, o->file == "-" ? "<stdin>" : o->file, &opts.wrt);
+      if (opts.grad && !o->json)
+        std::cerr << "note: checking " << opts.grad->name << " as defined in "
+                  << (o->file == "-" ? "<stdin>" : o->file) << "\n";
       opts.given = parse_input_specs(*f, o->inputs, false);
       opts.seed = o->seed;
       opts.rtol = finite_tolerance(o->rtol);

@@ -96,7 +96,7 @@ CheckGradResult check_grad(const FunctionNode& f, const CheckGradOptions& opts) 
                 std::to_string(opts.directions));
   CheckGradResult res;
   res.func = f.name;
-  res.grad = gradient(f, opts.wrt);
+  res.grad = opts.grad ? opts.grad : gradient(f, opts.wrt);
   const FunctionNode& g = *res.grad;
   const double half_u = half_const_roundoff(g.body);
 
@@ -222,8 +222,10 @@ CheckGradResult check_grad(const FunctionNode& f, const CheckGradOptions& opts) 
       continue;
     }
     const NDArray& x0 = inputs.at(wrt[k]);
-    NDArray gx = to_f64(grads.at(g.outputs[k]->name));
-    NDArray feeds = any_left_out ? to_f64(feeds_left_out.at(g.outputs[k]->name)) : NDArray();
+    // A given F_grad may compute more results than --wrt asks for: its result `<X>_grad`.
+    const std::string gname = opts.grad ? wrt[k] + "_grad" : g.outputs[k]->name;
+    NDArray gx = to_f64(grads.at(gname));
+    NDArray feeds = any_left_out ? to_f64(feeds_left_out.at(gname)) : NDArray();
     double scale = 1;
     for (int64_t i = 0; i < x0.numel(); ++i)
       if (std::isfinite(x0.get(i))) scale = std::max(scale, std::fabs(x0.get(i)));

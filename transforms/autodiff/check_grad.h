@@ -37,6 +37,10 @@ struct CheckGradOptions {
   bool full = false;
   int directions = 3;
   double eps = 1e-6;  // finite-difference step (relative to max(1, max |x|))
+  // The F_grad to check (`tirc check-grad` on a file that defines F_grad, e.g. written by
+  // `tirc grad -o`, then edited or scheduled); null: gradient(f, wrt). Its results are named
+  // `<X>_grad`; it must have one for every name of `wrt`, which must not be empty.
+  Function grad;
 };
 
 struct InputCheck {
