@@ -15,9 +15,21 @@ namespace {
 // The consumer's reads with X's regions replaced by the regions of `inferred` that the list
 // does not have yet, at the place of X's first region: as TVM, which re-derives the reads in
 // the order of the accesses, the inlined producer's inputs come where X was read, so
-// `cache_read(conv, 0, "shared")` after inlining the padding still names the input.
+// `cache_read(conv, 0, "shared")` after inlining the padding still names the input. A buffer
+// the consumer already read and the producer reads too (`T = R[vi] * X` inlined into
+// `Y = T[vi, vj] * R[vj]`) takes its inferred region, which covers both loads: keeping the
+// consumer's `R[vj]` would declare less than the body reads (cache_read then copies too little).
 std::vector<BufferRegion> splice_regions(const std::vector<BufferRegion>& reads, const Buffer& X,
-                                         const std::vector<BufferRegion>& inferred) {
+                                         const std::vector<BufferRegion>& inferred,
+                                         const std::vector<Buffer>& producer_reads) {
+  auto widened = [&](const BufferRegion& r) {
+    bool shared = false;
+    for (auto& p : producer_reads) shared = shared || p.same_as(r.buffer);
+    if (shared)
+      for (auto& e : inferred)
+        if (e.buffer.same_as(r.buffer)) return e;
+    return r;
+  };
   std::vector<BufferRegion> rest = without(reads, X), added;
   for (auto& e : inferred) {
     bool has = false;
@@ -29,7 +41,7 @@ std::vector<BufferRegion> splice_regions(const std::vector<BufferRegion>& reads,
   bool placed = false;
   for (auto& r : reads) {
     if (!r.buffer.same_as(X)) {
-      out.push_back(r);
+      out.push_back(widened(r));
     } else if (!placed) {
       out.insert(out.end(), added.begin(), added.end());
       placed = true;
@@ -114,7 +126,7 @@ void prim_compute_inline(ScheduleState& st, const ScheduleInstr& ins) {
         n.body = replace_loads(n.body, X, inline_value);
         std::vector<BufferRegion> inferred;
         infer_regions(n, &inferred, nullptr);
-        n.reads = splice_regions(n.reads, X, inferred);
+        n.reads = splice_regions(n.reads, X, inferred, read_buffers(*b));
       });
     });
     body = replace_stmt(body, c.get(), nc);
