@@ -155,6 +155,36 @@ void cache_read_in_loop(ScheduleState& st, const ScheduleInstr& ins, const Buffe
     if (!prove_le(need[d]->hi, fold(A->shape[d] - make_int(1, t)), known))
       preds.push_back(make_binary(BinOp::LT, value, A->shape[d]));
   }
+  // Iterations of L in which no reader runs need no copy, and copying there may read what is
+  // not written yet (found by the fuzzer, seed 305: rnn_tanh's scan loop split by a factor
+  // that overshoots, `a0 * 3 + a1 + a2 < 4`; the copy of H[t - 1] at the skipped iteration t = 5
+  // of the first tile read H[4], written only in the next tile). The conjuncts of the
+  // readers' `where` that every reader has and that use only the loops at and above L hold
+  // for the whole iteration: the copy gets them too.
+  {
+    std::unordered_set<const VarNode*> outer;
+    for (auto& l : above) outer.insert(l.as<ForNode>()->loop_var.get());
+    std::vector<Expr> common_pred;
+    bool firstp = true;
+    for (auto& r : readers) {
+      const Expr& rp = realize(r)->predicate;
+      std::vector<Expr> cs = rp.defined() ? conjuncts(fold(rp)) : std::vector<Expr>{};
+      if (firstp) {
+        for (auto& c : cs) {
+          bool loads = false;
+          for_each_expr(c, [&](const Expr& e) { loads = loads || e.as<LoadNode>() != nullptr; });
+          if (!loads && !uses_var(c, [&](const VarNode* v) { return !outer.count(v); }))
+            common_pred.push_back(c);
+        }
+        firstp = false;
+      } else {
+        std::erase_if(common_pred, [&](const Expr& c) {
+          return std::none_of(cs.begin(), cs.end(), [&](const Expr& o) { return expr_identical(o, c); });
+        });
+      }
+    }
+    for (auto& c : common_pred) preds.push_back(c);
+  }
   Stmt nest = make_simple_block(bname, ivs, binds, make_store(cache, idxs, make_load(A, idxs)), Stmt(),
                                 preds.empty() ? Expr() : make_and(preds));
   for (size_t d = nvars.size(); d-- > 0;)

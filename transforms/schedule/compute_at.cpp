@@ -49,17 +49,62 @@ std::optional<SymRange> hull(const std::optional<SymRange>& a, const std::option
   return SymRange{lo, hi};
 }
 
+// For `exact` moves of a block whose unread elements need not be computed (X is not an output
+// and nothing reads it after the loop): the parts computed in different iterations of the
+// loops at and above `loop` are disjoint, so no element is computed twice, and every element
+// the consumers read in an iteration is computed there (need is their hull). Each dimension's
+// part is [c + w * T, c + w * T + w) with T = sum a_k * l_k (a dimension computed whole in every
+// iteration adds nothing); T over all dimensions is one-to-one when each loop of extent > 1
+// appears in one term of one dimension and, per dimension, the terms sorted by |a| exceed
+// the span of the smaller ones (a mixed-radix number: `2 * y + 1` over 8 rows of a dilated
+// gradient, which computes only its odd rows).
+bool disjoint_parts(const std::vector<Stmt>& above, const BlockNode& p, const std::vector<int>& ivs,
+                    const std::vector<std::optional<SymRange>>& need) {
+  std::unordered_map<const VarNode*, int64_t> ext;
+  for (auto& l : above) {
+    auto* f = l.as<ForNode>();
+    int64_t e;
+    if (!is_zero(f->min) || !is_const_int(fold(f->extent), &e) || e <= 0) return false;
+    ext[f->loop_var.get()] = e;
+  }
+  std::unordered_set<const VarNode*> used;
+  for (size_t d = 0; d < ivs.size(); ++d) {
+    if (!need[d]) return false;
+    const IterVar& iv = p.iter_vars[static_cast<size_t>(ivs[d])];
+    DType t = iv.var.dtype();
+    if (is_zero(fold(need[d]->lo)) && prove_eq(fold(need[d]->hi), fold(iv.extent - make_int(1, t)))) continue;
+    int64_t wc;
+    if (!is_const_int(fold(need[d]->hi - need[d]->lo + make_int(1, t)), &wc) || wc <= 0) return false;
+    auto lin = to_linear(fold(need[d]->lo));
+    if (!lin) return false;
+    std::vector<std::pair<int64_t, int64_t>> terms;  // |a|, extent
+    for (auto& [a, k] : lin->terms) {
+      auto* v = a.as<VarNode>();
+      auto it = v ? ext.find(v) : ext.end();
+      if (it == ext.end() || k % wc != 0 || !used.insert(v).second) return false;
+      if (it->second > 1) terms.emplace_back(k / wc < 0 ? -k / wc : k / wc, it->second);
+    }
+    std::sort(terms.begin(), terms.end());
+    int64_t span = 0;
+    for (auto& [a, e] : terms) {
+      if (a <= span) return false;
+      span += a * (e - 1);
+    }
+  }
+  for (auto& [v, e] : ext)
+    if (e > 1 && !used.count(v)) return false;
+  return true;
+}
+
 // For `exact` moves (see prim_compute_at): the region of X computed in an iteration of `loop`
 // (need, per store dimension d of iter var ivs[d]) has a constant width w_d and starts at
 // w_d * T_d(loops) where the map T of the loops at and above `loop` onto tile indices is
 // one-to-one and onto (as reverse_compute_at checks its tiles), so every element of P's domain
 // is computed in exactly one iteration; the other writers (under the loop) must read X and
 // write it only inside the region computed in their iteration.
-void check_exact_tiling(const ScheduleState& st, const Stmt& ls, const std::vector<Stmt>& above,
-                        const BlockNode& p, const Buffer& X, const std::vector<int>& ivs,
-                        const std::vector<std::optional<SymRange>>& need, const std::vector<Stmt>& others) {
-  std::string why = st.is_output(X) ? X->name + " is an output"
-                                    : X->name + " is updated by block " + block_of(others[0])->name;
+void check_exact_tiling(const Stmt& ls, const std::vector<Stmt>& above, const BlockNode& p, const Buffer& X,
+                        const std::vector<int>& ivs, const std::vector<std::optional<SymRange>>& need,
+                        const std::vector<Stmt>& others, const std::string& why, bool onto) {
   for (auto& w : others) {
     const BlockNode* wb = block_of(w);
     if (!body_reads(*wb, X))
@@ -73,6 +118,7 @@ void check_exact_tiling(const ScheduleState& st, const Stmt& ls, const std::vect
                  loop_name(ls));
     }
   }
+  if (!onto && disjoint_parts(above, p, ivs, need)) return;
   std::vector<Expr> tiles, tile_exts;
   for (size_t d = 0; d < ivs.size(); ++d) {
     const IterVar& iv = p.iter_vars[static_cast<size_t>(ivs[d])];
@@ -326,6 +372,39 @@ std::vector<StoreAxis> blockized_axes(const ScheduleState& st, const Stmt& ps, c
   return out;
 }
 
+// An in-place update (autodiff's accumulation without init, `X[s] = X[s] + x` after a
+// separate zero-fill block, or a spatial `X[s] = X[s] * 2`): P has no init, no nested
+// blocks and no extern call, stores X at one index tuple s and loads X only at s (not in
+// its where). Each point of P then reads and writes its own element only, so P moves when
+// every point runs exactly once, after the writers of X that preceded it (the caller forces
+// the exact tiling: recomputing a point would apply its update twice).
+bool in_place_update(const BlockRealizeNode& r, const Buffer& X) {
+  const BlockNode& p = *r.block.get();
+  if (p.init.defined() || !collect_blocks(p.body).empty() || has_extern_call(p.body)) return false;
+  if (predicate_loads_any(r, {X})) return false;
+  std::vector<Expr> sidx;
+  bool ok = true;
+  std::function<void(const Stmt&)> rec = [&](const Stmt& s) {
+    if (!s.defined() || !ok) return;
+    if (auto* x = s.as<StoreNode>(); x && x->buffer.same_as(X)) {
+      if (sidx.empty())
+        sidx = x->indices;
+      else
+        for (size_t k = 0; k < sidx.size(); ++k) ok = ok && expr_identical(sidx[k], x->indices[k]);
+    }
+    for (auto& c : children(s)) rec(c);
+  };
+  rec(p.body);
+  if (!ok || sidx.empty()) return false;
+  for_each_expr(p.body, [&](const Expr& e) {
+    if (auto* l = e.as<LoadNode>(); l && l->buffer.same_as(X)) {
+      for (size_t k = 0; k < sidx.size(); ++k) ok = ok && expr_identical(sidx[k], l->indices[k]);
+    }
+    if (auto* q = e.as<BufferPtrNode>(); q && q->buffer.same_as(X)) ok = false;
+  });
+  return ok;
+}
+
 }  // namespace
 
 void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
@@ -368,7 +447,8 @@ void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
     if (st.is_param(W) && !st.is_output(W))
       refuse("block " + p->name + " writes buffer " + W->name + ", a parameter of the function");
     // (A blockized P reading what it writes is judged by blockized_axes: nested reductions.)
-    if (!nested && body_reads(*p, W) && !(p->init.defined() && is_reduction_block(*p)))
+    if (!nested && body_reads(*p, W) && !(p->init.defined() && is_reduction_block(*p)) &&
+        (multi || !in_place_update(*pr, W)))
       refuse("block " + p->name + " reads buffer " + W->name +
              ", which it writes, and is not a reduction with init");
   }
@@ -381,9 +461,36 @@ void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
     return ws;
   };
   auto others = outside_p(writers_of(st, X, p));
+  // Program order: P, the loop's blocks, and the top-level items holding them.
+  auto order = blocks_in_order(st);
+  int pidx = block_index(order, ps);
+  int last_l = -1, first_l = 1 << 30;
+  for (auto& b : collect_blocks(ls)) {
+    last_l = std::max(last_l, block_index(order, b));
+    first_l = std::min(first_l, block_index(order, b));
+  }
+  Stmt litem = top_item(st, ls.get()), ptop = top_item(st, ps.get());
+  // An in-place update (P reads X only at the element it stores; no init) applies each point
+  // once: every point must run exactly once, so the iterations must tile X exactly.
+  const bool update = !nested && !multi && body_reads(*p, X) && !p->init.defined();
+  // With the exact tiling, every element of P's domain is computed in exactly one iteration of
+  // the loop, so a block touching X that runs wholly before P (a gradient's zero-fill before
+  // its accumulation) or wholly after the loop (another accumulation, a reader) sees the same
+  // values: accepted for one written buffer. A block in the loop's top-level statement, or
+  // between P and the loop, would see X half computed.
+  auto runs_apart = [&](const Stmt& b) {
+    int bi = block_index(order, b);
+    Stmt t = top_item(st, b.get());
+    if (t.same_as(litem)) return false;
+    if (bi < pidx) return !t.same_as(ptop);
+    return bi > last_l;
+  };
+  std::vector<Stmt> others_in;  // other writers under the loop (updates, checked by the tiling)
+  for (auto& w : others)
+    if (!find_path(ls, w.get()).empty()) others_in.push_back(w);
   for (auto& W : wbufs)
     for (auto& w : outside_p(writers_of(st, W, p))) {
-      if (find_path(ls, w.get()).empty())
+      if (find_path(ls, w.get()).empty() && (multi || !runs_apart(w)))
         refuse("buffer " + W->name + " is also written by block " + block_of(w)->name);
       if (multi)
         refuse("block " + p->name + " writes " + std::to_string(wbufs.size()) + " buffers and buffer " +
@@ -398,7 +505,7 @@ void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
   // An output must be written exactly once per element (no element may be left out, and
   // recomputing it would be visible), and so must a buffer that consumers update (recomputing
   // it would reset their updates): then the iterations must tile X exactly.
-  bool exact = st.is_output(X) || !others.empty();
+  bool exact = st.is_output(X) || !others.empty() || update;
   std::vector<Stmt> consumers;
   for (auto& W : wbufs)
     for (auto& c : outside_p(readers_of(st, W, p)))  // a nested reduction reads what it writes
@@ -413,10 +520,20 @@ void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
       if (auto* w = predicate_loads_any(*realize(b), wbufs))
         refuse("the where of block " + block_of(b)->name + " loads buffer " + w->name + ", which block " +
                p->name + " writes (reads in predicates are not analysed)");
-  for (auto& c : consumers)
-    if (find_path(ls, c.get()).empty())
+  // Consumers outside the loop: only with the exact tiling (every element is computed, once)
+  // and running apart from it (see runs_apart); the region computed per iteration is what the
+  // consumers under the loop read.
+  std::vector<Stmt> inner_consumers;
+  for (auto& c : consumers) {
+    if (!find_path(ls, c.get()).empty()) {
+      inner_consumers.push_back(c);
+      continue;
+    }
+    if (!exact || multi || !runs_apart(c))
       refuse("consumer block " + block_of(c)->name + " of block " + p->name + " is not under loop " +
              loop_name(ls));
+  }
+  if (inner_consumers.empty()) refuse("block " + p->name + " has no consumer under loop " + loop_name(ls));
   // P's store indices: distinct iter vars (the same for every written buffer); other iter vars
   // must be reduce vars.
   std::vector<int> ivs;
@@ -484,15 +601,7 @@ void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
       refuse("block " + p->name + " does not cover its iteration domain exactly once");
   }
   // Order and stability of P's inputs.
-  auto order = blocks_in_order(st);
-  int pidx = block_index(order, ps);
-  int last_l = -1, first_l = 1 << 30;
-  for (auto& b : collect_blocks(ls)) {
-    last_l = std::max(last_l, block_index(order, b));
-    first_l = std::min(first_l, block_index(order, b));
-  }
   if (first_l < pidx) refuse("loop " + loop_name(ls) + " runs blocks before block " + p->name);
-  Stmt litem = top_item(st, ls.get());
   for (auto& buf : read_buffers(*p)) {
     if (std::find_if(wbufs.begin(), wbufs.end(), [&](const Buffer& w) { return w.same_as(buf); }) !=
         wbufs.end())
@@ -515,7 +624,7 @@ void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
   bool first = true;
   // The stores index every written buffer by the same iter vars (checked above), so the
   // regions of all of them hull in the same index space.
-  for (auto& c : consumers)
+  for (auto& c : inner_consumers)
     for (auto& W : wbufs) {
       for (auto& r : block_of(c)->reads) {
         if (!r.buffer.same_as(W)) continue;
@@ -560,7 +669,17 @@ void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
           d.reset();
       }
   }
-  if (exact) check_exact_tiling(st, ls, above, *p, X, ivs, need, others);
+  if (exact) {
+    std::string why = st.is_output(X) ? X->name + " is an output"
+                      : update        ? "block " + p->name + " updates " + X->name + " in place"
+                      : !others_in.empty()
+                          ? X->name + " is updated by block " + block_of(others_in[0])->name
+                          : X->name + " is also written by block " + block_of(others[0])->name;
+    // Elements nobody reads need not be computed: onto only for an output or a reader after
+    // the loop.
+    bool onto = st.is_output(X) || inner_consumers.size() < consumers.size();
+    check_exact_tiling(ls, above, *p, X, ivs, need, others_in, why, onto);
+  }
   RangeMap known = const_ranges(above);
   std::unordered_set<const VarNode*> loop_vars;
   for (auto& l : collect_loops(st.body())) loop_vars.insert(l.as<ForNode>()->loop_var.get());

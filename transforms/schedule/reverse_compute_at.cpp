@@ -15,6 +15,7 @@
 // A load of one produced buffer that is not distinct iter vars but a map one-to-one onto the
 // buffer (a layout transform) runs C over the produced region in the buffer's index space, C's
 // iter vars inverted from it (Affine below).
+#include "ir/printer.h"
 #include "ir/reducer.h"
 #include "ir/visitor.h"
 #include "transforms/schedule/deps.h"
@@ -84,6 +85,43 @@ void check_reduce_tiles(const BlockNode& c, const std::vector<Stmt>& above, cons
             refuse(head + " is split over the iterations of loop " + f->loop_var.name() +
                    ", which also feeds the tile of a spatial iter var");
   }
+}
+
+// The box a block's declared write regions of buf cover over its iter vars' ranges (`part`:
+// a narrower range per iter var, else [0, extent)); nullopt when unknown.
+std::optional<std::vector<SymRange>> write_box(const BlockNode& b,
+                                               const std::vector<std::optional<SymRange>>& part,
+                                               const Buffer& buf) {
+  SymRangeMap dom;
+  for (size_t i = 0; i < b.iter_vars.size(); ++i) {
+    const IterVar& iv = b.iter_vars[i];
+    dom[iv.var.get()] = i < part.size() && part[i] ? *part[i]
+                                                   : SymRange{make_int(0, iv.var.dtype()),
+                                                              fold(iv.extent - make_int(1, iv.var.dtype()))};
+  }
+  std::optional<std::vector<SymRange>> box;
+  for (auto& r : b.writes) {
+    if (!r.buffer.same_as(buf)) continue;
+    if (box) return std::nullopt;  // several regions: not needed so far
+    box.emplace();
+    for (auto& rg : r.ranges) {
+      auto lo = relax(rg.begin, dom);
+      auto hi = relax(rg.is_point() ? rg.begin : fold(rg.end - make_int(1, rg.begin.dtype())), dom);
+      if (!lo || !hi) return std::nullopt;
+      box->push_back(SymRange{lo->lo, hi->hi});
+    }
+  }
+  return box;
+}
+
+// True when the write boxes of a and b (see write_box) are apart in some dimension.
+bool writes_apart(const BlockNode& a, const std::vector<std::optional<SymRange>>& pa, const BlockNode& b,
+                  const std::vector<std::optional<SymRange>>& pb, const Buffer& buf) {
+  auto x = write_box(a, pa, buf), y = write_box(b, pb, buf);
+  if (!x || !y || x->size() != y->size()) return false;
+  for (size_t d = 0; d < x->size(); ++d)
+    if (prove_lt((*x)[d].hi, (*y)[d].lo) || prove_lt((*y)[d].hi, (*x)[d].lo)) return true;
+  return false;
 }
 
 }  // namespace
@@ -158,118 +196,23 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
   for (size_t bi = 0; bi < produced.size(); ++bi) {
     const Buffer& X = produced[bi];
     std::vector<Expr> idx;
-    bool differ = false, ptr = false;
+    std::vector<bool> differ_at;  // per dimension: two loads index it differently
+    bool ptr = false;
     auto f = [&](const Expr& e) {
       if (auto* p = e.as<BufferPtrNode>(); p && p->buffer.same_as(X)) ptr = true;
       auto* l = e.as<LoadNode>();
       if (!l || !l->buffer.same_as(X)) return;
-      if (idx.empty())
+      if (idx.empty()) {
         idx = l->indices;
-      else
-        for (size_t k = 0; k < idx.size(); ++k) differ = differ || !expr_identical(idx[k], l->indices[k]);
+        differ_at.assign(idx.size(), false);
+      } else {
+        for (size_t k = 0; k < idx.size(); ++k)
+          differ_at[k] = differ_at[k] || !expr_identical(idx[k], l->indices[k]);
+      }
     };
     if (c->init.defined()) for_each_expr(c->init, f);
     for_each_expr(c->body, f);
     if (ptr) refuse("block " + c->name + " passes a pointer to buffer " + X->name);
-    if (differ) refuse("block " + c->name + " loads buffer " + X->name + " at different indices");
-    // Each index is an iter var plus a constant shift (a padding's adjoint reads
-    // `P_grad[v0, v1, v2 + 1, v3 + 1]`): the iter var then ranges over the written region
-    // shifted back.
-    std::vector<int> ivs;
-    std::vector<int64_t> shifts;
-    // divs[d] = c when dimensions d, d + 1 are `v // c, v % c` of one iter var v (a flattened
-    // consumer reading a 2-d tile: `temp[v // 16, v % 16]`); ivs[d + 1] is then -2.
-    std::vector<int64_t> divs(idx.size(), 0);
-    bool not_plain = false;
-    auto iter_var_index = [&](const Expr& e) {
-      int found = -1;
-      for (size_t i = 0; i < c->iter_vars.size(); ++i)
-        if (c->iter_vars[i].var.get() == e.get()) found = static_cast<int>(i);
-      return found;
-    };
-    for (size_t d = 0; d + 1 < idx.size(); ++d) {
-      auto* q = idx[d].as<BinaryNode>();
-      auto* r = idx[d + 1].as<BinaryNode>();
-      int64_t cq, cr;
-      if (q && r && q->op == BinOp::FloorDiv && r->op == BinOp::FloorMod && q->a.as<VarNode>() &&
-          q->a.same_as(r->a) && is_const_int(q->b, &cq) && is_const_int(r->b, &cr) && cq == cr && cq > 0 &&
-          iter_var_index(q->a) >= 0)
-        divs[d] = cq;
-    }
-    for (size_t d = 0; d < idx.size(); ++d) {
-      const Expr& e = idx[d];
-      if (d > 0 && divs[d - 1] > 0) {
-        ivs.push_back(-2);
-        shifts.push_back(0);
-        continue;
-      }
-      if (divs[d] > 0) {
-        int found = iter_var_index(e.as<BinaryNode>()->a);
-        if (std::find(ivs.begin(), ivs.end(), found) != ivs.end()) {
-          not_plain = true;
-          break;
-        }
-        ivs.push_back(found);
-        shifts.push_back(0);
-        continue;
-      }
-      auto lin = to_linear(e);
-      // A constant index (a unit dimension, `C_rf[v2, v0, 0, v1]`): no iter var to map; the
-      // element must be among those written in every iteration (checked below).
-      if (lin && lin->terms.empty()) {
-        ivs.push_back(-1);
-        shifts.push_back(lin->c);
-        continue;
-      }
-      const VarNode* v = nullptr;
-      if (lin && lin->terms.size() == 1 && lin->terms[0].second == 1) v = lin->terms[0].first.as<VarNode>();
-      int found = -1;
-      for (size_t i = 0; v && i < c->iter_vars.size(); ++i)
-        if (c->iter_vars[i].var.get() == v) found = static_cast<int>(i);
-      if (found < 0 || std::find(ivs.begin(), ivs.end(), found) != ivs.end()) {
-        not_plain = true;
-        break;
-      }
-      ivs.push_back(found);
-      shifts.push_back(lin->c);
-    }
-    if (not_plain) {
-      // Another form of index (a layout transform's `B[v0, (v1 * 8 + v4) // 16, ..., (v1 * 8 +
-      // v4) % 16]`, TVM's test_reverse_compute_at_layout_trans): read as a map h from the iter
-      // vars it uses (all spatial) to X, one-to-one onto X's shape (TVM's iter-map). C then runs
-      // over the region produced in an iteration in X's index space, its iter vars given by
-      // h^-1 (see affine below). One produced buffer only.
-      const std::string bad =
-          "the indices of the load of " + X->name + " in block " + c->name + " are not distinct iter vars";
-      if (produced.size() != 1) refuse(bad);
-      std::vector<LoopDom> sdom;
-      for (size_t i = 0; i < c->iter_vars.size(); ++i) {
-        const IterVar& iv = c->iter_vars[i];
-        bool used = false;
-        for (auto& e : idx) used = used || uses_var(e, iv.var.get());
-        if (!used) continue;
-        if (iv.kind != IterKind::Spatial) refuse(bad);
-        sdom.push_back(LoopDom{iv.var, iv.extent});
-        mapped[i] = 0;
-      }
-      std::vector<Expr> h;
-      for (auto& e : idx) h.push_back(fold(e));
-      bool dims_ok = X->shape.size() == h.size();
-      for (auto& e : X->shape) dims_ok = dims_ok && e.defined();
-      // One-to-one but not onto X (C reads part of what the producers write, TVM's
-      // test_reverse_compute_at_floordiv_and_floormod_recursive: `v1 < 3` of X's 8 rows): the
-      // map is inverted over the widened domain, and C runs only where the inverse lies in
-      // its own (the predicate added below).
-      if (dims_ok && !bijective_bindings(h, X->shape, sdom, Expr())) {
-        auto wide = widened_domain(h, X->shape, sdom);
-        if (!wide || !bijective_bindings(h, X->shape, *wide, Expr())) refuse(bad);
-        sdom = *wide;
-      }
-      if (!dims_ok) refuse(bad);
-      affine.emplace();
-      affine->h = h;
-      affine->sdom = sdom;
-    }
     // What the producers under the loop write in one iteration.
     std::vector<std::optional<SymRange>> reg;
     bool first = true;
@@ -319,12 +262,198 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
           reg = g;
         else
           for (size_t d = 0; d < reg.size(); ++d) {
-            if (!reg[d] || !g[d] || !prove_eq(reg[d]->lo, g[d]->lo) || !prove_eq(reg[d]->hi, g[d]->hi))
+            if (reg[d] && g[d] && prove_eq(reg[d]->lo, g[d]->lo) && prove_eq(reg[d]->hi, g[d]->hi)) continue;
+            // Regions that are the same in every iteration (a copy's whole row and a scan's
+            // columns of it): their hull, when the ends compare (see free_dim below).
+            auto fixed = [&](const std::optional<SymRange>& r) {
+              auto loopish = [&](const VarNode* v) {
+                for (auto& l : above)
+                  if (l.as<ForNode>()->loop_var.get() == v) return true;
+                return false;
+              };
+              return r && !uses_var(r->lo, loopish) && !uses_var(r->hi, loopish);
+            };
+            Expr lo, hi;
+            if (fixed(reg[d]) && fixed(g[d])) {
+              lo = prove_le(reg[d]->lo, g[d]->lo)   ? reg[d]->lo
+                   : prove_le(g[d]->lo, reg[d]->lo) ? g[d]->lo
+                                                    : Expr();
+              hi = prove_le(g[d]->hi, reg[d]->hi)   ? reg[d]->hi
+                   : prove_le(reg[d]->hi, g[d]->hi) ? g[d]->hi
+                                                    : Expr();
+            }
+            if (!lo.defined() || !hi.defined())
               refuse("the producers of " + X->name + " under loop " + loop_name(ls) +
                      " write different regions");
+            reg[d] = SymRange{lo, hi};
           }
         first = false;
       }
+    }
+    // A dimension whose written region is the same in every iteration (it does not depend on
+    // the loops at and above `loop`) is "free": the other dimensions' tiles partition the
+    // iterations (checked below), so an element whose other indices lie in this iteration's
+    // tiles is written in this iteration or in none under the loop, and C may read it at any
+    // index there (two loads at different indices, a strided `2 * y + 1`, a column the
+    // producers do not write). Its indices then map no iter var.
+    std::unordered_set<const VarNode*> above_vars;
+    for (auto& l : above) above_vars.insert(l.as<ForNode>()->loop_var.get());
+    std::vector<bool> free_dim(idx.size(), false);
+    for (size_t d = 0; d < idx.size() && d < reg.size(); ++d) {
+      bool loads = false;
+      for_each_expr(idx[d], [&](const Expr& e) { loads = loads || e.as<LoadNode>() != nullptr; });
+      free_dim[d] = reg[d] && !loads &&
+                    !uses_var(reg[d]->lo, [&](const VarNode* v) { return above_vars.count(v) > 0; }) &&
+                    !uses_var(reg[d]->hi, [&](const VarNode* v) { return above_vars.count(v) > 0; });
+    }
+    for (size_t d = 0; d < idx.size(); ++d)
+      if (differ_at[d] && !free_dim[d])
+        refuse("block " + c->name + " loads buffer " + X->name + " at different indices");
+    // Each index is an iter var plus a constant shift (a padding's adjoint reads
+    // `P_grad[v0, v1, v2 + 1, v3 + 1]`): the iter var then ranges over the written region
+    // shifted back.
+    std::vector<int> ivs;
+    std::vector<int64_t> shifts;
+    // divs[d] = c when dimensions d, d + 1 are `v // c, v % c` of one iter var v (a flattened
+    // consumer reading a 2-d tile: `temp[v // 16, v % 16]`); ivs[d + 1] is then -2.
+    std::vector<int64_t> divs(idx.size(), 0);
+    bool not_plain = false;
+    auto iter_var_index = [&](const Expr& e) {
+      int found = -1;
+      for (size_t i = 0; i < c->iter_vars.size(); ++i)
+        if (c->iter_vars[i].var.get() == e.get()) found = static_cast<int>(i);
+      return found;
+    };
+    for (size_t d = 0; d + 1 < idx.size(); ++d) {
+      auto* q = idx[d].as<BinaryNode>();
+      auto* r = idx[d + 1].as<BinaryNode>();
+      int64_t cq, cr;
+      if (differ_at[d] || differ_at[d + 1]) continue;
+      if (q && r && q->op == BinOp::FloorDiv && r->op == BinOp::FloorMod && q->a.as<VarNode>() &&
+          q->a.same_as(r->a) && is_const_int(q->b, &cq) && is_const_int(r->b, &cr) && cq == cr && cq > 0 &&
+          iter_var_index(q->a) >= 0)
+        divs[d] = cq;
+    }
+    for (size_t d = 0; d < idx.size(); ++d) {
+      const Expr& e = idx[d];
+      if (d > 0 && divs[d - 1] > 0) {
+        ivs.push_back(-2);
+        shifts.push_back(0);
+        continue;
+      }
+      if (divs[d] > 0) {
+        int found = iter_var_index(e.as<BinaryNode>()->a);
+        if (std::find(ivs.begin(), ivs.end(), found) != ivs.end()) {
+          not_plain = true;
+          break;
+        }
+        ivs.push_back(found);
+        shifts.push_back(0);
+        continue;
+      }
+      if (free_dim[d] && differ_at[d]) {
+        ivs.push_back(-3);
+        shifts.push_back(0);
+        continue;
+      }
+      auto lin = to_linear(e);
+      // A constant index (a unit dimension, `C_rf[v2, v0, 0, v1]`): no iter var to map; the
+      // element must be among those written in every iteration (checked below).
+      if (lin && lin->terms.empty()) {
+        ivs.push_back(-1);
+        shifts.push_back(lin->c);
+        continue;
+      }
+      const VarNode* v = nullptr;
+      if (lin && lin->terms.size() == 1 && lin->terms[0].second == 1) v = lin->terms[0].first.as<VarNode>();
+      int found = -1;
+      for (size_t i = 0; v && i < c->iter_vars.size(); ++i)
+        if (c->iter_vars[i].var.get() == v) found = static_cast<int>(i);
+      bool plain = found >= 0 && std::find(ivs.begin(), ivs.end(), found) == ivs.end();
+      if (free_dim[d]) {
+        // A plain iter var keeps the old reading when the written region covers its whole
+        // extent (its range is then reset below); otherwise the dimension maps nothing.
+        bool covers = false;
+        if (plain) {
+          const IterVar& iv = c->iter_vars[static_cast<size_t>(found)];
+          DType t = reg[d]->lo.dtype();
+          Expr k = make_int(lin->c, t);
+          covers = iv.var.dtype() == t && prove_le(fold(reg[d]->lo - k), make_int(0, t)) &&
+                   prove_le(fold(iv.extent - make_int(1, t)), fold(reg[d]->hi - k));
+        }
+        if (!covers) {
+          ivs.push_back(-3);
+          shifts.push_back(0);
+          continue;
+        }
+      }
+      if (!plain) {
+        not_plain = true;
+        break;
+      }
+      ivs.push_back(found);
+      shifts.push_back(lin->c);
+    }
+    if (not_plain) {
+      // Another form of index (a layout transform's `B[v0, (v1 * 8 + v4) // 16, ..., (v1 * 8 +
+      // v4) % 16]`, TVM's test_reverse_compute_at_layout_trans): read as a map h from the iter
+      // vars it uses (all spatial) to X, one-to-one onto X's shape (TVM's iter-map). C then runs
+      // over the region produced in an iteration in X's index space, its iter vars given by
+      // h^-1 (see affine below). One produced buffer only.
+      const std::string bad =
+          "the indices of the load of " + X->name + " in block " + c->name + " are not distinct iter vars";
+      if (std::find(differ_at.begin(), differ_at.end(), true) != differ_at.end())
+        refuse("block " + c->name + " loads buffer " + X->name + " at different indices");
+      if (produced.size() != 1) refuse(bad);
+      std::vector<LoopDom> sdom;
+      for (size_t i = 0; i < c->iter_vars.size(); ++i) {
+        const IterVar& iv = c->iter_vars[i];
+        bool used = false;
+        for (auto& e : idx) used = used || uses_var(e, iv.var.get());
+        if (!used) continue;
+        if (iv.kind != IterKind::Spatial) refuse(bad);
+        sdom.push_back(LoopDom{iv.var, iv.extent});
+        mapped[i] = 0;
+      }
+      std::vector<Expr> h;
+      for (auto& e : idx) h.push_back(fold(e));
+      bool dims_ok = X->shape.size() == h.size();
+      for (auto& e : X->shape) dims_ok = dims_ok && e.defined();
+      // One-to-one but not onto X (C reads part of what the producers write, TVM's
+      // test_reverse_compute_at_floordiv_and_floormod_recursive: `v1 < 3` of X's 8 rows): the
+      // map is inverted over the widened domain, and C runs only where the inverse lies in
+      // its own (the predicate added below).
+      if (dims_ok && !bijective_bindings(h, X->shape, sdom, Expr())) {
+        auto wide = widened_domain(h, X->shape, sdom);
+        if (!wide || !bijective_bindings(h, X->shape, *wide, Expr())) refuse(bad);
+        sdom = *wide;
+      }
+      if (!dims_ok) refuse(bad);
+      affine.emplace();
+      affine->h = h;
+      affine->sdom = sdom;
+    }
+    // With a free dimension, C may also store X only inside this iteration's tiles: a store
+    // elsewhere could be overwritten by the producers of a later iteration. And X must be the
+    // only produced buffer: the tiles checked below then come from X's own dimensions, so the
+    // parts of X written in different iterations are disjoint (tiles of another buffer would
+    // not keep a later iteration from rewriting what C reads of X).
+    if (std::find(ivs.begin(), ivs.end(), -3) != ivs.end() && !affine) {
+      if (produced.size() != 1)
+        refuse("block " + c->name + " reads " + X->name + " at indices that loop " + loop_name(ls) +
+               " does not tile, and reads another buffer produced under it");
+      std::function<void(const Stmt&)> rec = [&](const Stmt& st_) {
+        if (!st_.defined()) return;
+        if (auto* x = st_.as<StoreNode>(); x && x->buffer.same_as(X))
+          for (size_t d = 0; d < ivs.size(); ++d)
+            if (ivs[d] != -3 && !expr_identical(x->indices[d], idx[d]))
+              refuse("block " + c->name + " stores " + X->name +
+                     " at other indices than it loads it in dimension " + std::to_string(d) +
+                     ", which loop " + loop_name(ls) + " tiles");
+        for (auto& ch : children(st_)) rec(ch);
+      };
+      rec(c->init);
+      rec(c->body);
     }
     if (affine) {
       for (size_t d = 0; d < reg.size(); ++d)
@@ -333,9 +462,10 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
       continue;
     }
     for (size_t d = 0; d < ivs.size(); ++d) {
+      if (ivs[d] == -3) continue;
       if (!reg[d]) refuse("cannot bound the region of " + X->name + " written under loop " + loop_name(ls));
       int v = ivs[d];
-      if (v == -2) continue;  // the `% c` half of a `// c, % c` pair (below)
+      if (v == -2 || v == -3) continue;  // the `% c` half of a `// c, % c` pair (below); a free dimension
       if (divs[d] > 0) {
         // v ranges over a contiguous stretch when the `% c` dimension is written whole in each
         // iteration, or the `// c` dimension is one value.
@@ -408,9 +538,78 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
   };
   std::unordered_map<const VarNode*, Expr> rebase_above;
   std::vector<LoopDom> loops_above_dom = rebased(above, &rebase_above);
+  // The part of its domain C runs, per iter var bound to a loop of its own that covers only
+  // part of the extent (`v6 = ax3` over `serial(1, 128)` for an iter var of extent 128: autodiff's
+  // copy of the columns after the first, or a producer and consumer both over `serial(1, n)`):
+  // [lo, hi] with lo the loop's constant start. C keeps running only that part; its tiles
+  // partition it instead of [0, extent).
+  std::vector<std::optional<SymRange>> own(c->iter_vars.size());
+  {
+    std::unordered_map<const VarNode*, Expr> rebase_c;
+    std::vector<LoopDom> cloops = rebased(st.loops_above(cs.get()), &rebase_c);
+    std::vector<Expr> binds;
+    for (auto& e : cr->bindings) binds.push_back(fold(rebase_c.empty() ? e : substitute(e, rebase_c)));
+    for (size_t i = 0; i < binds.size(); ++i) {
+      auto lin = to_linear(binds[i]);
+      if (!lin || lin->terms.size() != 1 || lin->terms[0].second != 1) continue;
+      auto* v = lin->terms[0].first.as<VarNode>();
+      const LoopDom* dom = nullptr;
+      for (auto& d : cloops)
+        if (d.var.get() == v) dom = &d;
+      if (!dom) continue;
+      bool shared = false;
+      for (size_t j = 0; j < binds.size(); ++j) shared = shared || (j != i && uses_var(binds[j], v));
+      if (shared) continue;
+      const IterVar& iv = c->iter_vars[i];
+      DType t = iv.var.dtype();
+      if (dom->extent.dtype() != t) continue;
+      Expr lo = make_int(lin->c, t), hi = fold(lo + dom->extent - make_int(1, t));
+      Expr last = fold(iv.extent - make_int(1, t));
+      if (lin->c == 0 && prove_eq(hi, last)) continue;
+      if (lin->c >= 0 && prove_le(hi, last)) own[i] = SymRange{lo, hi};
+    }
+  }
   for (size_t i = 0; i < c->iter_vars.size(); ++i) {
     if (!range_of[i]) continue;
     const IterVar& iv = c->iter_vars[i];
+    if (own[i]) {
+      // Tiles over the part C runs (see own above).
+      DType t = iv.var.dtype();
+      if (prove_le(range_of[i]->lo, own[i]->lo, known_above) &&
+          prove_le(own[i]->hi, range_of[i]->hi, known_above)) {
+        range_of[i].reset();
+        continue;
+      }
+      if (iv.kind != IterKind::Spatial)
+        refuse("iter var " + iv.var.name() + " of block " + c->name +
+               " runs part of its extent and is not spatial");
+      Expr w = fold(range_of[i]->hi - range_of[i]->lo + make_int(1, t));
+      int64_t wc, len;
+      if (!is_const_int(w, &wc) || wc <= 0)
+        refuse("the tile of iter var " + iv.var.name() + " has a non-constant size");
+      widths[i] = w;
+      Expr from = fold(range_of[i]->lo - own[i]->lo);
+      auto lin = to_linear(rebase_above.empty() ? from : fold(substitute(from, rebase_above)));
+      if (!lin || lin->c != 0)
+        refuse("the tiles of iter var " + iv.var.name() + " do not start at multiples of their size from " +
+               print_expr(own[i]->lo) + ", where block " + c->name + " starts it");
+      Linear tl;
+      tl.dtype = t;
+      for (auto& [a, k] : lin->terms) {
+        if (k % wc != 0) refuse("the tiles of iter var " + iv.var.name() + " overlap or leave gaps");
+        tl.terms.emplace_back(a, k / wc);
+      }
+      tile_forms.push_back(tl);
+      tiles.push_back(from_linear(tl));
+      Expr n = fold(own[i]->hi - own[i]->lo + make_int(1, t));
+      if (is_const_int(n, &len))
+        tile_exts.push_back(make_int((len + wc - 1) / wc, t));
+      else if (wc == 1)
+        tile_exts.push_back(n);
+      else
+        tile_exts.push_back(fold(floordiv(n + make_int(wc - 1, t), make_int(wc, t))));
+      continue;
+    }
     // An iter var whose values are all produced in every iteration (the whole padded row of
     // P_grad for pad_dX) keeps its full range: each iteration runs all of them, reading
     // only what that iteration produced (the other dimensions tile, checked below, so no
@@ -522,6 +721,12 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
     for (auto& iv : c->iter_vars) exts.push_back(iv.extent);
     std::vector<Expr> binds;
     for (auto& e : cr->bindings) binds.push_back(rebase_c.empty() ? e : fold(substitute(e, rebase_c)));
+    // An iter var running part of its extent (own) is checked over that part.
+    for (size_t i = 0; i < own.size(); ++i)
+      if (own[i]) {
+        binds[i] = fold(binds[i] - own[i]->lo);
+        exts[i] = fold(own[i]->hi - own[i]->lo + make_int(1, own[i]->lo.dtype()));
+      }
     Expr cpred =
         rebase_c.empty() || !cr->predicate.defined() ? cr->predicate : substitute(cr->predicate, rebase_c);
     if (!bijective_bindings(binds, exts, loops, cpred))
@@ -569,6 +774,12 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
       if (is_produced && in_loop) continue;
       bool writes = block_writes(*block_of(o), buf);
       bool c_writes = block_writes(*c, buf);
+      // Two blocks that only store buf, at elements that are provably apart (autodiff's
+      // X_grad[v, 0] and X_grad[v, 1:128] of a copy split at its first column), run in either
+      // order.
+      if (writes && c_writes && !block_reads(*block_of(o), buf) && !block_reads(*c, buf) &&
+          writes_apart(*block_of(o), {}, *c, own, buf))
+        continue;
       if (writes || (c_writes && block_reads(*block_of(o), buf)))
         refuse("block " + block_of(o)->name + " accesses buffer " + buf->name + " between loop " +
                loop_name(ls) + " and block " + c->name);
@@ -640,6 +851,12 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
       continue;
     }
     Var ax = new_loop_var(i, t);
+    if (!range_of[i] && own[i]) {
+      Expr n = fold(own[i]->hi - own[i]->lo + make_int(1, t));
+      nexts.push_back(n);
+      nbinds.push_back(is_one(n) ? own[i]->lo : fold(own[i]->lo + ax));
+      continue;
+    }
     if (!range_of[i]) {
       nexts.push_back(iv.extent);
       nbinds.push_back(is_one(fold(iv.extent)) ? make_int(0, t) : Expr(ax));
@@ -648,8 +865,9 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
     Expr value = is_one(widths[i]) ? range_of[i]->lo : fold(range_of[i]->lo + ax);
     nexts.push_back(widths[i]);
     nbinds.push_back(value);
-    if (!prove_le(range_of[i]->hi, fold(iv.extent - make_int(1, t)), known))
-      preds.push_back(make_binary(BinOp::LT, value, iv.extent));
+    Expr last = own[i] ? own[i]->hi : fold(iv.extent - make_int(1, t));
+    if (!prove_le(range_of[i]->hi, last, known))
+      preds.push_back(make_binary(BinOp::LT, value, fold(last + make_int(1, t))));
   }
   for (auto& pc : substitute_iter_vars(own_pred, *c, nbinds)) preds.push_back(pc);
   Stmt nb = update_realize(cs, [&](BlockRealizeNode& r) {
