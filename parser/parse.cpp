@@ -134,8 +134,13 @@ std::string python_hint(antlr4::Recognizer* rec, const antlr4::Token* tok) {
   }
   // `-> B: f32[4], C: f32[4]`: only one output may go without parentheses.
   if (text == "," && parser) {
+    // Only at the header: the parser may already be in the Body rule there (the '{' it expects
+    // opens it), so a Body context that starts at this comma is still the header; a comma after
+    // the body's '{' is the body's error, and the header may well be right.
     antlr4::ParserRuleContext* ctx = parser->getContext();
-    if (dynamic_cast<P::BodyContext*>(ctx)) ctx = dynamic_cast<antlr4::ParserRuleContext*>(ctx->parent);
+    if (dynamic_cast<P::BodyContext*>(ctx) && ctx->getStart() &&
+        ctx->getStart()->getTokenIndex() >= tok->getTokenIndex())
+      ctx = dynamic_cast<antlr4::ParserRuleContext*>(ctx->parent);
     if (auto* f = dynamic_cast<P::FuncDefContext*>(ctx); f && f->single)
       return " (several outputs are written in parentheses: -> (B: f32[4], C: f32[4]))";
   }

@@ -75,21 +75,32 @@ TEST(AcceptR16, CheckGradChecksTheGradientTheFileDefines) {
   r = run("check-grad " + dir + "bad.tir --func matmul --wrt B");
   EXPECT_EQ(r.code, 1) << r.out << r.err;
   EXPECT_TRUE(has(r.out, "0 passed, 1 failed\n")) << r.out;
-  r = run("check-grad " + dir + "g.tir --func matmul --wrt C");
+  r = run("grad " + kDir + "spec_matmul.tir --func matmul --wrt A -o " + dir + "ga.tir");
+  ASSERT_EQ(r.code, 0) << r.err;
+  r = run("check-grad " + dir + "ga.tir --func matmul --wrt B");
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err,
-            "tirc: error: --wrt C: matmul_grad in " + dir +
-                "g.tir has no result C_grad (it computes the gradients of A,B; remove matmul_grad from "
+            "tirc: error: --wrt B: matmul_grad in " + dir +
+                "ga.tir has no result B_grad (it computes the gradients of A; remove matmul_grad from "
                 "the file to check a generated gradient)\n");
+  // Names that no F_grad could have a result for get gradient()'s refusals (review of round 16:
+  // an output was blamed on F_grad, and `--wrt A,A` checked A twice).
+  r = run("check-grad " + dir + "g.tir --func matmul --wrt C");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "tirc: error: gradient of matmul: --wrt C is not a float input buffer of matmul (it is an output)\n");
+  r = run("check-grad " + dir + "g.tir --func matmul --wrt A,A");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "tirc: error: gradient of matmul: --wrt A is listed twice\n");
   // A function named matmul_grad that is not the contract's gradient is refused, not ignored.
   std::string sig = g;
   for (size_t p; (p = sig.find("C_grad")) != std::string::npos;) sig.replace(p, 6, "C_g");
   write_file(dir + "sig.tir", sig);
   r = run("check-grad " + dir + "sig.tir --func matmul");
   EXPECT_EQ(r.code, 2);
-  EXPECT_EQ(r.err,
-            "tirc: error: " + dir +
-                "sig.tir defines matmul_grad, but its parameter C_g is not the cotangent C_grad: "
+  EXPECT_TRUE(r.err.rfind(dir + "sig.tir:", 0) == 0) << r.err;  // FILE:LINE:COL of matmul_grad
+  EXPECT_EQ(r.err.substr(r.err.find(": error: ")),
+            ": error: "
+                "the file defines matmul_grad, but its parameter C_g is not the cotangent C_grad: "
                 "f32[128, 32], so it is not the gradient of matmul (LANGUAGE.md, Gradients: F's "
                 "parameters, one cotangent <output>_grad per output, results <buffer>_grad); rename or "
                 "remove it to check a generated gradient\n");
@@ -325,6 +336,14 @@ TEST(AcceptR16, SignatureHints) {
     CliRun r = run("parse -", head + "\n  for i in serial(4) {\n    B[i] = A[i]\n  }\n}\n");
     EXPECT_EQ(r.code, 2) << head;
     EXPECT_EQ(r.err, "<stdin>:" + err + "\n") << head;
+  }
+  // A comma inside the body of a one-output function is the body's error: no hint about the
+  // header, which is right (review of round 16).
+  for (const std::string body : {"  let x = 1.0, 2.0\n  B[0] = x\n", "  B[0] = A[0], B[1] = A[1]\n"}) {
+    CliRun r = run("parse -", "func f(A: f32[4]) -> B: f32[4] {\n" + body + "}\n");
+    EXPECT_EQ(r.code, 2) << body;
+    EXPECT_TRUE(r.err.find("unexpected ','") != std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("several outputs"), std::string::npos) << r.err;
   }
 }
 

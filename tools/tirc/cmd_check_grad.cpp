@@ -36,9 +36,11 @@ Function defined_grad(const Module& m, const FunctionNode& f, const std::string&
   Function g = m.find_func(f.name + "_grad");
   if (!g) return nullptr;
   auto bad = [&](const std::string& why) {
-    throw Error(file + " defines " + g->name + ", but " + why + ", so it is not the gradient of " + f.name +
-                " (LANGUAGE.md, Gradients: F's parameters, one cotangent <output>_grad per output, results "
-                "<buffer>_grad); rename or remove it to check a generated gradient");
+    std::string msg = "the file defines " + g->name + ", but " + why + ", so it is not the gradient of " + f.name +
+                      " (LANGUAGE.md, Gradients: F's parameters, one cotangent <output>_grad per output, "
+                      "results <buffer>_grad); rename or remove it to check a generated gradient";
+    if (g->loc.known()) throw SourceError(g->loc.file, g->loc.line, g->loc.col, msg);
+    throw Error(file + ": " + msg);
   };
   auto shape_text = [](const Buffer& b) {
     std::string s = std::string(dtype_name(b->dtype)) + "[";
@@ -71,6 +73,19 @@ Function defined_grad(const Module& m, const FunctionNode& f, const std::string&
   }
   if (got.empty()) bad("it has no results");
   // A --wrt list checks some of the results (`tirc grad` wrote them all, `--wrt X` checks X).
+  // Names that could never have a result get gradient()'s refusals, not advice about F_grad.
+  for (size_t i = 0; i < wrt->size(); ++i) {
+    const std::string& w = (*wrt)[i];
+    const Param* x = nullptr;
+    for (const Param& p : f.params)
+      if (p.name() == w) x = &p;
+    bool is_out = std::any_of(f.outputs.begin(), f.outputs.end(), [&](const Buffer& o) { return o->name == w; });
+    if (!x || !x->is_buffer() || !is_float(x->buffer->dtype))
+      throw Error("gradient of " + f.name + ": --wrt " + w + " is not a float input buffer of " + f.name +
+                  (is_out ? " (it is an output)" : ""));
+    if (std::find(wrt->begin(), wrt->begin() + static_cast<std::ptrdiff_t>(i), w) != wrt->begin() + i)
+      throw Error("gradient of " + f.name + ": --wrt " + w + " is listed twice");
+  }
   for (const std::string& w : *wrt)
     if (std::find(got.begin(), got.end(), w) == got.end()) {
       std::string list;
