@@ -576,7 +576,7 @@ TEST(CoupledRecurrence, ScalarCarriedAcrossIterationsRefused) {
                  "carry"),
       "block S_1: opaque iter vars are not supported (an opaque var is read as spatial when the iterations "
       "write disjoint elements, or as reduce when every store accumulates into an element that does not "
-      "depend on it)");
+      "depend on it) (S_1: a block generated for buffer S, from the store at carry.tir:7:7)");
 }
 
 }  // namespace

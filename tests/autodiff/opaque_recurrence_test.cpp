@@ -151,14 +151,17 @@ TEST(OpaqueRecurrence, IirTwoTaps) {
                          "iir3", false);
 }
 
-// Refused: a dependence carried by a parallel loop (its iterations have no order).
+// Refused: a dependence carried by a parallel loop (its iterations have no order). The
+// refusals name the block wrapped around the user's plain-loop store, and say which store that
+// is (user_names.h).
 TEST(OpaqueRecurrence, ParallelLoopStaysRefused) {
   EXPECT_EQ(refusal_of(R"(func par(X: f32[8]) -> (Y: f32[8]) {
   Y[0] = X[0]
   for i in parallel(1, 8) { Y[i] = Y[i - 1] + X[i] }
 })",
                        "par"),
-            std::string("block Y_1: ") + kOpaqueRefusal);
+            std::string("block Y_1: ") + kOpaqueRefusal +
+                " (Y_1: a block generated for buffer Y, from the store at par.tir:3:29)");
 }
 
 // Refused: a read of an element a later iteration writes (decreasing order).
@@ -168,7 +171,8 @@ TEST(OpaqueRecurrence, DecreasingOrderStaysRefused) {
   for i in serial(7) { Y[i] = Y[i + 1] + X[i] }
 })",
                        "dec"),
-            std::string("block Y_1: ") + kOpaqueRefusal);
+            std::string("block Y_1: ") + kOpaqueRefusal +
+                " (Y_1: a block generated for buffer Y, from the store at dec.tir:3:24)");
 }
 
 // Refused: the scan loop inside the spatial loop, reading another point's earlier step
@@ -181,7 +185,8 @@ TEST(OpaqueRecurrence, InnerScanReadingOtherPointStaysRefused) {
   }
 })",
                        "ip"),
-            std::string("block Y_1: ") + kOpaqueRefusal);
+            std::string("block Y_1: ") + kOpaqueRefusal +
+                " (Y_1: a block generated for buffer Y, from the store at ip.tir:4:29)");
 }
 
 // Refused by the scan machinery: a read at a data-dependent earlier step.
@@ -192,7 +197,7 @@ TEST(OpaqueRecurrence, DataDependentStepStaysRefused) {
 })",
                        "dd"),
             "block Y_1: a scan step reads Y at an index that is not the scan var vi plus a constant in "
-            "dimension 0");
+            "dimension 0 (Y_1: a block generated for buffer Y, from the store at dd.tir:3:27)");
 }
 
 }  // namespace

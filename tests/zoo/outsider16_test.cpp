@@ -94,11 +94,12 @@ double max_flop_ratio(const std::string& name) {
       // 3.43: B B^T and the dot products are 3x with their recomputation; col_rev's static count
       // covers both guarded arms of col (sqrt and divisions, 13 FLOPs per point vs 2 forward).
       {"cholesky_logdet", 3.5},
-      // 4.08: the backward step al_rev recomputes the step's lets, and the three gathers into Tr
-      // (al_dTr, al_dTr_1, al_dTr_2) recompute them again through 20 hoist blocks: no tape is
-      // written for a one-block scan whose carried reads sit in if_then_else arm lets. A
-      // hand-written backward needs ~2x (reported in the round's report).
-      {"crf_nll", 4.1},
+      // 2.81 (4.08 before helper round 17): the backward step al_rev stores its carried terms
+      // (the cotangents of Al[t - 1, k] + Tr[k, j]) in tapes that the three gathers into Tr
+      // load (docs/autodiff.md, "Cost round 3"), where they recomputed the step's arm through 20
+      // hoist blocks. What is left above ~2x: al_rev recomputes the step's lets (no tape of the
+      // forward values for a single-block scan that is differentiated again).
+      {"crf_nll", 2.9},
       // 3.57: the blocks of a recurrence region get no hoisting (docs/autodiff.md: top-level
       // blocks only), so the backward step S_p_1_rev and the gather S_p_1_dA each recompute
       // A[i, j] * 0.2 and negate the cotangent at every (k, i, j); ~2.7x by hand.

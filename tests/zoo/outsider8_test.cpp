@@ -97,9 +97,9 @@ double max_flop_ratio(const std::string& name) {
                                 // (recompute 1, adjoints 3) next to 2 cheap FLOPs
       {"sinkhorn", 3.3},        // quotients a / (K v) of two differentiable values per step
       // Not inherent:
-      {"viterbi3", 5.1},     // the gathers into T (one per carried read, outside the scan loop)
-                             // each recompute the step's nested max (no tape: the lets are in
-                             // an if_then_else arm)
+      {"viterbi3", 3.0},     // 2.88 (5.08 before helper round 17, when the gathers into T
+                             // recomputed the step's nested max): the backward step stores
+                             // the carried terms, equal to T's, in tapes the gathers load
       {"rope", 3.3},         // the neighbour reads X[vt, vd +- 1] of the two if_then_else arms
       {"hmm_forward", 3.1},  // exp / log in a recurrence whose sum block gets no tape
   };

@@ -23,6 +23,7 @@
 #include "transforms/autodiff/normalize.h"
 #include "transforms/autodiff/regions.h"
 #include "transforms/autodiff/scatter_kinds.h"
+#include "transforms/autodiff/user_names.h"
 #include "transforms/simplify/simplify.h"
 
 namespace tirc {
@@ -517,12 +518,38 @@ void split_own_guards(const std::vector<Expr>& guards, const std::vector<size_t>
   }
 }
 
-// A let value stored to T[index] (the tapes of reverse_region).
+// A let value stored to T[index] (the tapes of reverse_region), or, when `leaf` is defined,
+// the term of the carried leaf whose load is `leaf` (without its negation), stored next to
+// that leaf's own store under the same guards (tape_equal_terms).
 struct TapeStore {
   Buffer T;
   std::vector<Expr> index;
   Var var;
+  Expr leaf;
 };
+
+// A leaf term without its negations (outside its let chain and of the chain's value; *neg:
+// whether an odd number was removed): what a tape of tape_equal_terms stores.
+Expr tape_core(const Expr& e, bool* neg) {
+  *neg = false;
+  Expr x = e;
+  if (auto* n = x.as<UnaryNode>(); n && n->op == UnOp::Neg) {
+    *neg = true;
+    x = n->a;
+  }
+  std::vector<std::pair<Var, Expr>> chain;
+  Expr v = x;
+  while (auto* l = v.as<LetNode>()) {
+    chain.push_back({l->var, l->value});
+    v = l->body;
+  }
+  auto* n = v.as<UnaryNode>();
+  if (!n || n->op != UnOp::Neg) return x;
+  *neg = !*neg;
+  v = n->a;
+  for (size_t c = chain.size(); c-- > 0;) v = make_let(chain[c].first, chain[c].second, v);
+  return v;
+}
 
 // `A[J] += term` for every leaf (A = target(leaf load)), each under the leaf's own guards
 // (those after the prefix `guards` that the caller applies around everything), in the lets
@@ -538,6 +565,7 @@ Stmt accumulate_leaves(const std::vector<LeafTerm>& leaves, const std::vector<Ex
   std::vector<Stmt> stmts;
   std::unordered_set<const VarNode*> need;
   for (auto& t : tapes) {
+    if (t.leaf.defined()) continue;
     stmts.push_back(make_store(t.T, t.index, t.var));
     need.insert(t.var.get());
   }
@@ -556,6 +584,7 @@ Stmt accumulate_leaves(const std::vector<LeafTerm>& leaves, const std::vector<Ex
     bool neg = false;
     Expr term, rest;  // rest: term without its leading let chain
     std::vector<std::pair<Var, Expr>> chain;
+    const TapeStore* tape = nullptr;  // also store the term here
   };
   std::vector<LeafStore> ls;
   for (auto& g : leaves) {
@@ -564,6 +593,10 @@ Stmt accumulate_leaves(const std::vector<LeafTerm>& leaves, const std::vector<Ex
     x.A = target(ld);
     x.idx = ld->indices;
     x.term = g.term;
+    for (auto& t : tapes)
+      if (t.leaf.defined() && t.leaf.same_as(g.load)) x.tape = &t;
+    if (x.tape)
+      for (auto& e : x.tape->index) collect_vars(e, &need);
     if (auto* n = g.term.as<UnaryNode>(); n && n->op == UnOp::Neg) {
       x.neg = true;
       x.term = n->a;
@@ -582,7 +615,24 @@ Stmt accumulate_leaves(const std::vector<LeafTerm>& leaves, const std::vector<Ex
   }
   auto store_of = [](const LeafStore& x, const Expr& term) {
     Expr cur = make_load(x.A, x.idx);
-    return make_store(x.A, x.idx, x.neg ? cur - term : cur + term);
+    Stmt st = make_store(x.A, x.idx, x.neg ? cur - term : cur + term);
+    if (!x.tape) return st;
+    // The term is a let chain around a value (arm temps): bind it once for both stores.
+    if (term.as<LetNode>()) {
+      std::vector<std::pair<Var, Expr>> chain;
+      Expr v = term;
+      while (auto* l = v.as<LetNode>()) {
+        chain.push_back({l->var, l->value});
+        v = l->body;
+      }
+      bool inner_neg = false;
+      Stmt both = make_seq({make_store(x.A, x.idx, x.neg ? cur - v : cur + v),
+                            make_store(x.tape->T, x.tape->index, tape_core(v, &inner_neg))});
+      for (size_t c = chain.size(); c-- > 0;) both = make_let_stmt(chain[c].first, chain[c].second, both);
+      return both;
+    }
+    bool inner_neg = false;
+    return make_seq({st, make_store(x.tape->T, x.tape->index, tape_core(term, &inner_neg))});
   };
   auto key_same = [](const LeafStore& a, const LeafStore& b) {
     if (a.own.empty() || b.own.empty()) return a.own.empty() && b.own.empty();
@@ -684,6 +734,12 @@ class GradientBuilder {
   // and the deferred terms load them instead of recomputing the step. Rewrites the terms
   // of the deferred leaves in *leaves; returns the stores for the step block (none when u
   // has no in-loop leaf or no deferred leaf).
+  // A deferred leaf whose term equals a carried leaf's term under the same guards (the
+  // carried read and the deferred one are operands of one sum: CRF's `Al[t - 1, k] + Tr[k, j]`)
+  // loads the value the backward step stores for the carried leaf (a tape next to that store)
+  // instead of recomputing it. Appends to *tapes and rewrites the terms of *deferred.
+  void tape_equal_terms(const Unit& u, const std::vector<Expr>& I_ad, const std::vector<LeafTerm>& carried,
+                        std::vector<LeafTerm>* deferred, std::vector<TapeStore>* tapes);
   std::vector<TapeStore> tape_deferred(const Unit& u, const Scope& S, const std::vector<Binding>& adj_lets,
                                        const std::vector<Expr>& I_ad,
                                        const std::function<bool(const LeafTerm&)>& in_loop,
@@ -1402,13 +1458,49 @@ std::vector<TapeStore> GradientBuilder::tape_deferred(const Unit& u, const Scope
   for (auto* b : all) {
     if (!costly.count(b->var.get()) || !used.count(b->var.get())) continue;
     Buffer T = new_buffer(u.blk->name + "_tape", u.Y, b->var.dtype());
-    tapes.push_back({T, I_ad, b->var});
+    tapes.push_back({T, I_ad, b->var, Expr()});
     sub[b->var.get()] = make_load(T, I_ad);
   }
   if (tapes.empty()) return {};
   for (auto& g : *leaves)
     if (!in_loop(g)) g.term = substitute(g.term, sub);
   return tapes;
+}
+
+void GradientBuilder::tape_equal_terms(const Unit& u, const std::vector<Expr>& I_ad,
+                                       const std::vector<LeafTerm>& carried, std::vector<LeafTerm>* deferred,
+                                       std::vector<TapeStore>* tapes) {
+  auto core = [](const Expr& e, bool* neg) { return tape_core(e, neg); };
+  auto same_guards = [](const LeafTerm& a, const LeafTerm& b) {
+    if (a.guards.size() != b.guards.size()) return false;
+    for (size_t i = 0; i < a.guards.size(); ++i)
+      if (!expr_identical(a.guards[i], b.guards[i])) return false;
+    return true;
+  };
+  for (auto& g : *deferred) {
+    bool gneg = false;
+    Expr gc = core(g.term, &gneg);
+    if (expr_flops(gc) == 0) continue;  // a load or a constant: nothing to share
+    for (auto& c : carried) {
+      bool cneg = false;
+      Expr cc = core(c.term, &cneg);
+      if (!same_guards(g, c) || !expr_identical(gc, cc)) continue;
+      // The tape is found by the carried leaf's load node: it must name one leaf only.
+      int same_load = 0;
+      for (auto& o : carried) same_load += o.load.same_as(c.load) ? 1 : 0;
+      if (same_load != 1) continue;
+      Buffer T;
+      for (auto& x : *tapes)
+        if (x.leaf.defined() && x.leaf.same_as(c.load)) T = x.T;
+      if (!T.defined()) {
+        T = new_buffer(u.blk->name + "_tape", u.Y, cc.dtype());
+        tapes->push_back({T, I_ad, Var(), c.load});
+      }
+      Expr ld = make_load(T, I_ad);
+      g.term = gneg ? make_unary(UnOp::Neg, ld) : ld;
+      break;
+    }
+  }
 }
 
 void GradientBuilder::reverse_region(const Region& r) {
@@ -2733,6 +2825,7 @@ void GradientBuilder::reverse_unit(Unit& u) {
           for (auto& g : groups)
             if (!is_carried.count(&g)) rest.push_back(g);
         }
+        if (!std::getenv("TIRC_AD_NO_EQUAL_TAPES")) tape_equal_terms(u, I_s, carried, &rest, &tapes);
       }
       if (!carried.empty()) emit_reverse_scan(u, G, {&S.lets, &adj_lets}, carried, guards, gpos, tapes);
       emit_pass();
@@ -3409,9 +3502,20 @@ Function claim_interface_names(const Function& f, const std::vector<std::string>
 
 Function gradient(const FunctionNode& f, const std::vector<std::string>& wrt, const GradientOptions& opts) {
   std::vector<std::string> cot_names;
-  Function nf = claim_interface_names(normalize_for_autodiff(f), wrt, &cot_names);
-  GradientBuilder b(*nf, wrt, opts, std::move(cot_names));
-  Function g = b.build();
+  Function nf, g;
+  try {
+    nf = claim_interface_names(normalize_for_autodiff(f), wrt, &cot_names);
+    GradientBuilder b(*nf, wrt, opts, std::move(cot_names));
+    g = b.build();
+  } catch (const SourceError&) {
+    throw;
+  } catch (const Error& e) {
+    // A refusal may name a block or buffer that normalisation or the reverse pass generated:
+    // say what the user wrote that it stands for (user_names.h).
+    std::string m = ad::explain_generated_names(e.what(), f, nf.get());
+    if (m == e.what()) throw;
+    throw Error(m);
+  }
   {
     // Every float constant holds its dtype's value (derivative constants such as
     // 2/sqrt(pi) are computed in double): F_grad prints as a parse fixpoint.

@@ -26,6 +26,10 @@
 #include "transforms/autodiff/expr_ad.h"
 #include "transforms/autodiff/fuse_scan_loops.h"
 #include "transforms/autodiff/normalize_region.h"
+#include "transforms/autodiff/normalize_epilogue.h"
+#include "transforms/autodiff/normalize_lets.h"
+#include "transforms/autodiff/normalize_scan_guards.h"
+#include "transforms/autodiff/normalize_scan_sums.h"
 #include "transforms/autodiff/outer_lets.h"
 #include "transforms/autodiff/redundant.h"
 #include "transforms/autodiff/regions.h"
@@ -1686,6 +1690,100 @@ class AllocExpander : public IRMutator {
   }
 };
 
+// Rewrite 5 with block-local allocs (TVM's per-row scratch: `block row(vi) { alloc Mu: f32[1];
+// for k { block mu(vr = vi, vk: reduce) { Mu[0] += .. } } for j { block y(vr = vi, vj) { ..
+// Mu[0] .. } } }`): each alloc gets the scope block's iter vars as leading dimensions (one slice
+// per instance, which is what a buffer local to each instance is). Inside a nested block the
+// scope's iter var is not visible: the leading index is the nested block's iter var bound to
+// exactly that var (`vr = vi`), recursively; a nested block touching the alloc without such a
+// binding, or a pointer to it, sets `bad` (the block is then left as written).
+class ScopeAllocExpander : public IRMutator {
+ public:
+  std::unordered_map<const BufferNode*, Buffer> map;
+  std::vector<Expr> prefix;  // the leading indices, in the scope being rewritten
+  bool bad = false;
+
+ protected:
+  std::vector<Expr> full(const std::vector<Expr>& idx) const {
+    std::vector<Expr> r = prefix;
+    r.insert(r.end(), idx.begin(), idx.end());
+    return r;
+  }
+  Expr mutate_load(const LoadNode* n, const Expr& e) override {
+    bool changed = false;
+    auto idx = mutate_all(n->indices, &changed);
+    auto it = map.find(n->buffer.get());
+    if (it == map.end()) return changed ? make_load(n->buffer, idx) : e;
+    return make_load(it->second, full(idx));
+  }
+  Stmt mutate_store(const StoreNode* n, const Stmt& s) override {
+    bool changed = false;
+    auto idx = mutate_all(n->indices, &changed);
+    Expr v = mutate(n->value);
+    auto it = map.find(n->buffer.get());
+    if (it == map.end()) return changed || !v.same_as(n->value) ? make_store(n->buffer, idx, v) : s;
+    return make_store(it->second, full(idx), v);
+  }
+  Expr mutate_buffer_ptr(const BufferPtrNode* n, const Expr& e) override {
+    if (map.count(n->buffer.get())) bad = true;
+    return IRMutator::mutate_buffer_ptr(n, e);
+  }
+  Stmt mutate_block_realize(const BlockRealizeNode* n, const Stmt& s) override {
+    const BlockNode& b = *n->block.get();
+    bool touches = false;
+    auto scan = [&](const Expr& x) {
+      if (auto* l = x.as<LoadNode>(); l && map.count(l->buffer.get())) touches = true;
+      if (auto* p = x.as<BufferPtrNode>(); p && map.count(p->buffer.get())) touches = true;
+    };
+    for_each_expr(b.body, scan);
+    if (b.init.defined()) for_each_expr(b.init, scan);
+    std::unordered_set<const BufferNode*> st;
+    ad::stored_buffers(b.body, &st);
+    if (b.init.defined()) ad::stored_buffers(b.init, &st);
+    for (auto& [k, v] : map) touches = touches || st.count(k);
+    for (auto* rs : {&b.reads, &b.writes})
+      for (auto& r : *rs) touches = touches || map.count(r.buffer.get());
+    if (!touches) return s;
+    // Bindings and `where` are evaluated in the outer scope: left to the refusal.
+    touches = false;
+    for_each_expr(n->predicate, scan);
+    for (auto& x : n->bindings) for_each_expr(x, scan);
+    if (touches) {
+      bad = true;
+      return s;
+    }
+    std::vector<Expr> inner;
+    for (auto& p : prefix) {
+      size_t k = 0;
+      while (k < n->bindings.size() && !n->bindings[k].same_as(p) &&
+             !(n->bindings[k].as<VarNode>() && p.as<VarNode>() && n->bindings[k].get() == p.get()))
+        ++k;
+      if (k == n->bindings.size()) {
+        bad = true;
+        return s;
+      }
+      inner.push_back(b.iter_vars[k].var);
+    }
+    std::vector<Expr> saved = prefix;
+    prefix = inner;
+    BlockNode nb = b;
+    nb.body = mutate(b.body);
+    if (b.init.defined()) nb.init = mutate(b.init);
+    for (auto* rs : {&nb.reads, &nb.writes})
+      for (auto& r : *rs) {
+        auto it = map.find(r.buffer.get());
+        if (it == map.end()) continue;
+        std::vector<Range> rg;
+        for (auto& p : prefix) rg.push_back(Range{p, Expr()});
+        rg.insert(rg.end(), r.ranges.begin(), r.ranges.end());
+        r.buffer = it->second;
+        r.ranges = rg;
+      }
+    prefix = saved;
+    return make_block_realize(n->bindings, n->predicate, make_block(std::move(nb)));
+  }
+};
+
 std::optional<std::vector<Stmt>> Normalizer::normalize_block(const BlockRealizeNode* br) {
   const BlockNode& b = *br->block.get();
   bool all_spatial = true, scan = false;
@@ -2796,7 +2894,33 @@ Stmt guard_nested_blocks(const Stmt& s, const Expr& cond) {
 std::optional<Stmt> Normalizer::inline_scope_block(const BlockRealizeNode* br) {
   const BlockNode& b = *br->block.get();
   bool nested = has_block_realize(b.body);
-  if (!nested || !b.allocs.empty()) return std::nullopt;
+  if (!nested) return std::nullopt;
+  if (!b.allocs.empty()) {
+    if (b.init.defined() || std::any_of(b.iter_vars.begin(), b.iter_vars.end(),
+                                        [](const IterVar& v) { return v.kind != IterKind::Spatial; }))
+      return std::nullopt;
+    ScopeAllocExpander ex;
+    std::vector<Buffer> expanded;
+    for (auto& iv : b.iter_vars) ex.prefix.push_back(iv.var);
+    for (auto& a : b.allocs) {
+      std::vector<Expr> shape;
+      for (auto& iv : b.iter_vars) shape.push_back(iv.extent);
+      shape.insert(shape.end(), a->shape.begin(), a->shape.end());
+      Buffer nb(reuse_name(a->name), a->dtype, shape, "global");
+      ex.map[a.get()] = nb;
+      expanded.push_back(nb);
+    }
+    BlockNode nb = b;
+    nb.body = ex.mutate(b.body);
+    if (ex.bad) return std::nullopt;
+    nb.allocs.clear();
+    ad::set_regions(nb);
+    Stmt r = make_block_realize(br->bindings, br->predicate, make_block(std::move(nb)));
+    auto out = inline_scope_block(r.as<BlockRealizeNode>());
+    if (out)
+      for (auto& e : expanded) new_allocs_.push_back(e);
+    return out;
+  }
   if (b.init.defined() || std::any_of(b.iter_vars.begin(), b.iter_vars.end(),
                                       [](const IterVar& v) { return v.kind != IterKind::Spatial; }))
     return inline_outer_block(br);
@@ -3448,8 +3572,8 @@ void refuse_partial_reduction_reads(const FunctionNode& f) {
 
 Function normalize_for_autodiff(const FunctionNode& f_in) {
   if (std::getenv("TIRC_AD_NO_NORMALIZE")) return std::make_shared<FunctionNode>(f_in);
-  FunctionNode dropped = f_in;
-  dropped.body = InlineReduceTemps().mutate(f_in.body);    // rewrite 0f
+  FunctionNode dropped = *ad::hoist_last_iteration_epilogues(*ad::sink_outer_lets(f_in));  // 0i, 0j
+  dropped.body = InlineReduceTemps().mutate(dropped.body);  // rewrite 0f
   dropped.body = DropUnusedAllocs().mutate(dropped.body);  // rewrite 0e
   dropped.body = SinkGuards().run(dropped.body);           // rewrite 0g
   if (auto* rr = dropped.body.as<BlockRealizeNode>()) {    // rewrite 0h
@@ -3486,12 +3610,14 @@ Function normalize_for_autodiff(const FunctionNode& f_in) {
   Function wrapped = ad::wrap_blockless_stores(*ad::inline_outer_lets(f));  // rewrites 0b, 0
   wrapped = ad::fuse_split_scan_loops(*wrapped);                            // rewrite 0d
   wrapped = ad::run_redundant_blocks_once(*wrapped);                        // rewrite 0c
-  Function out = Normalizer(*wrapped).run();
+  Function out = ad::split_scan_sums(*Normalizer(*wrapped).run());  // rewrite 13
+  out = ad::pin_guarded_scan_loads(*out);                            // rewrite 14
   Function scanned = ad::scan_carried_loops(*out);  // rewrite 10b
   if (!scanned->body.same_as(out->body)) out = Normalizer(*scanned).run();
   out = ad::shift_region_steps(*out);       // rewrite 11
   out = ad::version_region_buffers(*out);   // rewrite 12
   refuse_partial_reduction_reads(*out);
+  ad::refuse_scan_sums(*out);
   return out;
 }
 

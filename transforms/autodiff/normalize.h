@@ -21,7 +21,8 @@
 //   4. `if rv == 0 && ... { Y[I] = e0 }` (every reduce var at 0) followed by an
 //      accumulation into Y[I] in a reduction block without init becomes its init;
 //   5. a spatial block whose body holds nested blocks is dissolved into its nested blocks
-//      (outer iter vars replaced by their bindings) and blocks for its own statements;
+//      (outer iter vars replaced by their bindings) and blocks for its own statements; its
+//      allocs get its iter vars as leading dimensions and become function allocs;
 //   6. a scan block overwriting a state at every step keeps the state's history in a new
 //      buffer `<Y>_hist` (leading dim: the scan var), and a block after the scan loop
 //      copies the last step into Y; blocks later in the scan loop's body that read the
@@ -36,6 +37,12 @@
 //   0g. an `if` around a loop outside blocks moves inside the loop (rewrite 0 then wraps it);
 //   0h. a function-level scratch set at the start of every iteration of a plain loop nest
 //      gets one copy per iteration;
+//   0i (normalize_lets.h). a let between loops whose value reads a buffer is copied into its
+//      scope when the scope writes nothing the value reads;
+//   13 (normalize_scan_sums.h). a sum over the steps of a scan loop moves after the loop when
+//      it reads only values the loop has finished;
+//   14 (normalize_scan_guards.h). in the then-arm of `if_then_else(v == e, ..)` (v a scan
+//      var), a load at e of a buffer stored at v reads at v;
 //   10b, 11, 12 (normalize_region.h): loops carrying a recurrence through blocks that are
 //      each spatial become scan loops; region blocks storing at `v + k` are re-based; buffers
 //      of a region written before the loop or by several of its blocks get versions;
