@@ -12,6 +12,7 @@
 #include <llvm/ADT/StringMap.h>
 #include <llvm/Analysis/CGSCCPassManager.h>
 #include <llvm/Analysis/LoopAnalysisManager.h>
+#include <llvm/Analysis/TargetTransformInfo.h>
 #include <llvm/IR/DiagnosticInfo.h>
 #include <llvm/IR/DiagnosticPrinter.h>
 #include <llvm/IR/IRBuilder.h>
@@ -110,6 +111,32 @@ void for_each_stmt_for(const Stmt& s, const std::function<void(const ForNode*)>&
     void visit_for(const ForNode* n) override {
       (*f)(n);
       IRVisitor::visit_for(n);
+    }
+  } v;
+  v.f = &f;
+  v.visit(s);
+}
+
+// Calls f for every if statement below s.
+void for_each_stmt_if(const Stmt& s, const std::function<void()>& f) {
+  struct V : IRVisitor {
+    const std::function<void()>* f;
+    void visit(const Stmt& x) override {
+      if (x.defined() && x.kind() == StmtKind::IfThenElse) (*f)();
+      IRVisitor::visit(x);
+    }
+  } v;
+  v.f = &f;
+  v.visit(s);
+}
+
+// Calls f on every block below s.
+void for_each_stmt_block(const Stmt& s, const std::function<void(const BlockNode*)>& f) {
+  struct V : IRVisitor {
+    const std::function<void(const BlockNode*)>* f;
+    void visit_block_realize(const BlockRealizeNode* n) override {
+      (*f)(n->block.get());
+      IRVisitor::visit_block_realize(n);
     }
   } v;
   v.f = &f;
@@ -431,6 +458,8 @@ class FuncEmitter {
   void emit_function(const FunctionNode& lowered);
   void emit_gpu_function(const FunctionNode& f, llvm::FunctionType* fty);
   // One kernel named `name` running `body` (a part of f's root block body).
+  // NVPTX: returns at once in the blocks and threads a launch has beyond the kernel's own sizes.
+  void return_if_stray_launch();
   void emit_kernel(const FunctionNode& f, llvm::FunctionType* fty, const std::string& name, const Stmt& body,
                    bool need_binding);
   // The function (or kernel) `name` with f's parameters, running `body`.
@@ -648,6 +677,10 @@ class FuncEmitter {
     return llvm::ConstantVector::get(c);
   }
   Value* vload(const LoadNode* n);
+  Value* concat_vectors(llvm::ArrayRef<Value*> parts);
+  // The lane coefficient of a vector access index (masked_coeff); a top-level bounds check
+  // around an affine index is evaluated and *idx replaced by the unchecked index.
+  std::optional<int64_t> checked_coeff(Expr* idx);
   void vstore(const StoreNode* n);
   Value* vindex(const Expr& idx, std::optional<int64_t> coeff);
   Value* all_lanes() { return llvm::ConstantInt::getTrue(V(B.getInt1Ty())); }
@@ -655,8 +688,10 @@ class FuncEmitter {
   // ---- statements ----
   void stmt(const Stmt& s);
   void emit_for(const ForNode* n);
+  // ext: the iteration count in i64.
   void emit_parallel_for(const ForNode* n, Value* minv, Value* ext);
-  void emit_thread_loop(const ForNode* n, Value* minv, Value* ext);
+  // ext: the extent in the var's dtype, or in i64 when `wide` (emit_for).
+  void emit_thread_loop(const ForNode* n, Value* minv, Value* ext, bool wide);
   // Kernels with several threads per block (gpu_sync): code outside every threadIdx loop is
   // run by all threads of a block. Stores there are made by thread 0 alone, and barriers
   // (bar.sync) separate the parts of a sequence (and the iterations of a loop) where one
@@ -766,6 +801,8 @@ class FuncEmitter {
   int outlined_ = 0;
   int par_depth_ = 0;
   int atomic_depth_ = 0;
+  // Vectorized loops of plain strided loads left to LLVM's vectorizer (vectorizable()).
+  std::set<const ForNode*> llvm_strided_;
   bool lock_held_ = false;         // between tirc_atomic_lock and tirc_atomic_unlock
   int checks_ = 0;                 // bounds checks emitted so far
   std::vector<Value*> live_heap_;  // tirc_alloc'ed buffers of fn_ whose scope is open
@@ -1287,7 +1324,7 @@ void FuncEmitter::loop_metadata(llvm::BranchInst* br, const ForNode* n) {
     flag("llvm.loop.vectorize.enable", llvm::ConstantAsMetadata::get(B.getFalse()));
   } else if (n->for_kind == ForKind::Vectorized) {
     flag("llvm.loop.vectorize.enable", llvm::ConstantAsMetadata::get(B.getTrue()));
-    if (cext && ext > 1) {
+    if (cext && ext > 1 && !llvm_strided_.count(n)) {
       int64_t w = 1;
       while (w * 2 <= ext && w < 64) w *= 2;
       flag("llvm.loop.vectorize.width", i32md(w));
@@ -1313,15 +1350,22 @@ void FuncEmitter::loop_metadata(llvm::BranchInst* br, const ForNode* n) {
 
 void FuncEmitter::emit_for(const ForNode* n) {
   Value* minv = expr(n->min);
-  Value* ext = cast(expr(n->extent), n->extent.dtype(), n->loop_var.dtype());
-  Type* ty = reg_type(n->loop_var.dtype());
-  if (minv->getType() != ty) minv = cast(minv, n->min.dtype(), n->loop_var.dtype());
+  DType vt = n->loop_var.dtype();
+  Value* ext_raw = expr(n->extent);
+  // The loop runs `extent` times, the extent read in its own dtype (as the interpreter):
+  // an i32/i64 loop compares its var with min + extent in its own type (signed); any other
+  // dtype counts iterations in i64 (`wide`), since a u8 extent of 200 is -56 as a signed i8
+  // (the loop ran no iteration) and a u32 loop from 2^31 - 5 crosses the signed range.
+  bool wide = !((vt == DType::I32 || vt == DType::I64) && n->extent.dtype() == vt);
+  Value* ext = wide ? cast(ext_raw, n->extent.dtype(), DType::I64) : ext_raw;
+  Type* ty = reg_type(vt);
+  if (minv->getType() != ty) minv = cast(minv, n->min.dtype(), vt);
   if (gpu_ && n->for_kind == ForKind::ThreadBinding && n->thread_tag != "vthread") {
-    emit_thread_loop(n, minv, ext);
+    emit_thread_loop(n, minv, ext, wide);
     return;
   }
   if (n->for_kind == ForKind::Parallel && par_depth_ == 0 && !gpu_) {
-    emit_parallel_for(n, minv, ext);
+    emit_parallel_for(n, minv, wide ? ext : B.CreateIntCast(ext, B.getInt64Ty(), true));
     return;
   }
   // A loop whose bounds depend on the thread runs a different number of times per thread.
@@ -1360,28 +1404,32 @@ void FuncEmitter::emit_for(const ForNode* n) {
     emit_vectorized(n, minv, static_cast<unsigned>(lanes));
     return;
   }
-  Value* end = B.CreateAdd(minv, ext);
+  // Native: the var itself from min to min + extent. Wide: an i64 count from 0 to extent,
+  // the var min + count in its own dtype.
+  Type* ity = wide ? B.getInt64Ty() : ty;
+  Value* start = wide ? B.getInt64(0) : minv;
+  Value* end = wide ? ext : B.CreateAdd(minv, ext);
   auto* pre = B.GetInsertBlock();
   auto* head = BasicBlock::Create(C, "for.head", fn_);
   auto* body = BasicBlock::Create(C, "for.body", fn_);
   auto* exit = BasicBlock::Create(C, "for.end", fn_);
   B.CreateBr(head);
   B.SetInsertPoint(head);
-  auto* iv = B.CreatePHI(ty, 2, n->loop_var.name());
-  iv->addIncoming(minv, pre);
+  auto* iv = B.CreatePHI(ity, 2, wide ? n->loop_var.name() + ".count" : n->loop_var.name());
+  iv->addIncoming(start, pre);
   B.CreateCondBr(B.CreateICmpSLT(iv, end), body, exit);
   B.SetInsertPoint(body);
-  vars_[n->loop_var.get()] = iv;
+  vars_[n->loop_var.get()] = wide ? B.CreateAdd(minv, B.CreateTrunc(iv, ty), n->loop_var.name()) : iv;
   loop_body(n);
   vars_.erase(n->loop_var.get());
-  Value* next = B.CreateAdd(iv, llvm::ConstantInt::get(ty, 1), "", false, true);
+  Value* next = B.CreateAdd(iv, llvm::ConstantInt::get(ity, 1), "", false, true);
   iv->addIncoming(next, B.GetInsertBlock());
   auto* br = B.CreateBr(head);
   loop_metadata(br, n);
   B.SetInsertPoint(exit);
 }
 
-void FuncEmitter::emit_thread_loop(const ForNode* n, Value* minv, Value* ext) {
+void FuncEmitter::emit_thread_loop(const ForNode* n, Value* minv, Value* ext, bool wide) {
   // One iteration per thread: the loop var is min + the thread (or block) index, guarded by
   // index < extent so that a launch larger than the extent is harmless.
   static const std::map<std::string, llvm::Intrinsic::ID> ids = {
@@ -1394,12 +1442,15 @@ void FuncEmitter::emit_thread_loop(const ForNode* n, Value* minv, Value* ext) {
   auto it = ids.find(n->thread_tag);
   if (it == ids.end()) throw Error("nvptx: unknown thread axis \"" + n->thread_tag + "\"");
   Type* ty = minv->getType();
-  Value* idx = B.CreateIntCast(B.CreateCall(llvm::Intrinsic::getDeclaration(&M, it->second)), ty, false);
+  // wide (see emit_for): the index compared with the i64 extent, then truncated to the var's
+  // dtype.
+  Value* sreg = B.CreateCall(llvm::Intrinsic::getDeclaration(&M, it->second));
+  Value* idx = B.CreateIntCast(sreg, wide ? B.getInt64Ty() : ty, false);
   auto* body = BasicBlock::Create(C, "thread.body", fn_);
   auto* exit = BasicBlock::Create(C, "thread.end", fn_);
   B.CreateCondBr(B.CreateICmpSLT(idx, ext), body, exit);
   B.SetInsertPoint(body);
-  vars_[n->loop_var.get()] = B.CreateAdd(minv, idx);
+  vars_[n->loop_var.get()] = B.CreateAdd(minv, wide ? B.CreateTrunc(idx, ty) : idx);
   bool tid = n->thread_tag.rfind("threadIdx", 0) == 0;
   bool blk = n->thread_tag.rfind("blockIdx", 0) == 0;
   // A loop bound again to the axis of an enclosing threadIdx loop (a cooperative copy, see
@@ -1410,6 +1461,15 @@ void FuncEmitter::emit_thread_loop(const ForNode* n, Value* minv, Value* ext) {
                 " inside a loop bound to it (a cooperative copy), where not every thread of the block "
                 "runs: its readers could not wait for it at a barrier (give the enclosing " +
                 n->thread_tag + " loop the launch size of the axis and no thread-dependent condition)");
+  // A thread block runs one index of each blockIdx axis: a loop bound to an axis inside a
+  // loop bound to the same axis would run only the enclosing loop's index (the default GPU
+  // schedule's one-thread fallback wrapped a nest whose fused loop was already bound to
+  // blockIdx.x in unit loops bound to blockIdx.x / threadIdx.x: half of the nest never ran,
+  // schedule JIT fuzz seed 1000).
+  if (blk && bactive_[n->thread_tag] > 0)
+    throw Error("nvptx: loop " + n->loop_var.name() + " is bound to " + n->thread_tag +
+                " inside a loop bound to " + n->thread_tag +
+                ": a thread block runs one index of the axis, so only the enclosing loop's index of it would run");
   // Some threads skip the body of a threadIdx loop shorter than the launch size of its axis
   // (the largest extent bound to it): no barrier may be placed inside it.
   int64_t e = 0;
@@ -1552,15 +1612,45 @@ void FuncEmitter::emit_parallel_for(const ForNode* n, Value* minv, Value* ext) {
   B.SetInsertPoint(entry);
   Value* cl = of->getArg(2);
   Value* omin = B.CreateLoad(minv->getType(), slot(B, cl, 0));
-  vars_.clear();
-  bufs_.clear();
+  std::vector<Value*> loaded = {of->getArg(0), of->getArg(1), omin};
   for (size_t i = 0; i < cvars.size(); ++i)
-    vars_[cvars[i].first] = B.CreateLoad(cvars[i].second->getType(), slot(B, cl, 1 + i));
+    loaded.push_back(B.CreateLoad(cvars[i].second->getType(), slot(B, cl, 1 + i)));
   for (size_t i = 0; i < cbufs.size(); ++i) {
     auto* ld = B.CreateLoad(B.getPtrTy(), slot(B, cl, 1 + cvars.size() + i));
     ld->setMetadata(llvm::LLVMContext::MD_nonnull, llvm::MDNode::get(C, {}));
-    bufs_[cbufs[i].first] = ld;
+    loaded.push_back(ld);
   }
+  // The loop goes into `<of>.body`, called with the closure's values as arguments (inlined
+  // back by LLVM): the buffer pointers are `noalias` arguments there, as the function's own
+  // are, so LLVM keeps its alias facts in the outlined loop (noalias scopes after inlining).
+  // Loaded from the closure, every pointer could alias every other: an inner loop needed
+  // run-time overlap checks to vectorize, and a reduction into S[i] over A[i, j] kept its
+  // store in the loop. Buffers are distinct allocations (params are `noalias` already);
+  // not under atomic blocks, whose stores under tirc_atomic_lock must not move across the
+  // unlock call (which a noalias pointer would allow).
+  std::vector<Type*> ptys;
+  for (auto* v : loaded) ptys.push_back(v->getType());
+  auto* ity = llvm::FunctionType::get(B.getVoidTy(), ptys, false);
+  auto* inner = new_function(of->getName().str() + ".body", ity, llvm::GlobalValue::InternalLinkage);
+  inner->addFnAttr(llvm::Attribute::AlwaysInline);
+  bool atomic = atomic_depth_ > 0;
+  for_each_stmt_block(n->body, [&](const BlockNode* b) { atomic |= b->annotations.count("atomic") > 0; });
+  std::set<Value*> seen, dup;
+  for (auto& cb : cbufs)
+    if (!seen.insert(cb.second).second) dup.insert(cb.second);
+  for (size_t i = 0; i < cbufs.size(); ++i)
+    if (!atomic && !dup.count(cbufs[i].second))
+      inner->getArg(3 + cvars.size() + i)->addAttr(llvm::Attribute::NoAlias);
+  B.CreateCall(inner, loaded);
+  B.CreateRetVoid();
+  auto* outer = of;
+  fn_ = of = inner;
+  B.SetInsertPoint(BasicBlock::Create(C, "entry", inner));
+  omin = inner->getArg(2);
+  vars_.clear();
+  bufs_.clear();
+  for (size_t i = 0; i < cvars.size(); ++i) vars_[cvars[i].first] = inner->getArg(3 + i);
+  for (size_t i = 0; i < cbufs.size(); ++i) bufs_[cbufs[i].first] = inner->getArg(3 + cvars.size() + i);
   // Loop over [begin, end) in i64; the loop var is min + i in its own dtype.
   Type* ty = minv->getType();
   auto* pre = B.GetInsertBlock();
@@ -1586,9 +1676,9 @@ void FuncEmitter::emit_parallel_for(const ForNode* n, Value* minv, Value* ext) {
   bufs_ = std::move(saved_bufs);
   live_heap_ = std::move(saved_heap);
   B.restoreIP(saved_ip);
-  Value* n64 = B.CreateIntCast(ext, i64, true);
+  Value* n64 = ext;
   auto pf = rt_fn("tirc_parallel_for", B.getVoidTy(), {i64, B.getPtrTy(), B.getPtrTy()});
-  B.CreateCall(pf, {n64, of, closure});
+  B.CreateCall(pf, {n64, outer, closure});
   if (checks_ != checks_before) propagate_error();
 }
 
@@ -1814,8 +1904,10 @@ bool FuncEmitter::vectorizable(const ForNode* n, int64_t* lanes) const {
   int64_t w;
   if (!is_const_int(n->extent, &w) || w < 2 || w > 64) return false;
   VecCheck c;
-  c.visit(LetInliner().mutate(n->body));
+  Stmt body = LetInliner().mutate(n->body);
+  c.visit(body);
   if (!c.ok) return false;
+  bool strided = false;
   // Lanes must write distinct elements, and a buffer that is stored may only be loaded at
   // the very index it is stored to (no value crosses lanes through memory).
   auto* self = const_cast<FuncEmitter*>(this);
@@ -1831,6 +1923,27 @@ bool FuncEmitter::vectorizable(const ForNode* n, int64_t* lanes) const {
   for (auto* ld : c.loads) {
     auto it = c.store_idx.find(ld->buffer.get());
     if (it != c.store_idx.end() && !expr_identical(ld->indices[0], it->second[0])) ok = false;
+    if (auto k = linear_coeff(ld->indices[0]); k && std::abs(*k) >= 2) strided = true;
+  }
+  // A body of unconditional strided loads without checks (`B[i] = A[2 * i] + A[2 * i + 1]`) is
+  // left to LLVM's loop vectorizer, without a forced width: it loads each interleave group
+  // once (3 loads and shuffles of 16 lanes for A[3 * i + 0..2], where the strided loads of
+  // vload load each member's span). Measured against the serial loop (bench/README.md, Codegen
+  // r17): stride 2, 3, 4 at 1.00x this way, 1.02x / 1.8x / 1.6x with vload's spans. Under a
+  // mask or with checks (LLVM would not vectorize: 4-5x slower than vload's masked spans) the
+  // loop is emitted here.
+  bool plain = !strided ? false : [&] {
+    bool p = true;
+    for_each_expr(body, [&](const Expr& x) {
+      if (x.kind() == ExprKind::IfThenElse) p = false;
+      if (auto* c = x.as<CallNode>(); c && c->op == Intrinsic::BoundsCheck) p = false;
+    });
+    for_each_stmt_if(body, [&] { p = false; });
+    return p;
+  }();
+  if (ok && plain) {
+    self->llvm_strided_.insert(n);
+    ok = false;
   }
   self->vvar_ = saved;
   if (!ok) return false;
@@ -1874,20 +1987,132 @@ Value* FuncEmitter::vindex(const Expr& idx, std::optional<int64_t> coeff) {
   return is_unsigned_int(idx.dtype()) ? B.CreateZExt(v, V(i64)) : B.CreateSExt(v, V(i64));
 }
 
+std::optional<int64_t> FuncEmitter::checked_coeff(Expr* idx) {
+  // A checked index `__bounds_check(x, extent, site)` with x affine in the lane and free of
+  // checks: the check runs here on every lane (under the mask: vector compare, or-reduced),
+  // then x is accessed as an unchecked affine index (contiguous or strided). Before, such an
+  // index was a gather / scatter (a split tail's `where` guarding `A[2 * i + 1]`: 40x slower
+  // than the serial loop).
+  // Under a mask the unchecked index must hold no load either: its lane-0 value is computed
+  // in scalar code, which runs whatever the mask (a load guarded by the mask's condition
+  // could be out of bounds there).
+  auto* c = idx->as<CallNode>();
+  if (c && c->op == Intrinsic::BoundsCheck && depends(c->args[0]) && !holds_check(c->args[0]) &&
+      !(mask_ && has_masked_work(c->args[0]))) {
+    if (auto k = linear_coeff(c->args[0])) {
+      expr(*idx);
+      *idx = c->args[0];
+      return k;
+    }
+  }
+  return masked_coeff(*idx);
+}
+
+// Loads of a larger constant stride stay gathers (the span would be mostly unused).
+constexpr int64_t kMaxLoadStride = 8;
+
+// The lanes of `parts` (vectors of one element type) in order, as one vector.
+Value* FuncEmitter::concat_vectors(llvm::ArrayRef<Value*> parts) {
+  if (parts.empty()) throw Error("codegen: internal error, no vector to concatenate");
+  Value* acc = parts.front();
+  for (size_t i = 1; i < parts.size(); ++i) {
+    auto na = static_cast<unsigned>(llvm::cast<llvm::FixedVectorType>(acc->getType())->getNumElements());
+    auto nb = static_cast<unsigned>(llvm::cast<llvm::FixedVectorType>(parts[i]->getType())->getNumElements());
+    // shufflevector needs operands of one length: pad the shorter with poison lanes first.
+    Value* a = acc;
+    Value* b = parts[i];
+    unsigned w = std::max(na, nb);
+    auto pad = [&](Value* v, unsigned n) {
+      if (n == w) return v;
+      llvm::SmallVector<int> m(w, -1);
+      for (unsigned j = 0; j < n; ++j) m[j] = static_cast<int>(j);
+      return B.CreateShuffleVector(v, m);
+    };
+    a = pad(a, na);
+    b = pad(b, nb);
+    llvm::SmallVector<int> m(na + nb);
+    for (unsigned j = 0; j < na; ++j) m[j] = static_cast<int>(j);
+    for (unsigned j = 0; j < nb; ++j) m[na + j] = static_cast<int>(w + j);
+    acc = B.CreateShuffleVector(a, b, m);
+  }
+  return acc;
+}
+
 Value* FuncEmitter::vload(const LoadNode* n) {
   DType t = n->buffer->dtype;
   Type* et = smem_type(t);
   Type* vt = V(et);
   auto align = llvm::Align(std::max(1, dtype_bytes(t)));
-  auto coeff = masked_coeff(n->indices[0]);
+  Expr idx = n->indices[0];
+  auto coeff = checked_coeff(&idx);
   Value* raw;
   if (coeff && *coeff == 1) {
-    Value* p = B.CreateInBoundsGEP(et, buffer_ptr(n->buffer), scalar_index(n->indices[0]));
+    Value* p = B.CreateInBoundsGEP(et, buffer_ptr(n->buffer), scalar_index(idx));
     raw = mask_
               ? static_cast<Value*>(B.CreateMaskedLoad(vt, p, align, mask_, llvm::Constant::getNullValue(vt)))
               : static_cast<Value*>(B.CreateAlignedLoad(vt, p, align));
+  } else if (coeff && *coeff == 0 && mask_ && !has_masked_work(idx)) {
+    // A lane-invariant load under a mask (`W[i]` under the `where` of a split tail): one
+    // element, loaded when some lane is on (its index may be valid only under the mask), and
+    // broadcast. Before, a gather of the same address in every lane (2x the serial loop).
+    Value* p = B.CreateInBoundsGEP(et, buffer_ptr(n->buffer), scalar_index(idx));
+    Type* one = llvm::FixedVectorType::get(et, 1);
+    Value* any = B.CreateVectorSplat(1, B.CreateOrReduce(mask_));
+    Value* x = B.CreateMaskedLoad(one, p, align, any, llvm::Constant::getNullValue(one));
+    raw = B.CreateVectorSplat(lanes_, B.CreateExtractElement(x, uint64_t(0)));
+  } else if (coeff && *coeff != 0 && std::abs(*coeff) <= kMaxLoadStride && !(mask_ && has_masked_work(idx))) {
+    // A constant stride c (`A[2 * i + 1]`, `A[15 - i]`): one contiguous load of the span
+    // from the lowest to the highest lane's element ((lanes - 1) * |c| + 1 elements, all inside
+    // the buffer since both ends are accessed: no element past them is read) and a shuffle
+    // picking every c-th. Under a mask, a masked load of the span whose mask has lane l's bit
+    // at lane l's element. LLVM made a gather (6x slower than the serial loop for c = 2).
+    // The lanes go in chunks of one vector register (16 f32 lanes with AVX-512), each from
+    // its own span: the x86 backend shuffles a span of a few registers well and a span of
+    // 190 elements (64 lanes, c = 3) badly.
+    int64_t c = *coeff;
+    auto tti = tm_.getTargetTransformInfo(*fn_);
+    auto reg_bits = tti.getRegisterBitWidth(llvm::TargetTransformInfo::RGK_FixedWidthVector).getFixedValue();
+    auto ebits = std::max<unsigned>(8, static_cast<unsigned>(et->getPrimitiveSizeInBits().getFixedValue()));
+    unsigned chunk = std::max(1u, std::min(lanes_, static_cast<unsigned>(reg_bits / ebits)));
+    Value* base = scalar_index(idx);
+    Value* buf = buffer_ptr(n->buffer);
+    Value* mask = mask_;
+    Value* wide_mask = nullptr;
+    llvm::SmallVector<Value*> parts;
+    for (unsigned first = 0; first < lanes_; first += chunk) {
+      unsigned k = std::min(chunk, lanes_ - first);
+      // k * |c| elements, the last |c| - 1 of them (past the highest lane's) masked off:
+      // whole registers, no element outside the lanes' range read.
+      unsigned used = static_cast<unsigned>((k - 1) * std::abs(c) + 1);
+      unsigned span = static_cast<unsigned>(k * std::abs(c));
+      // The chunk's lowest element: lane `first` (c > 0) or lane `first + k - 1` (c < 0).
+      int64_t off = c > 0 ? static_cast<int64_t>(first) * c : static_cast<int64_t>(first + k - 1) * c;
+      Value* p = B.CreateInBoundsGEP(et, buf, B.CreateAdd(base, B.getInt64(off), "", false, true));
+      Type* wt = llvm::FixedVectorType::get(et, span);
+      llvm::SmallVector<int> pick(k);
+      for (unsigned l = 0; l < k; ++l) pick[l] = static_cast<int>(c > 0 ? l * c : (k - 1 - l) * -c);
+      Value* wmask;
+      if (mask) {
+        // Element pick[l] takes mask lane first + l; the others a false lane. Shuffled as
+        // integers of the element's width (a shuffle of i1 lanes is scalarised by the x86
+        // backend: kshift / kor per lane, 30x slower than the serial loop).
+        llvm::SmallVector<int> spread(span, static_cast<int>(lanes_));
+        for (unsigned l = 0; l < k; ++l) spread[pick[l]] = static_cast<int>(first + l);
+        if (!wide_mask) wide_mask = B.CreateSExt(mask, V(B.getIntNTy(ebits)));
+        Value* zero = llvm::Constant::getNullValue(wide_mask->getType());
+        Value* sm = B.CreateShuffleVector(wide_mask, zero, spread);
+        wmask = B.CreateICmpNE(sm, llvm::Constant::getNullValue(sm->getType()));
+      } else {
+        llvm::SmallVector<llvm::Constant*> bits(span);
+        for (unsigned e = 0; e < span; ++e) bits[e] = B.getInt1(e < used);
+        wmask = llvm::ConstantVector::get(bits);
+      }
+      Value* wide = B.CreateMaskedLoad(wt, p, align, wmask, llvm::Constant::getNullValue(wt));
+      parts.push_back(B.CreateShuffleVector(wide, pick));
+    }
+    raw = concat_vectors(parts);
   } else {
-    Value* ptrs = B.CreateInBoundsGEP(et, buffer_ptr(n->buffer), vindex(n->indices[0], coeff));
+    Value* ptrs = B.CreateInBoundsGEP(et, buffer_ptr(n->buffer), vindex(idx, coeff));
     Value* m = mask_ ? mask_ : all_lanes();
     if (llvm::isPowerOf2_32(lanes_)) {
       raw = B.CreateMaskedGather(vt, ptrs, align, m, llvm::Constant::getNullValue(vt));
@@ -1915,15 +2140,16 @@ void FuncEmitter::vstore(const StoreNode* n) {
   Type* et = smem_type(t);
   auto align = llvm::Align(std::max(1, dtype_bytes(t)));
   Value* v = to_mem(t, expr(n->value));
-  auto coeff = masked_coeff(n->indices[0]);
+  Expr idx = n->indices[0];
+  auto coeff = checked_coeff(&idx);
   if (coeff && *coeff == 1) {
-    Value* p = B.CreateInBoundsGEP(et, buffer_ptr(n->buffer), scalar_index(n->indices[0]));
+    Value* p = B.CreateInBoundsGEP(et, buffer_ptr(n->buffer), scalar_index(idx));
     if (mask_)
       B.CreateMaskedStore(v, p, align, mask_);
     else
       B.CreateAlignedStore(v, p, align);
   } else {
-    Value* ptrs = B.CreateInBoundsGEP(et, buffer_ptr(n->buffer), vindex(n->indices[0], coeff));
+    Value* ptrs = B.CreateInBoundsGEP(et, buffer_ptr(n->buffer), vindex(idx, coeff));
     Value* m = mask_ ? mask_ : all_lanes();
     if (!llvm::isPowerOf2_32(lanes_)) {
       // As for gathers (vload): a power of two of lanes, the padding lanes repeating the last
@@ -2555,6 +2781,36 @@ void FuncEmitter::emit_kernel(const FunctionNode& f, llvm::FunctionType* fty, co
   emit_body(f, fty, name, body);
 }
 
+void FuncEmitter::return_if_stray_launch() {
+  // The launch contract (docs/codegen.md): a kernel runs with the sizes of its own bound loops,
+  // and a host (or the emulator) may launch every kernel of a function with the largest sizes.
+  // Bound loops guard their extents, but a kernel that binds no loop to a blockIdx axis runs
+  // its code once per block along it (and one without threadIdx loops once per thread), each
+  // repeating its stores and read-modify-writes. Those extra blocks and threads leave at once;
+  // none of them can wait at a barrier (no threadIdx loop, or a whole block leaving).
+  static const std::pair<const char*, llvm::Intrinsic::ID> axes[] = {
+      {"blockIdx.x", llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x},
+      {"blockIdx.y", llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y},
+      {"blockIdx.z", llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z},
+      {"threadIdx.x", llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x},
+      {"threadIdx.y", llvm::Intrinsic::nvvm_read_ptx_sreg_tid_y},
+      {"threadIdx.z", llvm::Intrinsic::nvvm_read_ptx_sreg_tid_z}};
+  Value* stray = nullptr;
+  for (auto& [tag, id] : axes) {
+    bool blk = std::string(tag).rfind("blockIdx", 0) == 0;
+    if (blk ? block_axes_.count(tag) > 0 : has_tid_) continue;
+    Value* v = B.CreateICmpNE(B.CreateCall(llvm::Intrinsic::getDeclaration(&M, id)), B.getInt32(0));
+    stray = stray ? B.CreateOr(stray, v) : v;
+  }
+  if (!stray) return;
+  auto* leave = BasicBlock::Create(C, "launch.stray", fn_);
+  auto* run = BasicBlock::Create(C, "launch.run", fn_);
+  B.CreateCondBr(stray, leave, run);
+  B.SetInsertPoint(leave);
+  B.CreateRetVoid();
+  B.SetInsertPoint(run);
+}
+
 void FuncEmitter::emit_body(const FunctionNode& f, llvm::FunctionType* fty, const std::string& name,
                             const Stmt& body) {
   vars_.clear();
@@ -2612,6 +2868,7 @@ void FuncEmitter::emit_body(const FunctionNode& f, llvm::FunctionType* fty, cons
       bufs_[b] = B.CreateAddrSpaceCast(g, B.getPtrTy());
       device_.insert(b);
     }
+    return_if_stray_launch();
     stmt(body);
   } else if (root) {
     auto heap = allocate(root->block->allocs, root->block->body);
