@@ -1987,6 +1987,17 @@ Value* FuncEmitter::vindex(const Expr& idx, std::optional<int64_t> coeff) {
   return is_unsigned_int(idx.dtype()) ? B.CreateZExt(v, V(i64)) : B.CreateSExt(v, V(i64));
 }
 
+// Whether e holds an integer cast: `i64(i32 expr)` is affine in the lane only while the i32
+// value does not wrap between lanes, which an inactive lane 0 under a mask may well do (its
+// value then gives the base address of the access; review of round 17: a segfault).
+static bool has_int_cast(const Expr& e) {
+  bool found = false;
+  for_each_expr(e, [&](const Expr& x) {
+    if (auto* c = x.as<CastNode>(); c && is_int(c->dtype)) found = true;
+  });
+  return found;
+}
+
 std::optional<int64_t> FuncEmitter::checked_coeff(Expr* idx) {
   // A checked index `__bounds_check(x, extent, site)` with x affine in the lane and free of
   // checks: the check runs here on every lane (under the mask: vector compare, or-reduced),
@@ -1998,7 +2009,7 @@ std::optional<int64_t> FuncEmitter::checked_coeff(Expr* idx) {
   // could be out of bounds there).
   auto* c = idx->as<CallNode>();
   if (c && c->op == Intrinsic::BoundsCheck && depends(c->args[0]) && !holds_check(c->args[0]) &&
-      !(mask_ && has_masked_work(c->args[0]))) {
+      !(mask_ && (has_masked_work(c->args[0]) || has_int_cast(c->args[0])))) {
     if (auto k = linear_coeff(c->args[0])) {
       expr(*idx);
       *idx = c->args[0];
@@ -2798,7 +2809,10 @@ void FuncEmitter::return_if_stray_launch() {
   Value* stray = nullptr;
   for (auto& [tag, id] : axes) {
     bool blk = std::string(tag).rfind("blockIdx", 0) == 0;
-    if (blk ? block_axes_.count(tag) > 0 : has_tid_) continue;
+    // A threadIdx axis counts as bound only if this kernel binds it: with the constant extents
+    // of `.reqntid` the guard never fires, with symbolic ones a launch with the largest block
+    // (another kernel binds threadIdx.y) would run this kernel once per y-thread.
+    if (blk ? block_axes_.count(tag) > 0 : tid_extent_.count(tag) > 0) continue;
     Value* v = B.CreateICmpNE(B.CreateCall(llvm::Intrinsic::getDeclaration(&M, id)), B.getInt32(0));
     stray = stray ? B.CreateOr(stray, v) : v;
   }

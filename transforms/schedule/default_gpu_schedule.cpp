@@ -104,8 +104,21 @@ std::vector<const ForNode*> parallel_prefix(const Stmt& s) {
 }
 
 // Binds the data-parallel prefix of top-level item k; returns a note, or "" when nothing
-// could be bound (the state may then hold the fused / split loops, still serial).
+// could be bound (the state is then unchanged).
+std::string bind_prefix_in(ScheduleState& st, size_t k, const DefaultGpuScheduleOptions& o);
+
 std::string bind_prefix(ScheduleState& st, size_t k, const DefaultGpuScheduleOptions& o) {
+  // On a copy: a refusal after the blockIdx.x bind (of the threadIdx.x one) left the nest bound
+  // to blockIdx.x, and the one-thread fallback then wrapped it in unit loops bound to the same
+  // axis: only block 0 of the inner loop ran (schedule JIT fuzz seed 1000, conv2d_dilated's
+  // gradient; tests/codegen/sched_jit_fuzz_regress/nested_block_binding.tir).
+  ScheduleState trial = st;
+  std::string note = bind_prefix_in(trial, k, o);
+  if (!note.empty()) st = trial;
+  return note;
+}
+
+std::string bind_prefix_in(ScheduleState& st, size_t k, const DefaultGpuScheduleOptions& o) {
   // Top-level lets (`let half = 0.5` before a nest) are values every thread computes alike.
   Stmt item = top_level_items(st)[k];
   while (auto* l = item.as<LetStmtNode>()) item = l->body;
