@@ -42,6 +42,24 @@ TEST(UserNames, GeneratedBlockNamesTheUsersBufferAndStore) {
       << got;
 }
 
+// A let group's block is named after its first store (H); the split leaves H_1 storing only c,
+// and the note named buffer H beside a message about the store to c (review of round 17).
+TEST(UserNames, GeneratedBlockNamesTheBufferItStores) {
+  std::string got = refusal_of(R"(func f(X: f64[5]) -> (H: f64[5]) {
+  alloc c: f64[1]
+  c[0] = 0.1
+  for t in serial(5) {
+    let g = sigmoid(X[t])
+    H[t] = c[0] * g
+    c[0] = c[0] * g + X[t]
+  }
+})",
+                               "f");
+  EXPECT_NE(got.find("index the store to c"), std::string::npos) << got;
+  EXPECT_NE(got.find("(H_1: a block generated for buffer c, from the store at f.tir:7:5)"), std::string::npos)
+      << got;
+}
+
 // Names of the user's function are left alone; suffixes the reverse pass appends are read.
 TEST(UserNames, SuffixesOfTheReversePass) {
   Function f = parse_one(R"(func f(X: f32[4]) -> (Y: f32[4]) {

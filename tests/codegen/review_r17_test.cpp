@@ -54,7 +54,9 @@ TEST(CodegenReviewR17, StrayThreadsAlongAnAxisTheKernelDoesNotBind) {
 TEST(CodegenReviewR17, CheckedIndexWithAWidenedI32UnderAMask) {
   Module orig = parse_file(path("masked_checked_wrap.tir"));
   Module m = apply_module_schedules(orig);
-  FunctionRunner jit = [](const FunctionNode& f, const ArgMap& inputs) { return compile_jit(f)->run(inputs); };
+  FunctionRunner jit = [](const FunctionNode& f, const ArgMap& inputs) {
+    return compile_jit(f)->run(inputs);
+  };
   CompareOptions o;
   o.seed = 3;
   CompareResult r = compare_functions(*orig.find_func("f"), *m.find_func("f"), o, interp_runner(), jit);

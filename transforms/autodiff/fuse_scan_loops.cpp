@@ -2,6 +2,7 @@
 
 #include "ir/mutator.h"
 #include "ir/visitor.h"
+#include "transforms/autodiff/root_body.h"
 
 namespace tirc::ad {
 
@@ -69,16 +70,8 @@ struct Fuser : IRMutator {
 }  // namespace
 
 Function fuse_split_scan_loops(const FunctionNode& f) {
-  auto out = std::make_shared<FunctionNode>(f);
-  auto* rr = f.body.as<BlockRealizeNode>();
-  if (!rr) return out;
   Fuser fu;
-  Stmt body = fu.mutate(rr->block->body);
-  if (body.same_as(rr->block->body)) return out;
-  BlockNode rb = *rr->block.get();
-  rb.body = body;
-  out->body = make_block_realize(rr->bindings, rr->predicate, make_block(std::move(rb)));
-  return out;
+  return map_root_body(f, [&](const Stmt& body) { return fu.mutate(body); });
 }
 
 }  // namespace tirc::ad

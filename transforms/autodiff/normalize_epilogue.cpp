@@ -6,6 +6,7 @@
 
 #include "ir/mutator.h"
 #include "ir/visitor.h"
+#include "transforms/autodiff/root_body.h"
 
 namespace tirc::ad {
 
@@ -51,16 +52,7 @@ struct Epilogues : IRMutator {
 }  // namespace
 
 Function hoist_last_iteration_epilogues(const FunctionNode& f) {
-  auto out = std::make_shared<FunctionNode>(f);
-  auto* rr = f.body.as<BlockRealizeNode>();
-  if (!rr) return out;
-  const BlockNode& root = *rr->block.get();
-  Stmt body = Epilogues().mutate(root.body);
-  if (body.same_as(root.body)) return out;
-  BlockNode rb = root;
-  rb.body = body;
-  out->body = make_block_realize(rr->bindings, rr->predicate, make_block(std::move(rb)));
-  return out;
+  return map_root_body(f, [](const Stmt& body) { return Epilogues().mutate(body); });
 }
 
 }  // namespace tirc::ad

@@ -10,6 +10,7 @@
 #include "ir/mutator.h"
 #include "ir/printer.h"
 #include "ir/visitor.h"
+#include "transforms/autodiff/root_body.h"
 
 namespace tirc::ad {
 
@@ -235,18 +236,9 @@ struct LetSinker : IRMutator {
 }  // namespace
 
 Function sink_outer_lets(const FunctionNode& f) {
-  auto out = std::make_shared<FunctionNode>(f);
-  auto* rr = f.body.as<BlockRealizeNode>();
-  if (!rr) return out;
-  const BlockNode& root = *rr->block.get();
   LetSinker ls;
   ls.fname = f.name;
-  Stmt body = ls.mutate(root.body);
-  if (body.same_as(root.body)) return out;
-  BlockNode rb = root;
-  rb.body = body;
-  out->body = make_block_realize(rr->bindings, rr->predicate, make_block(std::move(rb)));
-  return out;
+  return map_root_body(f, [&](const Stmt& body) { return ls.mutate(body); });
 }
 
 }  // namespace tirc::ad

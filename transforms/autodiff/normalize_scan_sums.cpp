@@ -11,6 +11,7 @@
 #include "ir/mutator.h"
 #include "ir/visitor.h"
 #include "transforms/autodiff/affine.h"
+#include "transforms/autodiff/root_body.h"
 
 namespace tirc::ad {
 
@@ -213,16 +214,7 @@ struct SumFinder : IRVisitor {
 void refuse_scan_sums(const FunctionNode& f) { SumFinder().visit(f.body); }
 
 Function split_scan_sums(const FunctionNode& f) {
-  auto out = std::make_shared<FunctionNode>(f);
-  auto* rr = f.body.as<BlockRealizeNode>();
-  if (!rr) return out;
-  const BlockNode& root = *rr->block.get();
-  Stmt body = Splitter().mutate(root.body);
-  if (body.same_as(root.body)) return out;
-  BlockNode rb = root;
-  rb.body = body;
-  out->body = make_block_realize(rr->bindings, rr->predicate, make_block(std::move(rb)));
-  return out;
+  return map_root_body(f, [](const Stmt& body) { return Splitter().mutate(body); });
 }
 
 }  // namespace tirc::ad

@@ -4,6 +4,7 @@
 
 #include "ir/mutator.h"
 #include "ir/visitor.h"
+#include "transforms/autodiff/root_body.h"
 
 namespace tirc::ad {
 
@@ -31,17 +32,8 @@ struct Inliner : IRMutator {
 }  // namespace
 
 Function inline_outer_lets(const FunctionNode& f) {
-  auto out = std::make_shared<FunctionNode>(f);
-  auto* rr = f.body.as<BlockRealizeNode>();
-  if (!rr) return out;
-  const BlockNode& root = *rr->block.get();
   Inliner in;
-  Stmt body = in.mutate(root.body);
-  if (body.same_as(root.body)) return out;
-  BlockNode rb = root;
-  rb.body = body;
-  out->body = make_block_realize(rr->bindings, rr->predicate, make_block(std::move(rb)));
-  return out;
+  return map_root_body(f, [&](const Stmt& body) { return in.mutate(body); });
 }
 
 }  // namespace tirc::ad

@@ -17,6 +17,7 @@ namespace {
 struct Names : IRVisitor {
   std::set<std::string> blocks, buffers;
   std::map<std::string, std::vector<std::string>> store_locs;  // block -> "file:line:col"
+  std::map<std::string, std::vector<std::string>> store_bufs;  // block -> buffers it stores
   std::vector<std::string> open;
   void visit_block(const BlockNode* n) override {
     blocks.insert(n->name);
@@ -27,6 +28,10 @@ struct Names : IRVisitor {
   }
   void visit_store(const StoreNode* n) override {
     buffers.insert(n->buffer->name);
+    if (!open.empty()) {
+      auto& b = store_bufs[open.back()];
+      if (std::find(b.begin(), b.end(), n->buffer->name) == b.end()) b.push_back(n->buffer->name);
+    }
     if (!open.empty() && n->loc.known()) {
       auto& v = store_locs[open.back()];
       std::string l = n->loc.file + ":" + std::to_string(n->loc.line) + ":" + std::to_string(n->loc.col);
@@ -96,6 +101,18 @@ std::string explain_generated_names(const std::string& msg, const FunctionNode& 
     }
     bool is_user = u.blocks.count(base) || u.buffers.count(base);
     if (!is_user || (!known && what.empty())) continue;
+    // A block named after the first store of a group keeps that name when a later split
+    // leaves it other stores (`H_1` storing only c): name the buffer it stores.
+    if (generated_block && u.buffers.count(base)) {
+      auto sb = n.store_bufs.find(t);
+      if (sb != n.store_bufs.end() &&
+          std::find(sb->second.begin(), sb->second.end(), base) == sb->second.end())
+        for (auto& b : sb->second)
+          if (u.buffers.count(b)) {
+            base = b;
+            break;
+          }
+    }
     std::string kind = u.buffers.count(base) ? "buffer " : "block ";
     std::string note = t + ": " + (generated_block ? "a block " : "") +
                        (what.empty() ? "generated for" : what) + " " + kind + base;
@@ -104,6 +121,7 @@ std::string explain_generated_names(const std::string& msg, const FunctionNode& 
       if (l != n.store_locs.end() && !l->second.empty()) {
         note += ", from the store" + std::string(l->second.size() > 1 ? "s" : "") + " at ";
         for (size_t k = 0; k < l->second.size() && k < 3; ++k) note += (k ? ", " : "") + l->second[k];
+        if (l->second.size() > 3) note += ", ...";
       }
     }
     notes.push_back(note);

@@ -752,6 +752,46 @@ void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
       preds.push_back(make_binary(BinOp::LE, make_int(0, t), value));
     if (!prove_le(r.hi, ext_m1, known)) preds.push_back(make_binary(BinOp::LT, value, iv.extent));
   }
+  // Loops around both P and `loop` stay around P: a binding of P that uses one of them must
+  // keep its value, or P would compute the instances of other iterations of that loop (a
+  // reduce var bound to a shared loop recomputed whole, a row 1 - o read at o computed there:
+  // review of round 17, wrong results before).
+  {
+    std::unordered_set<const VarNode*> at_loop;
+    for (auto& l : above) at_loop.insert(l.as<ForNode>()->loop_var.get());
+    std::unordered_set<const VarNode*> shared;
+    for (auto& l : st.loops_above(ps.get()))
+      if (at_loop.count(l.as<ForNode>()->loop_var.get())) shared.insert(l.as<ForNode>()->loop_var.get());
+    // Per iteration of the shared loops, the values P's binding takes under `loop` (its new
+    // loop, the loops at and above `loop` that are not shared) must lie among those it took
+    // in its own loops.
+    auto dom = [](const Stmt& l) {
+      auto* f = l.as<ForNode>();
+      return SymRange{f->min, fold(f->min + f->extent - make_int(1, f->extent.dtype()))};
+    };
+    SymRangeMap own, now;
+    for (auto& l : st.loops_above(ps.get()))
+      if (!shared.count(l.as<ForNode>()->loop_var.get())) own[l.as<ForNode>()->loop_var.get()] = dom(l);
+    for (auto& l : above)
+      if (!shared.count(l.as<ForNode>()->loop_var.get())) now[l.as<ForNode>()->loop_var.get()] = dom(l);
+    for (size_t i = 0; i < nvars.size(); ++i)
+      now[nvars[i].get()] =
+          SymRange{make_int(0, nexts[i].dtype()), fold(nexts[i] - make_int(1, nexts[i].dtype()))};
+    for (size_t i = 0; i < p->iter_vars.size() && !shared.empty(); ++i) {
+      const Expr& old_b = pr->bindings[i];
+      const VarNode* used = nullptr;
+      for_each_expr(old_b, [&](const Expr& e) {
+        if (auto* v = e.as<VarNode>(); v && shared.count(v)) used = v;
+      });
+      auto was = relax(old_b, own), will = relax(nbinds[i], now);
+      bool within = was && will && prove_le(was->lo, will->lo, known) && prove_le(will->hi, was->hi, known);
+      if (used && !within)
+        refuse("the binding of iter var " + p->iter_vars[i].var.name() + " of block " + p->name +
+               " uses loop " + used->name + ", which also encloses loop " + loop_name(ls) +
+               ": under it block " + p->name + " would compute the instances of other iterations of " +
+               used->name);
+    }
+  }
   for (auto& c : substitute_iter_vars(own_pred, *p, nbinds)) preds.push_back(c);
   Stmt nb = update_realize(ps, [&](BlockRealizeNode& r) {
     r.bindings = nbinds;

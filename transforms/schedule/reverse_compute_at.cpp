@@ -126,6 +126,73 @@ bool writes_apart(const BlockNode& a, const std::vector<std::optional<SymRange>>
 
 }  // namespace
 
+namespace {
+
+// Whether block o under `loop` reads buf only inside the tile the blocks under the loop write
+// in the same iteration, along a dimension whose tiles of different iterations are apart, and
+// C (to be moved to the end of the loop body) stores buf where it loads it: then no read of o
+// sees C's stores of other iterations (autodiff's `X_grad[n, I[n]] -= a` and a row sum over
+// X_grad[n, :] under the row loop n), and C's own iteration runs after o.
+bool reads_own_tile(const Stmt& loop, const Stmt& o, const BlockNode& c, const Buffer& buf) {
+  const VarNode* lv = loop.as<ForNode>()->loop_var.get();
+  std::vector<Expr> cstore;
+  bool one_store = true;
+  std::function<void(const Stmt&)> rec = [&](const Stmt& s) {
+    if (!s.defined()) return;
+    if (auto* st = s.as<StoreNode>(); st && st->buffer.same_as(buf)) {
+      if (cstore.empty())
+        cstore = st->indices;
+      else
+        for (size_t k = 0; k < cstore.size(); ++k)
+          one_store = one_store && expr_identical(cstore[k], st->indices[k]);
+    }
+    for (auto& ch : children(s)) rec(ch);
+  };
+  rec(c.body);
+  bool loaded = false;
+  for_each_expr(c.body, [&](const Expr& e) {
+    if (auto* l = e.as<LoadNode>(); l && l->buffer.same_as(buf) && l->indices.size() == cstore.size()) {
+      bool same = true;
+      for (size_t k = 0; k < cstore.size(); ++k) same = same && expr_identical(cstore[k], l->indices[k]);
+      loaded = loaded || same;
+    }
+  });
+  if (!one_store || cstore.empty() || !loaded) return false;
+  std::vector<std::optional<SymRange>> tile;
+  bool first = true;
+  for (auto& w : collect_blocks(loop))
+    for (auto& r : block_of(w)->writes) {
+      if (!r.buffer.same_as(buf)) continue;
+      auto reg = region_under_loop(loop, w, r);
+      if (first) tile = reg;
+      for (size_t d = 0; d < tile.size() && !first; ++d)
+        if (!tile[d] || !reg[d] || !prove_eq(fold(tile[d]->lo), fold(reg[d]->lo)) ||
+            !prove_eq(fold(tile[d]->hi), fold(reg[d]->hi)))
+          tile[d].reset();
+      first = false;
+    }
+  if (first) return false;
+  for (size_t d = 0; d < tile.size(); ++d) {
+    if (!tile[d]) continue;
+    int64_t w;
+    auto lin = to_linear(fold(tile[d]->lo));
+    if (!is_const_int(fold(tile[d]->hi - tile[d]->lo + make_int(1, tile[d]->lo.dtype())), &w) || w <= 0 ||
+        !lin || lin->coef_of(lv) < w)
+      continue;
+    bool inside = true;
+    for (auto& r : block_of(o)->reads) {
+      if (!r.buffer.same_as(buf)) continue;
+      auto reg = region_under_loop(loop, o, r);
+      inside = inside && d < reg.size() && reg[d] && prove_le(tile[d]->lo, reg[d]->lo) &&
+               prove_le(reg[d]->hi, tile[d]->hi);
+    }
+    if (inside) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
   auto pos = positional(ins);
   if (pos.size() != 2) refuse("expected 2 arguments (block, loop), got " + std::to_string(pos.size()));
@@ -771,9 +838,22 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
       bool in_loop = !find_path(ls, o.get()).empty();
       bool between = (oi > last_l && oi < cidx) || (in_loop || top_item(st, o.get()).same_as(litem));
       if (!between) continue;
-      if (is_produced && in_loop) continue;
       bool writes = block_writes(*block_of(o), buf);
       bool c_writes = block_writes(*c, buf);
+      // The producers under the loop run before C in each iteration, as C consumes them; but a
+      // block there that reads buf while C updates buf in place would see C's stores of earlier
+      // iterations (a scan reading row i - 1, a reader of the previous row; review of round 17:
+      // wrong results before).
+      // (Tiles along `loop` alone: with loops around it, iterations of those would meet again.)
+      if (is_produced && in_loop &&
+          (!(c_writes && block_reads(*block_of(o), buf)) ||
+           (st.loops_above(ls.get()).empty() && reads_own_tile(ls, o, *c, buf))))
+        continue;
+      if (in_loop && c_writes && block_reads(*block_of(o), buf))
+        refuse("block " + block_of(o)->name + " reads buffer " + buf->name + " under loop " + loop_name(ls) +
+               ", which block " + c->name +
+               " updates: moved there, its updates of earlier iterations would "
+               "be seen");
       // Two blocks that only store buf, at elements that are provably apart (autodiff's
       // X_grad[v, 0] and X_grad[v, 1:128] of a copy split at its first column), run in either
       // order.
