@@ -14,6 +14,7 @@
 #include "ir/error.h"
 #include "ir/visitor.h"
 #include "tests/codegen/gpu_emu.h"
+#include "transforms/schedule/verify.h"
 
 namespace tirc::testing {
 
@@ -106,7 +107,8 @@ inline ArgMap emulate(const Function& f, const ArgMap& in, std::string* err,
   for (auto& k : kernels) {
     std::array<int, 3> b = {block[0], block[1], block[2]};
     for (int a = 0; a < 3; ++a) {
-      std::string key = "!{ptr @" + k + ", !\"reqntid" + std::string(1, static_cast<char>('x' + a)) + "\", i32 ";
+      std::string key =
+          "!{ptr @" + k + ", !\"reqntid" + std::string(1, static_cast<char>('x' + a)) + "\", i32 ";
       size_t p = ir.find(key);
       if (p != std::string::npos) b[a] = std::atoi(ir.c_str() + p + key.size());
     }
@@ -114,6 +116,24 @@ inline ArgMap emulate(const Function& f, const ArgMap& in, std::string* err,
   }
   *err = gpu_emu::run_kernels(ir, kernels, grid, block, args, stats, &blocks);
   return got;
+}
+
+// Runs g's kernels in the emulator on the random inputs of `seed` for ref (the unscheduled
+// function) and compares with ref in the interpreter: "" when every output matches, else what
+// differs (or why the run failed).
+inline std::string emulated_mismatch(const Function& ref, const Function& g, uint64_t seed) {
+  CompareOptions o;
+  o.seed = seed;
+  ArgMap in = verify_inputs(*ref, o);
+  ArgMap want = run_interp(*ref, in);
+  std::string err;
+  ArgMap got = emulate(g, in, &err);
+  if (!err.empty()) return err;
+  for (auto& [name, arr] : want) {
+    CompareResult r = compare_arrays(name, arr, got.at(name), o);
+    if (!r.ok) return name + " on the emulated GPU: " + r.detail;
+  }
+  return "";
 }
 
 }  // namespace tirc::testing

@@ -11,6 +11,7 @@
 #include "ir/printer.h"
 #include "ir/visitor.h"
 #include "transforms/autodiff/root_body.h"
+#include "transforms/autodiff/wrap_stores.h"
 
 namespace tirc::ad {
 
@@ -57,16 +58,6 @@ bool uses(const Expr& s, const VarNode* x) {
   bool found = false;
   for_each_expr(s, [&](const Expr& e) { found = found || e.get() == x; });
   return found;
-}
-
-bool has_loop_or_block(const Stmt& s) {
-  struct Find : IRVisitor {
-    bool found = false;
-    void visit_for(const ForNode*) override { found = true; }
-    void visit_block_realize(const BlockRealizeNode*) override { found = true; }
-  } v;
-  v.visit(s);
-  return v.found;
 }
 
 // A store not inside any block (gradient() refuses it when rewrite 0 cannot wrap it).

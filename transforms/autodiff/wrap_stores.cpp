@@ -14,17 +14,6 @@ namespace tirc::ad {
 
 namespace {
 
-// Whether s holds a loop or a block (then it is not wrapped as a whole).
-bool has_loop_or_block(const Stmt& s) {
-  struct Find : IRVisitor {
-    bool found = false;
-    void visit_for(const ForNode*) override { found = true; }
-    void visit_block_realize(const BlockRealizeNode*) override { found = true; }
-  } v;
-  v.visit(s);
-  return v.found;
-}
-
 const StoreNode* first_store(const Stmt& s) {
   struct Find : IRVisitor {
     const StoreNode* st = nullptr;
@@ -172,6 +161,16 @@ Function wrap_blockless_stores(const FunctionNode& f) {
   rb.body = body;
   out->body = make_block_realize(rr->bindings, rr->predicate, make_block(std::move(rb)));
   return out;
+}
+
+bool has_loop_or_block(const Stmt& s) {
+  struct Find : IRVisitor {
+    bool found = false;
+    void visit_for(const ForNode*) override { found = true; }
+    void visit_block_realize(const BlockRealizeNode*) override { found = true; }
+  } v;
+  v.visit(s);
+  return v.found;
 }
 
 }  // namespace tirc::ad

@@ -27,4 +27,8 @@ Function wrap_blockless_stores(const FunctionNode& f);
 // fresh(base) returns an unused block name. Returns body itself when nothing is wrapped.
 Stmt wrap_blockless_statements(const Stmt& body, const std::function<std::string(const std::string&)>& fresh);
 
+// Whether s holds a loop or a block: such a statement is not block-free, so rewrite 0 does not
+// wrap it as a whole (also what rewrite 0i keeps apart when it moves lets).
+bool has_loop_or_block(const Stmt& s);
+
 }  // namespace tirc::ad
