@@ -79,6 +79,7 @@ void prim_cache_write(ScheduleState& st, const ScheduleInstr& ins) {
   if (!others.empty()) refuse("buffer " + C->name + " is also written by block " + block_of(others[0])->name);
   // One store index tuple.
   std::vector<Expr> widx;
+  std::vector<const VarNode*> let_vars;
   bool differ = false, conditional = false;
   int in_if = 0;
   std::function<void(const Stmt&)> rec = [&](const Stmt& s) {
@@ -90,7 +91,10 @@ void prim_cache_write(ScheduleState& st, const ScheduleInstr& ins) {
         for (size_t k = 0; k < widx.size(); ++k) differ = differ || !expr_identical(widx[k], x->indices[k]);
       conditional = conditional || in_if > 0;
     }
-    if (s.kind() == StmtKind::For || s.kind() == StmtKind::LetStmt) differ = true;  // inner loops/lets
+    // An inner loop varies the store with its var. A let is harmless unless the store index
+    // uses its var: the copy-back then could not name the element (checked below).
+    if (s.kind() == StmtKind::For) differ = true;
+    if (auto* l = s.as<LetStmtNode>()) let_vars.push_back(l->var.get());
     const bool is_if = s.kind() == StmtKind::IfThenElse;
     in_if += is_if;
     for (auto& c : children(s)) rec(c);
@@ -100,6 +104,11 @@ void prim_cache_write(ScheduleState& st, const ScheduleInstr& ins) {
   rec(b->body);
   if (widx.empty()) refuse("block " + b->name + " has no store to buffer " + C->name);
   if (differ) refuse("block " + b->name + " stores buffer " + C->name + " at more than one index");
+  for (auto* v : let_vars)
+    for (auto& e : widx)
+      if (uses_var(e, v))
+        refuse("block " + b->name + " stores buffer " + C->name + " at an index that uses its let " + v->name +
+               " (the copy-back needs the index as a function of the iter vars)");
   // The copy-back runs over the block's whole domain: a store under an `if` (a hand-written
   // guard, or reverse_compute_inline into an overcomputed producer) leaves elements of the
   // cache unwritten, which it would copy (or index past C: `if vi < 15` over 16 rows).
