@@ -255,8 +255,22 @@ std::vector<std::pair<std::string, std::string>> parse_output_specs(const Functi
   std::vector<std::pair<std::string, std::string>> out;
   for (auto& spec : specs) {
     size_t eq = spec.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
-      throw Error("--output " + spec + ": expected NAME=FILE.npy");
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
+      // `-o out.npy`, as `-o` is written for the other subcommands: say which NAME goes in front
+      // (outsider round 17; it said only "expected NAME=FILE.npy").
+      std::string names, hint;
+      for (auto& o : f.outputs) names += (names.empty() ? "" : ", ") + o->name;
+      std::string name = eq == std::string::npos ? spec : spec.substr(0, eq);
+      std::string file = eq == std::string::npos ? spec : spec.substr(eq + 1);
+      bool is_output = false;
+      for (auto& o : f.outputs) is_output |= o->name == name;
+      if (is_output)
+        hint = " (write --output " + name + "=" + (file == name || file.empty() ? name + ".npy" : file) + ")";
+      else if (!f.outputs.empty() && eq == std::string::npos)
+        hint = " (write --output " + f.outputs[0]->name + "=" + spec + "; the outputs of " + f.name +
+               " are " + names + ")";
+      throw Error("--output " + spec + ": expected NAME=FILE.npy" + hint);
+    }
     std::string name = spec.substr(0, eq);
     bool known = false;
     for (auto& o : f.outputs) known |= o->name == name;

@@ -66,6 +66,11 @@ std::string python_hint(antlr4::Recognizer* rec, const antlr4::Token* tok) {
   const std::string text = tok->getText();
   if (text == "*" && prev && prev->getText() == "*" && prev->getStopIndex() + 1 == tok->getStartIndex())
     return " (there is no '**' operator: write pow(a, b))";
+  // C's shifts `x << 2`, `x >> 1` and `<>` (outsider round 17; they were a bare "unexpected '<'").
+  bool adjacent = prev && prev->getStopIndex() + 1 == tok->getStartIndex();
+  if (adjacent && (text == "<" || text == ">") && prev->getText() == text)
+    return " (there are no shift operators: multiply or floor-divide by a power of 2, x * 4 or x // 4)";
+  if (adjacent && text == ">" && prev->getText() == "<") return " (not equal is written !=)";
   if (tok->getType() == P::ID && (text == "and" || text == "or"))
     return std::string(" (logic is written ") + (text == "and" ? "&&" : "||") + ", not Python's '" + text +
            "')";

@@ -110,7 +110,7 @@ TEST(AcceptCli, BadInputsAreErrors) {
   // Unknown function, unknown output, missing input without --random.
   CliRun r = run("run @/structure.tir --func nope --random 1");
   EXPECT_EQ(r.code, 2);
-  EXPECT_EQ(r.err, "tirc: error: no function named nope in " + cases() + "structure.tir\n");
+  EXPECT_EQ(r.err, "tirc: error: no function named nope in " + cases() + "structure.tir (it defines inplace, cumsum, nested, padded, gather, conv1d)\n");
   r = run("run @/structure.tir --func padded --random 1 --output Z=%/z.npy");
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err, "tirc: error: --output Z=" + tmp() + "z.npy: function padded has no output named Z\n");

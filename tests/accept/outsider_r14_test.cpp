@@ -225,7 +225,7 @@ TEST(AcceptR14, InputAndOutputNamesUsageErrors) {
            "a.npy: A is an input of function add, not an output (its outputs are listed after ->)\n"},
       {"--input n=5 --input A=1 --input B=2 --output Q=a.npy",
        "tirc: error: --output Q=a.npy: function add has no output named Q\n"},
-      {"--input n=5 --input A=1 --input B=2 --output C", "tirc: error: --output C: expected NAME=FILE.npy\n"},
+      {"--input n=5 --input A=1 --input B=2 --output C", "tirc: error: --output C: expected NAME=FILE.npy (write --output C=C.npy)\n"},
       {"--input n=-1 --input A=1 --input B=2", "tirc: error: buffer A has a negative extent -1\n"},
       {"--input n=2.5 --input A=1 --input B=2", "tirc: error: parameter n: '2.5' is not an integer\n"},
       {"--input n=5 --input A=x --input B=2", "tirc: error: parameter A: 'x' is not a number\n"},

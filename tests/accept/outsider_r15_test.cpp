@@ -262,8 +262,8 @@ TEST(AcceptR15, FlagSpellingsAndUsageErrors) {
   }
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"run " + f + " --random 0",
-       "tirc: error: two_funcs.tir defines several functions: choose one with --func\n"},
-      {"run " + f + " --func h --random 0", "tirc: error: no function named h in two_funcs.tir\n"},
+       "tirc: error: two_funcs.tir defines several functions (f, g): choose one with --func\n"},
+      {"run " + f + " --func h --random 0", "tirc: error: no function named h in two_funcs.tir (it defines f, g)\n"},
       {"run " + f + " --func g --input n=3 --input x=2",
        "tirc: error: missing input for parameter A (give --input "
        "A=FILE.npy|VALUE or --random SEED)\n"},

@@ -290,7 +290,7 @@ TEST(AcceptR4, OutputWriteFailure) {
                  "}\n");
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.out, "");
-  EXPECT_EQ(r.err, "tirc: error: cannot write /nonexistent_dir_r4/b.npy\n");
+  EXPECT_EQ(r.err, "tirc: error: cannot write /nonexistent_dir_r4/b.npy (No such file or directory)\n");
 }
 
 // `tirc stats` needs the integer scalars that decide counts (shapes, loop bounds, predicates),

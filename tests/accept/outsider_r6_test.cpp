@@ -526,7 +526,7 @@ TEST(AcceptR6, NoSuchFunctionEverySubcommand) {
       CliRun r = run(std::string(sub) + " " + dir + "f.tir" + opt);
       EXPECT_EQ(r.code, 2) << sub << opt;
       EXPECT_EQ(r.out, "") << sub << opt;
-      EXPECT_EQ(r.err, "tirc: error: no function named nope in " + dir + "f.tir\n") << sub << opt;
+      EXPECT_EQ(r.err, "tirc: error: no function named nope in " + dir + "f.tir (it defines f)\n") << sub << opt;
     }
 }
 
@@ -977,17 +977,17 @@ TEST(AcceptR6, StandardInputIsNamedTheSameEverywhere) {
     EXPECT_EQ(r.err, "tirc: error: <stdin> defines no function\n") << sub;
     r = run(std::string(sub) + " -", two);
     EXPECT_EQ(r.code, 2) << sub;
-    EXPECT_EQ(r.err, "tirc: error: <stdin> defines several functions: choose one with --func\n") << sub;
+    EXPECT_EQ(r.err, "tirc: error: <stdin> defines several functions (f, g): choose one with --func\n") << sub;
     r = run(std::string(sub) + " - --func h", two);
     EXPECT_EQ(r.code, 2) << sub;
-    EXPECT_EQ(r.err, "tirc: error: no function named h in <stdin>\n") << sub;
+    EXPECT_EQ(r.err, "tirc: error: no function named h in <stdin> (it defines f, g)\n") << sub;
   }
   for (const char* sub : {"schedule", "verify", "build"}) {
     if (needs_llvm_skipped(sub)) continue;
     CliRun r =
         run(std::string(sub) + " - --func h" + (std::string(sub) == "build" ? " --emit llvm" : ""), two);
     EXPECT_EQ(r.code, 2) << sub;
-    EXPECT_EQ(r.err, "tirc: error: no function named h in <stdin>\n") << sub;
+    EXPECT_EQ(r.err, "tirc: error: no function named h in <stdin> (it defines f, g)\n") << sub;
   }
   if (needs_llvm_skipped("build")) return;
   CliRun r = run("build - --emit llvm", "");

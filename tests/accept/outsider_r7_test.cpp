@@ -125,7 +125,7 @@ TEST(AcceptR7, FullStandardOutputIsAnError) {
   }
   CliRun r = shell("TIRC grad copy.tir -o /dev/full");
   EXPECT_EQ(r.code, 2);
-  EXPECT_EQ(r.err, "tirc: error: cannot write /dev/full\n");
+  EXPECT_EQ(r.err, "tirc: error: cannot write /dev/full (No space left on device)\n");
 }
 
 // LANGUAGE.md: "Newlines are white space". A file saved with classic-Mac line ends (a lone CR)

@@ -359,7 +359,7 @@ TEST(AcceptR8, ScheduleAndParseWriteOutputFiles) {
     EXPECT_EQ(r.out, plain.out);
     r = run(std::string(sub) + " - -o %/no/such/dir.tir", src);
     EXPECT_EQ(r.code, 2);
-    EXPECT_EQ(r.err, "tirc: error: cannot write " + tmp() + "no/such/dir.tir\n");
+    EXPECT_EQ(r.err, "tirc: error: cannot write " + tmp() + "no/such/dir.tir (No such file or directory)\n");
   }
 }
 

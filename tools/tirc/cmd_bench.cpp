@@ -74,11 +74,11 @@ void register_bench(CLI::App& app) {
       if (o->func.empty()) {
         if (m.funcs.empty()) throw Error(source_name(o->file) + " defines no function");
         if (m.funcs.size() != 1)
-          throw Error(source_name(o->file) + " defines several functions: choose one with --func");
+          throw Error(several_functions_message(m, o->file));
         f = m.funcs[0];
       } else {
         f = m.find_func(o->func);
-        if (!f) throw Error("no function named " + o->func + " in " + source_name(o->file));
+        if (!f) throw Error(no_function_message(m, o->func, o->file));
       }
       ArgMap given = parse_input_specs(*f, o->inputs, false);
       ArgMap inputs = complete_inputs(*f, given, o->seed);

@@ -39,11 +39,7 @@ struct BuildOptions {
     std::cout.write(data.data(), static_cast<std::streamsize>(data.size()));
     return;
   }
-  std::ofstream f(path, std::ios::binary);
-  if (!f) throw Error("cannot write " + path);
-  f.write(data.data(), static_cast<std::streamsize>(data.size()));
-  f.close();  // flushes: a full disk shows here
-  if (!f) throw Error("cannot write " + path);
+  write_file_bytes(path, data);
 }
 
 #ifdef TIRC_WITH_LLVM
@@ -126,7 +122,7 @@ void register_build(CLI::App& app) {
       std::vector<Function> funcs;
       if (!o->func.empty()) {
         Function f = m.find_func(o->func);
-        if (!f) throw Error("no function named " + o->func + " in " + source_name(o->file));
+        if (!f) throw Error(no_function_message(m, o->func, o->file));
         funcs.push_back(f);
       } else {
         funcs = m.funcs;

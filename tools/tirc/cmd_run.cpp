@@ -26,10 +26,10 @@ Function pick_function(const Module& m, const std::string& name, const std::stri
   if (name.empty()) {
     if (m.funcs.size() == 1) return m.funcs[0];
     if (m.funcs.empty()) throw Error(source_name(file) + " defines no function");
-    throw Error(source_name(file) + " defines several functions: choose one with --func");
+    throw Error(several_functions_message(m, file));
   }
   Function f = m.find_func(name);
-  if (!f) throw Error("no function named " + name + " in " + source_name(file));
+  if (!f) throw Error(no_function_message(m, name, file));
   return f;
 }
 }  // namespace
@@ -72,12 +72,12 @@ void register_run(CLI::App& app) {
       if (to_stdout > 1) throw Error("--output: only one output can be written to standard output (-)");
       // Files first: a path that cannot be written is an error with nothing printed.
       for (auto& [name, path] : outs)
-        if (path != "-") write_npy(path, results.at(name));
+        if (path != "-") write_file_bytes(path, serialize_npy(results.at(name)));
       if (!o->dump.empty()) {
         std::error_code ec;
         std::filesystem::create_directories(o->dump, ec);
-        for (auto& [name, a] : inputs) write_npy(o->dump + "/in_" + name + ".npy", a);
-        for (auto& [name, a] : results) write_npy(o->dump + "/out_" + name + ".npy", a);
+        for (auto& [name, a] : inputs) write_file_bytes(o->dump + "/in_" + name + ".npy", serialize_npy(a));
+        for (auto& [name, a] : results) write_file_bytes(o->dump + "/out_" + name + ".npy", serialize_npy(a));
       }
       if (to_stdout) {
         for (auto& [name, path] : outs)

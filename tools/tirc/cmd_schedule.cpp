@@ -79,7 +79,7 @@ void register_schedule(CLI::App& app) {
     run_guarded([] {
       Module m = parse_file(file);
       if (!func.empty() && !m.find_func(func))
-        throw Error("no function named " + func + " in " + source_name(file));
+        throw Error(no_function_message(m, func, file));
       Module out = apply_module_schedules(m, func);
       if (gpu)
         for (auto f : out.funcs)

@@ -101,7 +101,7 @@ void register_verify(CLI::App& app) {
     run_guarded([] {
       Module m = parse_file(file);
       if (!func.empty() && !m.find_func(func))
-        throw Error("no function named " + func + " in " + source_name(file));
+        throw Error(no_function_message(m, func, file));
       CompareOptions opts;
       opts.seed = seed;
       opts.rtol = finite_tolerance(rtol);

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -41,6 +43,35 @@ std::string print_module_checked(const Module& m);
 // The name of an input file in messages: "-" (standard input) is "<stdin>", as in the
 // parser's FILE:LINE:COL positions.
 inline std::string source_name(const std::string& file) { return file == "-" ? "<stdin>" : file; }
+
+// "f, g" (the module's function names in order), listed by the messages below.
+inline std::string function_names(const Module& m) {
+  std::string s;
+  for (const auto& f : m.funcs) s += (s.empty() ? "" : ", ") + f->name;
+  return s;
+}
+
+// The error for a file with several functions and no --func: names them, so the user can
+// choose one without opening the file (outsider round 17; it said only "choose one").
+inline std::string several_functions_message(const Module& m, const std::string& file) {
+  return source_name(file) + " defines several functions (" + function_names(m) + "): choose one with --func";
+}
+
+// The error for `--func NAME` that names no function of the module. An intrin's name gets
+// its own reason (its desc and impl are not functions of the module: tensorize uses them);
+// the functions the file defines are listed (outsider round 17).
+inline std::string no_function_message(const Module& m, const std::string& name, const std::string& file) {
+  std::string msg = "no function named " + name + " in " + source_name(file);
+  bool intrin = false;
+  for (const auto& in : m.intrins) intrin = intrin || in.name == name;
+  if (m.funcs.empty())
+    return msg +
+           (intrin ? " (" + name + " is an intrin, used by tensorize; the file defines no function)" : "");
+  if (intrin)
+    return msg + " (" + name + " is an intrin, used by tensorize; the functions are " + function_names(m) +
+           ")";
+  return msg + " (it defines " + function_names(m) + ")";
+}
 
 // Runs `body`, which differentiates f (`tirc grad`, `tirc check-grad`). An autodiff error that
 // names a block of f ("block b: if/else in a block body is not supported") is rethrown as a
@@ -111,18 +142,32 @@ inline std::vector<std::string> wrt_names(const std::vector<std::string>& items)
   return out;
 }
 
+// Writes `data` to the file `path` (binary, replacing it). Error "cannot write PATH (REASON)",
+// REASON the system's (`No such file or directory` for a missing directory, `Is a directory`,
+// `Permission denied`, `No space left on device`): until outsider round 17 the message gave no
+// reason, so a typo in a directory name looked like a permission problem.
+inline void write_file_bytes(const std::string& path, const std::string& data) {
+  auto fail = [&path] {
+    int e = errno;
+    throw Error("cannot write " + path + (e ? " (" + std::string(std::strerror(e)) + ")" : ""));
+  };
+  errno = 0;
+  std::ofstream os(path, std::ios::binary);
+  if (!os) fail();
+  os.write(data.data(), static_cast<std::streamsize>(data.size()));
+  if (!os) fail();
+  os.close();  // flushes: a full disk shows here
+  if (!os) fail();
+}
+
 // Writes a printed module to `out` (`-o FILE`), or to standard output when `out` is empty or
-// "-" (as `-` names standard input). Error "cannot write FILE" when it cannot be written.
+// "-" (as `-` names standard input). Error "cannot write FILE (REASON)" when it cannot be written.
 inline void write_text_output(const std::string& out, const std::string& text) {
   if (out.empty() || out == "-") {
     std::cout << text;
     return;
   }
-  std::ofstream os(out);
-  if (!os) throw Error("cannot write " + out);
-  os << text;
-  os.close();  // flushes: a full disk shows here
-  if (!os) throw Error("cannot write " + out);
+  write_file_bytes(out, text);
 }
 
 // Each subcommand file registers its subcommand on the app.

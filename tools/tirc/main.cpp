@@ -1,6 +1,8 @@
 // tirc: the command-line driver. Thin: each subcommand lives in its own cmd_*.cpp.
 #include <cstdio>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "ir/error.h"
 #include "ir/visitor.h"
@@ -56,13 +58,67 @@ void with_block_positions(const FunctionNode& f, const std::function<void()>& bo
 Function select_function(const Module& m, const std::string& file, const std::string& func) {
   if (func.empty()) {
     if (m.funcs.empty()) throw Error(source_name(file) + " defines no function");
-    if (m.funcs.size() != 1)
-      throw Error(source_name(file) + " defines several functions: choose one with --func");
+    if (m.funcs.size() != 1) throw Error(several_functions_message(m, file));
     return m.funcs[0];
   }
   Function f = m.find_func(func);
-  if (!f) throw Error("no function named " + func + " in " + source_name(file));
+  if (!f) throw Error(no_function_message(m, func, file));
   return f;
+}
+
+// `--input`, `--output` (run) and `--wrt` take several values per occurrence (`-i n=2 x=1`,
+// as outsider round 15 allows), so CLI11 gives them every following word up to the next
+// option: `tirc run --input A=a.npy f.tir --func F` took f.tir for an input and failed with
+// "file is required" (also `grad --wrt X f.tir --func F`, `-i s=2 -`). A word in such a run
+// that cannot be a value of the option (an input / output spec has '=', a --wrt list only
+// names and commas) is the FILE: it is moved right after the subcommand, where CLI11 reads the
+// positional (outsider round 17). Once FILE has been given, nothing is moved.
+std::vector<std::string> file_first(CLI::App& app, int argc, char** argv) {
+  std::vector<std::string> args(argv, argv + argc);
+  if (argc < 3) return args;
+  CLI::App* sub = nullptr;
+  try {
+    sub = app.get_subcommand(args[1]);
+  } catch (const CLI::Error&) {
+    return args;
+  }
+  enum Run { kNone, kSpec, kNames } run = kNone;
+  auto is_names = [](const std::string& w) {
+    return w.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_, \t") ==
+           std::string::npos;
+  };
+  for (size_t i = 2; i < args.size(); ++i) {
+    const std::string& w = args[i];
+    if (w == "--") return args;
+    if (w.size() > 1 && w[0] == '-') {
+      // An option: --name, --name=value, -x, -xVALUE.
+      bool is_long = w[1] == '-';
+      size_t eq = w.find('=');
+      std::string name = is_long ? w.substr(0, eq) : w.substr(0, 2);
+      bool attached = is_long ? eq != std::string::npos : w.size() > 2;
+      const CLI::Option* opt = sub->get_option_no_throw(name);
+      run = kNone;
+      if (!opt || opt->get_items_expected_max() == 0) continue;  // unknown (CLI11 reports it) or a flag
+      if (opt->get_items_expected_max() > 1)
+        run = opt->check_name("--wrt") ? kNames : kSpec;
+      else if (!attached)
+        ++i;  // its one value
+      continue;
+    }
+    // A spec without '=' that names a .npy file is a mistaken spec (`-o out.npy`), not FILE: left
+    // for the option's own message.
+    bool npy = w.size() > 4 && w.compare(w.size() - 4, 4, ".npy") == 0;
+    bool value = run == kSpec ? w.find('=') != std::string::npos || npy : run == kNames && is_names(w);
+    if (value) continue;
+    // The positional FILE: in place when no run is open, else moved to the front.
+    if (run != kNone) {
+      std::string file = w;
+      args.erase(args.begin() + static_cast<std::ptrdiff_t>(i));
+      args.insert(args.begin() + 2, file);
+    }
+    return args;
+  }
+  return args;
 }
 
 }  // namespace tirc::cli
@@ -104,8 +160,11 @@ int main(int argc, char** argv) {
       return kExitBadInput;
     }
   }
+  std::vector<std::string> args = file_first(app, argc, argv);
+  std::vector<char*> ptrs;
+  for (auto& a : args) ptrs.push_back(a.data());
   try {
-    app.parse(argc, argv);
+    app.parse(static_cast<int>(ptrs.size()), ptrs.data());
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
