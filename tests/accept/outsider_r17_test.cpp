@@ -15,6 +15,8 @@
 // NAME`: both now list the functions, and an intrin is called one.
 // Case files: tests/accept/cases/r17/ (inputs and references by cases/r17/gen_r17.py).
 #include <gtest/gtest.h>
+
+#include <fstream>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -221,6 +223,29 @@ TEST(AcceptR17, OutputSpecWithoutNameIsExplained) {
   }
   CliRun r = run("run " + g + " --random 0 --output K=");
   EXPECT_EQ(r.err, "tirc: error: --output K=: expected NAME=FILE.npy (write --output K=K.npy)\n");
+}
+
+// A mistaken option value placed before FILE (review of round 17): FILE stays the script, and the
+// option's own message names the mistake (it named the value as the script: "B:1:1: error:
+// cannot open file").
+TEST(AcceptR17, MistakenValueBeforeFileKeepsTheScript) {
+  const std::string g = kDir + "grad_scalar_int.tir";
+  for (const std::string& tail : {std::string(""), std::string(" --random 0")}) {
+    CliRun r = run("run -o K " + g + tail);
+    EXPECT_EQ(r.code, 2) << tail;
+    EXPECT_EQ(r.err, "tirc: error: --output K: expected NAME=FILE.npy (write --output K=K.npy)\n") << tail;
+    r = run("run -i 16 " + g + tail);
+    EXPECT_EQ(r.code, 2) << tail;
+    EXPECT_EQ(r.err, "tirc: error: --input 16: expected NAME=FILE.npy or NAME=VALUE\n") << tail;
+  }
+  CliRun want = run("grad " + g + " --wrt X");
+  ASSERT_EQ(want.code, 0) << want.err;
+  // The script under a name without extension, after a --wrt list and before more options.
+  const std::string kern = scratch_dir("r17_kern") + "kern";
+  std::ofstream(kern) << slurp(case_file("grad_scalar_int.tir"));
+  CliRun r = run("grad --wrt X " + kern + " --func f");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, want.out);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 // tirc: the command-line driver. Thin: each subcommand lives in its own cmd_*.cpp.
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -105,17 +106,37 @@ std::vector<std::string> file_first(CLI::App& app, int argc, char** argv) {
         ++i;  // its one value
       continue;
     }
-    // A spec without '=' that names a .npy file is a mistaken spec (`-o out.npy`), not FILE: left
-    // for the option's own message.
-    bool npy = w.size() > 4 && w.compare(w.size() - 4, 4, ".npy") == 0;
-    bool value = run == kSpec ? w.find('=') != std::string::npos || npy : run == kNames && is_names(w);
-    if (value) continue;
-    // The positional FILE: in place when no run is open, else moved to the front.
-    if (run != kNone) {
-      std::string file = w;
-      args.erase(args.begin() + static_cast<std::ptrdiff_t>(i));
-      args.insert(args.begin() + 2, file);
+    if (run == kNone) return args;  // the positional FILE, in place
+    // A run of words after a multi-value option. CLI11 keeps the run's last word as FILE when
+    // nothing follows, so only a run followed by more options is rewritten; FILE is a word of
+    // the run that names an existing file, else its last word that cannot be a value (a spec
+    // without '=' that names a .npy file is a mistaken spec, `-o out.npy`, left for the option's
+    // own message).
+    size_t end = i;
+    while (end < args.size() && args[end] != "--" && !(args[end].size() > 1 && args[end][0] == '-')) ++end;
+    if (end == args.size()) return args;
+    auto is_value = [&](const std::string& v) {
+      bool npy = v.size() > 4 && v.compare(v.size() - 4, 4, ".npy") == 0;
+      return run == kSpec ? v.find('=') != std::string::npos || npy : is_names(v);
+    };
+    auto is_file = [](const std::string& v) {
+      std::error_code ec;
+      return std::filesystem::is_regular_file(v, ec);
+    };
+    size_t pick = end;
+    for (size_t k = i; k < end; ++k)  // an existing file that cannot be a value
+      if (!is_value(args[k]) && is_file(args[k])) pick = k;
+    for (size_t k = i; pick == end && k < end; ++k)  // else the last word that cannot be a value
+      if (!is_value(args[k])) pick = k;
+    for (size_t k = i; pick == end && k < end; ++k)  // else an existing file named like a value
+      if (!args[k].ends_with(".npy") && is_file(args[k])) pick = k;
+    if (pick == end) {  // every word is a value: go on after the run
+      i = end - 1;
+      continue;
     }
+    std::string file = args[pick];
+    args.erase(args.begin() + static_cast<std::ptrdiff_t>(pick));
+    args.insert(args.begin() + 2, file);
     return args;
   }
   return args;
