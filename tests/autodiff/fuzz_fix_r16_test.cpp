@@ -217,7 +217,10 @@ TEST(FuzzFixR16, TwoStatesOtherElementRefused) {
     }
   }
 })",
-                 "block step: a store reads S, which another store of the same block writes");
+                 // Refused since helper round 18 by rewrite 0c's conflict check (Q at one step).
+                 "block step: its spatial iterations (vt = 0, vj = 0) and (vt = 0, vj = 1) conflict on Q[1]: "
+                 "(vt = 0, vj = 0) reads it and (vt = 0, vj = 1) writes it, so the result depends on the order "
+                 "of the spatial iterations (at one step of the scan)");
 }
 
 // Scan states under a `where` on a spatial loop (the fuzzer's `vj = j // 2` with

@@ -16,6 +16,7 @@
 #include "ir/printer.h"
 #include "ir/structural_equal.h"
 #include "parser/parser.h"
+#include "tests/autodiff/refusal_of.h"
 #include "tests/autodiff/parse_one.h"
 #include "tests/autodiff/rewrite_check.h"
 #include "transforms/autodiff/check_grad.h"
@@ -434,7 +435,7 @@ TEST(NormalizeRefusals, ConditionChangedByTheThenBranch) {
 TEST(NormalizeRefusals, ConflictingIterations) {
   // Every iteration writes T[0]: splitting would change what Y reads. (A symbolic size: with
   // constant ones rewrite 0c names the conflicting iterations first.)
-  EXPECT_EQ(refusal(R"(func ci(n: i32, X: f32[n]) -> (T: f32[1], Y: f32[n]) {
+  EXPECT_EQ(testing::refusal_of(R"(func ci(n: i32, X: f32[n]) -> (T: f32[1], Y: f32[n]) {
   for i in serial(n) {
     block b(vi: spatial(n) = i) {
       T[0] = X[vi]
@@ -443,7 +444,12 @@ TEST(NormalizeRefusals, ConflictingIterations) {
   }
 })",
                     "ci"),
-            "block b: a store reads T, which another store of the same block writes");
+            // Refused since helper round 18 by rewrite 0c's conflict check at n = 2.
+            "block b: its spatial iterations (vi = 0) and (vi = 1) conflict on T[0]: (vi = 0) reads it and "
+            "(vi = 1) writes it, so the result depends on the order of the spatial iterations; LANGUAGE.md "
+            "requires the spatial iterations of a block to be independent (a block whose spatial iterations "
+            "conflict is invalid): read the old values from a copy of T, or make the var a scan var for a "
+            "recurrence (with n = 2)");
 }
 
 TEST(NormalizeRefusals, RepeatedInstancesAreNotSplit) {
@@ -674,7 +680,7 @@ TEST(Normalize, ScanStepWithCoupledStatesIsSplitInsideTheScanLoop) {
 // A step reading another store's result at another spatial point of the same step: the
 // points of one step are not independent (conflicting iterations): not split, still refused.
 TEST(NormalizeRefusals, ScanStepReadingAnotherPointOfTheStepStaysRefused) {
-  EXPECT_EQ(refusal(R"(func sx(X: f32[6, 3]) -> (A: f32[6, 3], B: f32[6, 3]) {
+  EXPECT_EQ(testing::refusal_of(R"(func sx(X: f32[6, 3]) -> (A: f32[6, 3], B: f32[6, 3]) {
   for t, j in grid(6, 3) {
     block s(vt: scan(6) = t, vj: spatial(3) = j) {
       A[vt, vj] = X[vt, vj] * 2.0
@@ -683,7 +689,12 @@ TEST(NormalizeRefusals, ScanStepReadingAnotherPointOfTheStepStaysRefused) {
   }
 })",
                     "sx"),
-            "block s: a store reads A, which another store of the same block writes");
+            // Refused since helper round 18 by rewrite 0c's conflict check (one step, two points).
+            "block s: its spatial iterations (vt = 0, vj = 0) and (vt = 0, vj = 2) conflict on A[0, 2]: (vt = "
+            "0, vj = 0) reads it and (vt = 0, vj = 2) writes it, so the result depends on the order of the "
+            "spatial iterations (at one step of the scan); LANGUAGE.md requires the spatial iterations of a "
+            "block to be independent (a block whose spatial iterations conflict is invalid): read the old "
+            "values from a copy of A, or make the var a scan var for a recurrence");
 }
 
 TEST(Normalize, AcceptedBlocksAreUntouched) {

@@ -367,8 +367,12 @@ TEST(ScanRefusals, StateReadAtAnotherElement) {
   }
 })",
               "st"),
-      "block h: a scan step must write elements of its own: index the store to H by distinct iter vars, "
-      "the scan var vt among them (to carry a state, keep its history, e.g. H[vt, ...])");
+      // Refused since helper round 18 by rewrite 0c's conflict check (H at one step).
+      "block h: its spatial iterations (vt = 0, vj = 0) and (vt = 0, vj = 1) conflict on H[1]: (vt = 0, vj "
+      "= 0) reads it and (vt = 0, vj = 1) writes it, so the result depends on the order of the spatial "
+      "iterations (at one step of the scan); LANGUAGE.md requires the spatial iterations of a block to be "
+      "independent (a block whose spatial iterations conflict is invalid): read the old values from a copy "
+      "of H, or make the var a scan var for a recurrence");
 }
 
 // A state read by a later block of its step (normalisation rewrite 6 with a reader): the

@@ -185,12 +185,13 @@ std::string grad_error(const FunctionNode& f) {
 // unsupported; each has a working form in the registry (named in the .tir).
 TEST(Outsider17Refused, first_order) {
   const std::map<std::string, std::string> refused = {
-      // Refused: a block reading a reduction's partial values inside its loop (the running max
-      // `M[q] = max(M[q], S[q, j])` of C-style online softmax reads as a max reduction over j).
+      // Refused: the running max `M[q] = max(M[q], S[q, j])` of C-style online softmax, read in
+      // its loop, is a state of a recurrence over j since helper round 18 (it read as a max
+      // reduction whose partial values Sc saw); the scratch Sc[q], overwritten at every step
+      // without reading itself, is neither a state nor a step's own element.
       {"online_softmax_plain",
-       "block Sc: reads M, which block M_1 accumulates over loop j (reduce iter var vj), inside that loop: "
-       "it "
-       "sees the reduction's partial values"},
+       "block Sc: a scan step must write elements of its own: index the store to Sc by distinct iter vars, "
+       "vj among them"},
       // Scans: only normalisation rewrites 1 and 9 apply in a scan block (no loop in its body).
       {"online_softmax_scanloop", "block st: loops inside a block body are not supported"},
       // Normalisation, still refused: re-initialised accumulators (U = 0 at every step t).

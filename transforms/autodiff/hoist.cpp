@@ -133,11 +133,17 @@ void for_each_stmt_store(const Stmt& s, const std::function<void(const StoreNode
 struct Entry {
   Buffer H;
   std::unordered_set<const BufferNode*> loads;
+  // Made for a sub-value by the cost round 4 rules (named `<outer>_pK`); blk: its block.
+  bool nested = false;
+  Block blk;
 };
 
 class Hoister {
  public:
-  Hoister(NameGen& names, std::vector<Buffer>* allocs) : names_(names), allocs_(allocs) {}
+  // round4: the rules of cost rounds 3 (measured) and 4 (inner_invariant, fewer_deps,
+  // masked_value) on; the first pass runs without them (see hoist_invariants).
+  Hoister(NameGen& names, std::vector<Buffer>* allocs, bool round4)
+      : names_(names), allocs_(allocs), no_nested_(!round4), no_mask_hoist_(!round4) {}
 
   std::vector<Stmt> run(const std::vector<Stmt>& stmts) {
     // The analyses see every nest in its shift-normalised form (normalize_nest); a nest that
@@ -972,9 +978,11 @@ class Hoister {
       lets_.push_back({l->var, l->value});
       t = l->body;
     }
+    let_flops_.clear();
     for (auto& l : lets_) {
       dep_[l.var.get()] = info(l.value).deps;
       inl_[l.var.get()] = substitute(l.value, inl_);
+      if (info(l.value).flops > 0 || uses_let_flops(l.value)) let_flops_.insert(l.var.get());
     }
     return t;
   }
@@ -1150,10 +1158,28 @@ class Hoister {
     return memo_[e.get()] = r;
   }
 
+  // Whether e reads a let of the current block whose value has FLOPs (its own or through
+  // the lets it reads).
+  bool uses_let_flops(const Expr& e) const {
+    bool any = false;
+    for_each_expr(e, [&](const Expr& x) {
+      if (auto* v = x.as<VarNode>()) any = any || let_flops_.count(v);
+    });
+    return any;
+  }
+
+  // A `select` of lets with no FLOPs of its own whose lets have FLOPs (cost round 4): the
+  // masked cotangent `select(c0, a0, 0.0)` of a relu, `let c0 = t1 > 0.0` over the recomputed
+  // pre-activation `t1`. Its inlined value costs the FLOPs of those lets, which every block
+  // computing it pays (film_layer's three gathers), as a tanh's `a0 * (1.0 - t * t)` does.
+  bool masked_value(const Expr& e, const Info& i) const {
+    return i.flops == 0 && !i.guarded && e.kind() == ExprKind::Select && !no_mask_hoist_ && uses_let_flops(e);
+  }
+
   bool candidate(const Expr& e, uint64_t* m) {
     if (!is_float(e.dtype()) || e.as<LoadNode>() || e.as<VarNode>()) return false;
     const Info& i = info(e);
-    if (i.flops == 0 || i.guarded) return false;
+    if ((i.flops == 0 && !masked_value(e, i)) || i.guarded) return false;
     *m = i.deps;
     // A block with a `where` visits only part of its box: a value is computed for it under
     // the same `where` (see key_of), so an invariant one only when the predicate uses no
@@ -1216,6 +1242,8 @@ class Hoister {
   void find_shared(const std::vector<Stmt>& stmts) {
     std::unordered_map<std::string, int> blocks;                 // key -> number of blocks computing it
     std::vector<std::vector<std::pair<std::string, bool>>> occ;  // per block: key, nested
+    std::unordered_map<std::string, int> inv_blocks;             // invariant key -> blocks
+    std::unordered_set<std::string> nested_inv;                  // inside an invariant value
     // Visits the maximal-first candidates of an inlined value; `f` returns whether to stop.
     std::function<void(const Expr&, const std::function<bool(const Expr&)>&)> walk =
         [&](const Expr& e, const std::function<bool(const Expr&)>& f) {
@@ -1300,7 +1328,48 @@ class Hoister {
           return false;
         });
       for (auto& [key, texts] : here) blocks[key] += texts.size() >= 2 ? 2 : 1;
+      // Invariant values and the values inside them (helper round 17): a value inside a
+      // hoisted invariant value that another block computes too (gcn_norm's rsqrt(Deg[s] *
+      // Deg[d]) inside the factor Ew[e] * rsqrt(..) of one adjoint, alone in another, and
+      // its product Deg[s] * Deg[d] in a third) gets its buffer first and the outer value
+      // loads it (reuse), instead of each hoisted block recomputing it.
+      std::unordered_set<std::string> inv_here;
+      std::function<void(const Expr&, bool)> inv_walk = [&](const Expr& e, bool in_inv) {
+        if (!e.defined() || e.kind() == ExprKind::Let) return;
+        bool inv = false;
+        if (is_float(e.dtype()) && !e.as<LoadNode>() && !e.as<VarNode>()) {
+          const Info& i = info(e);
+          if (i.flops > 0 && !i.guarded && i.deps != kImpure && invariant(i.deps)) {
+            std::string key = key_of(e, nullptr);
+            inv_here.insert(key);
+            if (in_inv) nested_inv.insert(key);
+            inv = true;
+          }
+        }
+        if (e.kind() == ExprKind::IfThenElse) return;
+        switch (e.kind()) {
+          case ExprKind::Binary:
+            inv_walk(e.as<BinaryNode>()->a, in_inv || inv);
+            inv_walk(e.as<BinaryNode>()->b, in_inv || inv);
+            break;
+          case ExprKind::Unary: inv_walk(e.as<UnaryNode>()->a, in_inv || inv); break;
+          case ExprKind::Cast: inv_walk(e.as<CastNode>()->value, in_inv || inv); break;
+          case ExprKind::Call:
+            for (auto& a : e.as<CallNode>()->args) inv_walk(a, in_inv || inv);
+            break;
+          case ExprKind::Select:
+            inv_walk(as_select_like(e)->t, in_inv || inv);
+            inv_walk(as_select_like(e)->f, in_inv || inv);
+            break;
+          default: break;
+        }
+      };
+      if (!pred_.defined())
+        for (auto& r : all[k]) inv_walk(r, false);
+      for (auto& key : inv_here) ++inv_blocks[key];
     }
+    for (auto& key : nested_inv)
+      if (inv_blocks[key] >= 2 && !no_nested_) inner_inv_.insert(key);
     // Pass 2: a shared key is kept where some occurrence is not inside another shared one.
     // A value inside two or more different kept values (gru_torch's gate activations inside
     // the cotangent terms a * (1 - n * n) and a * n of its 20 deferred gathers) is kept too:
@@ -1352,12 +1421,19 @@ class Hoister {
   // (reg_, still valid) replaced by loads of it. With nlets (materialize of e, lets before
   // index nlets visible), its proper sub-values that are shared values (shared_) get their
   // buffer first, and are loaded.
-  Expr reuse(const Expr& e, size_t nlets = SIZE_MAX) {
+  // `base`: the name of the buffer being materialized; the buffers of the sub-values that
+  // the cost round 4 rules (inner_invariant, fewer_deps) add are named after it (`hoist9_p0`).
+  // These rules run in the second pass only (hoist_invariants), which is what keeps the
+  // first pass's hoistN names stable; the `_p` names keep the second pass's own numbering
+  // readable.
+  Expr reuse(const Expr& e, size_t nlets = SIZE_MAX, const std::string& base = "") {
     if (reg_.empty() && (nlets == SIZE_MAX || shared_.empty())) return e;
     struct M : IRMutator {
       Hoister* h;
       size_t nlets;
       const ExprNode* root;
+      uint64_t root_deps;
+      std::string base;
       Expr mutate(const Expr& x) override {
         if (x.kind() == ExprKind::Let) return x;
         if (is_float(x.dtype()) && !x.as<LoadNode>() && !x.as<VarNode>()) {
@@ -1366,6 +1442,9 @@ class Hoister {
               i.deps != kImpure && !h->invariant(i.deps) &&
               h->shared_.count(h->key_of(substitute(x, h->inl_), nullptr)))
             return h->materialize(x, nlets);
+          if (nlets != SIZE_MAX && x.get() != root && i.flops > 0 && !i.guarded && i.deps != kImpure &&
+              ((h->invariant(i.deps) && h->inner_invariant(x)) || h->fewer_deps(i.deps, root_deps)))
+            return h->materialize(x, nlets, base + "_p");
           if (i.flops > 0 && !i.guarded && i.deps != kImpure) {
             std::vector<size_t> dims;
             auto it = h->lookup(substitute(x, h->inl_), &dims);
@@ -1385,7 +1464,28 @@ class Hoister {
     mut.h = this;
     mut.nlets = nlets;
     mut.root = e.get();
+    mut.root_deps = info(e).deps;
+    mut.base = base;
     return mut.mutate(e);
+  }
+
+  // Whether a sub-value with deps m of a value with deps outer that materialize computes
+  // depends on strictly fewer iter vars (of extent > 1): its own buffer computes it once per
+  // point of a smaller box (helper round 17: the per-edge factor `rsqrt(..) * -0.5 / (..)`
+  // inside gcn_norm's shared cotangent term over (edge, column) was computed per column).
+  // Not in scan loops nor under a `where` (materialize needs the predicate within the dims).
+  bool fewer_deps(uint64_t m, uint64_t outer) const {
+    if (no_nested_ || scan_loop_ || pred_.defined() || m == kImpure || outer == kImpure) return false;
+    m &= eff_;
+    outer &= eff_;
+    return m != outer && (m & ~outer) == 0;
+  }
+
+  // Whether e (an invariant value of the current block) is one that find_shared wants in a
+  // buffer of its own because hoisted values of two or more blocks contain it (inner_inv_).
+  bool inner_invariant(const Expr& e) {
+    return !inner_inv_.empty() && !scan_loop_ && !pred_.defined() &&
+           inner_inv_.count(key_of(substitute(e, inl_), nullptr));
   }
 
   // The buffer holding an inlined value for the current block: computed under the same
@@ -1396,20 +1496,44 @@ class Hoister {
     return it;
   }
 
-  Expr materialize(const Expr& e, size_t nlets) {
+  // A value that materialize would give a buffer of its own without the cost round 4 rules,
+  // already computed as a sub-value by them (inner_invariant, fewer_deps), takes a hoistN
+  // name at that point (a `_p` name is only for values inside another). Second pass only:
+  // the first pass's names do not depend on it. Both nodes were made by this pass and
+  // nothing outside it refers to them yet, so they are renamed in place.
+  void rename_nested(std::unordered_map<std::string, Entry>::iterator it) {
+    if (!it->second.nested) return;
+    std::string n = names_.fresh("hoist");
+    const_cast<BufferNode*>(it->second.H.get())->name = n;
+    const_cast<BlockNode*>(it->second.blk.get())->name = n;
+    it->second.nested = false;
+  }
+  void rename_nested(const Expr& value) {
+    std::vector<size_t> dims;
+    auto it = lookup(substitute(value, inl_), &dims);
+    if (it != reg_.end()) rename_nested(it);
+  }
+
+  Expr materialize(const Expr& e, size_t nlets, std::string name_base = "hoist") {
+    // A masked value (cost round 4) takes a name family of its own, so that the hoistN
+    // numbers of the other values stay as they were.
+    if (name_base == "hoist" && info(e).flops == 0) name_base = "hoist_mask";
     Expr inlined = substitute(e, inl_);
     std::vector<size_t> dims;
     auto it = lookup(inlined, &dims);
     std::vector<Expr> idx;
     for (size_t d : dims) idx.push_back((*iv_)[d].var);
     if (dims.empty()) idx.push_back(make_int(0));
-    if (it != reg_.end()) return make_load(it->second.H, idx);
+    if (it != reg_.end()) {
+      if (name_base == "hoist") rename_nested(it);
+      return make_load(it->second.H, idx);
+    }
     std::string key = key_of(inlined, nullptr);
 
     std::vector<Expr> shape;
     for (size_t d : dims) shape.push_back((*iv_)[d].extent);
     if (dims.empty()) shape.push_back(make_int(1));
-    Buffer H(names_.fresh("hoist"), e.dtype(), shape, "global");
+    Buffer H(names_.fresh(name_base), e.dtype(), shape, "global");
     allocs_->push_back(H);
     // The block over D: fresh loop and iter vars, copies of the lets the value needs.
     std::unordered_map<const VarNode*, Expr> m;
@@ -1430,7 +1554,7 @@ class Hoister {
     }
     // Values already in a buffer are loaded, not recomputed (a shared exp(X - M) inside a
     // hoisted a / S * exp(X - M)); the lets are collected after that, so dead ones drop out.
-    Expr ev = reuse(e, nlets);
+    Expr ev = reuse(e, nlets, H->name);
     std::unordered_set<const VarNode*> need;
     collect_vars(ev, &need);
     std::vector<size_t> used;
@@ -1439,13 +1563,27 @@ class Hoister {
     // would in the block itself: a bilinear gather's shared `a * (s - f32(i32(floor(s))))`
     // over (c, h, w) recomputed `floor(s)` (invariant over c, w) at every point.
     const bool e_invariant = invariant(info(e).deps);
+    // The lets e needs as written: one that the old rule below would materialize but that a
+    // sub-value's buffer (round 17) holds now keeps the hoistN name it had (rename_nested).
+    std::unordered_set<const VarNode*> need_written;
+    collect_vars(e, &need_written);
     for (size_t i = nlets; i-- > 0;) {
-      if (!need.count(lets_[i].var.get())) continue;
+      if (need_written.count(lets_[i].var.get())) collect_vars(lets_[i].value, &need_written);
+      if (!need.count(lets_[i].var.get())) {
+        uint64_t mv = 0;
+        if (need_written.count(lets_[i].var.get()) && name_base == "hoist" &&
+            candidate(lets_[i].value, &mv) && (!e_invariant || !invariant(mv)))
+          rename_nested(lets_[i].value);
+        continue;
+      }
       used.push_back(i);
       uint64_t mv = 0;
       // A let holding a shared value (or with shared values inside) loads their buffers too.
       if (candidate(lets_[i].value, &mv) && (!e_invariant || !invariant(mv)))
         let_value[i] = materialize(lets_[i].value, i);
+      else if (candidate(lets_[i].value, &mv) &&
+               (inner_invariant(lets_[i].value) || fewer_deps(mv, info(e).deps)))
+        let_value[i] = materialize(lets_[i].value, i, H->name + "_p");
       else
         let_value[i] = reuse(lets_[i].value, i);
       collect_vars(let_value[i], &need);
@@ -1470,12 +1608,15 @@ class Hoister {
       for (size_t k = 0; k < dims.size(); ++k) to_loop[(*iv_)[dims[k]].var.get()] = lvars[k];
       pred = substitute(pred_, to_loop);
     }
-    Stmt st = make_block_realize(bindings, pred, make_block(std::move(bn)));
+    Block blk = make_block(std::move(bn));
+    Stmt st = make_block_realize(bindings, pred, blk);
     for (size_t k = shape.size(); k-- > 0;)
       st = make_for(lvars[k], make_const(shape[k].dtype(), 0), shape[k], ForKind::Serial, st);
     pending_.push_back(st);
     Entry en;
     en.H = H;
+    en.nested = name_base.size() > 2 && name_base.compare(name_base.size() - 2, 2, "_p") == 0;
+    en.blk = blk;
     for_each_expr(inlined, [&](const Expr& x) {
       if (auto* l = x.as<LoadNode>()) en.loads.insert(l->buffer.get());
     });
@@ -1487,6 +1628,11 @@ class Hoister {
   std::vector<Buffer>* allocs_;
   std::unordered_map<std::string, Entry> reg_;
   std::unordered_set<std::string> shared_;  // keys of values several blocks compute (find_shared)
+  // Keys of invariant values inside a hoisted invariant value that two or more blocks compute
+  // (find_shared): materialize gives them a buffer first.
+  std::unordered_set<std::string> inner_inv_;
+  // TIRC_AD_NO_NESTED_HOIST=1: neither inner_inv_ nor fewer_deps (to measure).
+  const bool no_nested_;
   std::vector<Stmt> out_, pending_;
   std::vector<Stmt> holder_;  // nests built for match() whose nodes the analyses point into
   const std::vector<IterVar>* iv_ = nullptr;
@@ -1501,6 +1647,9 @@ class Hoister {
   std::vector<Binding> lets_;
   std::unordered_map<const VarNode*, Expr> inl_;
   std::unordered_map<const ExprNode*, Info> memo_;
+  // Lets of the current block whose values have FLOPs (directly or through other lets).
+  std::unordered_set<const VarNode*> let_flops_;
+  const bool no_mask_hoist_;  // masked_value off
   size_t unique_ = 0;
 };
 
@@ -1508,8 +1657,26 @@ class Hoister {
 
 std::vector<Stmt> hoist_invariants(const std::vector<Stmt>& stmts, NameGen& names,
                                    std::vector<Buffer>* allocs) {
-  Hoister h(names, allocs);
-  return h.run(stmts);
+  // Two passes (cost round 4). Schedules of F_grad name the hoisted blocks (`hoist3`), and the
+  // names are numbered in the order the blocks are created, so a rule that creates a block
+  // earlier renumbers the later ones. The first pass runs the rules of the earlier rounds
+  // (the names schedules were written against); the second pass runs all the rules on its
+  // result: the values it finds (a sub-value of a hoisted value over fewer iter vars, an
+  // invariant value inside the hoisted values of two blocks, a masked cotangent) get buffers
+  // numbered after the first pass's, whose blocks keep their names and values (a block may
+  // load a new buffer instead of recomputing a sub-value). Each pass only replaces values by
+  // loads of buffers computing them once, so FLOPs never increase.
+  // The second pass is off unless TIRC_AD_NESTED_HOIST=1: the block names hold, but the
+  // blocks it adds and the loads it puts into first-pass blocks break hand-written schedules
+  // of F_grad all the same (tests/zoo/grad_sched16/batch_norm_gpu.tir: a new block's loops
+  // are bound to no GPU thread; grad_sched17/rms_norm.tir: reverse_compute_at of hoist0,
+  // which now reads a new buffer). Turning it on by default needs those schedules updated.
+  Hoister h(names, allocs, false);
+  std::vector<Stmt> out = h.run(stmts);
+  const char* on = std::getenv("TIRC_AD_NESTED_HOIST");
+  if (!on || std::string(on) != "1") return out;
+  Hoister h2(names, allocs, true);
+  return h2.run(out);
 }
 
 }  // namespace tirc::ad

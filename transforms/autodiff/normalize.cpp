@@ -35,6 +35,7 @@
 #include "transforms/autodiff/regions.h"
 #include "transforms/autodiff/wrap_stores.h"
 #include "transforms/simplify/const_fold.h"
+#include "transforms/simplify/simplify.h"
 
 namespace tirc {
 namespace {
@@ -667,7 +668,7 @@ class Normalizer : public IRMutator {
   std::optional<std::vector<Stmt>> expand_state(const BlockRealizeNode* br, const std::vector<Item>& items);
   std::optional<std::vector<Stmt>> split_init(const BlockRealizeNode* br);
   std::optional<std::vector<Stmt>> opaque_kinds(const BlockRealizeNode* br);
-  std::optional<std::vector<Stmt>> opaque_kinds_plain(const BlockRealizeNode* br);
+  std::optional<std::vector<Stmt>> opaque_kinds_plain(const BlockRealizeNode* br, bool* partial);
   std::optional<std::vector<Stmt>> opaque_recurrence(const BlockRealizeNode* br);
   std::optional<std::vector<Stmt>> opaque_scatter_sum(const BlockRealizeNode* br, const BlockNode& b,
                                                       const std::vector<const StoreNode*>& stores,
@@ -2167,11 +2168,19 @@ std::optional<std::vector<Stmt>> Normalizer::split_init(const BlockRealizeNode* 
 // iterations changes nothing but the rounding, as for any reduce var. The block is then
 // normalised as any other.
 std::optional<std::vector<Stmt>> Normalizer::opaque_kinds(const BlockRealizeNode* br) {
-  if (auto r = opaque_kinds_plain(br)) return r;
-  return opaque_recurrence(br);
+  // A reduce reading in which a store reads what another store accumulates (NeRF compositing
+  // in C: `Rgb[r] += T[0] * a; T[0] = T[0] * e`, helper round 18) would see partial values
+  // (gradient() refused: "a store reads T_p, which another store of the same block writes"):
+  // the recurrence reading, exact by its own conditions, is tried first (the accumulators
+  // become states with histories, rewrite 6); the reduce reading is kept when it does not apply.
+  bool partial = false;
+  auto r = opaque_kinds_plain(br, &partial);
+  if (r && !partial) return r;
+  if (auto q = opaque_recurrence(br)) return q;
+  return r;
 }
 
-std::optional<std::vector<Stmt>> Normalizer::opaque_kinds_plain(const BlockRealizeNode* br) {
+std::optional<std::vector<Stmt>> Normalizer::opaque_kinds_plain(const BlockRealizeNode* br, bool* partial) {
   const BlockNode& b = *br->block.get();
   if (b.init.defined() || !b.allocs.empty()) return std::nullopt;
   std::vector<const StoreNode*> stores;
@@ -2266,6 +2275,55 @@ std::optional<std::vector<Stmt>> Normalizer::opaque_kinds_plain(const BlockReali
         if (!same_indices(t, st->indices)) return std::nullopt;
     }
     if (guards_read_stores(items, stores)) return std::nullopt;
+    // A float store reading a buffer another store of the block accumulates (partial values).
+    // Not with a hand-written init in the block (`if j == 0 { acc[i] = 0 }`): the recurrence
+    // reading then stores acc twice per step and is refused with a less helpful message.
+    if (nb.init.defined() || hand_init) return realize_rewritten(br, std::move(nb));
+    BufSet stored_bufs;
+    for (auto* st : stores) stored_bufs.insert(st->buffer.get());
+    for (auto& it : items) {
+      auto* st = it.leaf.as<StoreNode>();
+      if (!st || !is_float(st->buffer->dtype)) continue;
+      BufSet l = loads_of(st->value);
+      for (auto& cx : it.ctx) {
+        BufSet l2 = loads_of(cx->value);
+        l.insert(l2.begin(), l2.end());
+      }
+      for (auto* y : l) *partial = *partial || (y != st->buffer.get() && stored_bufs.count(y));
+    }
+    // Or another block inside a reduce var's loop reads what this one accumulates (the same
+    // code without a shared let: `T[0] = T[0] * e` and `Rgb[r] += T[0] * c` wrapped as two
+    // blocks; refused later as reading the reduction's partial values).
+    const BlockRealizeNode* self = stands_for_.count(br) ? stands_for_.at(br) : br;
+    for (size_t q = 0; q < nb.iter_vars.size(); ++q) {
+      if (nb.iter_vars[q].kind != IterKind::Reduce) continue;
+      for (auto* l : loops_) {
+        if (!uses_var(br->bindings[q], l->loop_var.get())) continue;
+        struct Readers : IRVisitor {
+          const BlockRealizeNode* self;
+          const BufSet* bufs;
+          bool found = false;
+          int depth = 0;
+          std::string name;
+          void visit_block_realize(const BlockRealizeNode* n) override {
+            // Names are unique in a function; the tree's node may be an earlier form of br.
+            if (n == self || n->block->name == self->block->name || n->block->name == name) return;
+            ++depth;
+            IRVisitor::visit_block_realize(n);
+            --depth;
+          }
+          void visit_load(const LoadNode* n) override {
+            found = found || (depth > 0 && bufs->count(n->buffer.get()) && is_float(n->buffer->dtype));
+            IRVisitor::visit_load(n);
+          }
+        } rd;
+        rd.self = self;
+        rd.name = b.name;
+        rd.bufs = &stored_bufs;
+        rd.visit(l->body);
+        *partial = *partial || rd.found;
+      }
+    }
   }
   return realize_rewritten(br, std::move(nb));
 }
@@ -2508,12 +2566,23 @@ std::optional<std::vector<Stmt>> Normalizer::expand_state(const BlockRealizeNode
   }
   if (sv < 0) return std::nullopt;
   const Var& s = b.iter_vars[sv].var;
+  // Stores indexed by the scan var (`H[vt, vj] = c[vj]`, a per-step output of the state in the
+  // same step; helper round 18) are not states: they stay stores of the step, their loads of a
+  // state rewritten as any value's (the new value after the state's store), and rewrite 9
+  // splits the step afterwards. Only beside at least one state, one store per buffer.
+  std::vector<bool> plain(items.size(), false);
+  for (size_t j = 0; j < items.size(); ++j) {
+    auto* st = items[j].leaf.as<StoreNode>();
+    for (auto& i : st->indices) plain[j] = plain[j] || uses_var(i, s.get());
+  }
+  if (std::all_of(plain.begin(), plain.end(), [](bool x) { return x; })) return std::nullopt;
   for (size_t j = 0; j < items.size(); ++j) {
     auto* st = items[j].leaf.as<StoreNode>();
     const Buffer& Y0 = st->buffer;
     // Several states (helper round 16): one store each.
     for (size_t k = 0; k < j; ++k)
       if (items[k].leaf.as<StoreNode>()->buffer.same_as(Y0)) return std::nullopt;
+    if (plain[j]) continue;
     // The store: distinct spatial iter vars, all of them, not the scan var (or constants).
     VarSet seen;
     for (size_t d = 0; d < st->indices.size(); ++d) {
@@ -2563,7 +2632,11 @@ std::optional<std::vector<Stmt>> Normalizer::expand_state(const BlockRealizeNode
     Expr old;  // the state before this step
   };
   std::vector<State> states;
-  for (auto& it : items) {
+  std::vector<size_t> state_pos;  // the item of each state
+  for (size_t ii = 0; ii < items.size(); ++ii) {
+  if (plain[ii]) continue;
+  state_pos.push_back(ii);
+  const Item& it = items[ii];
   auto* st = it.leaf.as<StoreNode>();
   const Buffer& Y = st->buffer;
   // Nothing else in the scan loop may touch the state (it now changes only after the loop),
@@ -2579,8 +2652,19 @@ std::optional<std::vector<Stmt>> Normalizer::expand_state(const BlockRealizeNode
     std::vector<std::pair<const BlockRealizeNode*, std::pair<int, int64_t>>> readers;
     const BlockRealizeNode* cur = nullptr;
     bool touches = false, writes = false, nested = false;
+    // A block beside the state's block in its statement of L's body, after it (helper round
+    // 18: `for j { c[j] = c[j] * a + x; H[t, j] = c[j] }`): at each iteration of the loops
+    // they share it runs after the state's block, so a load of the element the state's block
+    // has just written there (the same element as a function of the loop vars) sees the new
+    // value, i.e. the history at the step. Any other element could be old or new.
+    bool passed_self = false;
+    std::vector<std::vector<Expr>> cur_loads;
+    std::function<bool(const BlockRealizeNode*)> same_element;
     void visit_block_realize(const BlockRealizeNode* n) override {
-      if (n == self) return;
+      if (n == self) {
+        passed_self = true;
+        return;
+      }
       if (depth > 0) {
         nested = true;
         IRVisitor::visit_block_realize(n);
@@ -2588,6 +2672,7 @@ std::optional<std::vector<Stmt>> Normalizer::expand_state(const BlockRealizeNode
       }
       cur = n;
       touches = writes = nested = false;
+      cur_loads.clear();
       ++depth;
       IRVisitor::visit_block_realize(n);
       --depth;
@@ -2598,7 +2683,8 @@ std::optional<std::vector<Stmt>> Normalizer::expand_state(const BlockRealizeNode
         auto* ld = e.as<LoadNode>();
         pred_reads = pred_reads || (ld && ld->buffer.get() == y);
       });
-      if (!after || writes || nested || pred_reads) {
+      const bool beside = !after && passed_self && same_element && same_element(n);
+      if ((!after && !beside) || writes || nested || pred_reads) {
         bad = true;
         return;
       }
@@ -2616,6 +2702,7 @@ std::optional<std::vector<Stmt>> Normalizer::expand_state(const BlockRealizeNode
     const std::vector<bool>* fixed = nullptr;
     void visit_load(const LoadNode* n) override {
       if (n->buffer.get() == y) (depth > 0 ? touches : bad) = true;
+      if (n->buffer.get() == y && depth > 0) cur_loads.push_back(n->indices);
       // A reader of a scalar state reads its element (the history keeps only that one).
       if (n->buffer.get() == y)
         for (size_t d = 0; d < fixed->size(); ++d)
@@ -2640,6 +2727,24 @@ std::optional<std::vector<Stmt>> Normalizer::expand_state(const BlockRealizeNode
   for (size_t d = 0; d < st->indices.size(); ++d) fixed.push_back(is_const_int(st->indices[d]));
   others.state_idx = &st->indices;
   others.fixed = &fixed;
+  {
+    // The state's element as a function of the loop vars, against each load of a reader.
+    VarMap own;
+    for (size_t k = 0; k < b.iter_vars.size(); ++k) own[b.iter_vars[k].var.get()] = br->bindings[k];
+    std::vector<Expr> elem;
+    for (auto& i : st->indices) elem.push_back(simplify(substitute(i, own)));
+    others.same_element = [&others, elem](const BlockRealizeNode* n) {
+      VarMap m;
+      const BlockNode& nb = *n->block.get();
+      for (size_t k = 0; k < nb.iter_vars.size(); ++k) m[nb.iter_vars[k].var.get()] = n->bindings[k];
+      for (auto& idx : others.cur_loads) {
+        if (idx.size() != elem.size()) return false;
+        for (size_t d = 0; d < idx.size(); ++d)
+          if (!expr_identical(simplify(substitute(idx[d], m)), elem[d])) return false;
+      }
+      return !others.cur_loads.empty();
+    };
+  }
   {
     // The statement of L's body holding the state's block: later statements run after the
     // whole step of the state's block.
@@ -2705,7 +2810,8 @@ std::optional<std::vector<Stmt>> Normalizer::expand_state(const BlockRealizeNode
     Expr r = e;
     for (size_t k = 0; k < states.size(); ++k) {
       const State& S = states[k];
-      ReplaceStateLoad rp(S.st->buffer.get(), S.st->indices, k < pos ? make_load(S.hist, S.cur_idx) : S.old);
+      ReplaceStateLoad rp(S.st->buffer.get(), S.st->indices,
+                          state_pos[k] < pos ? make_load(S.hist, S.cur_idx) : S.old);
       r = rp.mutate(r);
       other = other || rp.other;
     }
@@ -2734,17 +2840,26 @@ std::optional<std::vector<Stmt>> Normalizer::expand_state(const BlockRealizeNode
       ctx_map[cx.get()] = nc;
       ni.ctx.push_back(nc);
     }
-    const StoreNode* st = states[j].st;
+    const StoreNode* st = it.leaf.as<StoreNode>();
     Expr value = rewrite(st->value, j);
+    if (plain[j]) {
+      std::vector<Expr> idx;
+      for (auto& i : st->indices) idx.push_back(rewrite(i, j));
+      ni.leaf = make_store(st->buffer, idx, value, st->loc);
+      nis.push_back(std::move(ni));
+      continue;
+    }
     reads_state = reads_state || !value.same_as(st->value);
-    ni.leaf = make_store(states[j].hist, states[j].cur_idx, value, st->loc);
+    size_t k = std::find(state_pos.begin(), state_pos.end(), j) - state_pos.begin();
+    ni.leaf = make_store(states[k].hist, states[k].cur_idx, value, st->loc);
     nis.push_back(std::move(ni));
   }
   if (other) return std::nullopt;
   if (!reads_state) return std::nullopt;  // the last step's value wins: not a recurrence
   for (size_t j = 0; j < nis.size(); ++j) {
+    if (plain[j]) continue;  // a guarded output store stays guarded
     Item& ni = nis[j];
-    const Expr& state = states[j].old;
+    const Expr& state = states[std::find(state_pos.begin(), state_pos.end(), j) - state_pos.begin()].old;
     auto* hs = ni.leaf.as<StoreNode>();
     Expr value = hs->value;
     // Guards around the update (`if vr >= 1 { S[vx] = tanh(S[vx] + X[vr, vx]) }`): a step they
@@ -2772,7 +2887,7 @@ std::optional<std::vector<Stmt>> Normalizer::expand_state(const BlockRealizeNode
   }
   Stmt hist = build_piece(br, Piece{nis, std::nullopt, std::nullopt}, b.name, false);
   // Several histories in one step: normalised again (rewrite 9 splits the stores).
-  if (states.size() > 1) hist = mutate(hist);
+  if (nis.size() > 1) hist = mutate(hist);
   size_t at = 0;
   while (loops_[at] != L) ++at;
   for (auto& S : states) {

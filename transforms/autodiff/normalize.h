@@ -26,7 +26,11 @@
 //   6. a scan block overwriting a state at every step keeps the state's history in a new
 //      buffer `<Y>_hist` (leading dim: the scan var), and a block after the scan loop
 //      copies the last step into Y; blocks later in the scan loop's body that read the
-//      state at their step read the history instead;
+//      state at their step read the history instead, and so do blocks after the state's block
+//      in the same statement reading the element it has just written; stores of the step
+//      indexed by the scan var stay stores of the step;
+//   8. opaque iter vars become spatial / reduce / scan vars; a reduce reading whose partial
+//      values another store or block of the loop reads is read as a recurrence when it can;
 //   9. a scan block whose stores read each other (an LSTM cell's C and H) is split into
 //      one block per group of independent stores inside the same scan loop (the loops
 //      between the scan loop and the block are copied per piece, the scan loop is not).

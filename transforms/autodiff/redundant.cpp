@@ -14,6 +14,7 @@
 #include "ir/mutator.h"
 #include "ir/visitor.h"
 #include "transforms/autodiff/expr_ad.h"
+#include "transforms/autodiff/spatial_conflicts.h"
 #include "transforms/simplify/const_fold.h"
 #include "transforms/simplify/simplify.h"
 
@@ -354,9 +355,16 @@ std::string repeated_instances_by_groups(const BlockInfo& b, const std::vector<c
 // enumerated at that iteration only: compute_at puts a producer under loops it ignores, and
 // counting their points made the nest of a tiled conv2d's padding too large to check (its
 // overlapping halo tiles then gave a wrong gradient silently).
+//
+// With `conflicts_only` (scan blocks, and the second passes below) only SpatialConflicts runs
+// (spatial iterations reading what others write), and a nest too large to enumerate is
+// enumerated over a sub-box of its first iterations (every conflict found there is one of the
+// whole nest). `complete` (when given) tells whether every point of the nest was visited.
 std::string enumerate_instances(const BlockInfo& b, const Expr& predicate,
                                 const std::vector<const ForNode*>& once,
-                                const std::unordered_map<const VarNode*, Expr>& fixed = {}) {
+                                const std::unordered_map<const VarNode*, Expr>& fixed = {},
+                                bool conflicts_only = false, bool* complete = nullptr) {
+  if (complete) *complete = false;
   std::vector<const ForNode*> loops;
   std::vector<int64_t> lo_of, ext_of;  // the loops' bounds (with `fixed` substituted)
   std::vector<Expr> conds{substitute(predicate, fixed)};
@@ -385,8 +393,18 @@ std::string enumerate_instances(const BlockInfo& b, const Expr& predicate,
   const BlockNode& blk = *b.br->block.get();
   std::vector<Expr> bindings;
   for (auto& e : b.br->bindings) bindings.push_back(substitute(e, lets));
-  if (total > kMaxEnumerated)
+  if (total > kMaxEnumerated && !conflicts_only)
     return fixed.empty() ? repeated_instances_by_groups(b, loops, conds, bindings, once) : "";
+  bool whole = true;
+  while (total > kMaxEnumerated) {  // conflicts_only: the sub-box of the first iterations
+    whole = false;
+    size_t big = 0;
+    for (size_t i = 0; i < ext_of.size(); ++i)
+      if (ext_of[i] > ext_of[big]) big = i;
+    ext_of[big] = (ext_of[big] + 1) / 2;
+    total = 1;
+    for (int64_t e : ext_of) total = std::min<int64_t>(total * e, int64_t{1} << 40);
+  }
   std::vector<GuardedStore> stores;
   {
     std::vector<Expr> cs;
@@ -406,11 +424,12 @@ std::string enumerate_instances(const BlockInfo& b, const Expr& predicate,
     return reads_float;
   };
   if (!b.carries) return "";
+  SpatialConflicts conflicts(blk, written_buffer_accesses(blk));
   std::map<std::vector<int64_t>, std::vector<int64_t>> seen;  // instance -> first loop point
   // (buffer, element) -> (spatial values, instance) of the first store.
   std::map<std::pair<const BufferNode*, std::vector<int64_t>>, std::vector<int64_t>> written;
   std::vector<int64_t> point(loops.size());
-  std::unordered_map<const VarNode*, Expr> at, iv_at;
+  std::unordered_map<const VarNode*, Expr> at = fixed, iv_at = fixed;  // scalars fixed to sizes, too
   auto show_point = [&](const std::vector<int64_t>& pt) {
     std::string t;
     for (size_t i = 0; i < loops.size(); ++i)
@@ -444,10 +463,12 @@ std::string enumerate_instances(const BlockInfo& b, const Expr& predicate,
       if (!v) return "";
       inst.push_back(*v);
     }
-    auto [it, fresh] = seen.emplace(inst, point);
-    if (!fresh)
-      return "the loop iterations " + show_point(it->second) + " and " + show_point(point) +
-             " run the same instance (its bindings are not one-to-one): each instance must run once";
+    if (!conflicts_only) {
+      auto [it, fresh] = seen.emplace(inst, point);
+      if (!fresh)
+        return "the loop iterations " + show_point(it->second) + " and " + show_point(point) +
+               " run the same instance (its bindings are not one-to-one): each instance must run once";
+    }
     std::vector<int64_t> spatial;
     for (size_t q = 0; q < inst.size(); ++q) {
       iv_at[blk.iter_vars[q].var.get()] =
@@ -455,6 +476,7 @@ std::string enumerate_instances(const BlockInfo& b, const Expr& predicate,
       if (blk.iter_vars[q].kind == IterKind::Spatial) spatial.push_back(inst[q]);
     }
     for (auto& g : stores) {
+      if (conflicts_only) break;
       if (local.count(g.st->buffer.get()) || !carries(g.st)) continue;  // one per instance / no adjoint
       bool on = true, known = true;
       for (auto& c : g.conds) {
@@ -484,6 +506,50 @@ std::string enumerate_instances(const BlockInfo& b, const Expr& predicate,
              "] (a block whose spatial iterations conflict is invalid: give each iteration elements of its "
              "own, e.g. index the scratch buffer by every spatial iter var)";
     }
+    std::string why = conflicts.visit(inst, iv_at);
+    if (!why.empty()) return why;
+  }
+  if (complete) *complete = whole;
+  return "";
+}
+
+// The scalars (not loop vars or lets) in the loop bounds of b's path.
+std::vector<const VarNode*> symbolic_scalars(const BlockInfo& b) {
+  std::unordered_set<const VarNode*> scalars, bound;
+  for (auto& p : b.path) {
+    if (auto* f = p.as<ForNode>()) {
+      bound.insert(f->loop_var.get());
+      collect_vars(f->min, &scalars);
+      collect_vars(f->extent, &scalars);
+    } else if (auto* l = p.as<LetStmtNode>()) {
+      bound.insert(l->var.get());
+    }
+  }
+  std::vector<const VarNode*> syms;
+  for (auto* v : scalars)
+    if (!bound.count(v)) syms.push_back(v);
+  std::sort(syms.begin(), syms.end(), [](const VarNode* x, const VarNode* y) { return x->name < y->name; });
+  return syms;
+}
+
+// SpatialConflicts where enumerate_instances did not visit the whole nest (scan blocks, nests
+// larger than 2^14 points, symbolic bounds): over the sub-box of the first iterations, and
+// with the scalars of symbolic bounds at 2 and 3 (sizes the function may be called with).
+// Every conflict found is a real one; "" proves nothing when the nest was not visited whole.
+std::string conflicts_beyond_enumeration(const BlockInfo& b, const Expr& pred,
+                                         const std::vector<const ForNode*>& once) {
+  bool complete = false;
+  std::string why = enumerate_instances(b, pred, once, {}, true, &complete);
+  if (!why.empty() || complete) return why;
+  std::vector<const VarNode*> syms = symbolic_scalars(b);
+  for (int64_t val : {2, 3}) {
+    if (syms.empty()) break;
+    std::unordered_map<const VarNode*, Expr> fixed;
+    for (auto* v : syms) fixed[v] = make_const(v->dtype, static_cast<double>(val));
+    why = enumerate_instances(b, pred, once, fixed, true);
+    if (!why.empty())
+      return why + " (with " + std::string(syms.size() == 1 ? syms[0]->name : "its scalars") + " = " +
+             std::to_string(val) + ")";
   }
   return "";
 }
@@ -606,7 +672,6 @@ Function run_redundant_blocks_once(const FunctionNode& f) {
   // reads loop points as instances and instances as independent, which gave wrong gradients
   // (the repeats' adjoints summed; one adjoint buffer for all the tile's reuses). Refused.
   for (auto& b : c.blocks) {
-    if (b.scan) continue;
     Expr pred = b.br->predicate;
     std::vector<const ForNode*> first_only;
     if (auto it = once.find(b.br); it != once.end())
@@ -615,25 +680,14 @@ Function run_redundant_blocks_once(const FunctionNode& f) {
         pred = is_one(pred) ? eq : make_binary(BinOp::And, eq, pred);
         first_only.push_back(L);
       }
-    std::string why = enumerate_instances(b, pred, first_only);
-    if (why.empty()) {
+    bool complete = false;
+    std::string why = b.scan ? "" : enumerate_instances(b, pred, first_only, {}, false, &complete);
+    if (why.empty() && !b.scan) {
       // Symbolic loop bounds (`for k in serial(n * 2)` bound to `vk = k // 2`): enumerate at
       // small values of the scalars they use, as the function may be called with them (a
       // repeated reduce instance ran its update, and its init, twice: wrong gradients, found
       // by the h8 generator).
-      std::unordered_set<const VarNode*> scalars, bound;
-      for (auto& p : b.path) {
-        if (auto* f = p.as<ForNode>()) {
-          bound.insert(f->loop_var.get());
-          collect_vars(f->min, &scalars);
-          collect_vars(f->extent, &scalars);
-        } else if (auto* l = p.as<LetStmtNode>()) {
-          bound.insert(l->var.get());
-        }
-      }
-      std::vector<const VarNode*> syms;
-      for (auto* v : scalars)
-        if (!bound.count(v)) syms.push_back(v);
+      std::vector<const VarNode*> syms = symbolic_scalars(b);
       // Only where a reduce binding uses a loop of symbolic bounds: a repeated spatial
       // instance is left to the later, more specific checks (tests/autodiff/normalize_test.cpp,
       // init_test.cpp reach them through symbolic sizes).
@@ -660,6 +714,9 @@ Function run_redundant_blocks_once(const FunctionNode& f) {
                  std::to_string(val) + ")";
       }
     }
+    // Spatial iterations reading what others write (SpatialConflicts): also in scan blocks,
+    // and, where the nest was not enumerated whole, over a sub-box or at small sizes.
+    if (why.empty() && (b.scan || !complete)) why = conflicts_beyond_enumeration(b, pred, first_only);
     if (!why.empty()) throw Error("block " + b.br->block->name + ": " + why);
   }
   if (once.empty()) return out;

@@ -25,6 +25,11 @@
 // also enumerated: two loop points running one instance (a non-injective binding) or two
 // instances with different spatial values storing to one element of a buffer the block does
 // not allocate (a reused scratch tile; LANGUAGE.md: such a block is invalid) are refused.
+// The same enumeration (also of scan blocks; over the first iterations of a nest too large,
+// and at small sizes for symbolic bounds) refuses an instance reading or writing an element
+// that an instance at another spatial point wrote or read earlier in loop order, unless that
+// one ran at an earlier step of the block's scan var (spatial_conflicts.h): gradient() reads
+// spatial instances as independent, which gave wrong gradients (helper round 18).
 // Refusals only concern blocks an adjoint flows through (a float store whose value reads a
 // float buffer): repeated or conflicting integer / constant stores are left alone.
 #pragma once
