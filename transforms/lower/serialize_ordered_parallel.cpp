@@ -10,6 +10,7 @@
 // module. Blocks annotated "atomic" (autodiff's scatter-adds) stay parallel: codegen makes their
 // updates atomic. The same dependence tracking tells which atomic blocks no concurrent loop
 // reaches through an ordered iter var: drop_unraced_atomic makes their stores plain.
+#include <cstdlib>
 #include <set>
 #include <unordered_map>
 #include <vector>
@@ -17,6 +18,9 @@
 #include "ir/mutator.h"
 #include "ir/visitor.h"
 #include "transforms/lower/lower.h"
+#include "transforms/simplify/bounds.h"
+#include "transforms/simplify/linear.h"
+#include "transforms/simplify/simplify.h"
 
 namespace tirc {
 namespace {
@@ -105,24 +109,33 @@ class OrderedParallelFinder : public LoopDeps {
 // Finds the atomic blocks whose updates cannot race without the atomics. Concurrent loops are
 // parallel, thread-bound and vectorized ones (vector lanes scatter too). A block qualifies when
 // no concurrent loop reaches its reduce / scan / opaque vars, every concurrent loop around it
-// reaches one of its spatial vars (else every iteration runs the same instances), and no other
-// block under a concurrent loop around it writes a buffer it writes (another block's atomic
-// adds, or plain stores, into the same elements from other iterations).
+// reaches one of its spatial vars (else every iteration runs the same instances), and every
+// other block under a concurrent loop around it that writes a buffer it writes is proven to
+// write other elements in other iterations of each such loop (else another block's atomic
+// adds, or plain stores, could meet its own from other iterations). The proof (round 18, the
+// zero fill of a scatter's column tile moved into the scatter's parallel loop kept every add
+// atomic: 7x slower with 2 threads, bench/README.md "Codegen r18"): some dimension of the
+// buffer is stored by both blocks, at every store, at `k * l + f` with one constant k != 0
+// for the loop var l, f free of l, and all the f's together within fewer than |k| values:
+// iteration l touches only [k * l + lo, k * l + lo + |k|).
 class UnracedAtomicFinder : public LoopDeps {
  public:
   UnracedAtomicFinder() : LoopDeps({ForKind::Parallel, ForKind::ThreadBinding, ForKind::Vectorized}) {}
 
-  std::set<const BlockNode*> unraced() const {
+  std::set<const BlockNode*> unraced() {
     std::set<const BlockNode*> out;
-    for (auto& c : blocks_) {
+    for (size_t ci = 0; ci < blocks_.size(); ++ci) {
+      const Info& c = blocks_[ci];
       if (!c.candidate) continue;
       bool alone = true;
-      for (auto& o : blocks_) {
-        if (&o == &c || !alone) continue;
-        bool shared_loop = false, shared_buf = false;
-        for (auto* l : o.enclosing) shared_loop = shared_loop || c.enclosing.count(l);
-        for (auto* b : o.writes) shared_buf = shared_buf || c.writes.count(b);
-        alone = !(shared_loop && shared_buf);
+      for (size_t oi = 0; oi < blocks_.size() && alone; ++oi) {
+        const Info& o = blocks_[oi];
+        if (oi == ci) continue;
+        for (auto* b : o.writes) {
+          if (!c.writes.count(b)) continue;
+          for (auto* l : o.enclosing)
+            if (c.enclosing.count(l) && !partitioned(ci, oi, b, l)) alone = false;
+        }
       }
       if (alone) out.insert(c.block);
     }
@@ -130,17 +143,43 @@ class UnracedAtomicFinder : public LoopDeps {
   }
 
  protected:
+  void visit_for(const ForNode* n) override {
+    loop_vars_[n->loop_var.get()] = n->loop_var;
+    az_.bind(n->loop_var, in_context(n->min), in_context(n->extent));
+    LoopDeps::visit_for(n);
+  }
+  void visit_let_stmt(const LetStmtNode* n) override {
+    subst_[n->var.get()] = in_context(n->value);
+    LoopDeps::visit_let_stmt(n);
+  }
   void visit_block_realize(const BlockRealizeNode* n) override {
     VarSet spatial;
     VarSet ordered = enter_block(n, &spatial);
-    Info info{n->block.get(), enclosing_, {}, false};
+    Info info{n->block.get(), enclosing_, {}, false, false};
     for (auto& w : n->block->writes) info.writes.insert(w.buffer.get());
     if (n->block->annotations.count("atomic") && ordered.empty()) {
       info.candidate = true;
       for (auto* l : enclosing_) info.candidate = info.candidate && spatial.count(l);
     }
+    const BlockNode& b = *n->block.get();
+    for (size_t i = 0; i < b.iter_vars.size() && i < n->bindings.size(); ++i)
+      subst_[b.iter_vars[i].var.get()] = in_context(n->bindings[i]);
     blocks_.push_back(std::move(info));
+    open_.push_back(blocks_.size() - 1);
     IRVisitor::visit_block_realize(n);
+    open_.pop_back();
+  }
+  void visit_store(const StoreNode* n) override {
+    std::vector<Expr> idx;
+    for (auto& i : n->indices) idx.push_back(in_context(i));
+    if (!open_.empty()) stores_.push_back({open_.back(), n->buffer.get(), std::move(idx)});
+    // A store counts as a write of every enclosing block, declared or not.
+    for (size_t b : open_) blocks_[b].writes.insert(n->buffer.get());
+    IRVisitor::visit_store(n);
+  }
+  void visit_buffer_ptr(const BufferPtrNode* n) override {
+    for (size_t b : open_) blocks_[b].opaque = true;  // writes we cannot see
+    IRVisitor::visit_buffer_ptr(n);
   }
 
  private:
@@ -148,9 +187,61 @@ class UnracedAtomicFinder : public LoopDeps {
     const BlockNode* block;
     VarSet enclosing;
     std::set<const BufferNode*> writes;
-    bool candidate;
+    bool candidate, opaque;
   };
+  struct StoreAt {
+    size_t block;
+    const BufferNode* buffer;
+    std::vector<Expr> indices;  // in loop vars and params
+  };
+  Expr in_context(const Expr& e) const { return subst_.empty() ? e : substitute(e, subst_); }
+  // The stores of blocks a and o to b are at disjoint elements in different iterations of l.
+  bool partitioned(size_t a, size_t o, const BufferNode* b, const VarNode* lv) {
+    // TIRC_LOWER_NO_PARTITION_PROOF=1: as before round 18 (bench/bench_codegen_r18.cpp).
+    if (blocks_[a].opaque || blocks_[o].opaque || !loop_vars_.count(lv) ||
+        std::getenv("TIRC_LOWER_NO_PARTITION_PROOF"))
+      return false;
+    Var l = loop_vars_.at(lv);
+    std::vector<const StoreAt*> st;
+    for (auto& s : stores_)
+      if (s.buffer == b && (s.block == a || s.block == o)) st.push_back(&s);
+    if (st.empty()) return false;
+    for (size_t d = 0; d < st[0]->indices.size(); ++d) {
+      int64_t k = 0, lo = Interval::kPosInf, hi = Interval::kNegInf;
+      bool ok = true;
+      for (const StoreAt* s : st) {
+        if (d >= s->indices.size()) ok = false;
+        if (!ok) break;
+        const Expr& e = s->indices[d];
+        auto lf = linear_form(e, {l});
+        SumForm sf = to_sum_form(e);
+        // The run-time index is its mathematical value (no wrap), linear in l.
+        if (!lf || lf->coeffs[0] == 0 || (k != 0 && lf->coeffs[0] != k) ||
+            !interval_fits(sum_form_bound(sf, az_.ranges()), sf.dtype)) {
+          ok = false;
+          break;
+        }
+        k = lf->coeffs[0];
+        LinearForm rest = *lf;
+        rest.coeffs[0] = 0;
+        Interval fb = az_.const_bound(from_linear_form(rest, {l}));
+        if (!fb.has_lower() || !fb.has_upper()) {
+          ok = false;
+          break;
+        }
+        lo = std::min(lo, fb.lo);
+        hi = std::max(hi, fb.hi);
+      }
+      if (ok && k != 0 && k != INT64_MIN && static_cast<__int128>(hi) - lo < (k < 0 ? -k : k)) return true;
+    }
+    return false;
+  }
   std::vector<Info> blocks_;
+  std::vector<StoreAt> stores_;
+  std::vector<size_t> open_;  // the blocks around the statement being visited
+  std::unordered_map<const VarNode*, Expr> subst_;
+  std::unordered_map<const VarNode*, Var> loop_vars_;
+  Analyzer az_;
 };
 
 class DropAtomic : public IRMutator {
