@@ -16,7 +16,12 @@ Times are the minimum over rounds of `tirc bench`'s minimum (the machine is shar
 
 `--set 17` takes the CPU files of tests/zoo/grad_sched17 (helper round 17: fusion across
 gradient blocks, rfactor; the GPU files there are checked in the GPU emulator, not timed) and
-writes the section "Scheduled gradients r17" of the README.
+writes the section "Scheduled gradients r17" of the README. `--set 18` takes the CPU files of
+tests/zoo/grad_sched18 (round 18: tensorize, rfactor, cache_write, F and F_grad scheduled in one
+file, second order) and writes "Scheduled gradients r18"; there the extents are enlarged in the
+`func` items only (intrinsics and split factors keep their sizes). A second-order file holds F_grad
+as `tirc grad -o` printed it with `# grad: F_grad`; its SIZES18 entry names F_grad as the function,
+so F_grad_grad is timed against F_grad.
 """
 import argparse
 import json
@@ -88,7 +93,7 @@ about 2x are noise (helper h6, round 17; one-thread bisections also noisy, +-30%
   the forward's two: memory bound), rms_norm 5-8, max_pool2d_pad 4.3 (recomputed pool, argmax
   pass and scatter), cumprod_rowfused 4.0 (recomputed scan, reverse scan, copy and zero-fill).
 - lrn's row pipeline (sqr_sum_dX moved into norm_dX_dS's row loop) is refused by the tirc of
-  18:30 (tests/zoo/grad_sched17/lrn_refuse_reverse_compute_at_window.tir), not timed; lrn
+  18:30 (tests/zoo/grad_sched17/lrn_reverse_compute_at_window.tir, applied since round 18), not timed; lrn
   (0.67x) and conv2d_dilated (0.92x) within the noise.
 """
 
@@ -119,6 +124,77 @@ from (helper h6, round 16; bisected with one block's schedule at a time, `--thre
 """
 
 
+# Round 18 (tests/zoo/grad_sched18, CPU files only): enlarged in `func` items only.
+SIZES18 = {
+    "linear": ("linear", {"32": "512", "64": "1024", "48": "1024"}),
+    "ln_linear": ("ln_linear", {"32": "512", "64": "1024", "48": "1024", "0.015625": "0.0009765625"}),
+    "conv_nhwc_bias_relu": ("conv_nhwc_bias_relu", {"2": "4", "8": "32", "10": "34", "9": "33", "16": "64"}),
+    "attention_mask": ("attention_mask", {"2": "8", "16": "256", "32": "64", "0.17677669529663687": "0.125"}),
+    "lstm_cell": ("lstm_cell", {"16": "256", "32": "512", "64": "1024", "96": "1536", "128": "2048"}),
+    "dwsep_conv": ("dwsep_conv", {"2": "4", "16": "64", "10": "58", "8": "56", "32": "128"}),
+    "embedding_linear": ("embedding_linear", {"32": "512", "100": "50000", "99": "49999", "64": "1024",
+                                              "48": "1024"}),
+    "softmax_ce_linear": ("softmax_ce_linear", {"32": "512", "64": "1024", "100": "1000", "99": "999",
+                                                "0.03125": "0.001953125"}),
+    "group_norm_silu": ("group_norm_silu", {"2": "16", "8": "64", "0.00390625": "0.00006103515625"}),
+    "tanh_linear_second_order": ("tanh_linear_grad", {"16": "512", "48": "1024", "32": "1024"}),
+    "im2col_conv": ("im2col_conv", {"16": "64", "10": "58", "8": "56", "144": "576", "32": "128", "64": "3136"}),
+    "max_pool_overlap": ("max_pool_overlap", {"4": "16", "16": "64", "17": "113", "8": "56"}),
+    "gap_head": ("gap_head", {"8": "64", "32": "512", "7": "14", "10": "1000",
+                              "0.02040816326530612": "0.00510204081632653"}),
+    "batch_norm_relu": ("batch_norm_relu", {"8": "32", "16": "64", "6": "28",
+                                            "0.003472222222222222": "0.0000398596938775510"}),
+    "conv3d_bias": ("conv3d_bias", {"2": "4", "4": "16", "6": "18", "8": "32"}),
+    "gru_cell": ("gru_cell", {"16": "256", "32": "512", "64": "1024", "96": "1536"}),
+    "cosine_classifier": ("cosine_classifier", {"32": "512", "64": "1024", "48": "1024"}),
+    "instance_norm_relu": ("instance_norm_relu", {"4": "16", "16": "64", "12": "56",
+                                                  "0.006944444444444444": "0.00031887755102040814"}),
+    "logreg_second_order": ("logreg_grad", {"64": "65536", "32": "256", "0.015625": "0.0000152587890625"}),
+    "prelu_mse": ("prelu_mse", {"16": "32", "32": "64", "8": "56", "0.00003051757812": "1.557e-07"}),
+}
+
+NOTES18 = """
+Measured 2026-11-27 20:50-21:25 with a load average of 12-20 on 2 cores (seven helpers building
+and testing), 1 round x 3 runs, the script run in seven parts (`--ops`): differences under about
+2x are noise (helper h6, round 18; one-thread reruns quoted below). For the two second-order
+files (tanh_linear_second_order, logreg_second_order) the "F" columns are F_grad (first order,
+scheduled in the file) and "F_grad" is F_grad_grad.
+- Tensorized GEMM adjoints (linear, ln_linear, lstm_cell, gru_cell, attention_mask, im2col_conv,
+  second order): the user kernels keep the 4x16 accumulator tile in memory (a load and a store per
+  4 FMAs): tirc has no way to give an accumulation adjoint a register / "local" accumulator
+  (cache_write refuses a buffer with a zero-fill block, no cache_inplace: h6 finding F4). The
+  tile loop order decides: linear's mm_dX with the column tile outside the reduce tile
+  (i0, k0, j0) ran 2x slower than unscheduled at one thread (W read in 16-column stripes 4 KB
+  apart); with the reduce tile outside (i0, j0, k0), as in the files, equal at one thread.
+- conv_nhwc_bias_relu: the recomputed forward conv is half of the unscheduled F_grad; F_grad / F
+  is 17 (30 in a first run) because F's schedule reaches ~50 GFLOP/s (channels vectorized,
+  accumulator row in registers) while conv_dP vectorized over c reads W[r, s, c, f] with stride
+  64 (gathers) and the tensorized conv_dW reloads its tile (F4).
+- batch_norm_relu (0.69x) and max_pool_overlap (0.75x) scheduled slower at 2 threads: at one
+  thread batch_norm_relu is equal (79 / 72 ms); max_pool_overlap 82 -> 113 ms with the
+  decompose_reduction of the recomputed pool, not reproduced on the forward pool alone
+  (decomposed: equal or faster), left as noise. batch_norm_relu F_grad / F 40: seven scalar
+  per-channel reductions and 4-D hoisted buffers (334 MB moved against the forward's 96 MB) at
+  0.5 GFLOP/s.
+- softmax_ce_linear: F scheduled slower at 2 threads (1114 -> 1472 ms), equal at one thread
+  (3067 / 2974 ms): parallel loops waiting for descheduled threads.
+- GPU files (linear_gpu, lstm_cell_gpu, group_norm_silu_gpu, max_pool_overlap_gpu,
+  conv_bias_relu_gpu, softmax_ce_linear_gpu, embedding_linear_gpu, attention_mask_gpu) are
+  checked by ptxas and the GPU emulator (tests/zoo/grad_sched18_test.cpp), not timed.
+"""
+
+
+def enlarge_funcs(text, table):
+    # Whole-word integer / float tokens of the lines of `func` items; `intrin` and `schedule`
+    # items keep their sizes (tile shapes of the intrinsics, split factors).
+    out, in_func = [], False
+    for line in text.splitlines(keepends=True):
+        if re.match(r"(func|intrin|schedule)\b", line):
+            in_func = line.startswith("func")
+        out.append(enlarge(line, table) if in_func and not line.startswith("#") else line)
+    return "".join(out)
+
+
 def enlarge(text, table):
     # Only the func (not comments, not split factors in schedules: those are not in the table).
     def sub(m):
@@ -142,10 +218,10 @@ def main():
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--update", default="")
-    ap.add_argument("--set", default="16", choices=["16", "17"])
+    ap.add_argument("--set", default="16", choices=["16", "17", "18"])
     a = ap.parse_args()
-    sizes = SIZES17 if a.set == "17" else SIZES
-    folder = "grad_sched17" if a.set == "17" else "grad_sched16"
+    sizes = {"16": SIZES, "17": SIZES17, "18": SIZES18}[a.set]
+    folder = "grad_sched" + a.set
     ops = a.ops.split(",") if a.ops else list(sizes)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -154,7 +230,7 @@ def main():
             src = open(os.path.join(ROOT, "tests", "zoo", folder, op + ".tir")).read()
             big = os.path.join(tmp, op + ".tir")
             g = os.path.join(tmp, op + "_g.tir")
-            open(big, "w").write(enlarge(src, table))
+            open(big, "w").write(enlarge_funcs(src, table) if a.set == "18" else enlarge(src, table))
             r = subprocess.run([a.tirc, "grad", big, "--func", func, "-o", g], capture_output=True, text=True)
             if r.returncode != 0:
                 print(op, "grad failed:", r.stdout + r.stderr)
@@ -180,7 +256,11 @@ def main():
         for op, gu, gs, sp, fu, fs, ratio in rows:
             lines.append("| %s | %.3f | %.3f | %.2fx | %.3f | %s | %.2f |" %
                          (op, gu, gs, sp, fu, "%.3f" % fs if fs is not None else "-", ratio))
-        if a.set == "17":
+        if a.set == "18":
+            begin, end = "<!-- grad_sched18 begin -->", "<!-- grad_sched18 end -->"
+            title, files, flag, notes = ("## Scheduled gradients r18 (bench/grad_sched.py --set 18)",
+                                         "tests/zoo/grad_sched18/*.tir (CPU files)", " --set 18", NOTES18)
+        elif a.set == "17":
             begin, end = "<!-- grad_sched17 begin -->", "<!-- grad_sched17 end -->"
             title, files, flag, notes = ("## Scheduled gradients r17 (bench/grad_sched.py --set 17)",
                                          "tests/zoo/grad_sched17/*.tir (CPU files)", " --set 17", NOTES17)
@@ -189,7 +269,9 @@ def main():
             title, files, flag, notes = ("## Scheduled gradients (bench/grad_sched.py)",
                                          "tests/zoo/grad_sched16/*.tir", "", NOTES)
         text = "\n".join([begin, title, "",
-                          "Files %s enlarged (SIZES in the script); `tirc bench`" % files,
+                          ("Files %s enlarged in their `func` items (SIZES18 in the script; intrinsics and"
+                           " split factors keep their sizes); `tirc bench`" % files if a.set == "18" else
+                           "Files %s enlarged (SIZES in the script); `tirc bench`" % files),
                           "min times, %d threads, %d rounds x %d runs. Reproduce:" % (a.threads, a.rounds, a.repeat),
                           "`/usr/bin/python3 bench/grad_sched.py --tirc build/tirc%s --update bench/README.md`." % flag,
                           ""] + lines + ["", notes.strip(), end, ""])

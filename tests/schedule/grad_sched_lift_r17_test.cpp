@@ -436,8 +436,10 @@ schedule f {
       testing::schedule_refusal(text),
       "reverse_compute_at: block C stores X at other indices than it loads it in dimension 0, which loop i "
       "tiles");
-  // A free dimension of X while another produced buffer Y is read too: refused (Y's tiles would
-  // not keep a later iteration from rewriting X).
+  // A free dimension of X while another produced buffer Y is read too: refused in round 17 (Y's
+  // tiles would not keep a later iteration from rewriting X); accepted since round 18 when the
+  // tiles come from iter vars X's loads map, here the row (lstm_lift_r18_test.cpp has the form
+  // still refused).
   const char* two = R"(func f(A: f32[8, 6]) -> (D: f32[8, 6]) {
   alloc X: f32[8, 6]
   alloc Y: f32[8, 6]
@@ -455,10 +457,7 @@ schedule f {
   reverse_compute_at(get_block("C"), i)
 }
 )";
-  EXPECT_EQ(
-      testing::schedule_refusal(two),
-      "reverse_compute_at: block C reads X at indices that loop i does not tile, and reads another buffer "
-      "produced under it");
+  testing::apply_and_compare(two);
 }
 
 }  // namespace

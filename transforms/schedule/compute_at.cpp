@@ -16,6 +16,7 @@
 // and its consumers read only what it wrote in the same iteration (recomputable_in_its_loop).
 #include "ir/reducer.h"
 #include "transforms/schedule/deps.h"
+#include "transforms/schedule/guarded_region.h"
 #include "transforms/schedule/inline_common.h"
 #include "transforms/schedule/predicate.h"
 #include "transforms/schedule/prims.h"
@@ -111,7 +112,7 @@ void check_exact_tiling(const Stmt& ls, const std::vector<Stmt>& above, const Bl
       refuse("block " + wb->name + " overwrites buffer " + X->name + ", which block " + p.name + " writes");
     for (auto& r : wb->writes) {
       if (!r.buffer.same_as(X)) continue;
-      auto g = region_under_loop(ls, w, r);
+      auto g = accessed_region_under_loop(ls, w, r, true, const_ranges(above));
       for (size_t d = 0; d < g.size(); ++d)
         if (!g[d] || !need[d] || !prove_le(need[d]->lo, g[d]->lo) || !prove_le(g[d]->hi, need[d]->hi))
           refuse("block " + wb->name + " writes " + X->name + " outside the region it reads under loop " +
@@ -407,7 +408,10 @@ bool in_place_update(const BlockRealizeNode& r, const Buffer& X) {
 
 }  // namespace
 
-void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
+namespace {
+
+// reader_msg: set when P gets the exact tiling only for a consumer after the loop (see below).
+void compute_at_impl(ScheduleState& st, const ScheduleInstr& ins, std::string& reader_msg) {
   auto pos = positional(ins);
   if (pos.size() != 2) refuse("expected 2 arguments (block, loop), got " + std::to_string(pos.size()));
   expect_results(ins, 0);
@@ -460,7 +464,6 @@ void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
     std::erase_if(ws, [&](const Stmt& w) { return !find_path(ps, w.get()).empty(); });
     return ws;
   };
-  auto others = outside_p(writers_of(st, X, p));
   // Program order: P, the loop's blocks, and the top-level items holding them.
   auto order = blocks_in_order(st);
   int pidx = block_index(order, ps);
@@ -485,27 +488,30 @@ void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
     if (bi < pidx) return !t.same_as(ptop);
     return bi > last_l;
   };
-  std::vector<Stmt> others_in;  // other writers under the loop (updates, checked by the tiling)
-  for (auto& w : others)
-    if (!find_path(ls, w.get()).empty()) others_in.push_back(w);
-  for (auto& W : wbufs)
+  // Other writers under the loop (updates, checked by the tiling), per written buffer.
+  std::vector<std::vector<Stmt>> others_in(wbufs.size());
+  std::vector<std::string> other_name(wbufs.size());  // a writer of W outside the loop
+  bool any_other = false, any_output = false;
+  for (size_t wi = 0; wi < wbufs.size(); ++wi) {
+    const Buffer& W = wbufs[wi];
+    any_output = any_output || st.is_output(W);
     for (auto& w : outside_p(writers_of(st, W, p))) {
-      if (find_path(ls, w.get()).empty() && (multi || !runs_apart(w)))
+      any_other = true;
+      if (!find_path(ls, w.get()).empty())
+        others_in[wi].push_back(w);
+      else if (multi || !runs_apart(w))
         refuse("buffer " + W->name + " is also written by block " + block_of(w)->name);
-      if (multi)
-        refuse("block " + p->name + " writes " + std::to_string(wbufs.size()) + " buffers and buffer " +
-               W->name + " is also written by block " + block_of(w)->name +
-               " (the exact tiling is checked for a block writing one buffer only)");
+      else if (other_name[wi].empty())
+        other_name[wi] = block_of(w)->name;
     }
-  if (multi)
-    for (auto& W : wbufs)
-      if (st.is_output(W))
-        refuse("block " + p->name + " writes " + std::to_string(wbufs.size()) + " buffers and " + W->name +
-               " is an output (the exact tiling is checked for a block writing one buffer only)");
+  }
   // An output must be written exactly once per element (no element may be left out, and
   // recomputing it would be visible), and so must a buffer that consumers update (recomputing
-  // it would reset their updates): then the iterations must tile X exactly.
-  bool exact = st.is_output(X) || !others.empty() || update;
+  // it would reset their updates): then the iterations must tile X exactly. A block writing
+  // several buffers stores them all at the same iter vars (checked below): the tiling of its
+  // iteration domain is that of each buffer, so one exact tiling covers them all (lrn's
+  // norm_dX_dS stores the output X_grad, which sqr_sum_dX then updates, and S_grad).
+  bool exact = any_output || any_other || update;
   std::vector<Stmt> consumers;
   for (auto& W : wbufs)
     for (auto& c : outside_p(readers_of(st, W, p)))  // a nested reduction reads what it writes
@@ -520,19 +526,31 @@ void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
       if (auto* w = predicate_loads_any(*realize(b), wbufs))
         refuse("the where of block " + block_of(b)->name + " loads buffer " + w->name + ", which block " +
                p->name + " writes (reads in predicates are not analysed)");
-  // Consumers outside the loop: only with the exact tiling (every element is computed, once)
-  // and running apart from it (see runs_apart); the region computed per iteration is what the
-  // consumers under the loop read.
+  // Consumers outside the loop: only running apart from it (see runs_apart) and with the exact
+  // tiling (every element is computed, once); the region computed per iteration is what the
+  // consumers under the loop read. A P that needed no exact tiling gets it for such a reader
+  // (layer norm's hoist0 computed in var's row loop, read again by out_dGamma after it; round
+  // 18): when that tiling fails, the refusal names the reader, as before.
   std::vector<Stmt> inner_consumers;
+  std::vector<std::string> reader_after(wbufs.size());  // a consumer of W outside the loop
+  std::string outside_msg;
   for (auto& c : consumers) {
     if (!find_path(ls, c.get()).empty()) {
       inner_consumers.push_back(c);
       continue;
     }
-    if (!exact || multi || !runs_apart(c))
-      refuse("consumer block " + block_of(c)->name + " of block " + p->name + " is not under loop " +
-             loop_name(ls));
+    std::string msg = "consumer block " + block_of(c)->name + " of block " + p->name + " is not under loop " +
+                      loop_name(ls);
+    if (!runs_apart(c)) refuse(msg);
+    if (outside_msg.empty()) outside_msg = msg;
+    for (size_t wi = 0; wi < wbufs.size(); ++wi)
+      if (reader_after[wi].empty() && block_reads(*block_of(c), wbufs[wi]))
+        reader_after[wi] = block_of(c)->name;
   }
+  const bool exact_for_reader = !exact && !outside_msg.empty();
+  exact = exact || exact_for_reader;
+  // Any refusal from here on names the outside reader, as before round 18 (prim_compute_at).
+  if (exact_for_reader) reader_msg = outside_msg;
   if (inner_consumers.empty()) refuse("block " + p->name + " has no consumer under loop " + loop_name(ls));
   // P's store indices: distinct iter vars (the same for every written buffer); other iter vars
   // must be reduce vars.
@@ -628,7 +646,7 @@ void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
     for (auto& W : wbufs) {
       for (auto& r : block_of(c)->reads) {
         if (!r.buffer.same_as(W)) continue;
-        auto reg = region_under_loop(ls, c, r);
+        auto reg = accessed_region_under_loop(ls, c, r, false, known_above);
         if (first)
           need = reg;
         else
@@ -670,15 +688,34 @@ void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
       }
   }
   if (exact) {
-    std::string why = st.is_output(X) ? X->name + " is an output"
-                      : update        ? "block " + p->name + " updates " + X->name + " in place"
-                      : !others_in.empty()
-                          ? X->name + " is updated by block " + block_of(others_in[0])->name
-                          : X->name + " is also written by block " + block_of(others[0])->name;
     // Elements nobody reads need not be computed: onto only for an output or a reader after
     // the loop.
-    bool onto = st.is_output(X) || inner_consumers.size() < consumers.size();
-    check_exact_tiling(ls, above, *p, X, ivs, need, others_in, why, onto);
+    bool onto = any_output || inner_consumers.size() < consumers.size();
+    // Each buffer that needs the exact tiling (an output, other writers) is checked, naming its
+    // reason; a buffer of a multi-output block that needs none is tiled as the others are, its
+    // parts being the same (P stores every buffer at the same iter vars).
+    std::vector<size_t> order_w;
+    for (size_t wi = 0; wi < wbufs.size(); ++wi)
+      if (st.is_output(wbufs[wi]) || update || !others_in[wi].empty() || !other_name[wi].empty() ||
+          !reader_after[wi].empty())
+        order_w.push_back(wi);
+    for (size_t wi : order_w) {
+      const Buffer& W = wbufs[wi];
+      std::string why =
+          st.is_output(W)          ? W->name + " is an output"
+          : update                 ? "block " + p->name + " updates " + W->name + " in place"
+          : !others_in[wi].empty() ? W->name + " is updated by block " + block_of(others_in[wi][0])->name
+          : !other_name[wi].empty()
+              ? W->name + " is also written by block " + other_name[wi]
+              : "block " + reader_after[wi] + " reads " + W->name + " after loop " + loop_name(ls);
+      if (multi) {  // the other buffers are computed with W, in the same parts
+        std::string also;
+        for (auto& o : wbufs)
+          if (!o.same_as(W)) also += (also.empty() ? "" : ", ") + o->name;
+        why += "; block " + p->name + " also writes " + also + ", at the same iter vars";
+      }
+      check_exact_tiling(ls, above, *p, W, ivs, need, others_in[wi], why, onto);
+    }
   }
   RangeMap known = const_ranges(above);
   std::unordered_set<const VarNode*> loop_vars;
@@ -833,6 +870,20 @@ void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
   items.insert(items.begin() + static_cast<std::ptrdiff_t>(at), nest);
   tmp.replace(lnow.get(), with_body(lnow, make_seq(items)));
   st.set_body(tmp.body());
+}
+
+}  // namespace
+
+void prim_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
+  std::string reader_msg;
+  try {
+    compute_at_impl(st, ins, reader_msg);
+  } catch (const Refusal&) {
+    // A P computed at the loop with a consumer after it needs the exact tiling only for that
+    // consumer: whatever then fails, the reason is that consumer (the message before round 18).
+    if (!reader_msg.empty()) refuse(reader_msg);
+    throw;
+  }
 }
 
 }  // namespace tirc::sched

@@ -7,6 +7,7 @@
 
 #include "ir/reducer.h"
 #include "ir/visitor.h"
+#include "transforms/schedule/access_pairs.h"
 #include "transforms/schedule/inline_common.h"
 
 namespace tirc::sched {
@@ -840,6 +841,9 @@ void check_iterations_independent(const ScheduleState& st, const Stmt& loop_s, c
       if (good && *hi_max - *lo_min < std::abs(coef)) ok = true;
     }
     if (!ok) ok = fused_partition(loop, buf, all);
+    // Point accesses a loop extent apart (round 18: autodiff's fused gate adjoint stores
+    // G[b, j], G[b, j + 32], G[b, j + 64], j in [0, 32)), whose hull no single slice fits.
+    if (!ok) ok = accesses_apart_across_iterations(st, loop_s, buf, blocks);
     if (!ok) ok = recombined_partition(loop, buf, blocks) || recombined_partition(loop, buf, blocks, true);
     if (!ok) ok = recomputed_per_iteration(st, loop_s, buf, blocks);
     if (!ok) ok = recomputed_per_iteration_unfused(st, loop_s, buf);

@@ -15,6 +15,8 @@
 // A load of one produced buffer that is not distinct iter vars but a map one-to-one onto the
 // buffer (a layout transform) runs C over the produced region in the buffer's index space, C's
 // iter vars inverted from it (Affine below).
+#include <set>
+
 #include "ir/printer.h"
 #include "ir/reducer.h"
 #include "ir/visitor.h"
@@ -259,6 +261,9 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
     std::vector<Expr> width;  // undefined: the dimension is produced whole in every iteration
   };
   std::optional<Affine> affine;
+  // Produced buffers C reads at a free dimension (see free_dim below), each with the iter vars
+  // its loads map: the tiles of those alone must tell the iterations apart (checked below).
+  std::vector<std::pair<size_t, std::set<int>>> free_reads;
   std::vector<std::optional<SymRange>> range_of(c->iter_vars.size());
   for (size_t bi = 0; bi < produced.size(); ++bi) {
     const Buffer& X = produced[bi];
@@ -501,14 +506,17 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
       affine->sdom = sdom;
     }
     // With a free dimension, C may also store X only inside this iteration's tiles: a store
-    // elsewhere could be overwritten by the producers of a later iteration. And X must be the
-    // only produced buffer: the tiles checked below then come from X's own dimensions, so the
-    // parts of X written in different iterations are disjoint (tiles of another buffer would
-    // not keep a later iteration from rewriting what C reads of X).
+    // elsewhere could be overwritten by the producers of a later iteration. And the tiles that
+    // tell the iterations apart must all be of iter vars X's loads map (checked below, once the
+    // tiles are known): then the parts of X written in different iterations are disjoint (tiles
+    // of another buffer alone would not keep a later iteration from rewriting what C reads of
+    // X). Round 18 (LSTM gradient): X need no longer be the only produced buffer; another one
+    // (read at this iteration's tile) may map the same iter vars.
     if (std::find(ivs.begin(), ivs.end(), -3) != ivs.end() && !affine) {
-      if (produced.size() != 1)
-        refuse("block " + c->name + " reads " + X->name + " at indices that loop " + loop_name(ls) +
-               " does not tile, and reads another buffer produced under it");
+      std::set<int> maps;
+      for (int v : ivs)
+        if (v >= 0) maps.insert(v);
+      free_reads.emplace_back(bi, maps);
       std::function<void(const Stmt&)> rec = [&](const Stmt& st_) {
         if (!st_.defined()) return;
         if (auto* x = st_.as<StoreNode>(); x && x->buffer.same_as(X))
@@ -583,6 +591,7 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
   std::vector<Expr> tiles, tile_exts;
   std::vector<Linear> tile_forms;    // tiles[t] as a linear form of the (rebased) loops
   std::vector<size_t> reduce_tiles;  // the tiles of reduce iter vars
+  std::vector<int> tile_iv;          // the iter var of each tile (-1: an affine load's dimension)
   std::vector<Expr> widths(c->iter_vars.size());
   RangeMap known_above = const_ranges(above);
   // A loop over [min, min + extent) (`serial(3, 13)`, a loop_partition part) is seen as a
@@ -668,6 +677,7 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
       }
       tile_forms.push_back(tl);
       tiles.push_back(from_linear(tl));
+      tile_iv.push_back(static_cast<int>(i));
       Expr n = fold(own[i]->hi - own[i]->lo + make_int(1, t));
       if (is_const_int(n, &len))
         tile_exts.push_back(make_int((len + wc - 1) / wc, t));
@@ -717,6 +727,7 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
     if (iv.kind == IterKind::Reduce) reduce_tiles.push_back(tiles.size());
     tile_forms.push_back(tl);
     tiles.push_back(from_linear(tl));
+    tile_iv.push_back(static_cast<int>(i));
     if (is_const_int(fold(iv.extent), &ext))
       tile_exts.push_back(make_int((ext + wc - 1) / wc, t));
     else if (wc == 1)
@@ -757,6 +768,7 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
       }
       tile_forms.push_back(tl);
       tiles.push_back(from_linear(tl));
+      tile_iv.push_back(-1);
       if (is_const_int(fold(ext), &ext_c))
         tile_exts.push_back(make_int((ext_c + wc - 1) / wc, t));
       else if (wc == 1)
@@ -778,6 +790,16 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
       refuse("the regions produced by the iterations of loop " + loop_name(ls) +
              " do not cover the domain of block " + c->name + " exactly once");
   }
+  // A buffer read at a free dimension: the tiles (which partition the iterations, checked
+  // above) must all come from iter vars its loads map, so that its regions written in two
+  // iterations differ there and no later iteration rewrites what C read of it.
+  for (auto& [bi, maps] : free_reads)
+    for (int v : tile_iv)
+      if (v < 0 || !maps.count(v))
+        refuse("block " + c->name + " reads " + produced[bi]->name + " at indices that loop " +
+               loop_name(ls) + " does not tile, and the tiles of iter var " +
+               (v < 0 ? std::string("?") : c->iter_vars[static_cast<size_t>(v)].var.name()) +
+               " come from another buffer produced under it");
   // C's own predicate (which points run) moves with it, rewritten in its iter vars.
   std::vector<Expr> own_pred = predicate_in_iter_vars(*cr, st.loops_above(cs.get()));
   // C covers its domain exactly once.
