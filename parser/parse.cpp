@@ -149,6 +149,28 @@ std::string python_hint(antlr4::Recognizer* rec, const antlr4::Token* tok) {
     if (auto* f = dynamic_cast<P::FuncDefContext*>(ctx); f && f->single)
       return " (several outputs are written in parentheses: -> (B: f32[4], C: f32[4]))";
   }
+  // Python's `for x in ...:` / `if c:` / `def f():` (outsider round 18): the parser stops at the
+  // ':' ending a line that starts with one of these words. In a schedule item there are no
+  // loops or conditions at all; in a function the body goes in braces.
+  if (text == ":" && parser && next && next->getLine() != tok->getLine()) {
+    auto* stream = parser->getTokenStream();
+    const antlr4::Token* first = nullptr;
+    for (size_t i = tok->getTokenIndex(); i-- > 0;) {
+      const antlr4::Token* t = stream->get(i);
+      if (t->getLine() != tok->getLine()) break;
+      if (t->getChannel() == antlr4::Token::DEFAULT_CHANNEL) first = t;
+    }
+    const std::string w = first ? first->getText() : "";
+    if (w == "for" || w == "if" || w == "else" || w == "elif" || w == "while" || w == "def" || w == "with") {
+      bool in_schedule = false;
+      for (antlr4::tree::ParseTree* c = parser->getContext(); c; c = c->parent)
+        in_schedule = in_schedule || dynamic_cast<P::ScheduleDefContext*>(c) != nullptr;
+      if (in_schedule)
+        return " (a schedule is a list of instructions, not Python: there is no '" + w +
+               "'; write each instruction out, e.g. once per block)";
+      return " (a body is written in braces, not after ':': for i in serial(8) { ... }, if c { ... })";
+    }
+  }
   if (text == "(" && prev && (prev->getType() == P::READS || prev->getType() == P::WRITES))
     return " (regions follow the keyword without parentheses: " + prev->getText() + " A[vi], B[vk, vj])";
   if (tok->getType() == P::STRING && prev && prev->getType() == P::BLOCK)
@@ -318,13 +340,14 @@ const antlr4::Token* prescan(const std::vector<antlr4::Token*>& toks, const std:
         fail_at(file, t, std::string(buf) + "; only ASCII blanks separate tokens)");
       }
       // C's and NumPy's operators that .tir spells otherwise (outsider round 14), named as the
-      // Python spellings are (python_hint).
+      // Python spellings are (python_hint); Python's single-quoted strings (round 18).
       const char* hint = s == "?"   ? " (C's 'c ? a : b' is written select(c, a, b), or if_then_else(c, a, b) to "
                                       "evaluate only the taken arm)"
                          : s == "&" ? " (logic is written &&; there are no bitwise operators)"
                          : s == "|" ? " (logic is written ||; there are no bitwise operators)"
                          : s == "^" ? " (there is no '^' operator: write pow(a, b) for a power)"
                          : s == "~" ? " (negation is written !; there are no bitwise operators)"
+                         : s == "'" ? " (strings are written in double quotes: \"C\")"
                                     : "";
       fail_at(file, t, "invalid character '" + s + "'" + hint);
     }

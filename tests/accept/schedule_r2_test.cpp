@@ -90,7 +90,9 @@ TEST(AcceptScheduleR2, RefusalsSayWhy) {
       {"  i0, i1 = split(i, [0, 16])", "12: error: split: factor 0 is not positive"},
       {"  x = fuse(j, i)",
        "7: error: fuse: loops j and i are not adjacent (the second must be the whole body of the first)"},
-      {"  reorder(i, dk)", "3: error: reorder: loop k is not inside loop i; the loops must be nested"},
+      {"  reorder(i, dk)",
+       "3: error: reorder: loop k (around block D) is not inside loop i (around block C); the loops must be "
+       "nested"},
       {"  reorder(j, j)", "3: error: reorder: loop j is given twice"},
       {"  compute_inline(c)",
        "3: error: compute_inline: block C writes buffer C, a parameter or output of the function"},

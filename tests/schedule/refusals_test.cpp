@@ -167,10 +167,11 @@ TEST(Refusal, Fuse) {
 }
 
 TEST(Refusal, Reorder) {
-  EXPECT_EQ(refusal(kEW,
-                    "  b = get_block(\"B\")\n  c = get_block(\"C\")\n  i, j = get_loops(b)\n"
-                    "  i2, j2 = get_loops(c)\n  reorder(j, i2)\n"),
-            "reorder: loop j is not inside loop i; the loops must be nested");
+  EXPECT_EQ(
+      refusal(kEW,
+              "  b = get_block(\"B\")\n  c = get_block(\"C\")\n  i, j = get_loops(b)\n"
+              "  i2, j2 = get_loops(c)\n  reorder(j, i2)\n"),
+      "reorder: loop j (around block B) is not inside loop i (around block C); the loops must be nested");
   EXPECT_EQ(refusal(kConv,
                     "  p = get_block(\"pad\")\n  c = get_block(\"conv\")\n  x, r = get_loops(c)\n"
                     "  compute_at(p, x)\n  x2, h = get_loops(p)\n  reorder(h, x)\n"),

@@ -32,7 +32,12 @@ void prim_annotate(ScheduleState& st, const ScheduleInstr& ins) {
       text += "\"";
       break;
     }
-    default: refuse("the annotation value must be an int, float or string literal");
+    default:
+      // Python's booleans (`annotate(l, "pragma_unroll_explicit", True)`, outsider round 18).
+      if (v.kind == ScheduleArg::Ident && (v.text == "True" || v.text == "False"))
+        refuse("the annotation value must be an int, float or string literal (write " +
+               std::string(v.text == "True" ? "1" : "0") + " for " + v.text + ")");
+      refuse("the annotation value must be an int, float or string literal");
   }
   if (h.kind == Handle::LoopH) {
     Stmt ls = arg_loop(st, ins, 0);

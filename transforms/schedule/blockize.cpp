@@ -213,7 +213,11 @@ static void blockize_blocks(ScheduleState& st, const ScheduleInstr& ins) {
     if (!same) break;
   }
   const SeqNode* seq = c > 0 ? paths[0][c - 1].as<SeqNode>() : nullptr;
-  if (!seq || blocks.size() < 2)
+  if (blocks.size() == 1)
+    refuse("a list of one block (" + block_of(blocks[0])->name +
+           "): blockize a loop of its nest instead, e.g. blockize(loops[0]) with loops = get_loops(b) (a "
+           "list wraps the nests of several sibling blocks)");
+  if (!seq)
     refuse("the blocks must lie in sibling statements of one parent (use blockize(loop) for one nest)");
   size_t lo = seq->stmts.size(), hi = 0;
   for (auto& p : paths)

@@ -14,6 +14,7 @@
 // (check_exact_tiling). P must not move between the init and the body of its scope block.
 // A P that does not cover its domain is accepted when it stays inside the loops around it
 // and its consumers read only what it wrote in the same iteration (recomputable_in_its_loop).
+#include "ir/printer.h"
 #include "ir/reducer.h"
 #include "transforms/schedule/deps.h"
 #include "transforms/schedule/guarded_region.h"
@@ -406,6 +407,22 @@ bool in_place_update(const BlockRealizeNode& r, const Buffer& X) {
   return ok;
 }
 
+// The first `if` on the path from the function body down to `target` that does not hold
+// `other` in the same arm (null when none). An `if` above both, in the same arm, gates the old
+// and the new position of P alike (every loop above it is shared), so it does not change which
+// instances run. One only above the target loop skips iterations of the loop, so the parts
+// computed there do not cover P's domain (the exact tiling's onto claim); one only above P skips
+// instances that P, moved out of it, would then run (the claim that P covers its domain).
+// Review of round 18: both were ignored (loops_above lists only the loops).
+const IfThenElseStmtNode* if_apart(const ScheduleState& st, const Stmt& target, const Stmt& other) {
+  auto pt = st.path_to(target.get()), po = st.path_to(other.get());
+  size_t k = 0;  // the length of the common prefix
+  while (k < pt.size() && k < po.size() && pt[k].same_as(po[k])) ++k;
+  for (size_t i = 0; i + 1 < pt.size(); ++i)
+    if (auto* f = pt[i].as<IfThenElseStmtNode>(); f && i + 1 >= k) return f;
+  return nullptr;
+}
+
 }  // namespace
 
 namespace {
@@ -587,12 +604,23 @@ void compute_at_impl(ScheduleState& st, const ScheduleInstr& ins, std::string& r
   // var space: it is done for plain iter var stores only.
   bool affine = std::any_of(axes.begin(), axes.end(),
                             [](const StoreAxis& a) { return a.sign != 1 || a.off != 0 || a.scale != 1; });
-  if (exact && nested)
-    refuse("block " + p->name + " has nested blocks (" + X->name +
-           (st.is_output(X) ? " is an output" : " has other writers") + ")");
+  // Why the exact tiling is needed, naming the buffer that needs it (review of round 18: the
+  // first written buffer was named, with "has other writers" when it was no output).
+  auto exact_reason = [&]() -> std::string {
+    for (auto& W : wbufs)
+      if (st.is_output(W)) return W->name + " is an output";
+    if (update) return "block " + p->name + " updates " + X->name + " in place";
+    for (size_t wi = 0; wi < wbufs.size(); ++wi)
+      if (!others_in[wi].empty() || !other_name[wi].empty()) return wbufs[wi]->name + " has other writers";
+    for (size_t wi = 0; wi < wbufs.size(); ++wi)
+      if (!reader_after[wi].empty())
+        return "block " + reader_after[wi] + " reads " + wbufs[wi]->name + " after loop " + loop_name(ls);
+    return X->name + " needs the exact tiling";
+  };
+  if (exact && nested) refuse("block " + p->name + " has nested blocks (" + exact_reason() + ")");
   if (exact && affine)
-    refuse("the indices of the store in block " + p->name + " are not distinct iter vars (" + X->name +
-           (st.is_output(X) ? " is an output" : " has other writers") + ")");
+    refuse("the indices of the store in block " + p->name + " are not distinct iter vars (" + exact_reason() +
+           ")");
   for (size_t i = 0; i < p->iter_vars.size(); ++i) {
     bool indexed = std::find(ivs.begin(), ivs.end(), static_cast<int>(i)) != ivs.end();
     const IterVar& iv = p->iter_vars[i];
@@ -603,8 +631,10 @@ void compute_at_impl(ScheduleState& st, const ScheduleInstr& ins, std::string& r
   }
   // P's own predicate (which points run) moves with it, rewritten in its iter vars.
   std::vector<Expr> own_pred = predicate_in_iter_vars(*pr, st.loops_above(ps.get()));
-  // P covers its domain exactly once.
+  // P covers its domain exactly once (not when it runs under an `if` that the loop is not
+  // under: moved, it would run the instances the `if` skipped).
   {
+    const IfThenElseStmtNode* left = if_apart(st, ps, ls);
     std::vector<LoopDom> loops;
     for (auto& l : st.loops_above(ps.get())) {
       auto* f = l.as<ForNode>();
@@ -614,6 +644,9 @@ void compute_at_impl(ScheduleState& st, const ScheduleInstr& ins, std::string& r
     }
     std::vector<Expr> exts;
     for (auto& iv : p->iter_vars) exts.push_back(iv.extent);
+    if (left)
+      refuse("block " + p->name + " does not cover its iteration domain exactly once (it runs under `if " +
+             print_expr(left->cond) + "`, which loop " + loop_name(ls) + " is not under)");
     if (!bijective_bindings(pr->bindings, exts, loops, pr->predicate) &&
         (multi || !recomputable_in_its_loop(st, ps, ls, X, exact, consumers)))
       refuse("block " + p->name + " does not cover its iteration domain exactly once");
@@ -691,6 +724,7 @@ void compute_at_impl(ScheduleState& st, const ScheduleInstr& ins, std::string& r
     // Elements nobody reads need not be computed: onto only for an output or a reader after
     // the loop.
     bool onto = any_output || inner_consumers.size() < consumers.size();
+    const IfThenElseStmtNode* entered = if_apart(st, ls, ps);
     // Each buffer that needs the exact tiling (an output, other writers) is checked, naming its
     // reason; a buffer of a multi-output block that needs none is tiled as the others are, its
     // parts being the same (P stores every buffer at the same iter vars).
@@ -714,6 +748,13 @@ void compute_at_impl(ScheduleState& st, const ScheduleInstr& ins, std::string& r
           if (!o.same_as(W)) also += (also.empty() ? "" : ", ") + o->name;
         why += "; block " + p->name + " also writes " + also + ", at the same iter vars";
       }
+      // An `if` above the loop that P is not under skips iterations: their parts are not
+      // computed (the other writers under the loop are skipped with them, so parts that need
+      // not be onto stay disjoint).
+      if (onto && entered)
+        refuse("the parts of " + W->name + " computed in the iterations of loop " + loop_name(ls) +
+               " do not cover it exactly once (" + why + "; loop " + loop_name(ls) + " runs under `if " +
+               print_expr(entered->cond) + "`, which block " + p->name + " is not under)");
       check_exact_tiling(ls, above, *p, W, ivs, need, others_in[wi], why, onto);
     }
   }

@@ -9,6 +9,7 @@
 // vars keep their relative order; loops bound to opaque iter vars do not move.
 #include "transforms/schedule/deps.h"
 #include "transforms/schedule/prims.h"
+#include "transforms/schedule/tree.h"
 
 namespace tirc::sched {
 
@@ -36,9 +37,16 @@ void prim_reorder(ScheduleState& st, const ScheduleInstr& ins) {
     if (body.kind() != StmtKind::For) {
       // Either the remaining loops are elsewhere or the nest is not perfect.
       auto path = find_path(chain.back(), bottom.get());
-      if (path.empty())
-        refuse("loop " + loop_name(bottom) + " is not inside loop " + loop_name(top) +
-               "; the loops must be nested");
+      if (path.empty()) {
+        // Two nests often use the same loop names (i, j of each block): say which nest each
+        // loop belongs to, by the first block under it.
+        auto around = [](const Stmt& l) {
+          auto bs = collect_blocks(l, false);
+          return bs.empty() ? std::string() : " (around block " + block_of(bs[0])->name + ")";
+        };
+        refuse("loop " + loop_name(bottom) + around(bottom) + " is not inside loop " + loop_name(top) +
+               around(top) + "; the loops must be nested");
+      }
       refuse("the loops do not form a perfect nest: the body of loop " + loop_name(chain.back()) +
              " is not a single loop");
     }
