@@ -750,6 +750,10 @@ class FuncEmitter {
   // A .shared array for buffer b (numel elements): one slice per thread of the enclosing
   // threadIdx loops, or one for the whole thread block at its level.
   void shared_global(const Buffer& b, int64_t numel);
+  // Refuses a kernel no CUDA device can launch: more than 1024 threads per block (1024 / 1024 /
+  // 64 per axis), or more than 48 KiB of static shared memory (ptxas rejects it; TVM's
+  // VerifyGPUCode checks the same limits). Extents that are not constants are left to the host.
+  void check_launch_limits(const FunctionNode& f, llvm::Function* fn, bool known_threads);
   void free_all(const std::vector<Value*>& ps) {
     for (auto* p : ps) B.CreateCall(rt_free(), {p});
     live_heap_.resize(live_heap_.size() - ps.size());
@@ -2360,6 +2364,56 @@ void FuncEmitter::emit_store(const StoreNode* n) {
   B.CreateStore(to_mem(t, v), p);
 }
 
+void FuncEmitter::check_launch_limits(const FunctionNode& f, llvm::Function* fn, bool known_threads) {
+  const char* axes[] = {"threadIdx.x", "threadIdx.y", "threadIdx.z"};
+  const int64_t axis_max[] = {1024, 1024, 64};
+  int64_t threads = 1;
+  std::string sizes;
+  for (int a = 0; a < 3; ++a) {
+    auto it = tid_extent_.find(axes[a]);
+    if (it == tid_extent_.end() || it->second <= 0) continue;
+    threads *= it->second;
+    sizes += std::string(sizes.empty() ? "" : ", ") + axes[a] + " = " + std::to_string(it->second);
+    if (it->second > axis_max[a])
+      throw Error("nvptx: function " + f.name + " binds " + axes[a] + " with extent " +
+                  std::to_string(it->second) + ", more than the " + std::to_string(axis_max[a]) +
+                  " a CUDA thread block allows on that axis: split the loop, e.g. split(l, [None, " +
+                  std::to_string(axis_max[a]) + "]), and bind the inner part");
+  }
+  if (known_threads && threads > 1024)
+    throw Error("nvptx: function " + f.name + " runs thread blocks of " + std::to_string(threads) + " threads (" +
+                sizes + "), more than the 1024 a CUDA thread block can have: bind smaller extents");
+  // Static shared memory: the .shared globals this kernel uses (through constant addrspace casts).
+  const llvm::DataLayout& DL = M.getDataLayout();
+  uint64_t bytes = 0;
+  std::string names;
+  for (auto& g : M.globals()) {
+    if (g.getAddressSpace() != 3) continue;
+    std::vector<const llvm::User*> work(g.user_begin(), g.user_end());
+    bool used = false;
+    while (!work.empty() && !used) {
+      const llvm::User* u = work.back();
+      work.pop_back();
+      if (auto* in = llvm::dyn_cast<llvm::Instruction>(u))
+        used = in->getFunction() == fn;
+      else
+        for (auto* uu : u->users()) work.push_back(uu);
+    }
+    if (!used) continue;
+    uint64_t n = DL.getTypeAllocSize(g.getValueType());
+    bytes += n;
+    std::string name = g.getName().str();
+    if (name.rfind(base_name_ + ".", 0) == 0) name = name.substr(base_name_.size() + 1);
+    names += (names.empty() ? "" : ", ") + name + " " + std::to_string(n);
+  }
+  constexpr uint64_t kStaticSharedMax = 48 * 1024;
+  if (bytes > kStaticSharedMax)
+    throw Error("nvptx: function " + f.name + " needs " + std::to_string(bytes) +
+                " bytes of shared memory per thread block (" + names + "), more than the " +
+                std::to_string(kStaticSharedMax) +
+                " of static shared memory: use smaller tiles for the \"shared\" buffers");
+}
+
 void FuncEmitter::shared_global(const Buffer& b, int64_t numel) {
   static const std::map<std::string, llvm::Intrinsic::ID> ids = {
       {"threadIdx.x", llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x},
@@ -3036,6 +3090,7 @@ void FuncEmitter::emit_body(const FunctionNode& f, llvm::FunctionType* fty, cons
       known = known && e > 0;
       threads *= std::max<int64_t>(e, 1);
     }
+    check_launch_limits(f, fn, known);
     if (known && threads <= 1024) {
       const char* axes[] = {"threadIdx.x", "threadIdx.y", "threadIdx.z"};
       const char* keys[] = {"reqntidx", "reqntidy", "reqntidz"};

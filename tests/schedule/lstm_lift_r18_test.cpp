@@ -6,7 +6,7 @@
 //       (transforms/schedule/access_pairs.h).
 //   F2: reverse_compute_at of a consumer reading a free dimension of one produced buffer and
 //       another produced buffer: the tiles must now come from iter vars the free-indexed
-//       buffer's loads map (reverse_compute_at.cpp, free_reads).
+//       buffer's loads map (reverse_compute_at.cpp, load_maps).
 // Each lifted form is compared with the unscheduled function in the interpreter (random inputs,
 // parallel and bound loops also run backwards, printed text re-parsed); forms that must stay
 // refused assert the message.

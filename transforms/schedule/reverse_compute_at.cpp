@@ -4,10 +4,12 @@
 // loads of a produced buffer X (distinct iter vars, one index tuple) range over the region
 // the producers write in the iteration; the others keep their full range.
 // Legal when: every writer of X is under `loop` and binds `loop` and the loops around it
-// only to spatial iter vars (so the region written in an iteration is final); the regions
-// of successive iterations tile C's domain exactly once (checked as a bijective map from
-// the loops at and above `loop` to tile indices); C covers its domain exactly once; C is
-// after `loop` and nothing C reads or writes is touched between `loop` and C's old place.
+// only to spatial iter vars (so the region written in an iteration is final); the tiles of the
+// iter vars C's loads of X map tell the iterations apart, for every X (so no other iteration
+// writes what C reads of X); the regions of successive iterations tile C's domain exactly
+// once (checked as a bijective map from the loops at and above `loop` to tile indices); C
+// covers its domain exactly once; C is after `loop` and nothing C reads or writes is touched
+// between `loop` and C's old place.
 // C goes last in the loop body, or at TVM's `index=k` when k is after every producer.
 // C's `where` is kept, rewritten in the new bindings. A reduce iter var is allowed when its
 // loads need the whole produced extent (the reduction then runs whole in each iteration), or
@@ -261,9 +263,9 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
     std::vector<Expr> width;  // undefined: the dimension is produced whole in every iteration
   };
   std::optional<Affine> affine;
-  // Produced buffers C reads at a free dimension (see free_dim below), each with the iter vars
-  // its loads map: the tiles of those alone must tell the iterations apart (checked below).
-  std::vector<std::pair<size_t, std::set<int>>> free_reads;
+  // Each produced buffer C loads (in its init or body), with the iter vars its loads map: the
+  // tiles of those alone must tell the iterations apart (checked below).
+  std::vector<std::pair<size_t, std::set<int>>> load_maps;
   std::vector<std::optional<SymRange>> range_of(c->iter_vars.size());
   for (size_t bi = 0; bi < produced.size(); ++bi) {
     const Buffer& X = produced[bi];
@@ -505,18 +507,21 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
       affine->h = h;
       affine->sdom = sdom;
     }
-    // With a free dimension, C may also store X only inside this iteration's tiles: a store
-    // elsewhere could be overwritten by the producers of a later iteration. And the tiles that
-    // tell the iterations apart must all be of iter vars X's loads map (checked below, once the
-    // tiles are known): then the parts of X written in different iterations are disjoint (tiles
-    // of another buffer alone would not keep a later iteration from rewriting what C reads of
-    // X). Round 18 (LSTM gradient): X need no longer be the only produced buffer; another one
-    // (read at this iteration's tile) may map the same iter vars.
-    if (std::find(ivs.begin(), ivs.end(), -3) != ivs.end() && !affine) {
+    // The tiles that tell the iterations apart must all be of iter vars X's loads map (checked
+    // below, once the tiles are known): then the parts of X written in different iterations are
+    // disjoint (tiles of another buffer alone would not keep a later iteration from rewriting
+    // what C reads of X). Round 18 (LSTM gradient): X need no longer be the only produced
+    // buffer; another one (read at this iteration's tile) may map the same iter vars. (An affine
+    // load: X is the only produced buffer, its tiles are all the tiles.)
+    if (!affine && !idx.empty()) {
       std::set<int> maps;
       for (int v : ivs)
         if (v >= 0) maps.insert(v);
-      free_reads.emplace_back(bi, maps);
+      load_maps.emplace_back(bi, maps);
+    }
+    // With a free dimension, C may also store X only inside this iteration's tiles: a store
+    // elsewhere could be overwritten by the producers of a later iteration.
+    if (std::find(ivs.begin(), ivs.end(), -3) != ivs.end() && !affine) {
       std::function<void(const Stmt&)> rec = [&](const Stmt& st_) {
         if (!st_.defined()) return;
         if (auto* x = st_.as<StoreNode>(); x && x->buffer.same_as(X))
@@ -790,10 +795,16 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
       refuse("the regions produced by the iterations of loop " + loop_name(ls) +
              " do not cover the domain of block " + c->name + " exactly once");
   }
-  // A buffer read at a free dimension: the tiles (which partition the iterations, checked
-  // above) must all come from iter vars its loads map, so that its regions written in two
-  // iterations differ there and no later iteration rewrites what C read of it.
-  for (auto& [bi, maps] : free_reads)
+  // Every produced buffer X: the tiles (which partition the iterations, checked above) must all
+  // come from iter vars X's loads map, so that X's regions written in two iterations differ
+  // there and no later iteration rewrites what C read of X. Not only for a free dimension (round
+  // 18 review): a producer that does not bind the loop (`X[vj]` rewritten in every iteration of
+  // i) or binds only an outer loop (`X[vi, vj]` with vi = i under the target loop k) writes the
+  // same region in several iterations, each time with other values (they read what the
+  // iteration produced), so C moved there would read a value that a later iteration replaces.
+  // (A produced buffer C loads only in its `where` is refused by predicate_in_iter_vars below;
+  // one it declares but never loads is not read.)
+  for (auto& [bi, maps] : load_maps)
     for (int v : tile_iv)
       if (v < 0 || !maps.count(v))
         refuse("block " + c->name + " reads " + produced[bi]->name + " at indices that loop " +
