@@ -225,7 +225,9 @@ static ScheduleInstr normalize_keywords(const ScheduleInstr& ins_in) {
     if (k->list.empty()) refuse("keyword argument " + k->text + " has no value");
     if (it == params.end()) refuse("unknown keyword argument '" + k->text + "'");
     auto& names = it->second;
-    auto pos = std::find(names.begin(), names.end(), k->text);
+    // TVM <= 0.12 named blockize's parameter `loop` (0.13 renamed it `target`).
+    const std::string key = ins.primitive == "blockize" && k->text == "loop" ? "target" : k->text;
+    auto pos = std::find(names.begin(), names.end(), key);
     if (pos == names.end()) refuse("unknown keyword argument '" + k->text + "'");
     size_t idx = static_cast<size_t>(pos - names.begin());
     if (idx < out.args.size()) refuse("argument " + k->text + " is given twice");
