@@ -658,13 +658,11 @@ TEST(AutodiffRefusals, StoreReadsAnotherStoreOfTheBlock) {
   }
 })",
                     "ss"),
-            // Invalid (instances 0 and 1 both store Y[0]): refused by rewrite 0c's conflict check
-            // (helper round 18) before the store-order refusal it pinned.
-            "block B: its spatial iterations (vi = 0) and (vi = 1) conflict on Y[0]: (vi = 0) reads it and "
-            "(vi = 1) writes it, so the result depends on the order of the spatial iterations; LANGUAGE.md "
-            "requires the spatial iterations of a block to be independent (a block whose spatial iterations "
-            "conflict is invalid): read the old values from a copy of Y, or make the var a scan var for a "
-            "recurrence (with n = 2)");
+            // Invalid (instances 0 and 1 both store Y[0]): refused by rewrite 0c's store/store
+            // check at n = 2 (reviewer round 18) before the store-order refusal it pinned.
+            "block B: its iterations (vi = 0) and (vi = 1) both write Y[0] (a block whose spatial iterations "
+            "conflict is invalid: give each iteration elements of its own, e.g. index the scratch buffer by "
+            "every spatial iter var) (with n = 2)");
 }
 
 TEST(AutodiffRefusals, WrtMustBeAFloatInput) {

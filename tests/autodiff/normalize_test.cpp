@@ -444,12 +444,11 @@ TEST(NormalizeRefusals, ConflictingIterations) {
   }
 })",
                     "ci"),
-            // Refused since helper round 18 by rewrite 0c's conflict check at n = 2.
-            "block b: its spatial iterations (vi = 0) and (vi = 1) conflict on T[0]: (vi = 0) reads it and "
-            "(vi = 1) writes it, so the result depends on the order of the spatial iterations; LANGUAGE.md "
-            "requires the spatial iterations of a block to be independent (a block whose spatial iterations "
-            "conflict is invalid): read the old values from a copy of T, or make the var a scan var for a "
-            "recurrence (with n = 2)");
+            // Refused since helper round 18 by rewrite 0c's conflict check at n = 2 (its
+            // store/store check there since reviewer round 18).
+            "block b: its iterations (vi = 0) and (vi = 1) both write T[0] (a block whose spatial iterations "
+            "conflict is invalid: give each iteration elements of its own, e.g. index the scratch buffer by "
+            "every spatial iter var) (with n = 2)");
 }
 
 TEST(NormalizeRefusals, RepeatedInstancesAreNotSplit) {

@@ -14,7 +14,8 @@
 //      run before it in L's body and are themselves run once this way (a reduction block
 //      with an init may read what it writes: each repeat re-runs the init);
 //  (c) no other statement inside L writes a buffer the block writes;
-// and L's body stores only inside blocks. Scan blocks are left alone. In a scan loop L (where
+// and L's body stores only inside blocks. A scan block such a loop re-runs is refused (its
+// repeats' contributions were summed: a wrong gradient, reviewer round 18). In a scan loop L (where
 // every block must be bound to L) such a block moves in front of L instead, with the loops
 // between, when its statement of L's body holds no other block and no earlier statement of
 // L's body reads what it writes. A non-scan block whose
@@ -28,8 +29,10 @@
 // The same enumeration (also of scan blocks; over the first iterations of a nest too large,
 // and at small sizes for symbolic bounds) refuses an instance reading or writing an element
 // that an instance at another spatial point wrote or read earlier in loop order, unless that
-// one ran at an earlier step of the block's scan var (spatial_conflicts.h): gradient() reads
-// spatial instances as independent, which gave wrong gradients (helper round 18).
+// one ran at an earlier step of the block's scan / opaque vars (spatial_conflicts.h): gradient()
+// reads spatial instances as independent, which gave wrong gradients (helper round 18). Indices
+// and guards using scalar parameters are enumerated at sample values, and refused when none
+// shows a conflict but their buffer is accessed at other elements than its stores'.
 // Refusals only concern blocks an adjoint flows through (a float store whose value reads a
 // float buffer): repeated or conflicting integer / constant stores are left alone.
 #pragma once

@@ -162,15 +162,44 @@ bool reads_only_own_elements(const BlockNode& blk, const std::vector<BlockAccess
   return true;
 }
 
-SpatialConflicts::SpatialConflicts(const BlockNode& blk, std::vector<BlockAccess> acc)
-    : blk_(blk), acc_(std::move(acc)) {
+std::vector<const VarNode*> access_scalars(const BlockNode& blk, const std::vector<BlockAccess>& acc) {
+  // Vars outside loads (an index under a load is data-dependent: skipped, not enumerable),
+  // neither iter vars nor bound by an expression-level let.
+  struct V : IRVisitor {
+    std::unordered_set<const VarNode*> bound, found;
+    void visit_var(const VarNode* n) override {
+      if (!bound.count(n)) found.insert(n);
+    }
+    void visit_load(const LoadNode*) override {}
+    void visit_let(const LetNode* n) override {
+      bound.insert(n->var.get());
+      IRVisitor::visit_let(n);
+    }
+  } v;
+  for (auto& iv : blk.iter_vars) v.bound.insert(iv.var.get());
+  for (auto& a : acc) {
+    for (auto& e : a.index) v.visit(e);
+    for (auto& e : a.conds) v.visit(e);
+  }
+  std::vector<const VarNode*> out(v.found.begin(), v.found.end());
+  std::sort(out.begin(), out.end(), [](const VarNode* x, const VarNode* y) { return x->name < y->name; });
+  return out;
+}
+
+SpatialConflicts::SpatialConflicts(const BlockNode& blk, std::vector<BlockAccess> acc,
+                                   std::vector<size_t> ordering)
+    : blk_(blk), acc_(std::move(acc)), ordering_(std::move(ordering)) {
+  const bool given = !ordering_.empty();
   for (size_t q = 0; q < blk.iter_vars.size(); ++q) {
     IterKind k = blk.iter_vars[q].kind;
     if (k == IterKind::Spatial) spatial_.push_back(q);
-    if (k == IterKind::Scan) scan_vars_.push_back(q);
+    // Opaque vars order their iterations as scan vars do (the interpreter runs them in loop
+    // order): without them a recurrence written with an opaque var (rewrite 8 reads it as a
+    // scan) was refused as a conflict between its spatial points.
+    if ((k == IterKind::Scan || k == IterKind::Opaque) && !given) ordering_.push_back(q);
+    if (k == IterKind::Scan) scan_ = true;
     if (k == IterKind::Reduce) reduce_.push_back(q);
   }
-  scan_ = !scan_vars_.empty();
 }
 
 std::string SpatialConflicts::show(const std::vector<int64_t>& inst) const {
@@ -180,13 +209,26 @@ std::string SpatialConflicts::show(const std::vector<int64_t>& inst) const {
   return "(" + t + ")";
 }
 
+bool SpatialConflicts::shared_scratch(const BufferNode* b) const {
+  std::unordered_set<const VarNode*> sp;
+  for (size_t q : spatial_) sp.insert(blk_.iter_vars[q].var.get());
+  for (auto& a : acc_) {
+    if (!a.write || a.buffer != b) continue;
+    bool uses = false;
+    for (auto& e : a.index) uses = uses || uses_any(e, sp);
+    if (!uses) return true;
+  }
+  return false;
+}
+
 std::string SpatialConflicts::visit(const std::vector<int64_t>& inst, const Lets& iv_at) {
   if (spatial_.empty()) return "";
   std::vector<int64_t> sp;
   for (size_t q : spatial_) sp.push_back(inst[q]);
-  // Steps are compared lexicographically over the scan vars (several are refused later).
-  int64_t step = 0;
-  for (size_t q : scan_vars_) step = inst[q];
+  // Steps are compared lexicographically over the ordering vars (several scan vars are
+  // refused later, with their own reason).
+  std::vector<int64_t> step;
+  for (size_t q : ordering_) step.push_back(inst[q]);
   bool first_reduce = true;
   for (size_t q : reduce_) first_reduce = first_reduce && inst[q] == 0;
   for (auto& a : acc_) {
@@ -210,10 +252,10 @@ std::string SpatialConflicts::visit(const std::vector<int64_t>& inst, const Lets
     if (el.size() != a.index.size()) continue;
     Entry& en = seen_[{a.buffer, el}];
     // An earlier access (in nest order) by another spatial point conflicts unless it ran at a
-    // strictly earlier step of the scan (for blocks without scan var: always).
+    // strictly earlier step (for blocks without scan or opaque var: always).
     auto clash = [&](const std::map<std::vector<int64_t>, Seen>& m) -> const Seen* {
       for (auto& [p, s] : m)
-        if (p != sp && s.max_scan >= step) return &s;
+        if (p != sp && !(s.max_step < step)) return &s;
       return nullptr;
     };
     const Seen* other = nullptr;
@@ -238,22 +280,30 @@ std::string SpatialConflicts::visit(const std::vector<int64_t>& inst, const Lets
                         (a.write ? " writes" : " reads") +
                         " it, so the result depends on the order of "
                         "the spatial iterations";
-      if (scan_) {
-        int64_t s0 = 0;
-        for (size_t q : scan_vars_) s0 = other->inst[q];
-        why += s0 == step
-                   ? " (at one step of the scan)"
-                   : " (the loop nest runs the later step's iteration first: run the scan loop outside "
-                     "the loops of the spatial vars)";
+      const std::string rule =
+          "; LANGUAGE.md requires the spatial iterations of a block to be independent (a block whose "
+          "spatial iterations conflict is invalid): ";
+      // A scratch every spatial point writes at one element (`T[0] = ..; H[..] = T[0] * ..`):
+      // neither a copy nor another loop order helps, each iteration needs its own.
+      // (A block-local alloc in a scan block is refused by the scan machinery: not advised there.)
+      if (shared_scratch(a.buffer))
+        return why + rule + "give each iteration its own scratch (a `let`, " +
+               (scan_ ? "or index " + a.buffer->name + " by every spatial iter var and the scan var)"
+                      : "a block-local alloc, or index " + a.buffer->name + " by every spatial iter var)");
+      if (!ordering_.empty()) {
+        std::vector<int64_t> s0;
+        for (size_t q : ordering_) s0.push_back(other->inst[q]);
+        why += s0 == step ? (scan_ ? " (at one step of the scan)" : " (at one step of its opaque iter vars)")
+                          : std::string(" (the loop nest runs the later step's iteration first: run the ") +
+                                (scan_ ? "scan loop" : "loops of the opaque vars") +
+                                " outside the loops of the spatial vars)";
       }
-      return why +
-             "; LANGUAGE.md requires the spatial iterations of a block to be independent (a block whose "
-             "spatial iterations conflict is invalid): read the old values from a copy of " +
-             a.buffer->name + ", or make the var a scan var for a recurrence";
+      return why + rule + "read the old values from a copy of " + a.buffer->name +
+             ", or make the var a scan var for a recurrence";
     }
     auto& m = a.write ? en.writes : en.reads;
     auto [it, fresh] = m.emplace(sp, Seen{step, inst});
-    if (!fresh && step > it->second.max_scan) it->second = Seen{step, inst};
+    if (!fresh && it->second.max_step < step) it->second = Seen{step, inst};
   }
   return "";
 }

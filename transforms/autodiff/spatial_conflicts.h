@@ -10,8 +10,12 @@
 // happened to agree). SpatialConflicts is fed the instances of a block in loop-nest order
 // and reports the first pair of instances, at different spatial points, that touch one
 // element of a buffer the block stores to (its allocs excepted), one of them writing it,
-// unless the block has a scan var whose value is smaller at the instance the nest runs first
-// (a read of an earlier step's result by another point: what the scan machinery reads).
+// unless the instance the nest runs first is at a strictly earlier step (a read of an earlier
+// step's result by another point: what the scan machinery reads). Steps are the values of the
+// ordering iter vars, scan and opaque (LANGUAGE.md: opaque vars promise nothing, so the
+// interpreter runs them in loop order and normalisation rewrite 8 reads them as recurrences
+// when it can prove it), compared lexicographically in the order the caller gives (the
+// nesting of their loops).
 #pragma once
 
 #include <cstdint>
@@ -47,20 +51,29 @@ std::vector<BlockAccess> written_buffer_accesses(const BlockNode& blk);
 // instance reads what an instance at another spatial point writes.
 bool reads_only_own_elements(const BlockNode& blk, const std::vector<BlockAccess>& acc);
 
+// The scalars (vars that are not iter vars: scalar parameters) the indices and guards of acc
+// use outside loads, sorted by name. Such an access does not fold to a constant element
+// unless they are given values: the enumeration is then incomplete.
+std::vector<const VarNode*> access_scalars(const BlockNode& blk, const std::vector<BlockAccess>& acc);
+
 // Fed the instances of one block in loop-nest order; see the file comment.
 class SpatialConflicts {
  public:
-  SpatialConflicts(const BlockNode& blk, std::vector<BlockAccess> acc);
+  // ordering: the positions of the scan and opaque iter vars, outermost first (empty: in iter
+  // var order).
+  SpatialConflicts(const BlockNode& blk, std::vector<BlockAccess> acc, std::vector<size_t> ordering = {});
   // inst: the iter var values of the instance (in iter var order); iv_at: each iter var
   // bound to its value as a constant. Returns "" or the conflict, e.g. "its spatial
   // iterations (vi = 4) and (vi = 5) conflict on A[4]: (vi = 4) writes it and (vi = 5) reads
-  // it ...". Accesses whose guards or indices do not fold to constants are skipped.
+  // it ...". Accesses whose guards or indices do not fold to constants are skipped: loads in
+  // them (data-dependent, not checked), or scalars not in iv_at (access_scalars: the caller
+  // enumerates again with them fixed).
   std::string visit(const std::vector<int64_t>& inst, const std::unordered_map<const VarNode*, Expr>& iv_at);
 
  private:
   struct Seen {
-    int64_t max_scan;           // largest scan value of the accesses of this kind (-inf: none)
-    std::vector<int64_t> inst;  // the instance that reached it
+    std::vector<int64_t> max_step;  // latest step (lexicographic) of the accesses of this kind
+    std::vector<int64_t> inst;      // the instance that reached it
   };
   // Per (buffer, element), per spatial point: the reads and the writes seen so far.
   struct Entry {
@@ -69,10 +82,12 @@ class SpatialConflicts {
   const BlockNode& blk_;
   std::vector<BlockAccess> acc_;
   bool scan_ = false;
-  std::vector<size_t> spatial_, scan_vars_, reduce_;
+  std::vector<size_t> spatial_, ordering_, reduce_;
   std::map<std::pair<const BufferNode*, std::vector<int64_t>>, Entry> seen_;
 
   std::string show(const std::vector<int64_t>& inst) const;
+  // A store of b whose index uses no spatial var (a scratch every spatial point writes).
+  bool shared_scratch(const BufferNode* b) const;
 };
 
 }  // namespace tirc::ad
