@@ -28,26 +28,14 @@
 //                             remains, the `<block>_o` block is there).
 // JIT and ptxas parts are skipped under sanitizers (tests/sanitized.h).
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <string>
 
 #include "ir/printer.h"
 #include "parser/parser.h"
-#ifdef TIRC_WITH_LLVM
-#include "codegen/codegen.h"
-#include "interp/interp.h"
-#include "tests/codegen/gpu_emu.h"
-#include "tests/codegen/gpu_launch.h"
-#include "transforms/schedule/verify.h"
-#endif
-#include "tests/codegen/ptxas_util.h"
-#include "tests/sanitized.h"
 #include "tests/schedule/tvm_style_files.h"
-#include "tests/shell.h"
+#include "tests/zoo/grad_sched_checks.h"
 
 using namespace tirc;
 namespace fs = std::filesystem;
@@ -56,45 +44,13 @@ namespace {
 
 const char* kDir = "tests/zoo/grad_sched18";
 
-[[maybe_unused]] std::string tmp_path(const std::string& name) {
-  return (fs::temp_directory_path() / ("tirc_grad_sched18_" + std::to_string(::getpid()) + "_" + name))
-      .string();
-}
-
-[[maybe_unused]] std::string tirc_bin() { return std::string("'") + TIRC_BINARY + "'"; }
-
 }  // namespace
 
 TEST(GradSched18, Schedules) {
 #ifdef TIRC_TEST_SANITIZED
   // The interpreter runs of every gradient take about 20 s under sanitizers: the refusals and
   // the smallest applied files only.
-  const std::vector<std::string> keep = {"linear.tir"};
-  for (auto& path : tirc::testing::tvm_style_files(kDir)) {
-    std::string name = fs::path(path).filename().string();
-    std::string text = tirc::testing::read_text(path);
-    if (tirc::testing::header_value(text, "refuse").empty() &&
-        std::find(keep.begin(), keep.end(), name) == keep.end())
-      continue;
-    SCOPED_TRACE(name);
-    Module m = tirc::testing::load_with_grad(path, text);
-    std::string want = tirc::testing::header_value(text, "refuse");
-    if (!want.empty()) {
-      try {
-        apply_module_schedules(m);
-        ADD_FAILURE() << "not refused";
-      } catch (const SourceError& e) {
-        EXPECT_EQ(e.message(), want) << e.what();
-        EXPECT_EQ(e.line(), tirc::testing::refused_line(text)) << e.what();
-      }
-      continue;
-    }
-    for (auto& item : m.schedules) {
-      Function f = m.find_func(item.func);
-      ASSERT_TRUE(f) << item.func;
-      tirc::testing::expect_scheduled_matches(*f, *apply_schedule(*f, item, m.intrins));
-    }
-  }
+  tirc::testing::grad_sched_sanitized_schedules(kDir, {"linear.tir"});
 #else
   tirc::testing::expect_folder_schedules(kDir, 20);
 #endif
@@ -102,116 +58,26 @@ TEST(GradSched18, Schedules) {
 
 namespace {
 
-// Whether a file takes part in the default (quick) runs of VerifyCli / Ptx / Emulated.
-[[maybe_unused]] bool selected(const std::string& text, bool all) {
-  return all || tirc::testing::header_value(text, "quick") == "yes";
-}
-
-void verify_cli(bool all) {
-#if defined(TIRC_TEST_SANITIZED) || !defined(TIRC_WITH_LLVM)
-  (void)all;
-  GTEST_SKIP() << "JIT runs of every file: needs LLVM, too slow under sanitizers";
-#else
-  // The interpreter already compared every schedule in process (Schedules): the CLI runs the
-  // scheduled functions with the JIT only.
-  int n = 0;
-  for (auto& path : tirc::testing::tvm_style_files(kDir)) {
-    std::string text = tirc::testing::read_text(path);
-    if (!tirc::testing::header_value(text, "refuse").empty() || !selected(text, all)) continue;
-    ++n;
-    SCOPED_TRACE(fs::path(path).filename().string());
-    std::string mod = tmp_path(fs::path(path).filename().string());
-    std::ofstream(mod) << print_module(tirc::testing::load_with_grad(path, text));
-    auto [code, out] = tirc::testing::sh(tirc_bin() + " verify '" + mod + "' --engine jit");
-    fs::remove(mod);
-    EXPECT_EQ(code, 0) << out;
-    EXPECT_NE(out.find(" 0 failed"), std::string::npos) << out;
-    EXPECT_NE(out.find("[jit]: ok"), std::string::npos) << out;
+// `# atomic: yes`: an "atomic" scatter bound to threads whose threads may hit one element;
+// `# shared: yes`: shared tiles staged by cache_read(..., "shared") and copied cooperatively.
+void ptx_checks(const std::string& text, const std::string& ptx) {
+  if (tirc::testing::header_value(text, "atomic") == "yes") {
+    EXPECT_NE(ptx.find("atom.global.add.f32"), std::string::npos);
   }
-  EXPECT_GE(n, all ? 18 : 3);
-#endif
-}
-
-void ptx(bool all) {
-#ifdef TIRC_TEST_SANITIZED
-  (void)all;
-  GTEST_SKIP() << "LLVM builds: too slow under sanitizers";
-#else
-  int n = 0;
-  for (auto& path : tirc::testing::tvm_style_files(kDir)) {
-    std::string text = tirc::testing::read_text(path);
-    if (tirc::testing::header_value(text, "ptx") != "yes" || !selected(text, all)) continue;
-    ++n;
-    SCOPED_TRACE(fs::path(path).filename().string());
-    std::string mod = tmp_path(fs::path(path).filename().string());
-    std::ofstream(mod) << print_module(tirc::testing::load_with_grad(path, text));
-    std::string ptx = mod + ".ptx";
-    auto [code, out] =
-        tirc::testing::sh(tirc_bin() + " build '" + mod + "' --target nvptx --emit ptx -o '" + ptx + "'");
-    fs::remove(mod);
-    if (code != 0 && out.find("LLVM") != std::string::npos) GTEST_SKIP() << "tirc without LLVM: " << out;
-    ASSERT_EQ(code, 0) << out;
-    std::string text_ptx = tirc::testing::read_text(ptx);
-    fs::remove(ptx);
-    // `# atomic: yes`: an "atomic" scatter bound to threads whose threads may hit one element.
-    if (tirc::testing::header_value(text, "atomic") == "yes") {
-      EXPECT_NE(text_ptx.find("atom.global.add.f32"), std::string::npos);
-    }
-    // Shared tiles staged by cache_read(..., "shared") and copied cooperatively.
-    if (tirc::testing::header_value(text, "shared") == "yes") {
-      EXPECT_NE(text_ptx.find(".shared .align"), std::string::npos);
-      EXPECT_NE(text_ptx.find("bar.sync"), std::string::npos);
-    }
-    std::string log;
-    int rc = tirc::testing::run_ptxas(text_ptx, &log);
-    if (rc == -2) GTEST_SKIP() << "no ptxas";
-    EXPECT_EQ(rc, 0) << log;
+  if (tirc::testing::header_value(text, "shared") == "yes") {
+    EXPECT_NE(ptx.find(".shared .align"), std::string::npos);
+    EXPECT_NE(ptx.find("bar.sync"), std::string::npos);
   }
-  EXPECT_GE(n, all ? 6 : 2);
-#endif
-}
-
-void emulated(bool all) {
-#if defined(TIRC_TEST_SANITIZED) || !defined(TIRC_WITH_LLVM)
-  (void)all;
-  GTEST_SKIP() << "needs LLVM; too slow under sanitizers";
-#else
-  int n = 0;
-  for (auto& path : tirc::testing::tvm_style_files(kDir)) {
-    std::string text = tirc::testing::read_text(path);
-    if (tirc::testing::header_value(text, "ptx") != "yes" || !selected(text, all)) continue;
-    SCOPED_TRACE(fs::path(path).filename().string());
-    Module m = tirc::testing::load_with_grad(path, text);
-    for (auto& item : m.schedules) {
-      Function f = m.find_func(item.func);
-      ASSERT_TRUE(f) << item.func;
-      Function g = apply_schedule(*f, item, m.intrins);
-      ++n;
-      CompareOptions o;
-      o.seed = 5;
-      ArgMap in = verify_inputs(*f, o);
-      ArgMap want = run_interp(*f, in);
-      std::string err;
-      ArgMap got = tirc::testing::emulate(g, in, &err);
-      ASSERT_EQ(err, "") << g->name;
-      for (auto& [name, arr] : want) {
-        CompareResult r = compare_arrays(name, arr, got.at(name), o);
-        EXPECT_TRUE(r.ok) << g->name << " on the emulated GPU: " << r.detail;
-      }
-    }
-  }
-  EXPECT_GE(n, all ? 6 : 2);
-#endif
 }
 
 }  // namespace
 
-TEST(GradSched18, VerifyCli) { verify_cli(false); }
-TEST(GradSched18, DISABLED_VerifyCliAll) { verify_cli(true); }
-TEST(GradSched18, Ptx) { ptx(false); }
-TEST(GradSched18, DISABLED_PtxAll) { ptx(true); }
-TEST(GradSched18, Emulated) { emulated(false); }
-TEST(GradSched18, DISABLED_EmulatedAll) { emulated(true); }
+TEST(GradSched18, VerifyCli) { tirc::testing::grad_sched_verify_cli(kDir, false, 18, 3); }
+TEST(GradSched18, DISABLED_VerifyCliAll) { tirc::testing::grad_sched_verify_cli(kDir, true, 18, 3); }
+TEST(GradSched18, Ptx) { tirc::testing::grad_sched_ptx(kDir, false, 6, 2, ptx_checks); }
+TEST(GradSched18, DISABLED_PtxAll) { tirc::testing::grad_sched_ptx(kDir, true, 6, 2, ptx_checks); }
+TEST(GradSched18, Emulated) { tirc::testing::grad_sched_emulated(kDir, false, 6, 2); }
+TEST(GradSched18, DISABLED_EmulatedAll) { tirc::testing::grad_sched_emulated(kDir, true, 6, 2); }
 
 // Every tensorize of a gradient block replaced its tile: the scheduled function contains a
 // block `<name>_o` (the replaced tile) and, for each intrinsic applied, none of the desc's block
