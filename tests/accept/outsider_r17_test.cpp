@@ -238,6 +238,10 @@ TEST(AcceptR17, MistakenValueBeforeFileKeepsTheScript) {
     EXPECT_EQ(r.code, 2) << tail;
     EXPECT_EQ(r.err, "tirc: error: --input 16: expected NAME=FILE.npy or NAME=VALUE\n") << tail;
   }
+  // The script named after other options: the mistaken value stays the option's.
+  CliRun r0 = run("run -o K --random 0 " + g);
+  EXPECT_EQ(r0.code, 2);
+  EXPECT_EQ(r0.err, "tirc: error: --output K: expected NAME=FILE.npy (write --output K=K.npy)\n");
   CliRun want = run("grad " + g + " --wrt X");
   ASSERT_EQ(want.code, 0) << want.err;
   // The script under a name without extension, after a --wrt list and before more options.

@@ -123,6 +123,22 @@ std::vector<std::string> file_first(CLI::App& app, int argc, char** argv) {
       std::error_code ec;
       return std::filesystem::is_regular_file(v, ec);
     };
+    // A script named later, outside another multi-value run (`run -o B --func F f.tir`): leave
+    // the words to CLI11 as before.
+    bool in_run = false;
+    for (size_t k = end; k < args.size(); ++k) {
+      const std::string& v = args[k];
+      if (v == "--") break;
+      if (v.size() > 1 && v[0] == '-') {
+        bool is_long = v[1] == '-';
+        bool attached = is_long ? v.find('=') != std::string::npos : v.size() > 2;
+        const CLI::Option* opt = sub->get_option_no_throw(is_long ? v.substr(0, v.find('=')) : v.substr(0, 2));
+        in_run = opt && opt->get_items_expected_max() > 1;
+        if (opt && opt->get_items_expected_max() == 1 && !attached) ++k;  // its one value
+        continue;
+      }
+      if (!in_run && !v.ends_with(".npy") && is_file(v)) return args;
+    }
     size_t pick = end;
     for (size_t k = i; k < end; ++k)  // an existing file that cannot be a value
       if (!is_value(args[k]) && is_file(args[k])) pick = k;
