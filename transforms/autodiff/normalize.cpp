@@ -717,6 +717,7 @@ class Normalizer : public IRMutator {
   // A block realize built by a rewrite (rewrite 8's scan reading) -> the one in the tree it
   // replaces, for rewrites that look for the block among its loop's statements (rewrite 6).
   std::unordered_map<const BlockRealizeNode*, const BlockRealizeNode*> stands_for_;
+  std::vector<Stmt> stands_alive_;  // the keys of stands_for_
   std::unordered_set<const StmtNode*> split_;  // Seqs of pieces of one block (or their loops)
   std::vector<Buffer> new_allocs_;
   // Blocks after a state's block in its scan loop that read the state (rewrite 6): the
@@ -2478,6 +2479,9 @@ std::optional<std::vector<Stmt>> Normalizer::opaque_recurrence(const BlockRealiz
     ad::set_regions(nb);
     Stmt realize = make_block_realize(br->bindings, br->predicate, make_block(std::move(nb)));
     stands_for_[realize.as<BlockRealizeNode>()] = stands_for_.count(br) ? stands_for_.at(br) : br;
+    // Kept alive: stands_for_ is keyed by address, and a freed node's address reused by a later
+    // block made the lookup answer for the wrong block (the refusal differed between builds).
+    stands_alive_.push_back(realize);
     Stmt out = mutate(realize);
     return std::vector<Stmt>{out};
   }
