@@ -8,37 +8,13 @@
 
 #include <regex>
 
-#include "schedule_checks.h"
-#include "tests/schedule/tvm_style_files.h"
-#include "transforms/autodiff/gradient.h"
+#include "grad_schedule_checks.h"
 
 namespace tirc {
 namespace {
 
-// Derives `<fwd>_grad`, applies the module's schedule of it and compares with the unscheduled
-// F_grad; returns the scheduled function's text.
-std::string grad_schedule_matches(const std::string& text, const std::string& fwd) {
-  Module m = parse_module(text, "t.tir");
-  m.add_func(gradient(*m.find_func(fwd), {}));
-  EXPECT_EQ(m.schedules.size(), 1u);
-  Function f = m.find_func(m.schedules[0].func);
-  EXPECT_TRUE(f) << m.schedules[0].func;
-  if (!f) return "";
-  Function g = apply_schedule(*f, m.schedules[0], m.intrins);
-  testing::expect_scheduled_matches(*f, *g);
-  return print_function(*g);
-}
-
-std::string grad_schedule_refusal(const std::string& text, const std::string& fwd) {
-  Module m = parse_module(text, "t.tir");
-  m.add_func(gradient(*m.find_func(fwd), {}));
-  try {
-    apply_module_schedules(m);
-  } catch (const SourceError& e) {
-    return e.message();
-  }
-  return "(not refused)";
-}
+using testing::grad_schedule_matches;
+using testing::grad_schedule_refusal;
 
 std::string with(std::string text, const std::string& key, const std::string& value) {
   text.replace(text.find(key), key.size(), value);
