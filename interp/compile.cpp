@@ -459,7 +459,15 @@ template <class C>
 struct IteE final : E<C> {
   EP<int64_t> c;
   EP<C> a, b;
-  C ev(Ctx& x) const override { return c->ev(x) ? a->ev(x) : b->ev(x); }
+  int id = 0;  // counted site (nodes.h Ctx::site_counts)
+  C ev(Ctx& x) const override {
+    if (c->ev(x)) {
+      ++x.site_counts[2 * id];
+      return a->ev(x);
+    }
+    ++x.site_counts[2 * id + 1];
+    return b->ev(x);
+  }
 };
 
 struct Setter {
@@ -553,7 +561,10 @@ struct ForConstS final : S {
   int r;
   int64_t lo, hi;
   SP body;
+  int id = 0;  // counted site: entries and iterations
   void run(Ctx& x) const override {
+    ++x.site_counts[2 * id];
+    x.site_counts[2 * id + 1] += static_cast<uint64_t>(std::max<int64_t>(hi - lo, 0));
     Val& rv = x.regs[r];
     const S* b = body.get();
     for (int64_t i = lo; i < hi; ++i) {
@@ -566,8 +577,11 @@ struct ForS final : S {
   int r;
   EP<int64_t> min, ext;
   SP body;
+  int id = 0;  // counted site: entries and iterations
   void run(Ctx& x) const override {
     int64_t lo = min->ev(x), n = ext->ev(x);
+    ++x.site_counts[2 * id];
+    x.site_counts[2 * id + 1] += static_cast<uint64_t>(std::max<int64_t>(n, 0));
     for (int64_t i = lo; i < lo + n; ++i) {
       x.regs[r].i = i;
       body->run(x);
@@ -577,11 +591,15 @@ struct ForS final : S {
 struct IfS final : S {
   EP<int64_t> c;
   SP a, b;
+  int id = 0;  // counted site: then / else executions
   void run(Ctx& x) const override {
-    if (c->ev(x))
+    if (c->ev(x)) {
+      ++x.site_counts[2 * id];
       a->run(x);
-    else if (b)
-      b->run(x);
+    } else {
+      ++x.site_counts[2 * id + 1];
+      if (b) b->run(x);
+    }
   }
 };
 struct LetS final : S {
@@ -700,7 +718,10 @@ struct ForBlockS final : S {
   int64_t lo, hi;
   SP owner;
   const BlockS* b;
+  int id = 0;  // counted site: entries and iterations
   void run(Ctx& x) const override {
+    ++x.site_counts[2 * id];
+    x.site_counts[2 * id + 1] += static_cast<uint64_t>(std::max<int64_t>(hi - lo, 0));
     Val& rv = x.regs[r];
     for (int64_t i = lo; i < hi; ++i) {
       rv.i = i;
@@ -813,6 +834,12 @@ class Compiler {
   std::unordered_map<const BufferNode*, int> slots_;
   const Site* blk_ = nullptr;
   Block root_block_;
+
+  // A new counted site for IR node `node` (its id in Ctx::site_counts).
+  int counted(const void* node) {
+    out_.counted.push_back(node);
+    return static_cast<int>(out_.counted.size()) - 1;
+  }
 
   const Site* new_site(const std::string& block, const SourceLoc& loc) {
     out_.sites.push_back(std::make_unique<Site>(Site{block, loc}));
@@ -1153,6 +1180,7 @@ class Compiler {
           using C = decltype(c);
           if (ite) {
             auto* p = new IteE<C>;
+            p->id = counted(e.get());
             p->c = cx<int64_t>(n->cond);
             p->a = cx<C>(n->t);
             p->b = cx<C>(n->f);
@@ -1430,6 +1458,7 @@ class Compiler {
       case StmtKind::IfThenElse: {
         auto* n = s.as<IfThenElseStmtNode>();
         auto p = std::make_unique<IfS>();
+        p->id = counted(n);
         p->c = cx<int64_t>(n->cond);
         p->a = stmt(n->then_case);
         if (n->else_case.defined()) p->b = stmt(n->else_case);
@@ -1464,6 +1493,7 @@ class Compiler {
     SP p;
     if (lo.lo == lo.hi && ext.lo == ext.hi && lo.bounded() && ext.bounded()) {
       auto q = std::make_unique<ForConstS>();
+      q->id = counted(n);
       q->r = r;
       q->lo = lo.lo;
       q->hi = lo.lo + ext.lo;
@@ -1471,6 +1501,7 @@ class Compiler {
       q->body = stmt(n->body);
       if (auto* blk = dynamic_cast<const BlockS*>(q->body.get())) {
         auto fb = std::make_unique<ForBlockS>();
+        fb->id = q->id;
         fb->r = r;
         fb->lo = q->lo;
         fb->hi = q->hi;
@@ -1482,6 +1513,7 @@ class Compiler {
       }
     } else {
       auto q = std::make_unique<ForS>();
+      q->id = counted(n);
       q->r = r;
       q->min = cx<int64_t>(n->min);
       q->ext = cx<int64_t>(n->extent);

@@ -176,7 +176,9 @@ class Program final : public InterpProgram {
     }
     std::vector<Val> regs(static_cast<size_t>(std::max(cf.nregs, 1)));
     std::vector<uint64_t> counts(cf.block_names.size() + 1, 0), init_counts(cf.block_names.size() + 1, 0);
+    std::vector<uint64_t> site_counts(2 * cf.counted.size() + 2, 0);
     Ctx ctx;
+    ctx.site_counts = site_counts.data();
     ctx.regs = regs.data();
     ctx.bufs = bufs.data();
     ctx.block_counts = counts.data();
@@ -185,9 +187,15 @@ class Program final : public InterpProgram {
     if (stats) {
       stats->block_executions.clear();
       stats->init_executions.clear();
+      stats->sites.clear();
       for (size_t i = 0; i < cf.block_names.size(); ++i) {
         stats->block_executions[*cf.block_names[i]] += counts[i];
         stats->init_executions[*cf.block_names[i]] += init_counts[i];
+      }
+      for (size_t i = 0; i < cf.counted.size(); ++i) {
+        auto& c = stats->sites[cf.counted[i]];
+        c.first += site_counts[2 * i];
+        c.second += site_counts[2 * i + 1];
       }
     }
     return outputs;

@@ -28,6 +28,10 @@ struct RunStats {
   std::map<std::string, uint64_t> block_executions;
   // Block name -> number of executions of its `init` (instances where every reduce var is 0).
   std::map<std::string, uint64_t> init_executions;
+  // IR node -> counts: for an `if` statement or an `if_then_else` expression, (then-branch,
+  // else-branch) executions; for a loop, (entries, iterations). Keyed by the node of the
+  // FunctionNode that was compiled (IfThenElseStmtNode, IfThenElse ExprNode, ForNode).
+  std::map<const void*, std::pair<uint64_t, uint64_t>> sites;
 };
 
 // A function compiled once for repeated runs. Method: the IR is compiled into a tree of typed
@@ -52,6 +56,7 @@ class InterpProgram {
     if (stats) {
       stats->block_executions.clear();
       stats->init_executions.clear();
+      stats->sites.clear();
     }
     return run(inputs);
   }

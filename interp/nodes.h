@@ -61,8 +61,12 @@ struct BufState {
 struct Ctx {
   Val* regs = nullptr;
   BufState* bufs = nullptr;
-  uint64_t* block_counts = nullptr;             // body executions per block id
-  uint64_t* init_counts = nullptr;              // `init` executions per block id
+  uint64_t* block_counts = nullptr;  // body executions per block id
+  uint64_t* init_counts = nullptr;   // `init` executions per block id
+  // Per site id (CompiledFunc::sites_ir): an `if` statement or `if_then_else` counts
+  // [2 id] then-branch and [2 id + 1] else-branch executions; a loop counts [2 id] entries
+  // and [2 id + 1] iterations (`tirc stats --dynamic` weighs branches and loops by them).
+  uint64_t* site_counts = nullptr;
   uint64_t tag = uint64_t(1) << kTagPointBits;  // writer tag of the block instance being run
   const void* block = nullptr;                  // the BlockS being run (for messages)
 };
@@ -175,6 +179,7 @@ struct CompiledFunc {
   std::vector<std::unique_ptr<BufInfo>> bufs;
   std::vector<std::unique_ptr<std::string>> block_names;  // by block id
   std::vector<std::unique_ptr<Site>> sites;               // error sites (closures point here)
+  std::vector<const void*> counted;  // IR node (IfThenElse stmt / expr, For) of each counted site id
   int nregs = 0;
 };
 

@@ -125,6 +125,7 @@ ArgMap parse_input_specs(const FunctionNode& f, const std::vector<std::string>& 
   ArgMap out;
   std::vector<std::pair<const Param*, std::string>> fills;  // buffer params filled with a value
   std::set<std::string> given;
+  std::string stdin_by;  // the parameter given as `-` (standard input is read once)
   for (auto& spec : specs) {
     size_t eq = spec.find('=');
     if (eq == std::string::npos || eq == 0)
@@ -159,11 +160,23 @@ ArgMap parse_input_specs(const FunctionNode& f, const std::vector<std::string>& 
       }
     }
     if (is_file) {
+      if (val == "-") {
+        if (!stdin_by.empty())
+          throw Error("--input " + spec + ": standard input is already read by --input " + stdin_by +
+                      "=- (it holds one .npy; give the other as a file)");
+        stdin_by = name;
+      }
       NDArray a;
       try {
         if (val == "-") {  // `--input A=-`: the .npy bytes on standard input
           std::ostringstream ss;
           ss << std::cin.rdbuf();
+          // The script given as `-` has read standard input already (`cat f.tir | tirc run -
+          // --input A=-` said "not a .npy file (bad magic)").
+          if (ss.str().empty())
+            throw Error(
+                "standard input is empty (when the script is read from `-`, standard input holds "
+                "the script: give the .npy as a file)");
           a = parse_npy(ss.str(), "<stdin>", t);
         } else {
           a = read_npy(val, t);

@@ -38,7 +38,10 @@ bool empty(const OpCounts& a) { return a.flops == 0 && a.loads == 0 && a.stores 
 
 class Counter {
  public:
-  Counter(const FunctionNode& f, const ArgMap& scalars, bool dynamic) : f_(f), dynamic_(dynamic) {
+  // `dyn`: the counts of an interpreter run of f (dynamic mode), or null (static mode).
+  Counter(const FunctionNode& f, const ArgMap& scalars, const RunStats* dyn)
+      : f_(f), dynamic_(dyn != nullptr), dyn_(dyn) {
+    if (dyn_) count_uses(f.body);
     for (auto& p : f.params) {
       if (p.is_buffer()) continue;
       auto it = scalars.find(p.name());
@@ -75,6 +78,45 @@ class Counter {
  private:
   const FunctionNode& f_;
   bool dynamic_;
+  const RunStats* dyn_ = nullptr;
+  // Dynamic mode: how often each `if` / `if_then_else` / loop node occurs in the function. A
+  // node's run-time counts weigh its branches (or iterations) exactly only when it occurs
+  // once: the counts of a node shared by two places are summed over both.
+  std::map<const void*, int> uses_;
+  void count_uses(const Stmt& body) {
+    struct V : IRVisitor {
+      std::map<const void*, int>* uses;
+      void visit_select(const SelectNode* n) override {
+        ++(*uses)[static_cast<const ExprNode*>(n)];
+        IRVisitor::visit_select(n);
+      }
+      void visit_if(const IfThenElseStmtNode* n) override {
+        ++(*uses)[n];
+        IRVisitor::visit_if(n);
+      }
+      void visit_for(const ForNode* n) override {
+        ++(*uses)[n];
+        IRVisitor::visit_for(n);
+      }
+    } v;
+    v.uses = &uses_;
+    v.visit(body);
+  }
+  // Dynamic mode: the run-time counts of a node that occurs once, or null.
+  const std::pair<uint64_t, uint64_t>* site(const void* node) const {
+    if (!dyn_) return nullptr;
+    auto u = uses_.find(node);
+    if (u == uses_.end() || u->second != 1) return nullptr;
+    auto it = dyn_->sites.find(node);
+    return it == dyn_->sites.end() ? nullptr : &it->second;
+  }
+  // a, b weighed by the numbers of executions ta, tb (an average per execution of either);
+  // the larger one when neither ran (then nothing is counted by the caller anyway).
+  static OpCounts weighed(const OpCounts& a, uint64_t ta, const OpCounts& b, uint64_t tb) {
+    if (ta + tb == 0) return maxc(a, b);
+    double n = static_cast<double>(ta + tb);
+    return scaled(a, static_cast<double>(ta) / n) + scaled(b, static_cast<double>(tb) / n);
+  }
   interp::ScalarEnv env_;
   // Integer scalar parameters that were not given, by variable.
   std::map<const VarNode*, std::string> missing_;
@@ -211,6 +253,9 @@ class Counter {
       }
       case ExprKind::IfThenElse: {
         auto* n = as_select_like(e);
+        // Dynamic: each arm weighed by how often it was taken; static: the larger arm.
+        if (auto* d = site(e.get()))
+          return expr(n->cond) + weighed(expr(n->t), d->first, expr(n->f), d->second);
         return expr(n->cond) + maxc(expr(n->t), expr(n->f));
       }
       case ExprKind::Let: {
@@ -243,11 +288,21 @@ class Counter {
         if (!known && !dynamic_)
           throw Error("loop " + n->loop_var.name() +
                       ": its extent is not a constant of scalar parameters; use tirc stats --dynamic");
+        // Dynamic: a loop inside a block body whose extent is not a constant (data, iter
+        // vars) runs the average number of iterations per entry of the run.
+        bool averaged = false;  // ext is a run-time average, not the loop's extent
+        if (!known) {
+          if (auto* d = site(n)) {
+            known = averaged = true;
+            ext = d->first ? static_cast<double>(d->second) / static_cast<double>(d->first) : 0;
+          }
+        }
         bool min_known = false;
         // A start of a missing scalar only makes predicates on this loop inexact.
         double lo = missing_in(n->min).empty() ? extent(n->min, &min_known) : 0;
-        loops_.push_back({n->loop_var.get(), known && min_known, min_known ? static_cast<int64_t>(lo) : 0,
-                          known ? static_cast<int64_t>(ext) : 0});
+        bool exact = known && !averaged;
+        loops_.push_back({n->loop_var.get(), exact && min_known, min_known ? static_cast<int64_t>(lo) : 0,
+                          exact ? static_cast<int64_t>(ext) : 0});
         OpCounts body = stmt(n->body, mult * ext);
         loops_.pop_back();
         if (!known) {
@@ -321,6 +376,8 @@ class Counter {
         conds_.back().second = true;
         OpCounts b = stmt(n->else_case, mult);
         conds_.pop_back();
+        // Dynamic: each branch weighed by how often it ran; static: the larger branch.
+        if (auto* d = site(n)) return expr(n->cond) + weighed(a, d->first, b, d->second);
         return expr(n->cond) + maxc(a, b);
       }
       case StmtKind::LetStmt: {
@@ -399,16 +456,16 @@ FunctionCounts static_counts(const FunctionNode& f, const ArgMap& scalars) {
   } allocs;
   allocs.check = check;
   allocs.visit(f.body);
-  Counter c(f, scalars, false);
+  Counter c(f, scalars, nullptr);
   c.run();
   return assemble(c.recs, nullptr);
 }
 
 FunctionCounts dynamic_counts(const FunctionNode& f, const ArgMap& inputs) {
-  Counter c(f, inputs, true);
-  c.run();
   RunStats st;
   compile_interp(f)->run_with_stats(inputs, &st);
+  Counter c(f, inputs, &st);
+  c.run();
   return assemble(c.recs, &st);
 }
 

@@ -662,7 +662,10 @@ class Builder {
                                       "threadIdx.z", "vthread",    "vthread.x",  "vthread.y",   "vthread.z"};
         bool ok = false;
         for (auto* k : kTags) ok = ok || tag == k;
-        if (!ok) fail(last, "unknown thread tag \"" + tag + "\"");
+        // The list is the help (round 19: the tag alone did not say what is accepted).
+        if (!ok)
+          fail(last, "unknown thread tag \"" + tag +
+                         "\" (expected blockIdx.x/y/z, threadIdx.x/y/z, vthread or vthread.x/y/z)");
         args.pop_back();
       } else if (args.size() != 1 && args.size() != 2) {
         fail(f->kind,
@@ -1062,7 +1065,12 @@ class Builder {
         {"FloorDiv", "a // b"},          {"FloorMod", "a % b"},        {"fabs", "abs(x)"},
         {"power", "pow(a, b)"},          {"exp2", "pow(2.0, x)"},      {"exp10", "pow(10.0, x)"},
         {"Min", "min(a, b)"},            {"Max", "max(a, b)"},         {"minimum", "min(a, b)"},
-        {"maximum", "max(a, b)"},        {"IfThenElse", "if_then_else(c, a, b)"}};
+        {"maximum", "max(a, b)"},        {"IfThenElse", "if_then_else(c, a, b)"},
+        // Activation and NumPy names a user writing a small model reaches for (round 19).
+        {"relu", "max(x, 0.0)"},         {"fmax", "max(a, b)"},        {"fmin", "min(a, b)"},
+        {"clip", "min(max(x, lo), hi)"}, {"clamp", "min(max(x, lo), hi)"},
+        {"square", "x * x"},             {"reciprocal", "1.0 / x"},    {"ln", "log(x)"},
+        {"softplus", "log1p(exp(x))"},   {"isnan", "x != x"}};
     for (auto& [n, t] : kNames)
       if (name == n) return t;
     return "";

@@ -43,7 +43,9 @@ const ErrCase kErrors[] = {
      "thread_binding or "
      "grid)"},
     {"grid_arity.tir", "2:15: error: grid has 1 extent for 2 loop variables"},
-    {"thread_tag.tir", "2:30: error: unknown thread tag \"threadIdx.q\""},
+    {"thread_tag.tir",
+     "2:30: error: unknown thread tag \"threadIdx.q\" (expected blockIdx.x/y/z, threadIdx.x/y/z, vthread or "
+     "vthread.x/y/z)"},
     {"extent_loopvar.tir", "4:47: error: iter var extent must use only constants and scalar parameters"},
     {"scalar_output.tir", "1:23: error: output 's' must be a buffer"},
     {"unterminated_string.tir", "2:25: error: unterminated string"},

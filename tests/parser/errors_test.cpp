@@ -482,7 +482,7 @@ const ErrorCase kCases[] = {
      "  for i in thread_binding(8, \"threadIdx.w\") { J[i] = 0 }\n"
      "}\n"
      "",
-     2, 30, "unknown thread tag \"threadIdx.w\""},
+     2, 30, "unknown thread tag \"threadIdx.w\" (expected blockIdx.x/y/z, threadIdx.x/y/z, vthread or vthread.x/y/z)"},
     {"UnknownScope",
      "func f(A: f32[8, 8], I: i32[8], n: i32) -> (B: f32[8, 8], J: i32[8]) {\n"
      "  alloc T: f32[4] scope \"texture\"\n"

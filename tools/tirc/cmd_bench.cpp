@@ -34,6 +34,18 @@ struct BenchOptions {
   bool no_schedule = false, fast_math = false, no_bounds_check = false, json = false;
   std::string engine = "jit";
 };
+
+// The value of a 0-d array as text: integers exactly, floats with 9 significant digits.
+std::string scalar_text(const NDArray& a) {
+  if (is_float(a.dtype())) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.9g", a.get(0));
+    return buf;
+  }
+  if (a.dtype() == DType::I64) return std::to_string(a.ptr<int64_t>()[0]);
+  if (a.dtype() == DType::Bool) return a.get(0) != 0 ? "true" : "false";
+  return std::to_string(static_cast<int64_t>(a.get(0)));
+}
 }  // namespace
 
 void register_bench(CLI::App& app) {
@@ -73,8 +85,7 @@ void register_bench(CLI::App& app) {
       Function f;
       if (o->func.empty()) {
         if (m.funcs.empty()) throw Error(source_name(o->file) + " defines no function");
-        if (m.funcs.size() != 1)
-          throw Error(several_functions_message(m, o->file));
+        if (m.funcs.size() != 1) throw Error(several_functions_message(m, o->file));
         f = m.funcs[0];
       } else {
         f = m.find_func(o->func);
@@ -82,6 +93,13 @@ void register_bench(CLI::App& app) {
       }
       ArgMap given = parse_input_specs(*f, o->inputs, false);
       ArgMap inputs = complete_inputs(*f, given, o->seed);
+      // A scalar parameter not given (usually a size) was drawn at random: say which value was
+      // timed, or `bench` of a symbolic function reports a time for a size the user never sees.
+      for (auto& p : f->params)
+        if (!p.is_buffer() && !given.count(p.name()))
+          std::cerr << "note: scalar parameter " << p.name() << " was not given; timed with " << p.name()
+                    << "=" << scalar_text(inputs.at(p.name())) << " (random; give --input " << p.name()
+                    << "=VALUE)\n";
       std::vector<double> times;
       double compile_s = 0;
       int threads = 1;

@@ -56,8 +56,10 @@ void register_stats(CLI::App& app) {
   cmd->add_option("--input,-i", o->inputs, "NAME=VALUE for scalar parameters (or NAME=FILE.npy); repeatable");
   cmd->add_flag(
       "--dynamic", o->dynamic,
-      "count block executions by running the interpreter (exact under predicates and data-dependent "
-      "control flow); inputs not given are random");
+      "count by running the interpreter on the inputs: executions of every block, init, `if` branch, "
+      "`if_then_else` arm and loop iteration, so the counts are exact for those inputs (without it, an "
+      "`if` counts its larger branch and a data-dependent `where` every point); inputs not given are "
+      "random");
   cmd->add_option("--random", o->seed, "seed of the random inputs of --dynamic (default 0)")
       ->transform(seed_value());
   cmd->callback([o] {
