@@ -684,8 +684,8 @@ TEST(Refusal, IndexedHandles) {
   EXPECT_EQ(refusal(kMM, kGetC + "  x, y = get_loops(b)[0]\n"),
             "get_loops: an indexed result `get_loops(...)[0]` binds exactly one name");
   EXPECT_EQ(refusal(kMM, kGetC + "  x = fuse(i, j)[0]\n"),
-            "fuse: only get_loops, get_child_blocks, get_producers, get_consumers and split return several "
-            "handles; fuse(...) cannot be indexed");
+            "fuse: only get_loops, get_child_blocks, get_producers, get_consumers, split and cache_inplace "
+            "return several handles; fuse(...) cannot be indexed");
 }
 
 TEST(Accepted, IndexedHandles) {

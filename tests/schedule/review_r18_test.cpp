@@ -149,9 +149,11 @@ schedule f {
             "which loop i is not under)");
 }
 
-// F3: X (an alloc, no other writer) needs no exact tiling; S, an output, does.
-TEST(ScheduleReviewR18, AffineStoreNamesTheBufferNeedingTheTiling) {
-  EXPECT_EQ(testing::schedule_refusal(R"(func f(A: f32[8]) -> (S: f32[9], C: f32[8]) {
+// F3: X (an alloc, no other writer) needs no exact tiling; S, an output, does. Round 19: a block
+// writing several buffers has its exact tiling checked in its iter vars' space, so the stores at
+// `vi + 1` are applied now; a consumer reading the previous element still makes the parts miss the
+// tiling, naming S.
+const char* kAffineTwoStores = R"(func f(A: f32[8]) -> (S: f32[9], C: f32[8]) {
   alloc X: f32[9]
   for i in serial(8) {
     block P(vi: spatial(8) = i) {
@@ -160,14 +162,24 @@ TEST(ScheduleReviewR18, AffineStoreNamesTheBufferNeedingTheTiling) {
     }
   }
   for i in serial(8) {
-    block C(vi: spatial(8) = i) { C[vi] = X[vi + 1] }
+    block C(vi: spatial(8) = i) { C[vi] = X[READ] }
   }
 }
 schedule f {
   compute_at(get_block("P"), get_loops(get_block("C"))[0])
 }
-)"),
-            "compute_at: the indices of the store in block P are not distinct iter vars (S is an output)");
+)";
+
+TEST(ScheduleReviewR18, AffineStoreNamesTheBufferNeedingTheTiling) {
+  auto with_read = [](const std::string& r) {
+    std::string t = kAffineTwoStores;
+    return t.replace(t.find("READ"), 4, r);
+  };
+  testing::apply_and_compare(with_read("vi + 1"));
+  EXPECT_EQ(
+      testing::schedule_refusal(with_read("vi")),
+      "compute_at: the parts of S computed in the iterations of loop i do not cover it exactly once (S is an "
+      "output; block P also writes X, at the same iter vars)");
 }
 
 }  // namespace

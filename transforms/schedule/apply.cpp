@@ -39,6 +39,7 @@ const std::map<std::string, PrimFn>& table() {
       {"reverse_compute_inline", prim_reverse_compute_inline},
       {"cache_read", prim_cache_read},
       {"cache_write", prim_cache_write},
+      {"cache_inplace", prim_cache_inplace},
       {"decompose_reduction", prim_decompose_reduction},
       {"rfactor", prim_rfactor},
       {"blockize", prim_blockize},
@@ -133,6 +134,7 @@ static ScheduleInstr normalize_keywords(const ScheduleInstr& ins_in) {
       {"reverse_compute_inline", {"block"}},
       {"cache_read", {"block", "read_buffer_index", "storage_scope", "consumer_blocks"}},
       {"cache_write", {"block", "write_buffer_index", "storage_scope", "consumer_blocks"}},
+      {"cache_inplace", {"block", "read_buffer_index", "storage_scope"}},
       {"decompose_reduction", {"block", "loop"}},
       {"rfactor", {"loop", "factor_axis"}},
       {"blockize", {"target"}},
@@ -241,7 +243,7 @@ static ScheduleInstr normalize_keywords(const ScheduleInstr& ins_in) {
 
 static bool returns_list(const std::string& prim) {
   return prim == "get_loops" || prim == "get_child_blocks" || prim == "split" || prim == "get_producers" ||
-         prim == "get_consumers" || prim == "loop_partition";
+         prim == "get_consumers" || prim == "loop_partition" || prim == "cache_inplace";
 }
 
 // How many handles `norm` (get_loops, get_child_blocks, get_producers, get_consumers or split)
@@ -262,9 +264,12 @@ static size_t returned_count(ScheduleState& st, const ScheduleInstr& norm) {
     if (norm.primitive == "loop_partition") n = loop_partition_count(st, norm);  // may add a last part
   } else if (norm.primitive == "get_producers" || norm.primitive == "get_consumers") {
     n = producers_or_consumers(st, norm, norm.primitive == "get_producers").size();
+  } else if (norm.primitive == "cache_inplace") {
+    n = 2;  // the copy-in and copy-out blocks
   } else {
     refuse(
-        "only get_loops, get_child_blocks, get_producers, get_consumers and split return several handles; " +
+        "only get_loops, get_child_blocks, get_producers, get_consumers, split and cache_inplace return several "
+        "handles; " +
         norm.primitive + "(...) cannot be indexed");
   }
   return n;
@@ -318,6 +323,39 @@ static void apply_indexed(ScheduleState& st, PrimFn fn, ScheduleInstr norm, int6
   st.handles[name] = picked;
 }
 
+// Edit distance (insertions, deletions, substitutions) between two short names.
+static size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// "unknown schedule primitive 'x'" with what to do: TVM's `sch.work_on("main")` selects the
+// function, which a `schedule F` item already did; a near miss of a known name (a typo, or
+// TVM's plural / singular) names it.
+static std::string unknown_primitive(const std::string& name) {
+  std::string msg = "unknown schedule primitive '" + name + "'";
+  if (name == "work_on")
+    return msg + " (a `schedule F { ... }` item already works on function F: remove this line)";
+  std::string best;
+  size_t best_d = 3;  // at most 2 edits, and fewer than half the name
+  for (auto& [k, v] : table()) {
+    size_t d = edit_distance(name, k);
+    if (d < best_d && 2 * d < name.size()) best = k, best_d = d;
+  }
+  if (!best.empty()) msg += " (did you mean '" + best + "'?)";
+  return msg;
+}
+
 // One instruction on `work` (the state itself: apply_instruction undoes it when refused).
 static void apply_instruction_in(ScheduleState& work, const ScheduleInstr& ins) {
   if (ins.primitive.empty()) {  // `i, j, k = loops`: no call
@@ -325,7 +363,7 @@ static void apply_instruction_in(ScheduleState& work, const ScheduleInstr& ins) 
     return;
   }
   auto it = table().find(ins.primitive);
-  if (it == table().end()) refuse("unknown schedule primitive '" + ins.primitive + "'");
+  if (it == table().end()) refuse(unknown_primitive(ins.primitive));
   // List values in the arguments (`loops[0]`, `*loops`) become temporary handles.
   std::vector<std::string> temps;
   // The parser passes `prim(...)[k]` as the keyword __index=k.
@@ -414,8 +452,7 @@ Function apply_schedule(const FunctionNode& f, const ScheduleItem& item,
   for (auto& ins : item.instrs) {
     auto it = table().find(ins.primitive);
     if (!ins.primitive.empty() && it == table().end())
-      throw SourceError(ins.loc.file, ins.loc.line, ins.loc.col,
-                        "unknown schedule primitive '" + ins.primitive + "'");
+      throw SourceError(ins.loc.file, ins.loc.line, ins.loc.col, unknown_primitive(ins.primitive));
     try {
       apply_instruction(st, ins);
     } catch (const Refusal& r) {

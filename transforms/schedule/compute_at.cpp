@@ -104,16 +104,19 @@ bool disjoint_parts(const std::vector<Stmt>& above, const BlockNode& p, const st
 // one-to-one and onto (as reverse_compute_at checks its tiles), so every element of P's domain
 // is computed in exactly one iteration; the other writers (under the loop) must read X and
 // write it only inside the region computed in their iteration.
-void check_exact_tiling(const Stmt& ls, const std::vector<Stmt>& above, const BlockNode& p, const Buffer& X,
-                        const std::vector<int>& ivs, const std::vector<std::optional<SymRange>>& need,
-                        const std::vector<Stmt>& others, const std::string& why, bool onto) {
+void check_exact_tiling(
+    const Stmt& ls, const std::vector<Stmt>& above, const BlockNode& p, const Buffer& X,
+    const std::vector<int>& ivs, const std::vector<std::optional<SymRange>>& need,
+    const std::vector<Stmt>& others, const std::string& why, bool onto,
+    const std::function<std::vector<std::optional<SymRange>>(std::vector<std::optional<SymRange>>)>&
+        to_need_space) {
   for (auto& w : others) {
     const BlockNode* wb = block_of(w);
     if (!body_reads(*wb, X))
       refuse("block " + wb->name + " overwrites buffer " + X->name + ", which block " + p.name + " writes");
     for (auto& r : wb->writes) {
       if (!r.buffer.same_as(X)) continue;
-      auto g = accessed_region_under_loop(ls, w, r, true, const_ranges(above));
+      auto g = to_need_space(accessed_region_under_loop(ls, w, r, true, const_ranges(above)));
       for (size_t d = 0; d < g.size(); ++d)
         if (!g[d] || !need[d] || !prove_le(need[d]->lo, g[d]->lo) || !prove_le(g[d]->hi, need[d]->hi))
           refuse("block " + wb->name + " writes " + X->name + " outside the region it reads under loop " +
@@ -423,6 +426,49 @@ const IfThenElseStmtNode* if_apart(const ScheduleState& st, const Stmt& target, 
   return nullptr;
 }
 
+// Whether every region of W that block o declares (reads and writes, relaxed over o's iter
+// vars) is apart, in some dimension, from the whole region of W that P declares it writes
+// (relaxed over P's domain). Such a block neither sees nor changes an element P stores, so it
+// is no consumer or other writer of P for W (round 19: the LSTM's cell_dC0_dG_dG_dG updates the
+// columns [0, 96) of G_grad, hidden_dC1_dG stores the columns [96, 128)).
+bool apart_from(const BlockNode& p, const BlockNode& o, const Buffer& W) {
+  auto box = [](const BlockNode& b, const BufferRegion& r) {
+    SymRangeMap dom;
+    for (auto& iv : b.iter_vars)
+      dom[iv.var.get()] =
+          SymRange{make_int(0, iv.var.dtype()), fold(iv.extent - make_int(1, iv.var.dtype()))};
+    std::vector<std::optional<SymRange>> out;
+    for (auto& rg : r.ranges) {
+      Expr hi = rg.is_point() ? rg.begin : fold(rg.end - make_int(1, rg.begin.dtype()));
+      auto lo = relax(rg.begin, dom), h = relax(hi, dom);
+      out.push_back(lo && h ? std::optional<SymRange>(SymRange{lo->lo, h->hi}) : std::nullopt);
+    }
+    return out;
+  };
+  std::vector<std::vector<std::optional<SymRange>>> pw;
+  for (auto& r : p.writes)
+    if (r.buffer.same_as(W)) pw.push_back(box(p, r));
+  if (pw.empty()) return false;
+  bool any = false;
+  auto apart = [&](const BufferRegion& r) {
+    auto ob = box(o, r);
+    for (auto& x : pw) {
+      bool sep = false;
+      for (size_t d = 0; d < x.size() && d < ob.size() && !sep; ++d)
+        sep = x[d] && ob[d] && (prove_lt(x[d]->hi, ob[d]->lo) || prove_lt(ob[d]->hi, x[d]->lo));
+      if (!sep) return false;
+    }
+    return true;
+  };
+  for (auto* rs : {&o.reads, &o.writes})
+    for (auto& r : *rs)
+      if (r.buffer.same_as(W)) {
+        any = true;
+        if (!apart(r)) return false;
+      }
+  return any;
+}
+
 }  // namespace
 
 namespace {
@@ -468,8 +514,10 @@ void compute_at_impl(ScheduleState& st, const ScheduleInstr& ins, std::string& r
     if (st.is_param(W) && !st.is_output(W))
       refuse("block " + p->name + " writes buffer " + W->name + ", a parameter of the function");
     // (A blockized P reading what it writes is judged by blockized_axes: nested reductions.)
+    // (Round 19: also for a block writing several buffers, autodiff's fused pointwise adjoints,
+    // each buffer read only at the element its instance stores.)
     if (!nested && body_reads(*p, W) && !(p->init.defined() && is_reduction_block(*p)) &&
-        (multi || !in_place_update(*pr, W)))
+        !in_place_update(*pr, W))
       refuse("block " + p->name + " reads buffer " + W->name +
              ", which it writes, and is not a reduction with init");
   }
@@ -492,7 +540,15 @@ void compute_at_impl(ScheduleState& st, const ScheduleInstr& ins, std::string& r
   Stmt litem = top_item(st, ls.get()), ptop = top_item(st, ps.get());
   // An in-place update (P reads X only at the element it stores; no init) applies each point
   // once: every point must run exactly once, so the iterations must tile X exactly.
-  const bool update = !nested && !multi && body_reads(*p, X) && !p->init.defined();
+  bool update = false;
+  for (auto& W : wbufs) update = update || (!nested && body_reads(*p, W) && !p->init.defined());
+  // The buffer P updates in place (named by the refusals below).
+  Buffer UX = X;
+  for (auto& W : wbufs)
+    if (!nested && body_reads(*p, W) && !p->init.defined()) {
+      UX = W;
+      break;
+    }
   // With the exact tiling, every element of P's domain is computed in exactly one iteration of
   // the loop, so a block touching X that runs wholly before P (a gradient's zero-fill before
   // its accumulation) or wholly after the loop (another accumulation, a reader) sees the same
@@ -513,10 +569,11 @@ void compute_at_impl(ScheduleState& st, const ScheduleInstr& ins, std::string& r
     const Buffer& W = wbufs[wi];
     any_output = any_output || st.is_output(W);
     for (auto& w : outside_p(writers_of(st, W, p))) {
+      if (multi && apart_from(*p, *block_of(w), W)) continue;
       any_other = true;
       if (!find_path(ls, w.get()).empty())
         others_in[wi].push_back(w);
-      else if (multi || !runs_apart(w))
+      else if ((multi && !update) || !runs_apart(w))
         refuse("buffer " + W->name + " is also written by block " + block_of(w)->name);
       else if (other_name[wi].empty())
         other_name[wi] = block_of(w)->name;
@@ -532,8 +589,9 @@ void compute_at_impl(ScheduleState& st, const ScheduleInstr& ins, std::string& r
   std::vector<Stmt> consumers;
   for (auto& W : wbufs)
     for (auto& c : outside_p(readers_of(st, W, p)))  // a nested reduction reads what it writes
-      if (std::find_if(consumers.begin(), consumers.end(), [&](const Stmt& o) { return o.same_as(c); }) ==
-          consumers.end())
+      if (!(multi && apart_from(*p, *block_of(c), W)) &&
+          std::find_if(consumers.begin(), consumers.end(), [&](const Stmt& o) { return o.same_as(c); }) ==
+              consumers.end())
         consumers.push_back(c);
   if (consumers.empty()) refuse("block " + p->name + " has no consumer");
   // A `where` that loads a written buffer (TVM's `T.where(B[i, j] < 10.0)`) reads it at loop
@@ -558,10 +616,19 @@ void compute_at_impl(ScheduleState& st, const ScheduleInstr& ins, std::string& r
     }
     std::string msg = "consumer block " + block_of(c)->name + " of block " + p->name + " is not under loop " +
                       loop_name(ls);
+    // A cache_read copy serves every reader of the buffer unless consumer_blocks says otherwise
+    // (TVM's default too): say so, the user usually meant the copy for the readers under the loop.
+    if (auto* st0 = p->body.as<StoreNode>(); st0 && !p->init.defined())
+      if (auto* ld = st0->value.as<LoadNode>(); ld && !ld->buffer.same_as(st0->buffer))
+        msg +=
+            " (the copy " + p->name + " of " + ld->buffer->name +
+            " serves every reader of it: move that reader under the loop too, or copy for some readers only "
+            "with cache_read(..., consumer_blocks=[...]))";
     if (!runs_apart(c)) refuse(msg);
     if (outside_msg.empty()) outside_msg = msg;
     for (size_t wi = 0; wi < wbufs.size(); ++wi)
-      if (reader_after[wi].empty() && block_reads(*block_of(c), wbufs[wi]))
+      if (reader_after[wi].empty() && block_reads(*block_of(c), wbufs[wi]) &&
+          !(multi && apart_from(*p, *block_of(c), wbufs[wi])))
         reader_after[wi] = block_of(c)->name;
   }
   const bool exact_for_reader = !exact && !outside_msg.empty();
@@ -573,6 +640,9 @@ void compute_at_impl(ScheduleState& st, const ScheduleInstr& ins, std::string& r
   // must be reduce vars.
   std::vector<int> ivs;
   std::vector<StoreAxis> axes;
+  // Per written buffer, its store's axes (a block writing several buffers may store them at
+  // different offsets: hidden_dC1_dG's `C1_grad_1[vb, vj]` and `G_grad[vb, vj + 96]`).
+  std::vector<std::vector<StoreAxis>> waxes(wbufs.size());
   if (nested) axes = blockized_axes(st, ps, *p);
   for (size_t wi = 0; wi < wbufs.size() && !nested; ++wi) {
     const Buffer& W = wbufs[wi];
@@ -594,9 +664,14 @@ void compute_at_impl(ScheduleState& st, const ScheduleInstr& ins, std::string& r
     if (sidx.empty() || differ || inner_loops)
       refuse("block " + p->name + " does not store " + W->name + " at one index tuple");
     auto w_axes = store_axes(*p, sidx);
+    waxes[wi] = w_axes;
+    // Round 19: the same iter vars in the same order, offsets and directions may differ (the
+    // regions are compared in the iter vars' space, see to_iter_space).
+    bool same_vars = w_axes.size() == (wi == 0 ? w_axes.size() : axes.size());
+    for (size_t d = 0; same_vars && wi > 0 && d < w_axes.size(); ++d) same_vars = w_axes[d].iv == axes[d].iv;
     if (wi == 0)
       axes = w_axes;
-    else if (w_axes != axes)
+    else if (!same_vars || (w_axes != axes && !multi))
       refuse("block " + p->name + " stores " + X->name + " and " + W->name + " at different iter vars");
   }
   for (auto& a : axes) ivs.push_back(a.iv);
@@ -604,12 +679,31 @@ void compute_at_impl(ScheduleState& st, const ScheduleInstr& ins, std::string& r
   // var space: it is done for plain iter var stores only.
   bool affine = std::any_of(axes.begin(), axes.end(),
                             [](const StoreAxis& a) { return a.sign != 1 || a.off != 0 || a.scale != 1; });
+  // A block writing several buffers (not blockized) has its regions taken to its iter vars'
+  // space (to_iter_space below), where the exact tiling is checked: affine stores are fine.
+  const bool iter_space = multi && !nested;
+  if (iter_space) affine = false;
+  // A region of W (in W's index space, per dimension) in P's iter vars' space: `v + off` takes
+  // [lo - off, hi - off], `off - v` takes [off - hi, off - lo] (both one-to-one).
+  auto to_iter_space = [&](const Buffer& W, std::vector<std::optional<SymRange>> reg) {
+    if (!iter_space) return reg;
+    size_t wi = 0;
+    while (wi < wbufs.size() && !wbufs[wi].same_as(W)) ++wi;
+    for (size_t d = 0; d < reg.size() && wi < wbufs.size() && d < waxes[wi].size(); ++d) {
+      if (!reg[d]) continue;
+      const StoreAxis& a = waxes[wi][d];
+      Expr off = make_int(a.off, reg[d]->lo.dtype());
+      reg[d] = a.sign == 1 ? SymRange{fold(reg[d]->lo - off), fold(reg[d]->hi - off)}
+                           : SymRange{fold(off - reg[d]->hi), fold(off - reg[d]->lo)};
+    }
+    return reg;
+  };
   // Why the exact tiling is needed, naming the buffer that needs it (review of round 18: the
   // first written buffer was named, with "has other writers" when it was no output).
   auto exact_reason = [&]() -> std::string {
     for (auto& W : wbufs)
       if (st.is_output(W)) return W->name + " is an output";
-    if (update) return "block " + p->name + " updates " + X->name + " in place";
+    if (update) return "block " + p->name + " updates " + UX->name + " in place";
     for (size_t wi = 0; wi < wbufs.size(); ++wi)
       if (!others_in[wi].empty() || !other_name[wi].empty()) return wbufs[wi]->name + " has other writers";
     for (size_t wi = 0; wi < wbufs.size(); ++wi)
@@ -677,9 +771,10 @@ void compute_at_impl(ScheduleState& st, const ScheduleInstr& ins, std::string& r
   // regions of all of them hull in the same index space.
   for (auto& c : inner_consumers)
     for (auto& W : wbufs) {
+      if (multi && apart_from(*p, *block_of(c), W)) continue;
       for (auto& r : block_of(c)->reads) {
         if (!r.buffer.same_as(W)) continue;
-        auto reg = accessed_region_under_loop(ls, c, r, false, known_above);
+        auto reg = to_iter_space(W, accessed_region_under_loop(ls, c, r, false, known_above));
         if (first)
           need = reg;
         else
@@ -736,9 +831,10 @@ void compute_at_impl(ScheduleState& st, const ScheduleInstr& ins, std::string& r
     for (size_t wi : order_w) {
       const Buffer& W = wbufs[wi];
       std::string why =
-          st.is_output(W)          ? W->name + " is an output"
-          : update                 ? "block " + p->name + " updates " + W->name + " in place"
-          : !others_in[wi].empty() ? W->name + " is updated by block " + block_of(others_in[wi][0])->name
+          st.is_output(W)               ? W->name + " is an output"
+          : update && body_reads(*p, W) ? "block " + p->name + " updates " + W->name + " in place"
+          : update                      ? "block " + p->name + " updates " + UX->name + " in place"
+          : !others_in[wi].empty()      ? W->name + " is updated by block " + block_of(others_in[wi][0])->name
           : !other_name[wi].empty()
               ? W->name + " is also written by block " + other_name[wi]
               : "block " + reader_after[wi] + " reads " + W->name + " after loop " + loop_name(ls);
@@ -746,7 +842,9 @@ void compute_at_impl(ScheduleState& st, const ScheduleInstr& ins, std::string& r
         std::string also;
         for (auto& o : wbufs)
           if (!o.same_as(W)) also += (also.empty() ? "" : ", ") + o->name;
-        why += "; block " + p->name + " also writes " + also + ", at the same iter vars";
+        bool same_axes = true;
+        for (auto& a : waxes) same_axes = same_axes && (!iter_space || a == axes);
+        why += "; block " + p->name + " also writes " + also + (same_axes ? ", at the same iter vars" : "");
       }
       // An `if` above the loop that P is not under skips iterations: their parts are not
       // computed (the other writers under the loop are skipped with them, so parts that need
@@ -755,7 +853,9 @@ void compute_at_impl(ScheduleState& st, const ScheduleInstr& ins, std::string& r
         refuse("the parts of " + W->name + " computed in the iterations of loop " + loop_name(ls) +
                " do not cover it exactly once (" + why + "; loop " + loop_name(ls) + " runs under `if " +
                print_expr(entered->cond) + "`, which block " + p->name + " is not under)");
-      check_exact_tiling(ls, above, *p, W, ivs, need, others_in[wi], why, onto);
+      check_exact_tiling(
+          ls, above, *p, W, ivs, need, others_in[wi], why, onto,
+          [&](std::vector<std::optional<SymRange>> g) { return to_iter_space(W, std::move(g)); });
     }
   }
   RangeMap known = const_ranges(above);
@@ -785,7 +885,7 @@ void compute_at_impl(ScheduleState& st, const ScheduleInstr& ins, std::string& r
     size_t d = static_cast<size_t>(it - ivs.begin());
     Expr ext_m1 = fold(iv.extent - make_int(1, t));
     SymRange r = need[d] ? *need[d] : SymRange{make_int(0, t), ext_m1};
-    if (need[d]) {
+    if (need[d] && !iter_space) {
       // Back from X's index space to the iter var's (a reversed store swaps the ends).
       const StoreAxis& a = axes[d];
       Expr off = make_int(a.off, need[d]->lo.dtype());

@@ -47,9 +47,10 @@ std::vector<Stmt> child_blocks(ScheduleState& st, const ScheduleInstr& ins) {
   Stmt root;
   std::vector<Stmt> kids;
   if (h.kind == Handle::BlockH) {
+    // A block's init is not in TVM's sref tree, so its blocks are no children: after
+    // blockize of a reduction tile, `(inner,) = get_child_blocks(outer)` is the update.
     root = arg_block(st, ins, 0);
-    for (auto& c : children(root))
-      for (auto& b : collect_blocks(c, false)) kids.push_back(b);
+    for (auto& b : collect_blocks(block_of(root)->body, false)) kids.push_back(b);
   } else {
     root = arg_loop(st, ins, 0);
     kids = collect_blocks(root.as<ForNode>()->body, false);
@@ -57,7 +58,8 @@ std::vector<Stmt> child_blocks(ScheduleState& st, const ScheduleInstr& ins) {
   return kids;
 }
 
-// a, b = get_child_blocks(block_or_loop): the blocks directly below (not inside other blocks).
+// a, b = get_child_blocks(block_or_loop): the blocks directly below (not inside other blocks,
+// not in an init).
 void prim_get_child_blocks(ScheduleState& st, const ScheduleInstr& ins) {
   expect_args(ins, 1, 1);
   const Handle& h = arg_handle(st, ins, 0);

@@ -30,6 +30,8 @@ void prim_compute_inline(ScheduleState&, const ScheduleInstr&);
 void prim_reverse_compute_inline(ScheduleState&, const ScheduleInstr&);
 void prim_cache_read(ScheduleState&, const ScheduleInstr&);
 void prim_cache_write(ScheduleState&, const ScheduleInstr&);
+// Round 19: TVM's cache_inplace (cache_inplace.cpp): copy-in, the block on the cache, copy-out.
+void prim_cache_inplace(ScheduleState&, const ScheduleInstr&);
 void prim_decompose_reduction(ScheduleState&, const ScheduleInstr&);
 void prim_rfactor(ScheduleState&, const ScheduleInstr&);
 void prim_blockize(ScheduleState&, const ScheduleInstr&);

@@ -137,8 +137,12 @@ namespace {
 // C (to be moved to the end of the loop body) stores buf where it loads it: then no read of o
 // sees C's stores of other iterations (autodiff's `X_grad[n, I[n]] -= a` and a row sum over
 // X_grad[n, :] under the row loop n), and C's own iteration runs after o.
-bool reads_own_tile(const Stmt& loop, const Stmt& o, const BlockNode& c, const Buffer& buf) {
-  const VarNode* lv = loop.as<ForNode>()->loop_var.get();
+bool reads_inside_tile(const Stmt& loop, const Stmt& o, const Buffer& P, const Buffer& buf,
+                       const std::vector<Stmt>& outer);
+
+// outer: the loops above `loop` (outermost first); empty when `loop` is outermost in its scope.
+bool reads_own_tile(const Stmt& loop, const Stmt& o, const BlockNode& c, const Buffer& buf,
+                    const std::vector<Stmt>& outer = {}) {
   std::vector<Expr> cstore;
   bool one_store = true;
   std::function<void(const Stmt&)> rec = [&](const Stmt& s) {
@@ -153,20 +157,41 @@ bool reads_own_tile(const Stmt& loop, const Stmt& o, const BlockNode& c, const B
     for (auto& ch : children(s)) rec(ch);
   };
   rec(c.body);
-  bool loaded = false;
+  if (!one_store || cstore.empty()) return false;
+  // The buffers C loads at exactly the indices where it stores buf: buf itself (an update in
+  // place), or (round 19) a buffer produced under the loop, such as cache_inplace's copy-out
+  // `X[v] = X_local[v]` moved into the tile loop where the copy-in of later tiles reads X. C's
+  // instances in an iteration load what the loop produced in that iteration, so its stores of
+  // buf lie in that iteration's tile of the loaded buffer.
+  std::vector<Buffer> same_index;
   for_each_expr(c.body, [&](const Expr& e) {
-    if (auto* l = e.as<LoadNode>(); l && l->buffer.same_as(buf) && l->indices.size() == cstore.size()) {
+    if (auto* l = e.as<LoadNode>(); l && l->indices.size() == cstore.size()) {
       bool same = true;
       for (size_t k = 0; k < cstore.size(); ++k) same = same && expr_identical(cstore[k], l->indices[k]);
-      loaded = loaded || same;
+      if (same) same_index.push_back(l->buffer);
     }
   });
-  if (!one_store || cstore.empty() || !loaded) return false;
+  for (auto& P : same_index)
+    if (reads_inside_tile(loop, o, P, buf, outer)) return true;
+  return false;
+}
+
+// Whether o reads buf under `loop` only inside the tile of an iteration (along a dimension whose
+// tiles of different iterations are apart) that the blocks under the loop write of P.
+// With loops above `loop` (outer), the tiles of different iterations of all of them (outer and
+// loop) must be apart: each dimension's tile is [c + sum k_l * l, + w) with a constant width w, every
+// loop of extent > 1 in the term of one dimension only, and per dimension the terms sorted by |k|
+// each exceeding the span of the tile and the smaller terms (a mixed-radix number: two different
+// iterations then start their tiles at least w apart in the dimension of a loop where they
+// differ); o reads buf inside the tile in every dimension that has loop terms.
+bool reads_inside_tile(const Stmt& loop, const Stmt& o, const Buffer& P, const Buffer& buf,
+                       const std::vector<Stmt>& outer) {
+  const VarNode* lv = loop.as<ForNode>()->loop_var.get();
   std::vector<std::optional<SymRange>> tile;
   bool first = true;
   for (auto& w : collect_blocks(loop))
     for (auto& r : block_of(w)->writes) {
-      if (!r.buffer.same_as(buf)) continue;
+      if (!r.buffer.same_as(P)) continue;
       auto reg = region_under_loop(loop, w, r);
       if (first) tile = reg;
       for (size_t d = 0; d < tile.size() && !first; ++d)
@@ -176,6 +201,58 @@ bool reads_own_tile(const Stmt& loop, const Stmt& o, const BlockNode& c, const B
       first = false;
     }
   if (first) return false;
+  if (!outer.empty()) {
+    std::unordered_map<const VarNode*, int64_t> ext;
+    std::vector<Stmt> all = outer;
+    all.push_back(loop);
+    for (auto& l : all) {
+      auto* f = l.as<ForNode>();
+      int64_t e;
+      if (!is_zero(f->min) || !is_const_int(fold(f->extent), &e) || e <= 0) return false;
+      ext[f->loop_var.get()] = e;
+    }
+    std::unordered_set<const VarNode*> used;
+    std::vector<size_t> tiled;
+    for (size_t d = 0; d < tile.size(); ++d) {
+      if (!tile[d]) continue;
+      int64_t w;
+      auto lin = to_linear(fold(tile[d]->lo));
+      if (!lin || !is_const_int(fold(tile[d]->hi - tile[d]->lo + make_int(1, tile[d]->lo.dtype())), &w) ||
+          w <= 0)
+        continue;
+      std::vector<std::pair<int64_t, int64_t>> terms;  // |k|, extent
+      bool ok = true;
+      for (auto& [a, k] : lin->terms) {
+        auto* v = a.as<VarNode>();
+        auto it = v ? ext.find(v) : ext.end();
+        if (it == ext.end() || !used.insert(v).second) {
+          ok = false;
+          break;
+        }
+        if (it->second > 1) terms.emplace_back(k < 0 ? -k : k, it->second);
+      }
+      if (!ok) return false;
+      if (terms.empty()) continue;
+      std::sort(terms.begin(), terms.end());
+      int64_t span = w - 1;
+      for (auto& [k, e] : terms) {
+        if (k <= span) return false;
+        span += k * (e - 1);
+      }
+      tiled.push_back(d);
+    }
+    for (auto& [v, e] : ext)
+      if (e > 1 && !used.count(v)) return false;
+    for (auto& r : block_of(o)->reads) {
+      if (!r.buffer.same_as(buf)) continue;
+      auto reg = region_under_loop(loop, o, r);
+      for (size_t d : tiled)
+        if (d >= reg.size() || !reg[d] || !prove_le(tile[d]->lo, reg[d]->lo) ||
+            !prove_le(reg[d]->hi, tile[d]->hi))
+          return false;
+    }
+    return true;
+  }
   for (size_t d = 0; d < tile.size(); ++d) {
     if (!tile[d]) continue;
     int64_t w;
@@ -881,6 +958,12 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
       if (is_produced && in_loop &&
           (!(c_writes && block_reads(*block_of(o), buf)) ||
            (st.loops_above(ls.get()).empty() && reads_own_tile(ls, o, *c, buf))))
+        continue;
+      // A block under the loop that only reads buf, inside the tile of its own iteration, while
+      // C stores buf at the indices where it loads a buffer produced there (round 19:
+      // cache_inplace's copy-in of the next tile and the copy-out of this one).
+      if (in_loop && c_writes && !writes && !block_reads(*c, buf) && block_reads(*block_of(o), buf) &&
+          reads_own_tile(ls, o, *c, buf, st.loops_above(ls.get())))
         continue;
       if (in_loop && c_writes && block_reads(*block_of(o), buf))
         refuse("block " + block_of(o)->name + " reads buffer " + buf->name + " under loop " + loop_name(ls) +

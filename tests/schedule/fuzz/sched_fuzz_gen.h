@@ -133,6 +133,7 @@ class Gen {
                                   "reverse_compute_inline",
                                   "cache_read",
                                   "cache_write",
+                                  "cache_inplace",
                                   "decompose_reduction",
                                   "rfactor",
                                   "blockize",
@@ -215,6 +216,12 @@ class Gen {
       static const char* scopes[] = {"global", "shared", "local"};
       ins.args = {block_arg(b), int_arg(static_cast<int64_t>(pick(3))), str_arg(scopes[pick(3)])};
       ins.results.push_back(fresh("c"));
+    } else if (P == "cache_inplace") {  // round 19: the copy-in and copy-out blocks
+      std::string b = rand_block();
+      static const char* scopes[] = {"global", "shared", "local"};
+      ins.args = {block_arg(b), int_arg(static_cast<int64_t>(pick(3))), str_arg(scopes[pick(3)])};
+      ins.results.push_back(fresh("ci"));
+      ins.results.push_back(fresh("co"));
     } else if (P == "decompose_reduction") {
       std::string b = rand_block();
       auto ls = st_.loops_above(st_.find_block(b).get());
