@@ -69,10 +69,10 @@ RefCase make_case(const std::string& name) { return reg().make_case(name); }
 // morph_gradient 2.05, roi_pool 0.21 (the forward recomputes the window bounds at every tap; F_grad
 // hoists them per box and bin), crop_and_resize 1.46, atrous_s2b 2.02, conv2d_nchwc 2.99,
 // adaptive_avg_pool3d 1.00, multilabel_margin 2.00, snn_alpha_dropout 1.74, affine_grid_sample
-// 2.38, scatter_update 2.25, log_mel_db 1.92, mfcc_deltas 0.88, encoder_layer 2.71, bsr_dense 2.00,
-// maxpool_grad 1.00, rrelu_softmin 2.45, embedding_renorm 2.15, triplet_swap 1.08,
+// 2.38, scatter_update 2.25, log_mel_db 1.92, mfcc_deltas 0.88, encoder_layer 2.67, bsr_dense 2.00,
+// maxpool_grad 1.00, rrelu_softmin 2.45, embedding_renorm 2.02, triplet_swap 1.08,
 // swin_window_attn 2.64, mlp_mixer 2.02, convnext_block 2.28, vit_patch_embed 2.47, pointnet
-// 2.59, edgeconv 2.33, adaln_zero 2.61, convlstm_cell 2.78, timestep_embed 2.55, kv_cache_attn
+// 2.42, edgeconv 2.33, adaln_zero 2.61, convlstm_cell 2.78, timestep_embed 2.55, kv_cache_attn
 // 2.20, gaussian_splat2d 2.96, interp_bucketize 1.92, istft_ola 1.62, tied_lm_head 2.36,
 // sched_winograd_conv2d 1.06 (the scheduled forward recomputes the tile transform per output
 // channel), sched_encoder_layer 2.69, sched_swin_window_attn 2.56.
@@ -83,21 +83,23 @@ double max_flop_ratio(const std::string& name) {
       // 1314 FLOPs) although the map is a permutation (plain stores by hand; tirc cannot know
       // it is injective). Without them 3.06, the rest the RNN's (examples/ops/rnn_tanh: 3.18).
       {"reverse_seq_rnn", 3.4},
-      // 4.50: missed sharing (reported). im2col's adjoint is split into im2col_dMsk, four corner
-      // scatters im2col_dX .. _3 and im2col_dOff, _1, and the bilinear factors are hoisted again
-      // for each in another iteration form (hoist2 over (h, r, s, w), hoist8 over the fused tap
-      // r * 3 + s of Msk's index): hoist0-7 are recomputed as hoist8-15 and hoist17-24. ~2x by hand.
-      {"deform_conv2d", 4.55},
+      // 3.44 (4.50 before cost round 5, whose masks hoist the range test py > -1.0 && .. out of
+      // the adjoints): missed sharing (reported). im2col's adjoint is split into im2col_dMsk, four
+      // corner scatters im2col_dX .. _3 and im2col_dOff, _1, and the bilinear factors are hoisted
+      // again for each in another iteration form (hoist2 over (h, r, s, w), hoist8 over the fused
+      // tap r * 3 + s of Msk's index): hoist0-7 are recomputed as hoist8-15 and hoist17-24, and
+      // the range mask as hoist_cond0-2. ~2x by hand.
+      {"deform_conv2d", 3.45},
       // 3.20: the cell block's two stores (Cs, Hc) become two units that each recompute the gate
       // lets (cell_1 and cell_1_rev), as round 17's slstm_cell; the init's two biases get two
       // gathers summing the same cotangent (gates_dBih, gates_dBhh: 96 FLOPs). ~2.8x by hand.
       {"lstm_proj", 3.25},
-      // 4.37: missed sharing (reported, the kind of round 17's film_layer). The folded BN + ReLU6
-      // is inlined into the depthwise conv's padded load, so the forward applies it per tap (9x);
-      // the adjoint has one gather per read buffer (dw_dE, dw_dS1, dw_dT1; project_dD, _dS2,
-      // _dT2), each recomputing the activation and its mask. With the activation in its own
-      // block (as before compute_inline) the ratio is 3.33, still three gathers per BN.
-      {"inverted_residual", 4.4},
+      // 3.00 (4.37 before cost round 5). The folded BN + ReLU6 is inlined into the depthwise
+      // conv's padded load, so the forward applies it per tap (9x); the adjoint has one gather
+      // per read buffer (dw_dE, dw_dS1, dw_dT1; project_dD, _dS2, _dT2), which recomputed the
+      // activation's masks; now computed once per element (hoist_cond0-3). Left: dw_dWd
+      // recomputes the activation per tap (5184 of 20480 FLOPs), as the forward does.
+      {"inverted_residual", 3.05},
       // 4.30: inherent for this op. Each elimination point costs 3 FLOPs and reads four elements
       // (G[k, i, j], G[k, i, k], G[k, k, j], G[k, k, k]); each read's adjoint is a multiply-add
       // (>= 8 FLOPs) on top of the recomputed forward: >= 3.7x without factoring the pivot's

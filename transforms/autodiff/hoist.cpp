@@ -14,6 +14,7 @@
 #include "ir/visitor.h"
 #include "transforms/autodiff/affine.h"
 #include "transforms/autodiff/regions.h"
+#include "transforms/schedule/coverage.h"
 
 namespace tirc::ad {
 
@@ -142,8 +143,9 @@ class Hoister {
  public:
   // round4: the rules of cost rounds 3 (measured) and 4 (inner_invariant, fewer_deps,
   // masked_value) on; the first pass runs without them (see hoist_invariants).
-  Hoister(NameGen& names, std::vector<Buffer>* allocs, bool round4)
-      : names_(names), allocs_(allocs), no_nested_(!round4), no_mask_hoist_(!round4) {}
+  // cond_only: the cost round 5 pass (hoist_invariants): only invariant comparisons.
+  Hoister(NameGen& names, std::vector<Buffer>* allocs, bool round4, bool cond_only = false)
+      : names_(names), allocs_(allocs), no_nested_(!round4), cond_only_(cond_only), no_mask_hoist_(!round4) {}
 
   std::vector<Stmt> run(const std::vector<Stmt>& stmts) {
     // The analyses see every nest in its shift-normalised form (normalize_nest); a nest that
@@ -151,10 +153,12 @@ class Hoister {
     std::vector<Stmt> norm;
     for (auto& s : stmts) norm.push_back(lift_lets(normalize_nest(s)));
     std::vector<bool> touched(norm.size(), false);
-    if (!std::getenv("TIRC_AD_NO_STEP_TAPES")) touched = share_fwd_rev(norm);
-    find_shared(norm);
+    // The comparison pass (cond_only_) hoists invariant masks out of single blocks only: no
+    // step values, no sharing between blocks, nothing out of scan loops.
+    if (!cond_only_ && !std::getenv("TIRC_AD_NO_STEP_TAPES")) touched = share_fwd_rev(norm);
+    if (!cond_only_) find_shared(norm);
     for (size_t k = 0; k < stmts.size(); ++k) {
-      Stmt t = process_scan_loop(norm[k]);
+      Stmt t = cond_only_ ? norm[k] : process_scan_loop(norm[k]);
       if (t.same_as(norm[k])) t = process(norm[k]);
       if (t.same_as(norm[k]) && !touched[k]) t = stmts[k];
       for (auto& p : pending_) out_.push_back(p);
@@ -947,6 +951,7 @@ class Hoister {
     for (size_t i = 0; i < br->bindings.size(); ++i)
       if (auto* v = br->bindings[i].as<VarNode>()) m[v] = br->block->iter_vars[i].var;
     pred_ = is_one(br->predicate) ? Expr() : substitute(br->predicate, m);
+    covers_.clear();
     return enter(*br->block.get());
   }
 
@@ -999,10 +1004,15 @@ class Hoister {
       uint64_t m;
       inv[i] = candidate(lets_[i].value, &m);
     }
+    // Masks over the elements of the buffers they read (cost round 5, comparison pass).
+    std::vector<ElemForm> elem(lets_.size());
+    if (cond_only_)
+      for (size_t i = 0; i < lets_.size(); ++i)
+        if (!inv[i]) elem[i] = element_form(lets_[i].value);
     // Maximal invariant sub-expressions of the varying lets and of the store value (their
     // hoisted blocks recompute the invariant lets they need).
     for (size_t i = 0; i < lets_.size(); ++i) {
-      if (inv[i]) continue;
+      if (inv[i] || elem[i].ok) continue;
       Expr nv = rewrite(lets_[i].value, i);
       if (!nv.same_as(lets_[i].value)) changed = true;
       lets_[i].value = nv;
@@ -1047,6 +1057,9 @@ class Hoister {
       if (inv[i]) {
         lets_[i].value = materialize(lets_[i].value, i);
         changed = true;
+      } else if (elem[i].ok) {
+        lets_[i].value = materialize_at(elem[i]);
+        changed = true;
       }
       collect_vars(lets_[i].value, &need);
     }
@@ -1065,6 +1078,207 @@ class Hoister {
   }
 
   bool invariant(uint64_t m) const { return m != kImpure && (m & eff_) != eff_; }
+
+  // A mask over the elements it reads (cost round 5, comparison pass): a bool value with
+  // FLOPs whose iter vars occur only in the indices of its loads (`max(E[f, h + r - 1, w + s
+  // - 1] * S1[f] + T1[f], 0.0) <= 6.0` in the gathers of a padded depthwise convolution's
+  // weights and BN scale). Its template replaces each distinct such index by a var over that
+  // dimension of the loaded buffer; when the block's points (under its `where`) map onto every
+  // element of that box, and are more than its elements, the template is computed once per
+  // element into a `hoist_condN` buffer (the key of key_of's form, so an invariant mask of
+  // another block with the same value shares it) and loaded at the indices. The hoisted
+  // block evaluates the value at exactly the elements the block evaluates it at.
+  struct ElemForm {
+    bool ok = false;
+    Expr tmpl;                 // the inlined value over canonical vars
+    std::vector<Var> canon;    // _h0, _h1, ...
+    std::vector<Expr> idx;     // the index each canonical var stands for (block terms)
+    std::vector<int64_t> ext;  // its extent
+    std::string key;
+  };
+  ElemForm element_form(const Expr& e) {
+    ElemForm f;
+    if (!cond_value(e)) return f;
+    const Info& in = info(e);
+    if (in.guarded || in.deps == kImpure || invariant(in.deps)) return f;
+    Expr inlined = substitute(e, inl_);
+    std::unordered_map<const ExprNode*, size_t> sz;
+    if (tree_size(inlined, sz) > 2000) return f;
+    // The distinct indices using iter vars, with the extents of their dimensions.
+    auto uses_iv = [&](const Expr& x) {
+      bool any = false;
+      for_each_expr(x, [&](const Expr& y) {
+        if (auto* v = y.as<VarNode>())
+          for (auto& iv : *iv_) any = any || iv.var.get() == v;
+      });
+      return any;
+    };
+    bool bad = false;
+    for_each_expr(inlined, [&](const Expr& y) {
+      auto* l = y.as<LoadNode>();
+      if (!l || bad) return;
+      for (size_t d = 0; d < l->indices.size(); ++d) {
+        const Expr& ix = l->indices[d];
+        if (!uses_iv(ix)) continue;
+        int64_t n;
+        if (!is_const_int(l->buffer->shape[d], &n)) {
+          bad = true;
+          return;
+        }
+        size_t k = 0;
+        while (k < f.idx.size() && !expr_identical(f.idx[k], ix)) ++k;
+        if (k == f.idx.size()) {
+          f.idx.push_back(ix);
+          f.ext.push_back(n);
+          f.canon.push_back(Var("_h" + std::to_string(k), ix.dtype()));
+        } else if (f.ext[k] != n) {
+          bad = true;
+        }
+      }
+    });
+    if (bad || f.idx.empty()) return f;
+    struct M : IRMutator {
+      ElemForm* f;
+      Expr mutate(const Expr& x) override {
+        if (is_int(x.dtype()))
+          for (size_t k = 0; k < f->idx.size(); ++k)
+            if (expr_identical(f->idx[k], x)) return f->canon[k];
+        return IRMutator::mutate(x);
+      }
+      using IRMutator::mutate;
+    } mut;
+    mut.f = &f;
+    f.tmpl = mut.mutate(inlined);
+    if (uses_iv(f.tmpl)) return f;
+    // The block's points (under its `where`) onto the box: in range, onto, more points.
+    int64_t total = 1, box = 1;
+    std::vector<int64_t> ext;
+    for (auto& iv : *iv_) {
+      int64_t n;
+      if (!is_const_int(iv.extent, &n) || n < 1 || total * n > (int64_t{1} << 16)) return f;
+      ext.push_back(n);
+      total *= n;
+    }
+    for (int64_t n : f.ext) box *= n;
+    if (box >= total) return f;
+    std::vector<bool> hit(box, false);
+    int64_t visited = 0, distinct = 0;
+    std::unordered_map<const VarNode*, int64_t> env;
+    for (auto& iv : *iv_) env[iv.var.get()] = 0;
+    for (int64_t p = 0; p < total; ++p) {
+      int64_t q = p;
+      for (size_t i = iv_->size(); i-- > 0;) {
+        env[(*iv_)[i].var.get()] = q % ext[i];
+        q /= ext[i];
+      }
+      if (pred_.defined()) {
+        auto r = sched::eval_int(pred_, env);
+        if (!r) return f;
+        if (!*r) continue;
+      }
+      ++visited;
+      int64_t off = 0;
+      for (size_t k = 0; k < f.idx.size(); ++k) {
+        auto r = sched::eval_int(f.idx[k], env);
+        if (!r || *r < 0 || *r >= f.ext[k]) return f;
+        off = off * f.ext[k] + *r;
+      }
+      if (!hit[off]) ++distinct;
+      hit[off] = true;
+    }
+    if (distinct != box || visited <= box) return f;
+    for (int64_t n : f.ext) f.key += std::to_string(n) + ",";
+    f.key += "|" + std::string(dtype_name(e.dtype())) + "|" + print_expr(f.tmpl);
+    f.ok = true;
+    return f;
+  }
+
+  Expr materialize_at(const ElemForm& f) {
+    auto it = reg_.find(f.key);
+    if (it != reg_.end()) return make_load(it->second.H, f.idx);
+    std::vector<Expr> shape;
+    for (size_t k = 0; k < f.ext.size(); ++k) shape.push_back(make_const(f.idx[k].dtype(), f.ext[k]));
+    Buffer H(names_.fresh("hoist_cond"), f.tmpl.dtype(), shape, "global");
+    allocs_->push_back(H);
+    BlockNode bn;
+    bn.name = H->name;
+    std::vector<Var> lvars;
+    std::vector<Expr> bindings, store_idx;
+    std::unordered_map<const VarNode*, Expr> m;
+    for (size_t k = 0; k < shape.size(); ++k) {
+      DType t = f.idx[k].dtype();
+      Var l(names_.fresh("i"), t), w(names_.fresh("h"), t);
+      lvars.push_back(l);
+      bindings.push_back(l);
+      store_idx.push_back(w);
+      bn.iter_vars.push_back({w, IterKind::Spatial, shape[k]});
+      m[f.canon[k].get()] = w;
+    }
+    bn.body = make_store(H, store_idx, substitute(f.tmpl, m));
+    set_regions(bn);
+    Block blk = make_block(std::move(bn));
+    Stmt st = make_block_realize(bindings, make_bool(true), blk);
+    for (size_t k = shape.size(); k-- > 0;)
+      st = make_for(lvars[k], make_const(shape[k].dtype(), 0), shape[k], ForKind::Serial, st);
+    pending_.push_back(st);
+    Entry en;
+    en.H = H;
+    en.blk = blk;
+    for_each_expr(f.tmpl, [&](const Expr& x) {
+      if (auto* l = x.as<LoadNode>()) en.loads.insert(l->buffer.get());
+    });
+    reg_[f.key] = std::move(en);
+    return make_load(H, f.idx);
+  }
+
+  // Whether every point of the box of the iter vars in m has a point of the whole box (the
+  // same values of those vars) where the block's `where` holds, found by enumeration: constant
+  // extents, at most 2^16 points, a predicate of iter vars and integers only (else false).
+  bool pred_covers(uint64_t m) {
+    if (!pred_.defined() || m == kImpure) return false;
+    auto it = covers_.find(m);
+    if (it != covers_.end()) return it->second;
+    bool ok = true;
+    std::vector<int64_t> ext;
+    int64_t total = 1;
+    for (auto& iv : *iv_) {
+      int64_t e;
+      if (!is_const_int(iv.extent, &e) || e < 1 || total * e > (int64_t{1} << 16)) {
+        ok = false;
+        break;
+      }
+      ext.push_back(e);
+      total *= e;
+    }
+    // D's points in order; for each, the other vars' points until the `where` holds.
+    std::vector<size_t> in, out;
+    for (size_t i = 0; ok && i < ext.size(); ++i) ((m >> i) & 1 ? in : out).push_back(i);
+    std::unordered_map<const VarNode*, int64_t> env;
+    for (auto& iv : *iv_) env[iv.var.get()] = 0;
+    auto step = [&](const std::vector<size_t>& vars) {  // odometer; false when it wraps
+      for (size_t k = vars.size(); k-- > 0;) {
+        const VarNode* v = (*iv_)[vars[k]].var.get();
+        if (++env[v] < ext[vars[k]]) return true;
+        env[v] = 0;
+      }
+      return false;
+    };
+    while (ok) {
+      bool found = false;
+      for (auto& i : out) env[(*iv_)[i].var.get()] = 0;
+      do {
+        auto r = sched::eval_int(pred_, env);
+        if (!r) {
+          ok = false;
+          break;
+        }
+        found = *r != 0;
+      } while (!found && step(out));
+      if (!found) ok = false;
+      if (!ok || !step(in)) break;
+    }
+    return covers_[m] = ok;
+  }
   // Whether every iter var the block's `where` uses is among the deps m.
   bool pred_within(uint64_t m) const {
     bool in = true;
@@ -1176,11 +1390,31 @@ class Hoister {
     return i.flops == 0 && !i.guarded && e.kind() == ExprKind::Select && !no_mask_hoist_ && uses_let_flops(e);
   }
 
+  // A mask (cost round 5): a bool comparison or logic combination of float values with FLOPs
+  // (a ReLU6's `t10 <= 6.0` over the recomputed activation). The comparison pass hoists it
+  // into a bool buffer when it is invariant: the masked cotangent `select(c, a, 0.0)` keeps
+  // its varying `a` (a gather's reduce vars), but the mask is computed once per point of D.
+  static bool cond_value(const Expr& e) {
+    if (e.dtype() != DType::Bool) return false;
+    return e.kind() == ExprKind::Binary || e.kind() == ExprKind::Unary;
+  }
+
   bool candidate(const Expr& e, uint64_t* m) {
-    if (!is_float(e.dtype()) || e.as<LoadNode>() || e.as<VarNode>()) return false;
+    if (cond_only_) {
+      if (!cond_value(e)) return false;
+    } else if (!is_float(e.dtype()) || e.as<LoadNode>() || e.as<VarNode>()) {
+      return false;
+    }
     const Info& i = info(e);
     if ((i.flops == 0 && !masked_value(e, i)) || i.guarded) return false;
     *m = i.deps;
+    // The comparison pass also takes a mask out of a block whose `where` uses other iter vars
+    // when every point of D has a point of the box around it where the `where` holds
+    // (pred_covers): the block evaluates the mask at every point of D then, as the hoisted
+    // block (without the `where`) does. A gather of a padded convolution's input, whose
+    // `where` keeps the taps r, s inside the image, evaluates the activation mask of every
+    // input element.
+    if (cond_only_) return invariant(*m) && (!pred_.defined() || pred_within(*m) || pred_covers(*m));
     // A block with a `where` visits only part of its box: a value is computed for it under
     // the same `where` (see key_of), so an invariant one only when the predicate uses no
     // iter var outside the value's (causal attention's exp(S[i, j] - M[i]) / Z[i] in the
@@ -1518,6 +1752,17 @@ class Hoister {
     // A masked value (cost round 4) takes a name family of its own, so that the hoistN
     // numbers of the other values stay as they were.
     if (name_base == "hoist" && info(e).flops == 0) name_base = "hoist_mask";
+    // The comparison pass (cost round 5) names its bool buffers `hoist_condN`.
+    if (cond_only_) name_base = "hoist_cond";
+    // A mask taken out of a block whose `where` uses other iter vars (pred_covers) is
+    // computed over the whole box of D, without the `where`.
+    Expr saved_pred = pred_;
+    if (cond_only_ && pred_.defined() && !pred_within(info(e).deps)) pred_ = Expr();
+    struct Restore {
+      Expr& p;
+      Expr v;
+      ~Restore() { p = v; }
+    } restore{pred_, saved_pred};
     Expr inlined = substitute(e, inl_);
     std::vector<size_t> dims;
     auto it = lookup(inlined, &dims);
@@ -1633,6 +1878,8 @@ class Hoister {
   std::unordered_set<std::string> inner_inv_;
   // TIRC_AD_NO_NESTED_HOIST=1: neither inner_inv_ nor fewer_deps (to measure).
   const bool no_nested_;
+  const bool cond_only_;                       // cost round 5: the comparison pass
+  std::unordered_map<uint64_t, bool> covers_;  // pred_covers of the current block
   std::vector<Stmt> out_, pending_;
   std::vector<Stmt> holder_;  // nests built for match() whose nodes the analyses point into
   const std::vector<IterVar>* iv_ = nullptr;
@@ -1674,9 +1921,16 @@ std::vector<Stmt> hoist_invariants(const std::vector<Stmt>& stmts, NameGen& name
   Hoister h(names, allocs, false);
   std::vector<Stmt> out = h.run(stmts);
   const char* on = std::getenv("TIRC_AD_NESTED_HOIST");
-  if (!on || std::string(on) != "1") return out;
-  Hoister h2(names, allocs, true);
-  return h2.run(out);
+  if (on && std::string(on) == "1") {
+    Hoister h2(names, allocs, true);
+    out = h2.run(out);
+  }
+  // Cost round 5, last so that every earlier name stays: invariant masks (comparisons with
+  // FLOPs) into bool buffers `hoist_condN`. Its blocks only read what the blocks they serve
+  // read (first-pass buffers included), and those blocks only lose FLOPs.
+  if (std::getenv("TIRC_AD_NO_COND_HOIST")) return out;
+  Hoister h3(names, allocs, false, true);
+  return h3.run(out);
 }
 
 }  // namespace tirc::ad
