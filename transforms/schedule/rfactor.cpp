@@ -10,6 +10,7 @@
 // over the reduction loops (non-dividing split) still runs the first iteration of every
 // partial result that runs at all (the write-back then skips the partials that never run). Results differ
 // from the original only by float reassociation.
+#include <algorithm>
 #include <cmath>
 
 #include "ir/printer.h"
@@ -295,6 +296,15 @@ void prim_rfactor(ScheduleState& st, const ScheduleInstr& ins) {
     loop2iv[f->loop_var.get()] = nv;
     if (is_rf) vr = nv;
   }
+  // TVM puts the rf block's new spatial var first (`vk1, vi, vk0 = T.axis.remap("SSR", ...)`),
+  // so the loops compute_at creates for it come first too: after `compute_at(rf, i)` the
+  // tutorial's `get_loops(rf)[1]` is the factored loop.
+  for (size_t i = 0; i < rivs.size(); ++i)
+    if (rivs[i].var.same_as(vr)) {
+      std::rotate(rivs.begin(), rivs.begin() + i, rivs.begin() + i + 1);
+      std::rotate(rbinds.begin(), rbinds.begin() + i, rbinds.begin() + i + 1);
+      break;
+    }
   for (size_t i = 0; i < b->iter_vars.size(); ++i)
     if (b->iter_vars[i].kind == IterKind::Reduce)
       sub[b->iter_vars[i].var.get()] = fold(substitute(bindings[i], loop2iv));
