@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "codegen/jit.h"
 #include "ir/error.h"
 #include "parser/parser.h"
@@ -22,39 +23,12 @@
 #include "transforms/schedule/schedule.h"
 
 using namespace tirc;
+using bench::jit;
+using bench::Jitted;
+using bench::median_time;
+using bench::now;
 
 namespace {
-
-double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-struct Jitted {
-  std::unique_ptr<JitProgram> prog;
-  ArgMap outputs;
-  std::vector<double> slots;
-  std::vector<void*> args;
-  void run() { prog->call_packed(args.data()); }
-};
-
-Jitted jit(const FunctionNode& f, const ArgMap& inputs) {
-  Jitted j;
-  j.prog = compile_jit(f);
-  j.args = j.prog->pack_args(inputs, &j.outputs, &j.slots);
-  return j;
-}
-
-// Median over `repeats` samples of the mean time of `calls` runs.
-double median_time(int repeats, int calls, const std::function<void()>& fn) {
-  std::vector<double> t;
-  for (int r = 0; r < repeats; ++r) {
-    double t0 = now();
-    for (int c = 0; c < calls; ++c) fn();
-    t.push_back((now() - t0) / calls);
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
 
 bool same_bits(const NDArray& a, const NDArray& b) {
   return a.numel() == b.numel() && std::memcmp(a.data(), b.data(), a.numel() * dtype_bytes(a.dtype())) == 0;

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "codegen/jit.h"
 #include "ir/error.h"
 #include "parser/parser.h"
@@ -24,42 +25,20 @@
 #include "transforms/schedule/schedule.h"
 
 using namespace tirc;
+using bench::Jitted;
+using bench::median_time;
+using bench::now;
 
 namespace {
-
-double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-struct Jitted {
-  std::unique_ptr<JitProgram> prog;
-  ArgMap outputs;
-  std::vector<double> slots;
-  std::vector<void*> args;
-  void run() { prog->call_packed(args.data()); }
-};
 
 const char* const kSwitches[] = {"TIRC_CODEGEN_NO_GUARD_SPLIT", "TIRC_LOWER_NO_SCALED_FACTS",
                                  "TIRC_LOWER_NO_PARTITION_PROOF"};
 
 Jitted jit(const FunctionNode& f, const ArgMap& inputs, bool before) {
   for (const char* s : kSwitches) before ? setenv(s, "1", 1) : unsetenv(s);
-  Jitted j;
-  j.prog = compile_jit(f);
+  Jitted j = bench::jit(f, inputs);  // compiled (and lowered) now, with the switches set
   for (const char* s : kSwitches) unsetenv(s);
-  j.args = j.prog->pack_args(inputs, &j.outputs, &j.slots);
   return j;
-}
-
-double median_time(int repeats, int calls, const std::function<void()>& fn) {
-  std::vector<double> t;
-  for (int r = 0; r < repeats; ++r) {
-    double t0 = now();
-    for (int c = 0; c < calls; ++c) fn();
-    t.push_back((now() - t0) / calls);
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
 }
 
 bool close(const NDArray& a, const NDArray& b) {

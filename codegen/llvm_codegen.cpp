@@ -680,6 +680,18 @@ class FuncEmitter {
   // left to LLVM's loop vectorizer without a forced width instead (plain strided loads).
   bool vectorizable(const ForNode* n, int64_t* lanes, bool* to_llvm) const;
   void emit_vectorized(const ForNode* n, Value* minv, Value* ext, bool wide, unsigned lanes);
+  // A serial innermost loop that stores at a constant stride 2..8 (`X[2 * i + c] += ...`, the
+  // phases of a strided pool's or convolution's data gradient) and whose lanes are
+  // independent: *lanes is one vector register of its widest element. LLVM 19 makes such
+  // stores scatters, or fully unrolls the loop and vectorizes the loop around it into
+  // gathers / scatters (avg_pool2d_grad, bench/README.md "Codegen r19").
+  bool strided_store_loop(const ForNode* n, unsigned* lanes) const;
+  // n (strided_store_loop) as vector code of `lanes` lanes: a loop over whole chunks, then
+  // one chunk under the mask `lane < rest` when the extent is not a multiple of lanes.
+  void emit_strided_store_loop(const ForNode* n, Value* minv, Value* ext, unsigned lanes);
+  // The mask of a strided span of `span` elements holding lanes first .. first + k - 1 of
+  // stride c (chunk of vload / vstore): element pick[l] is on when lane first + l is on.
+  Value* span_mask(unsigned first, unsigned k, int64_t c, unsigned span, unsigned ebits, Value** wide_mask);
   // The loop as a counted scalar loop (the var from min, `wide`: an i64 count), its loop
   // metadata asking LLVM to vectorize without a forced width when llvm_width.
   void emit_scalar_for(const ForNode* n, Value* minv, Value* ext, bool wide, bool llvm_width);
@@ -1428,6 +1440,11 @@ void FuncEmitter::emit_for(const ForNode* n) {
     emit_vectorized(n, minv, ext, wide, static_cast<unsigned>(lanes));
     return;
   }
+  unsigned slanes = 0;
+  if (!racing && !wide && strided_store_loop(n, &slanes)) {
+    emit_strided_store_loop(n, minv, ext, slanes);
+    return;
+  }
   emit_scalar_for(n, minv, ext, wide, llvm_width);
 }
 
@@ -1973,6 +1990,120 @@ bool FuncEmitter::vectorizable(const ForNode* n, int64_t* lanes, bool* to_llvm) 
   return true;
 }
 
+// Loads (and stores) of a larger constant stride stay gathers / scatters (the span would be
+// mostly unused).
+constexpr int64_t kMaxLoadStride = 8;
+
+bool FuncEmitter::strided_store_loop(const ForNode* n, unsigned* lanes) const {
+  if (n->for_kind != ForKind::Serial || !n->annotations.empty() || gpu_ || lanes_ || atomic_depth_ > 0 ||
+      std::getenv("TIRC_CODEGEN_NO_STORE_SPANS"))
+    return false;
+  DType vt = n->loop_var.dtype();
+  if (!((vt == DType::I32 || vt == DType::I64) && n->extent.dtype() == vt && n->min.dtype() == vt))
+    return false;
+  if (has_variable_int_division(n->body)) return false;
+  // Innermost loops only (checked before the let inlining, which copies the body).
+  bool inner = true;
+  for_each_stmt_for(n->body, [&](const ForNode*) { inner = false; });
+  for_each_stmt_block(n->body, [&](const BlockNode*) { inner = false; });
+  if (!inner) return false;
+  Stmt body = LetInliner().mutate(n->body);
+  VecCheck c;
+  c.visit(body);
+  if (!c.ok) return false;
+  // Every iteration runs every load and store of the body (no if, if_then_else or check:
+  // nothing is speculated, no lane can fail), and math only (integer division traps).
+  bool plain = true;
+  unsigned bits = 0;
+  for_each_stmt_if(body, [&] { plain = false; });
+  for_each_expr(body, [&](const Expr& x) {
+    if (x.kind() == ExprKind::IfThenElse || x.kind() == ExprKind::Call) plain = false;
+    if (auto* b = x.as<BinaryNode>();
+        b && is_int(b->dtype) &&
+        (b->op == BinOp::Div || b->op == BinOp::FloorDiv || b->op == BinOp::FloorMod))
+      plain = false;
+    if (auto* ld = x.as<LoadNode>())
+      bits = std::max(bits, static_cast<unsigned>(dtype_bits(ld->buffer->dtype)));
+  });
+  if (!plain) return false;
+  auto* self = const_cast<FuncEmitter*>(this);
+  const VarNode* saved = self->vvar_;
+  self->vvar_ = n->loop_var.get();
+  // Lanes independent: each stored buffer is stored at one index, affine in the loop var with
+  // a nonzero coefficient (distinct elements per iteration), and loaded only there.
+  bool ok = !c.store_idx.empty(), strided = false;
+  for (auto& [buf, idxs] : c.store_idx) {
+    if (buf->dtype == DType::Bool) ok = false;
+    bits = std::max(bits, static_cast<unsigned>(dtype_bits(buf->dtype)));
+    for (auto& i : idxs) {
+      auto k = linear_coeff(i);
+      if (!k || *k == 0 || !expr_identical(i, idxs[0])) ok = false;
+      if (k && std::abs(*k) >= 2 && std::abs(*k) <= kMaxLoadStride) strided = true;
+    }
+  }
+  for (auto* ld : c.loads) {
+    auto it = c.store_idx.find(ld->buffer.get());
+    if (it != c.store_idx.end() && !expr_identical(ld->indices[0], it->second[0])) ok = false;
+  }
+  self->vvar_ = saved;
+  auto tti = tm_.getTargetTransformInfo(*fn_);
+  auto reg_bits = tti.getRegisterBitWidth(llvm::TargetTransformInfo::RGK_FixedWidthVector).getFixedValue();
+  if (!ok || !strided || bits < 8 || reg_bits / bits < 2) return false;
+  *lanes = static_cast<unsigned>(reg_bits / bits);
+  return true;
+}
+
+void FuncEmitter::emit_strided_store_loop(const ForNode* n, Value* minv, Value* ext, unsigned lanes) {
+  Stmt body = LetInliner().mutate(n->body);
+  Type* ty = minv->getType();
+  Value* width = llvm::ConstantInt::get(ty, lanes);
+  // Whole chunks: ext / lanes of them (none when ext <= 0, as the scalar loop runs none).
+  Value* chunks = B.CreateSDiv(ext, width);
+  auto* pre = B.GetInsertBlock();
+  auto* head = BasicBlock::Create(C, "svec.head", fn_);
+  auto* loop = BasicBlock::Create(C, "svec.body", fn_);
+  auto* exit = BasicBlock::Create(C, "svec.end", fn_);
+  B.CreateBr(head);
+  B.SetInsertPoint(head);
+  auto* j = B.CreatePHI(ty, 2, n->loop_var.name() + ".chunk");
+  j->addIncoming(llvm::ConstantInt::get(ty, 0), pre);
+  B.CreateCondBr(B.CreateICmpSLT(j, chunks), loop, exit);
+  B.SetInsertPoint(loop);
+  lanes_ = lanes;
+  vvar_ = n->loop_var.get();
+  vmin_ = B.CreateAdd(minv, B.CreateMul(j, width));
+  mask_ = nullptr;
+  stmt(body);
+  lanes_ = 0;
+  j->addIncoming(B.CreateAdd(j, llvm::ConstantInt::get(ty, 1), "", false, true), B.GetInsertBlock());
+  auto* br = B.CreateBr(head);
+  // Vector code already: LLVM's loop vectorizer has nothing to add.
+  llvm::Metadata* mds[] = {nullptr, llvm::MDNode::get(C, {llvm::MDString::get(C, "llvm.loop.mustprogress")}),
+                           llvm::MDNode::get(C, {llvm::MDString::get(C, "llvm.loop.vectorize.enable"),
+                                                 llvm::ConstantAsMetadata::get(B.getFalse())})};
+  auto* id = llvm::MDNode::getDistinct(C, mds);
+  id->replaceOperandWith(0, id);
+  br->setMetadata(llvm::LLVMContext::MD_loop, id);
+  B.SetInsertPoint(exit);
+  // The rest (ext - chunks * lanes iterations, when positive) as one chunk under a mask.
+  Value* done = B.CreateMul(chunks, width);
+  Value* rest = B.CreateSub(ext, done);
+  auto* tail = BasicBlock::Create(C, "svec.tail", fn_);
+  auto* end = BasicBlock::Create(C, "svec.done", fn_);
+  B.CreateCondBr(B.CreateICmpSGT(rest, llvm::ConstantInt::get(ty, 0)), tail, end);
+  B.SetInsertPoint(tail);
+  lanes_ = lanes;
+  vmin_ = B.CreateAdd(minv, done);
+  mask_ = B.CreateICmpSLT(lane_ramp(ty), B.CreateVectorSplat(lanes, rest));
+  stmt(body);
+  lanes_ = 0;
+  mask_ = nullptr;
+  vvar_ = nullptr;
+  vmin_ = nullptr;
+  B.CreateBr(end);
+  B.SetInsertPoint(end);
+}
+
 Value* FuncEmitter::all_lanes_hold(const Expr& cond, unsigned lanes) {
   // A conjunct `x < y` (<=, >, >=) whose sides are + - * of constants, uniform variables and
   // the lane var, in a signed integer dtype of at most 32 bits: each side's run-time value is
@@ -2114,9 +2245,6 @@ std::optional<int64_t> FuncEmitter::checked_coeff(Expr* idx) {
   return masked_coeff(*idx);
 }
 
-// Loads of a larger constant stride stay gathers (the span would be mostly unused).
-constexpr int64_t kMaxLoadStride = 8;
-
 // The lanes of `parts` (vectors of one element type) in order, as one vector.
 Value* FuncEmitter::concat_vectors(llvm::ArrayRef<Value*> parts) {
   if (parts.empty()) throw Error("codegen: internal error, no vector to concatenate");
@@ -2142,6 +2270,25 @@ Value* FuncEmitter::concat_vectors(llvm::ArrayRef<Value*> parts) {
     acc = B.CreateShuffleVector(a, b, m);
   }
   return acc;
+}
+
+Value* FuncEmitter::span_mask(unsigned first, unsigned k, int64_t c, unsigned span, unsigned ebits,
+                              Value** wide_mask) {
+  auto pos = [&](unsigned l) { return static_cast<int>(c > 0 ? l * c : (k - 1 - l) * -c); };
+  if (!mask_) {
+    llvm::SmallVector<llvm::Constant*> bits(span, B.getFalse());
+    for (unsigned l = 0; l < k; ++l) bits[pos(l)] = B.getTrue();
+    return llvm::ConstantVector::get(bits);
+  }
+  // Element pos(l) takes mask lane first + l; the others a false lane. Shuffled as integers
+  // of the element's width (a shuffle of i1 lanes is scalarised by the x86 backend: kshift /
+  // kor per lane, 30x slower than the serial loop).
+  llvm::SmallVector<int> spread(span, static_cast<int>(lanes_));
+  for (unsigned l = 0; l < k; ++l) spread[pos(l)] = static_cast<int>(first + l);
+  if (!*wide_mask) *wide_mask = B.CreateSExt(mask_, V(B.getIntNTy(ebits)));
+  Value* zero = llvm::Constant::getNullValue((*wide_mask)->getType());
+  Value* sm = B.CreateShuffleVector(*wide_mask, zero, spread);
+  return B.CreateICmpNE(sm, llvm::Constant::getNullValue(sm->getType()));
 }
 
 Value* FuncEmitter::vload(const LoadNode* n) {
@@ -2198,15 +2345,7 @@ Value* FuncEmitter::vload(const LoadNode* n) {
       for (unsigned l = 0; l < k; ++l) pick[l] = static_cast<int>(c > 0 ? l * c : (k - 1 - l) * -c);
       Value* wmask;
       if (mask) {
-        // Element pick[l] takes mask lane first + l; the others a false lane. Shuffled as
-        // integers of the element's width (a shuffle of i1 lanes is scalarised by the x86
-        // backend: kshift / kor per lane, 30x slower than the serial loop).
-        llvm::SmallVector<int> spread(span, static_cast<int>(lanes_));
-        for (unsigned l = 0; l < k; ++l) spread[pick[l]] = static_cast<int>(first + l);
-        if (!wide_mask) wide_mask = B.CreateSExt(mask, V(B.getIntNTy(ebits)));
-        Value* zero = llvm::Constant::getNullValue(wide_mask->getType());
-        Value* sm = B.CreateShuffleVector(wide_mask, zero, spread);
-        wmask = B.CreateICmpNE(sm, llvm::Constant::getNullValue(sm->getType()));
+        wmask = span_mask(first, k, c, span, ebits, &wide_mask);
       } else {
         llvm::SmallVector<llvm::Constant*> bits(span);
         for (unsigned e = 0; e < span; ++e) bits[e] = B.getInt1(e < used);
@@ -2253,6 +2392,32 @@ void FuncEmitter::vstore(const StoreNode* n) {
       B.CreateMaskedStore(v, p, align, mask_);
     else
       B.CreateAlignedStore(v, p, align);
+  } else if (coeff && *coeff != 0 && std::abs(*coeff) <= kMaxLoadStride && !(mask_ && has_masked_work(idx)) &&
+             !std::getenv("TIRC_CODEGEN_NO_STORE_SPANS")) {
+    // A constant stride c (`X[2 * i + 1] = ...`): per chunk of one vector register, the lanes
+    // shuffled to their places in the span of k * |c| elements from the chunk's lowest lane's
+    // element, and one masked store whose mask is on at the lanes' elements only (and, under
+    // a mask, only for the lanes that are on): no other element is written, so the elements
+    // between the lanes (another phase's, or another thread's) keep whatever they hold. The
+    // mirror of vload's spans; a scatter of 16 lanes took 4x the serial loop's time
+    // (avg_pool2d_grad, bench/README.md "Codegen r19").
+    int64_t c = *coeff;
+    auto tti = tm_.getTargetTransformInfo(*fn_);
+    auto reg_bits = tti.getRegisterBitWidth(llvm::TargetTransformInfo::RGK_FixedWidthVector).getFixedValue();
+    auto ebits = std::max<unsigned>(8, static_cast<unsigned>(et->getPrimitiveSizeInBits().getFixedValue()));
+    unsigned chunk = std::max(1u, std::min(lanes_, static_cast<unsigned>(reg_bits / ebits)));
+    Value* base = scalar_index(idx);
+    Value* wide_mask = nullptr;
+    for (unsigned first = 0; first < lanes_; first += chunk) {
+      unsigned k = std::min(chunk, lanes_ - first);
+      unsigned span = static_cast<unsigned>(k * std::abs(c));
+      int64_t off = c > 0 ? static_cast<int64_t>(first) * c : static_cast<int64_t>(first + k - 1) * c;
+      Value* p = span_ptr(et, n->buffer, B.CreateAdd(base, B.getInt64(off), "", false, !mask_));
+      llvm::SmallVector<int> place(span, -1);
+      for (unsigned l = 0; l < k; ++l) place[c > 0 ? l * c : (k - 1 - l) * -c] = static_cast<int>(first + l);
+      Value* vals = B.CreateShuffleVector(v, place);
+      B.CreateMaskedStore(vals, p, align, span_mask(first, k, c, span, ebits, &wide_mask));
+    }
   } else {
     Value* ptrs = B.CreateInBoundsGEP(et, buffer_ptr(n->buffer), vindex(idx, coeff));
     Value* m = mask_ ? mask_ : all_lanes();

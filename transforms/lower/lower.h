@@ -29,6 +29,18 @@ namespace tirc {
 // runs its init unconditionally before the body.
 Function lower_init(const FunctionNode& f);
 
+// Loop order for strided accumulations (run after lower_init, before convert_blocks): in a
+// perfect nest of serial loops with constant bounds `for s { for r1 .. rm { for i { B } } }`
+// around one block B whose s and i feed only spatial iter vars and r1..rm only reduce ones
+// (at most 16 iterations in all), and whose body (stores, lets, ifs) stores each buffer at
+// one index free of reduce vars, loads it only there, and strides its last index by >= 2
+// along i's iter var, the reduce loops move above s: `for r1 .. rm { for s { for i { B } } }`.
+// Each spatial point's reduce steps keep their order and points own their elements, so the
+// result is bit-identical. The strided phases of a pool's data gradient (avg_pool2d_grad)
+// otherwise update a row twice in a row with vector code, the second load waiting for the
+// masked store before it (bench/README.md "Codegen r19": 2.5x).
+// TIRC_LOWER_NO_HOIST_REDUCTIONS=1 turns it off.
+Function hoist_short_reductions(const FunctionNode& f);
 // Block-to-loop conversion (run after lower_init): every non-root BlockRealize is replaced
 // by its body with the iter vars substituted by their bindings, wrapped in
 // `if (PREDICATE)` unless the predicate is constant true. A block with allocs or

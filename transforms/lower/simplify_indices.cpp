@@ -165,7 +165,7 @@ Function simplify_indices(const FunctionNode& f) { return with_body(f, BoolFolde
 Function lower_function(const FunctionNode& f, bool flatten, std::vector<BoundsCheckSite>* check_sites) {
   Function g = drop_unraced_atomic(*serialize_ordered_parallel(f));
   g = lower_init(check_sites ? *insert_bounds_checks(*g, check_sites) : *g);
-  g = convert_blocks(*g);
+  g = convert_blocks(*hoist_short_reductions(*g));
   if (!std::getenv("TIRC_LOWER_NO_FUSE")) g = fuse_sibling_loops(*g);
   g = plan_alloc(*g);
   g = compact_buffers(*g);
