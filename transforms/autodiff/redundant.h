@@ -31,8 +31,9 @@
 // that an instance at another spatial point wrote or read earlier in loop order, unless that
 // one ran at an earlier step of the block's scan / opaque vars (spatial_conflicts.h): gradient()
 // reads spatial instances as independent, which gave wrong gradients (helper round 18). Indices
-// and guards using scalar parameters are enumerated at sample values, and refused when none
-// shows a conflict but their buffer is accessed at other elements than its stores'.
+// and guards using scalar parameters are enumerated at sample values. What the enumeration
+// cannot settle -- data-dependent indices and guards (loads), and nests not visited whole --
+// must be proven independent by conflict_proof.h, else the block is refused (helper round 19).
 // Refusals only concern blocks an adjoint flows through (a float store whose value reads a
 // float buffer): repeated or conflicting integer / constant stores are left alone.
 #pragma once

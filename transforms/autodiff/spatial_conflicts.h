@@ -66,8 +66,8 @@ class SpatialConflicts {
   // bound to its value as a constant. Returns "" or the conflict, e.g. "its spatial
   // iterations (vi = 4) and (vi = 5) conflict on A[4]: (vi = 4) writes it and (vi = 5) reads
   // it ...". Accesses whose guards or indices do not fold to constants are skipped: loads in
-  // them (data-dependent, not checked), or scalars not in iv_at (access_scalars: the caller
-  // enumerates again with them fixed).
+  // them (data-dependent: conflict_proof.h checks those pairs), or scalars not in iv_at
+  // (access_scalars: the caller enumerates again with them fixed).
   std::string visit(const std::vector<int64_t>& inst, const std::unordered_map<const VarNode*, Expr>& iv_at);
 
  private:
