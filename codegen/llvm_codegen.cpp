@@ -1591,7 +1591,20 @@ void FuncEmitter::emit_gpu_seq(const SeqNode* n) {
 }
 
 void FuncEmitter::loop_body(const ForNode* n) {
+  // compact_buffers made every iteration of this loop reuse one "shared" tile: each
+  // iteration must end with a barrier, which needs every thread of the block here.
+  bool reuse = gpu_ && has_tid_ && n->annotations.count(kSharedReuseAnnotation);
+  if (reuse && !gpu_sync_ok())
+    throw Error("nvptx: loop " + n->loop_var.name() + " reuses the \"shared\" tile of " +
+                n->annotations.at(kSharedReuseAnnotation) +
+                " at each iteration, but not every thread of the block runs it (a condition on the thread "
+                "index, or a threadIdx loop shorter than the launch size): no barrier can end its "
+                "iterations; make the enclosing threadIdx loops span the launch size");
   stmt(n->body);
+  if (reuse) {
+    barrier();
+    return;
+  }
   // The next iteration's parts must not overtake this one's (a shared tile overwritten while
   // other threads still read it).
   if (gpu_sync_ok()) {
@@ -3073,10 +3086,6 @@ void FuncEmitter::emit_gpu_function(const FunctionNode& f, llvm::FunctionType* f
         split = meet(acc[i].writes, acc[j].reads) || meet(acc[i].writes, acc[j].writes) ||
                 meet(acc[i].reads, acc[j].writes);
   }
-  if (!split) {
-    emit_kernel(f, fty, f.name, root ? root->block->body : f.body, true);
-    return;
-  }
   auto bound_in = [](const Stmt& st) {
     bool b = false;
     for_each_stmt_for(st, [&](const ForNode* l) {
@@ -3084,6 +3093,33 @@ void FuncEmitter::emit_gpu_function(const FunctionNode& f, llvm::FunctionType* f
     });
     return b;
   };
+  // Independent thread-bound nests with different block sizes: one kernel would launch them
+  // all with the largest, so a nest's barriers (cooperative copies, cross-thread reductions)
+  // would wait for threads that skip it. TVM makes one kernel per thread-bound nest; so do we
+  // here (nests of one block size stay one kernel, as before).
+  if (!split && items.size() > 1) {
+    auto block_size = [](const Stmt& st) {
+      std::map<std::string, int64_t> ext;
+      for_each_stmt_for(st, [&](const ForNode* l) {
+        if (l->for_kind != ForKind::ThreadBinding || l->thread_tag.rfind("threadIdx", 0) != 0) return;
+        int64_t e = 0;
+        int64_t& m = ext[l->thread_tag];
+        m = (!is_const_int(l->extent, &e) || m < 0) ? -1 : std::max(m, e);
+      });
+      std::erase_if(ext, [](const auto& kv) { return kv.second == 1; });  // extent 1: no axis
+      return ext;
+    };
+    bool all_bound = true;
+    for (auto& it : items) all_bound = all_bound && bound_in(it);
+    if (all_bound) {
+      auto first = block_size(items[0]);
+      for (size_t k = 1; k < items.size() && !split; ++k) split = block_size(items[k]) != first;
+    }
+  }
+  if (!split) {
+    emit_kernel(f, fty, f.name, root ? root->block->body : f.body, true);
+    return;
+  }
   bool any = false;
   for (auto& it : items) any = any || bound_in(it);
   if (!any)
@@ -3413,7 +3449,7 @@ static std::vector<GpuWorkspace> workspace_list(const FunctionNode& lowered) {
 }
 
 std::vector<GpuWorkspace> nvptx_workspaces(const FunctionNode& f) {
-  return workspace_list(*lower_function(*lower_cross_thread_reductions(f), true, nullptr));
+  return workspace_list(*lower_function(*lower_cross_thread_reductions(f), true, nullptr, true));
 }
 
 void build_llvm_functions(llvm::Module& mod, const std::vector<Function>& funcs, const CodegenOptions& opts,
@@ -3425,7 +3461,7 @@ void build_llvm_functions(llvm::Module& mod, const std::vector<Function>& funcs,
     std::vector<BoundsCheckSite> sites;
     bool checks = opts.bounds_checks && !nvptx;
     Function lowered =
-        lower_function(nvptx ? *lower_cross_thread_reductions(*f) : *f, true, checks ? &sites : nullptr);
+        lower_function(nvptx ? *lower_cross_thread_reductions(*f) : *f, true, checks ? &sites : nullptr, nvptx);
     FuncEmitter em(mod, opts, tm);
     em.emit_function(*lowered);
     if (nvptx) {

@@ -1,8 +1,10 @@
 #include "transforms/lower/buffer_access.h"
 
+#include <cstdlib>
 #include <unordered_set>
 
 #include "ir/visitor.h"
+#include "transforms/simplify/linear.h"
 #include "transforms/simplify/simplify.h"
 
 namespace tirc::lower_detail {
@@ -100,6 +102,11 @@ std::vector<const ForNode*> common_loops(const std::vector<BufferAccess>& accs) 
 }
 
 std::vector<DimHull> access_hull(const std::vector<BufferAccess>& accs, size_t ndim, size_t depth) {
+  return access_hull_kept(accs, ndim, depth, nullptr);
+}
+
+std::vector<DimHull> access_hull_kept(const std::vector<BufferAccess>& accs, size_t ndim, size_t depth,
+                                      const std::unordered_set<const ForNode*>* keep) {
   std::vector<DimHull> hull(ndim);
   bool first = true;
   for (auto& a : accs) {
@@ -116,8 +123,9 @@ std::vector<DimHull> access_hull(const std::vector<BufferAccess>& accs, size_t n
       if (b.loop) {
         const ForNode* f = b.loop;
         Expr last = f->min + f->extent - make_int(1, f->extent.dtype());
-        if (loops_seen < depth) {  // kept: a symbol with a known range
-          ++loops_seen;
+        bool by_depth = loops_seen < depth;
+        if (by_depth || (keep && keep->count(f))) {  // kept: a symbol with a known range
+          if (by_depth) ++loops_seen;
           if (!uses_any(f->min, relaxed) && !uses_any(f->extent, relaxed)) {
             Interval lo = const_int_bound(f->min, known), hi = const_int_bound(last, known);
             known[f->loop_var.get()] = Interval{lo.lo, hi.hi};
@@ -160,6 +168,20 @@ std::vector<DimHull> access_hull(const std::vector<BufferAccess>& accs, size_t n
     first = false;
   }
   return hull;
+}
+
+bool hull_partitioned_by(const std::vector<DimHull>& hull, const ForNode* loop) {
+  for (auto& h : hull) {
+    if (!h) continue;
+    auto lo = linear_form(h->first, {loop->loop_var});
+    auto hi = linear_form(h->second, {loop->loop_var});
+    if (!lo || !hi) continue;
+    int64_t c = lo->coeffs[0];
+    if (c == 0 || hi->coeffs[0] != c) continue;
+    auto w = as_const_int(simplify(h->second - h->first));
+    if (w && *w >= 0 && *w < std::llabs(c)) return true;
+  }
+  return false;
 }
 
 }  // namespace tirc::lower_detail

@@ -13,6 +13,7 @@
 
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "ir/stmt.h"
@@ -45,5 +46,14 @@ std::vector<const ForNode*> common_loops(const std::vector<BufferAccess>& accs);
 // loops are common to every access and that no access is a pointer.
 using DimHull = std::optional<std::pair<Expr, Expr>>;
 std::vector<DimHull> access_hull(const std::vector<BufferAccess>& accs, size_t ndim, size_t depth);
+
+// True when the iterations of `loop` touch disjoint parts of the buffer: some dimension's
+// hull (computed with `loop` kept) is [c*l + f, c*l + f + w] with f free of l and 0 <= w < |c|.
+bool hull_partitioned_by(const std::vector<DimHull>& hull, const ForNode* loop);
+
+// The same with, besides the first `depth` enclosing loops, the loops of `keep` kept symbolic
+// wherever they enclose an access (loops common to every access; the others are relaxed).
+std::vector<DimHull> access_hull_kept(const std::vector<BufferAccess>& accs, size_t ndim, size_t depth,
+                                      const std::unordered_set<const ForNode*>* keep);
 
 }  // namespace tirc::lower_detail

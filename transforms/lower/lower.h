@@ -79,7 +79,16 @@ Function plan_alloc(const FunctionNode& f);
 // that dimension shrunk to e and its indices shifted by -lo. Buffers passed as pointers to
 // call_extern are left alone. With plan_alloc: C_local above becomes f32[8, 32] accessed at
 // [ii, ji].
-Function compact_buffers(const FunctionNode& f);
+Function compact_buffers(const FunctionNode& f, bool gpu = false);
+
+// With `gpu` (lowering for nvptx), a "shared" buffer is also compacted along a serial loop
+// inside the threadIdx loops whose iterations touch disjoint parts (TVM's k-tile loop), when
+// every thread of the block runs that loop (enclosing threadIdx loops span the launch size,
+// no `if` above it, an extent free of thread indices) and no loop between the alloc and it
+// revisits the parts; every iteration then reuses one tile. Such a loop is marked with the
+// annotation below (value: the buffers' names); the NVPTX backend ends each of its
+// iterations with a barrier (and refuses one it cannot place).
+inline constexpr const char* kSharedReuseAnnotation = "tirc.shared_reuse";
 
 // Flattening (run after convert_blocks): every buffer becomes 1-D with row-major strides.
 // Params and outputs are replaced by 1-D buffers of the same name and dtype, so the
@@ -156,7 +165,7 @@ Function drop_unraced_atomic(const FunctionNode& f);
 // fuse_sibling_loops, plan_alloc, compact_buffers, flatten_buffers (when `flatten`),
 // simplify_indices, trim_no_ops, then simplify_function (transforms/simplify/simplify.h).
 Function lower_function(const FunctionNode& f, bool flatten = true,
-                        std::vector<BoundsCheckSite>* check_sites = nullptr);
+                        std::vector<BoundsCheckSite>* check_sites = nullptr, bool gpu = false);
 
 // Helper: a copy of f with a new body.
 Function with_body(const FunctionNode& f, Stmt body);

@@ -2,15 +2,12 @@
 // into the body of the deepest loop enclosing all its accesses where each iteration owns a
 // part of the buffer nobody else touches, so that a fresh buffer per iteration changes
 // nothing (and compact_buffers can then shrink it to that part).
-#include <cstdlib>
 #include <map>
 #include <unordered_map>
 
 #include "ir/mutator.h"
 #include "transforms/lower/buffer_access.h"
 #include "transforms/lower/lower.h"
-#include "transforms/simplify/linear.h"
-#include "transforms/simplify/simplify.h"
 
 namespace tirc {
 namespace {
@@ -28,18 +25,7 @@ bool is_parallel(const ForNode* f) {
 // that differ in l (and agree above) never share an element, so no value written in one
 // iteration is read in another, nor after the loop (every access is inside it).
 bool partitioned_by(const std::vector<BufferAccess>& accs, size_t ndim, size_t depth, const ForNode* loop) {
-  auto hull = access_hull(accs, ndim, depth);
-  for (auto& h : hull) {
-    if (!h) continue;
-    auto lo = linear_form(h->first, {loop->loop_var});
-    auto hi = linear_form(h->second, {loop->loop_var});
-    if (!lo || !hi) continue;
-    int64_t c = lo->coeffs[0];
-    if (c == 0 || hi->coeffs[0] != c) continue;
-    auto w = as_const_int(simplify(h->second - h->first));
-    if (w && *w >= 0 && *w < std::llabs(c)) return true;
-  }
-  return false;
+  return lower_detail::hull_partitioned_by(access_hull(accs, ndim, depth), loop);
 }
 
 // Number of common loops the alloc may move into (0: stays at the root).

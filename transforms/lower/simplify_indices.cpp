@@ -162,13 +162,14 @@ Expr simplify_index_expr(const Expr& e) { return BoolFolder().mutate(e); }
 
 Function simplify_indices(const FunctionNode& f) { return with_body(f, BoolFolder().mutate(f.body)); }
 
-Function lower_function(const FunctionNode& f, bool flatten, std::vector<BoundsCheckSite>* check_sites) {
+Function lower_function(const FunctionNode& f, bool flatten, std::vector<BoundsCheckSite>* check_sites,
+                        bool gpu) {
   Function g = drop_unraced_atomic(*serialize_ordered_parallel(f));
   g = lower_init(check_sites ? *insert_bounds_checks(*g, check_sites) : *g);
   g = convert_blocks(*hoist_short_reductions(*g));
   if (!std::getenv("TIRC_LOWER_NO_FUSE")) g = fuse_sibling_loops(*g);
   g = plan_alloc(*g);
-  g = compact_buffers(*g);
+  g = compact_buffers(*g, gpu);
   if (flatten) g = flatten_buffers(*g);
   g = simplify_indices(*g);
   // TIRC_LOWER_NO_TRIM=1 keeps the guards (to measure what trimming gains).
