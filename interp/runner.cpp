@@ -120,6 +120,19 @@ NDArray parse_scalar_value(const std::string& text, DType t, const std::string& 
   return a;
 }
 
+namespace {
+// Standard input, read on first use and kept: `tirc verify --input n=-` parses the specs once
+// per verified function, and the second function found standard input empty.
+const std::string& stdin_bytes() {
+  static const std::string bytes = [] {
+    std::ostringstream ss;
+    ss << std::cin.rdbuf();
+    return ss.str();
+  }();
+  return bytes;
+}
+}  // namespace
+
 ArgMap parse_input_specs(const FunctionNode& f, const std::vector<std::string>& specs,
                          bool can_save_outputs) {
   ArgMap out;
@@ -169,15 +182,16 @@ ArgMap parse_input_specs(const FunctionNode& f, const std::vector<std::string>& 
       NDArray a;
       try {
         if (val == "-") {  // `--input A=-`: the .npy bytes on standard input
-          std::ostringstream ss;
-          ss << std::cin.rdbuf();
+          const std::string& bytes = stdin_bytes();
           // The script given as `-` has read standard input already (`cat f.tir | tirc run -
-          // --input A=-` said "not a .npy file (bad magic)").
-          if (ss.str().empty())
-            throw Error(
-                "standard input is empty (when the script is read from `-`, standard input holds "
-                "the script: give the .npy as a file)");
-          a = parse_npy(ss.str(), "<stdin>", t);
+          // --input A=-` said "not a .npy file (bad magic)"). The parser names such a script
+          // "<stdin>"; otherwise say only what is wrong.
+          if (bytes.empty())
+            throw Error(f.loc.file == "<stdin>"
+                            ? "standard input is empty (when the script is read from `-`, standard input "
+                              "holds the script: give the .npy as a file)"
+                            : "standard input is empty (`--input " + name + "=-` reads one .npy from it)");
+          a = parse_npy(bytes, "<stdin>", t);
         } else {
           a = read_npy(val, t);
         }

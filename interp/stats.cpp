@@ -39,8 +39,7 @@ bool empty(const OpCounts& a) { return a.flops == 0 && a.loads == 0 && a.stores 
 class Counter {
  public:
   // `dyn`: the counts of an interpreter run of f (dynamic mode), or null (static mode).
-  Counter(const FunctionNode& f, const ArgMap& scalars, const RunStats* dyn)
-      : f_(f), dynamic_(dyn != nullptr), dyn_(dyn) {
+  Counter(const FunctionNode& f, const ArgMap& scalars, const RunStats* dyn) : f_(f), dyn_(dyn) {
     if (dyn_) count_uses(f.body);
     for (auto& p : f.params) {
       if (p.is_buffer()) continue;
@@ -70,14 +69,19 @@ class Counter {
     OpCounts init_per_exec;    // the init, per execution of the init
     double init_execs = 0;     // static executions of the init (NaN: unknown, see reduce_points)
     double reduce_points = 1;  // product of the reduce extents (init runs once per reduction)
+    OpCounts total;            // dynamic mode: body and init over all their executions
   };
   std::vector<Rec> recs;
 
-  void run() { stmt(f_.body, 1.0); }
+  void run() {
+    if (dyn_)
+      dstmt(f_.body, 1);
+    else
+      stmt(f_.body, 1.0);
+  }
 
  private:
   const FunctionNode& f_;
-  bool dynamic_;
   const RunStats* dyn_ = nullptr;
   // Dynamic mode: how often each `if` / `if_then_else` / loop node occurs in the function. A
   // node's run-time counts weigh its branches (or iterations) exactly only when it occurs
@@ -98,24 +102,29 @@ class Counter {
         ++(*uses)[n];
         IRVisitor::visit_for(n);
       }
+      // Only what runs: the reads/writes regions (inferred ones reuse the index expressions
+      // of the body, `A[if_then_else(..)]`) are never executed, so they share no counts.
+      void visit_block(const BlockNode* n) override {
+        for (auto& iv : n->iter_vars) visit(iv.extent);
+        visit(n->init);
+        visit(n->body);
+      }
     } v;
     v.uses = &uses_;
     v.visit(body);
   }
-  // Dynamic mode: the run-time counts of a node that occurs once, or null.
-  const std::pair<uint64_t, uint64_t>* site(const void* node) const {
+  // Dynamic mode: the run-time counts of a node that occurs once and ran `k` times (entries of a
+  // loop, both branches of an `if`), or null. The check guards against counts the compiler
+  // summed over copies of the node that it ran more than once: the static rule is used then.
+  const std::pair<uint64_t, uint64_t>* site(const void* node, double k, bool loop) const {
     if (!dyn_) return nullptr;
     auto u = uses_.find(node);
     if (u == uses_.end() || u->second != 1) return nullptr;
     auto it = dyn_->sites.find(node);
-    return it == dyn_->sites.end() ? nullptr : &it->second;
-  }
-  // a, b weighed by the numbers of executions ta, tb (an average per execution of either);
-  // the larger one when neither ran (then nothing is counted by the caller anyway).
-  static OpCounts weighed(const OpCounts& a, uint64_t ta, const OpCounts& b, uint64_t tb) {
-    if (ta + tb == 0) return maxc(a, b);
-    double n = static_cast<double>(ta + tb);
-    return scaled(a, static_cast<double>(ta) / n) + scaled(b, static_cast<double>(tb) / n);
+    if (it == dyn_->sites.end()) return nullptr;
+    auto& d = it->second;
+    double runs = static_cast<double>(loop ? d.first : d.first + d.second);
+    return runs == k ? &d : nullptr;
   }
   interp::ScalarEnv env_;
   // Integer scalar parameters that were not given, by variable.
@@ -222,56 +231,60 @@ class Counter {
     }
   }
 
-  OpCounts expr(const Expr& e) {
+  // Counts of k executions of e (static mode: k = 1, per execution). Dynamic mode: each arm
+  // of an `if_then_else` counts the executions it ran, so every count is an integer (counts
+  // are summed, never scaled by ratios: `"flops": 14.999999999999998` before).
+  OpCounts expr(const Expr& e, double k = 1) {
     OpCounts c;
     if (!e.defined()) return c;
     switch (e.kind()) {
       case ExprKind::Load: {
         auto* n = e.as<LoadNode>();
-        for (auto& i : n->indices) c = c + expr(i);
-        c.loads += 1;
-        c.bytes += dtype_bytes(n->buffer->dtype);
+        for (auto& i : n->indices) c = c + expr(i, k);
+        c.loads += k;
+        c.bytes += k * dtype_bytes(n->buffer->dtype);
         return c;
       }
       case ExprKind::Binary: {
         auto* n = e.as<BinaryNode>();
-        c = expr(n->a) + expr(n->b);
-        if (is_float(n->a.dtype()) && !binop_is_logic(n->op)) c.flops += 1;
+        c = expr(n->a, k) + expr(n->b, k);
+        if (is_float(n->a.dtype()) && !binop_is_logic(n->op)) c.flops += k;
         return c;
       }
-      case ExprKind::Unary: return expr(e.as<UnaryNode>()->a);
-      case ExprKind::Cast: return expr(e.as<CastNode>()->value);
+      case ExprKind::Unary: return expr(e.as<UnaryNode>()->a, k);
+      case ExprKind::Cast: return expr(e.as<CastNode>()->value, k);
       case ExprKind::Call: {
         auto* n = e.as<CallNode>();
-        for (auto& a : n->args) c = c + expr(a);
-        if (is_float(n->dtype)) c.flops += 1;
+        for (auto& a : n->args) c = c + expr(a, k);
+        if (is_float(n->dtype)) c.flops += k;
         return c;
       }
       case ExprKind::Select: {
         auto* n = as_select_like(e);
-        return expr(n->cond) + expr(n->t) + expr(n->f);
+        return expr(n->cond, k) + expr(n->t, k) + expr(n->f, k);
       }
       case ExprKind::IfThenElse: {
         auto* n = as_select_like(e);
-        // Dynamic: each arm weighed by how often it was taken; static: the larger arm.
-        if (auto* d = site(e.get()))
-          return expr(n->cond) + weighed(expr(n->t), d->first, expr(n->f), d->second);
-        return expr(n->cond) + maxc(expr(n->t), expr(n->f));
+        // Dynamic: each arm as often as it was taken; static: the larger arm.
+        if (auto* d = site(e.get(), k, false))
+          return expr(n->cond, k) + expr(n->t, static_cast<double>(d->first)) +
+                 expr(n->f, static_cast<double>(d->second));
+        return expr(n->cond, k) + maxc(expr(n->t, k), expr(n->f, k));
       }
       case ExprKind::Let: {
         auto* n = e.as<LetNode>();
-        return expr(n->value) + expr(n->body);
+        return expr(n->value, k) + expr(n->body, k);
       }
       case ExprKind::BufferPtr: {
-        for (auto& i : e.as<BufferPtrNode>()->indices) c = c + expr(i);
+        for (auto& i : e.as<BufferPtrNode>()->indices) c = c + expr(i, k);
         return c;
       }
       default: return c;
     }
   }
 
-  // Counts of the current block's own work for one execution of s; `mult` is how many times
-  // s executes in total (NaN when unknown, dynamic mode only).
+  // Static mode: counts of the current block's own work for one execution of s; `mult` is how
+  // many times s executes in total.
   OpCounts stmt(const Stmt& s, double mult) {
     OpCounts c;
     if (!s.defined()) return c;
@@ -285,32 +298,18 @@ class Counter {
         double ext = extent(n->extent, &known);
         // `serial(lo, hi)` with hi < lo at run time (symbolic ends) runs no iteration.
         if (known && ext < 0) ext = 0;
-        if (!known && !dynamic_)
+        if (!known)
           throw Error("loop " + n->loop_var.name() +
                       ": its extent is not a constant of scalar parameters; use tirc stats --dynamic");
-        // Dynamic: a loop inside a block body whose extent is not a constant (data, iter
-        // vars) runs the average number of iterations per entry of the run.
-        bool averaged = false;  // ext is a run-time average, not the loop's extent
-        if (!known) {
-          if (auto* d = site(n)) {
-            known = averaged = true;
-            ext = d->first ? static_cast<double>(d->second) / static_cast<double>(d->first) : 0;
-          }
-        }
         bool min_known = false;
         // A start of a missing scalar only makes predicates on this loop inexact.
         double lo = missing_in(n->min).empty() ? extent(n->min, &min_known) : 0;
-        bool exact = known && !averaged;
-        loops_.push_back({n->loop_var.get(), exact && min_known, min_known ? static_cast<int64_t>(lo) : 0,
-                          exact ? static_cast<int64_t>(ext) : 0});
+        loops_.push_back({n->loop_var.get(), known && min_known, min_known ? static_cast<int64_t>(lo) : 0,
+                          known ? static_cast<int64_t>(ext) : 0});
         OpCounts body = stmt(n->body, mult * ext);
         loops_.pop_back();
-        if (!known) {
-          if (!empty(body))
-            throw Error("loop " + n->loop_var.name() + " inside a block body has a non-constant extent");
-          return c;
-        }
-        return scaled(body, ext);
+        // min and extent are evaluated once per entry of the loop.
+        return expr(n->min) + expr(n->extent) + scaled(body, ext);
       }
       case StmtKind::BlockRealize: {
         auto* n = s.as<BlockRealizeNode>();
@@ -318,7 +317,7 @@ class Counter {
         size_t idx = recs.size();
         Rec rec;
         rec.name = b.name;
-        rec.iterations = dynamic_ ? mult : executions(mult, n->predicate);
+        rec.iterations = executions(mult, n->predicate);
         recs.push_back(rec);
         int64_t pv;
         bool pred = n->predicate.defined() && !(is_const_int(n->predicate, &pv) && pv != 0);
@@ -346,7 +345,7 @@ class Counter {
           }
           if (!all_known || red <= 0) red = 1;
           double init_execs = NAN;
-          if (!dynamic_) {
+          {
             if (pred) conds_.pop_back();
             bool exact = false;
             double e = executions(mult, first, &exact);
@@ -376,8 +375,6 @@ class Counter {
         conds_.back().second = true;
         OpCounts b = stmt(n->else_case, mult);
         conds_.pop_back();
-        // Dynamic: each branch weighed by how often it ran; static: the larger branch.
-        if (auto* d = site(n)) return expr(n->cond) + weighed(a, d->first, b, d->second);
         return expr(n->cond) + maxc(a, b);
       }
       case StmtKind::LetStmt: {
@@ -405,6 +402,90 @@ class Counter {
     }
     return c;
   }
+
+  // Dynamic mode: counts of k executions of s in total (k: run-time executions of s). Loop
+  // bodies run the iterations the interpreter counted and `if` branches the executions they
+  // ran, so every count is a sum of integers. A node without its own run-time counts (one the
+  // IR shares between two places) falls back to the static rule for it.
+  OpCounts dstmt(const Stmt& s, double k) {
+    OpCounts c;
+    if (!s.defined()) return c;
+    switch (s.kind()) {
+      case StmtKind::Seq:
+        for (auto& x : s.as<SeqNode>()->stmts) c = c + dstmt(x, k);
+        return c;
+      case StmtKind::For: {
+        auto* n = s.as<ForNode>();
+        // min and extent are evaluated once per entry (`serial(L[v])` loads L[v] each time).
+        c = expr(n->min, k) + expr(n->extent, k);
+        if (auto* d = site(n, k, true)) return c + dstmt(n->body, static_cast<double>(d->second));
+        bool known;
+        double ext = extent(n->extent, &known);
+        if (known) return c + dstmt(n->body, k * std::max(ext, 0.0));
+        if (!empty(dstmt(n->body, 1)))  // only nested blocks (their own counts)
+          throw Error("loop " + n->loop_var.name() +
+                      " inside a block body has a non-constant extent and no run-time count");
+        return c;
+      }
+      case StmtKind::BlockRealize: {
+        auto* n = s.as<BlockRealizeNode>();
+        const BlockNode& b = *n->block.get();
+        auto runs = [](const std::map<std::string, uint64_t>& m, const std::string& name) {
+          auto it = m.find(name);
+          return it == m.end() ? 0.0 : static_cast<double>(it->second);
+        };
+        size_t idx = recs.size();
+        Rec rec;
+        rec.name = b.name;
+        rec.iterations = runs(dyn_->block_executions, b.name);
+        recs.push_back(rec);
+        OpCounts own = dstmt(b.body, recs[idx].iterations);
+        if (b.init.defined()) own = own + dstmt(b.init, runs(dyn_->init_executions, b.name));
+        recs[idx].total = own;
+        return c;
+      }
+      case StmtKind::Store: {
+        auto* n = s.as<StoreNode>();
+        for (auto& i : n->indices) c = c + expr(i, k);
+        c = c + expr(n->value, k);
+        c.stores += k;
+        c.bytes += k * dtype_bytes(n->buffer->dtype);
+        return c;
+      }
+      case StmtKind::IfThenElse: {
+        auto* n = s.as<IfThenElseStmtNode>();
+        c = expr(n->cond, k);
+        // Each branch as often as it ran; without run-time counts the larger branch.
+        if (auto* d = site(n, k, false))
+          return c + dstmt(n->then_case, static_cast<double>(d->first)) +
+                 dstmt(n->else_case, static_cast<double>(d->second));
+        return c + maxc(dstmt(n->then_case, k), dstmt(n->else_case, k));
+      }
+      case StmtKind::LetStmt: {
+        // As in stmt(): an integer let of scalar parameters is known to the loop extents inside.
+        auto* n = s.as<LetStmtNode>();
+        bool known = false;
+        std::string miss = missing_in(n->value);
+        if (miss.empty() && is_int(n->var.dtype())) {
+          double v = NAN;
+          try {
+            v = static_cast<double>(interp::eval_int_expr(n->value, env_));
+            known = true;
+          } catch (const Error&) {
+          }
+          if (known) env_[n->var.get()] = interp::ScalarVal{static_cast<int64_t>(v), v};
+        }
+        OpCounts body = dstmt(n->body, k);
+        if (known) env_.erase(n->var.get());
+        return expr(n->value, k) + body;
+      }
+      case StmtKind::Evaluate: {
+        for (auto& a : s.as<EvaluateNode>()->args) c = c + expr(a, k);
+        return c;
+      }
+    }
+    return c;
+  }
 };
 
 FunctionCounts assemble(const std::vector<Counter::Rec>& recs, const RunStats* dyn) {
@@ -421,8 +502,8 @@ FunctionCounts assemble(const std::vector<Counter::Rec>& recs, const RunStats* d
       init_it = di == dyn->init_executions.end() ? 0 : static_cast<double>(di->second);
     }
     bool is_root = &r == &recs.front();
-    if (is_root && empty(r.per_exec) && empty(r.init_per_exec)) continue;
-    b.counts = scaled(r.per_exec, it) + scaled(r.init_per_exec, init_it);
+    if (is_root && (dyn ? empty(r.total) : empty(r.per_exec) && empty(r.init_per_exec))) continue;
+    b.counts = dyn ? r.total : scaled(r.per_exec, it) + scaled(r.init_per_exec, init_it);
     b.counts.iterations = it;
     out.total = out.total + b.counts;
     out.total.iterations += it;

@@ -21,10 +21,11 @@
 //   loads. A loop whose symbolic extent is negative at run time (`serial(a, b)`, b < a) counts 0.
 // In a block body, a loop multiplies its body's counts by its extent; an `if` statement counts
 // the larger branch; `if_then_else(c, a, b)` counts c and the larger arm; select both arms.
+// A loop's min and extent count once per entry of the loop.
 // Dynamic: the interpreter also counts how often each `if` branch and `if_then_else` arm ran
-// and how many iterations each loop ran per entry, so branches are weighed by their run-time
-// counts and a loop with a data-dependent (or iter-var-dependent) extent inside a block body
-// counts the iterations that ran: every count is exact for the inputs of the run. (A node the
+// and how many iterations each loop ran, so each branch counts its own executions and a loop
+// body (also one with a data-dependent or iter-var-dependent extent inside a block body) the
+// iterations that ran: every count is an exact integer for the inputs of the run. (A node the
 // IR shares between two places, as the index of `A[if_then_else(..)] += x` read and written,
 // falls back to the static rule: its run-time counts are summed over both places.)
 #pragma once

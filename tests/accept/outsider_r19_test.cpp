@@ -652,7 +652,8 @@ TEST(AcceptR19, StatsDynamicWeighsBranches) {
 }
 
 // Nested ifs and an if_then_else inside a loop whose extent is data (L[v]): counted by hand
-// (41 FLOPs, 46 loads, 18 stores); static counting cannot bound the loop and says so.
+// (41 FLOPs, 50 loads with the 4 of L[v] in the extent, 18 stores); static counting cannot
+// bound the loop and says so.
 // A triangular loop `serial(v + 1)` inside a block: 21 iterations of 1 FLOP and 2 loads.
 // A data-dependent `where` over a select (both arms evaluated): 4 of 8 executions x 3 FLOPs.
 TEST(AcceptR19, StatsDynamicCountsDataDependentLoops) {
@@ -674,9 +675,9 @@ TEST(AcceptR19, StatsDynamicCountsDataDependentLoops) {
   EXPECT_EQ(
       r.out,
       head +
-          "row                               4             41             46             18            256\n"
-          "total                             4             41             46             18            "
-          "256\n");
+          "row                               4             41             50             18            272\n"
+          "total                             4             41             50             18            "
+          "272\n");
   r = run("stats " + kDir + "dyn2.tir");
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(
@@ -710,5 +711,127 @@ TEST(AcceptR19, StatsDynamicCountsDataDependentLoops) {
   EXPECT_FALSE(has(r.out, "exact under predicates and data-dependent")) << r.out;
 }
 
+// Reviewer round 4 of 5014ae1 (each of these failed before the fix):
+// - counts were weighed by ratios ta / (ta + tb): `"flops": 14.999999999999998`, `6.00001e+06`;
+// - an if_then_else in an index fell back to the larger arm (the inferred reads/writes region
+//   reuses the index expression, so the node looked shared): 16 loads for 10;
+// - loads in a loop extent inside a block body (`serial(L[v])`) were not counted;
+// - `tirc verify --input n=-` of two functions taking n read standard input twice.
+const char* kPositives =
+    "func f(A: f32[9]) -> (B: f32[9]) {\n  for i in serial(9) {\n    block b(v: spatial(9) = i) {\n"
+    "      B[v] = if_then_else(A[v] > 0.0, exp(A[v]), 0.0)\n    }\n  }\n}\n";
+const char* kLongLoop =
+    "func f(A: f32[9]) -> (B: f32[9]) {\n  for i in serial(9) {\n    block b(v: spatial(9) = i) {\n"
+    "      B[v] = 0.0\n      if A[v] > 0.0 {\n        for k in serial(10001) { B[v] = B[v] + 1.0 }\n"
+    "      }\n    }\n  }\n}\n";
+
+// 6 positives of 9: the condition is 9 loads and 9 FLOPs, the exp arm 6 x (1 load, 1 FLOP).
+// With a loop: 9 stores and 9 conditions, then 6 x 10001 x (1 load, 1 FLOP, 1 store).
+TEST(AcceptR19, StatsDynamicCountsAreWholeNumbers) {
+  const std::string d = scratch_dir("r19_dyn_whole");
+  NDArray a(DType::F32, {9});
+  for (int k = 0; k < 9; ++k) a.set(k, k < 6 ? 1.0 : -1.0);
+  write_npy(d + "A.npy", a);
+  write_file(d + "pos.tir", kPositives);
+  write_file(d + "loop.tir", kLongLoop);
+  CliRun r = run("stats " + d + "pos.tir --dynamic --json --input A=" + d + "A.npy");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(has(r.out, "\"flops\": 15,")) << r.out;
+  EXPECT_TRUE(has(r.out, "\"loads\": 15,")) << r.out;
+  EXPECT_TRUE(has(r.out, "\"bytes\": 96,")) << r.out;
+  r = run("stats " + d + "loop.tir --dynamic --input A=" + d + "A.npy");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(
+      r.out,
+      "block                    iterations          flops          loads         stores          bytes\n"
+      "b                                 9          60015          60015          60015         480120\n"
+      "total                             9          60015          60015          60015         "
+      "480120\n");
+}
+
+// B[v] = A[if_then_else(v > 5, L[v], 0)] and B[if_then_else(v > 5, L[v] + 8, v)] = A[v] over
+// 8 points: 8 loads of A and 2 of L (v = 6, 7), 8 stores, 72 bytes, with or without written
+// reads/writes regions.
+TEST(AcceptR19, StatsDynamicIfThenElseInAnIndex) {
+  const std::string d = scratch_dir("r19_dyn_index");
+  NDArray l(DType::I32, {8}), a(DType::F32, {8});
+  for (int k = 0; k < 8; ++k) l.set(k, k), a.set(k, k);
+  write_npy(d + "L.npy", l);
+  write_npy(d + "A.npy", a);
+  write_file(d + "load.tir",
+             "func f(L: i32[8], A: f32[8]) -> (B: f32[8]) {\n  for i in serial(8) {\n"
+             "    block b(v: spatial(8) = i) { B[v] = A[if_then_else(v > 5, L[v], 0)] }\n  }\n}\n");
+  write_file(d + "store.tir",
+             "func f(L: i32[8], A: f32[8]) -> (B: f32[16]) {\n  for i in serial(8) {\n"
+             "    block b(v: spatial(8) = i) { B[if_then_else(v > 5, L[v] + 8, v)] = A[v] }\n  }\n}\n");
+  for (const char* f : {"load.tir", "store.tir"}) {
+    CliRun r = run("stats " + d + f + " --dynamic --input L=" + d + "L.npy --input A=" + d + "A.npy");
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(
+        r.out,
+        "block                    iterations          flops          loads         stores          bytes\n"
+        "b                                 8              0             10              8             72\n"
+        "total                             8              0             10              8             "
+        "72\n")
+        << f;
+  }
+}
+
+// for k in serial(L[v]) with L = [1, 2, 3, 0]: 4 loads of L in the extent, 6 iterations of
+// (1 load, 1 FLOP, 1 store), 4 stores of B[v] = 0. (Static counting refuses both extents.)
+TEST(AcceptR19, StatsDynamicCountsLoopExtents) {
+  const std::string d = scratch_dir("r19_dyn_ext");
+  NDArray l(DType::I32, {4});
+  for (int k = 0; k < 4; ++k) l.set(k, k < 3 ? k + 1 : 0);
+  write_npy(d + "L.npy", l);
+  write_file(
+      d + "ext.tir",
+      "func f(L: i32[4]) -> (B: f32[4]) {\n  for i in serial(4) {\n    block row(v: spatial(4) = i) {\n"
+      "      B[v] = 0.0\n      for k in serial(L[v]) { B[v] = B[v] + 1.0 }\n    }\n  }\n}\n");
+  CliRun r = run("stats " + d + "ext.tir --dynamic --input L=" + d + "L.npy");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(
+      r.out,
+      "block                    iterations          flops          loads         stores          bytes\n"
+      "row                               4              6             10             10             80\n"
+      "total                             4              6             10             10             "
+      "80\n");
+  // A FLOP in the extent, once per entry: 4 x (1 + 3 iterations of 1 FLOP) for n = 6.
+  write_file(
+      d + "fext.tir",
+      "func f(n: i32) -> (B: f32[4]) {\n  for i in serial(4) {\n    block row(v: spatial(4) = i) {\n"
+      "      B[v] = 0.0\n      for k in serial(i32(f32(n) * 0.5)) { B[v] = B[v] + 1.0 }\n    }\n  }\n}\n");
+  r = run("stats " + d + "fext.tir --dynamic --input n=6");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(
+      r.out,
+      "block                    iterations          flops          loads         stores          bytes\n"
+      "row                               4             16             12             16            112\n"
+      "total                             4             16             12             16            "
+      "112\n");
+}
+
+// Two functions taking n, both verified with n from standard input: read once, used by both
+// (the second said "standard input is empty"). An empty standard input names the spec, not a
+// script read from `-` that was not.
+TEST(AcceptR19, VerifyReadsStandardInputOnce) {
+  const std::string d = scratch_dir("r19_verify_stdin");
+  std::string fn =
+      "(n: i32, A: f32[8]) -> (B: f32[8]) {\n  for i in serial(8) {\n    block b(v: spatial(8) = i) {\n"
+      "      B[v] = A[v] * f32(n)\n    }\n  }\n}\n";
+  std::string sched =
+      " {\n  b = sch.get_block(\"b\")\n  i, = sch.get_loops(b)\n  io, ii = sch.split(i, factors=[2, 4])\n}\n";
+  write_file(d + "two.tir", "func f" + fn + "func g" + fn + "schedule f" + sched + "schedule g" + sched);
+  NDArray n(DType::I32, {});
+  n.set(0, 3);
+  CliRun r = run("verify " + d + "two.tir --engine interp --input n=-", serialize_npy(n));
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "f [interp]: ok (max abs error 0)\ng [interp]: ok (max abs error 0)\n2 passed, 0 failed\n");
+  r = run("verify " + d + "two.tir --engine interp --input n=-");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err,
+            "tirc: error: parameter n: standard input is empty (`--input n=-` reads one .npy from it)\n");
+}
 }  // namespace
 }  // namespace tirc::accept

@@ -48,7 +48,8 @@ std::vector<Engine> engines(const std::string& which) {
 
 // The --input specs that name a parameter of f, parsed by the shared parse_input_specs
 // (same syntax, dtype checks and messages as `tirc run`). Only scalar parameters can be
-// given: the inputs of both runs are drawn at random.
+// given: the inputs of both runs are drawn at random. Called once per verified function: a
+// `NAME=-` spec reuses the standard input read by the first call (runner.cpp reads it once).
 ArgMap scalar_inputs_for(const FunctionNode& f, const std::vector<std::string>& specs) {
   std::vector<std::string> mine;
   for (auto& s : specs) {
