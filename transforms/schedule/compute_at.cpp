@@ -110,17 +110,25 @@ void check_exact_tiling(
     const std::vector<Stmt>& others, const std::string& why, bool onto,
     const std::function<std::vector<std::optional<SymRange>>(std::vector<std::optional<SymRange>>)>&
         to_need_space) {
+  // A writer that only overwrites X (round 19 follow-up, h6's F4: cache_inplace's copy-out
+  // `W_grad[...] = W_grad_local[...]` after W_grad_init is computed at the tile loop) is allowed
+  // as one that updates it: P goes first in the loop body (before every item touching X, also
+  // with `index=`), so in each iteration the writer runs after P's part; it writes only inside
+  // that part, which no other iteration of P writes (the exact tiling below): its values are
+  // final as before, and a reader of the iteration sees P's value or the writer's as before.
   for (auto& w : others) {
     const BlockNode* wb = block_of(w);
-    if (!body_reads(*wb, X))
-      refuse("block " + wb->name + " overwrites buffer " + X->name + ", which block " + p.name + " writes");
+    bool reads = body_reads(*wb, X);
     for (auto& r : wb->writes) {
       if (!r.buffer.same_as(X)) continue;
       auto g = to_need_space(accessed_region_under_loop(ls, w, r, true, const_ranges(above)));
       for (size_t d = 0; d < g.size(); ++d)
         if (!g[d] || !need[d] || !prove_le(need[d]->lo, g[d]->lo) || !prove_le(g[d]->hi, need[d]->hi))
-          refuse("block " + wb->name + " writes " + X->name + " outside the region it reads under loop " +
-                 loop_name(ls));
+          refuse(reads ? "block " + wb->name + " writes " + X->name +
+                             " outside the region it reads under loop " + loop_name(ls)
+                       : "block " + wb->name + " overwrites buffer " + X->name + ", which block " + p.name +
+                             " writes, outside the part of it computed in an iteration of loop " +
+                             loop_name(ls));
     }
   }
   if (!onto && disjoint_parts(above, p, ivs, need)) return;

@@ -16,7 +16,9 @@
 // when the tiles map it and its reduction may be split over the iterations (check_reduce_tiles).
 // A load of one produced buffer that is not distinct iter vars but a map one-to-one onto the
 // buffer (a layout transform) runs C over the produced region in the buffer's index space, C's
-// iter vars inverted from it (Affine below).
+// iter vars inverted from it (Affine below). An update loading and storing one produced buffer
+// at several shifts of one iter var in one dimension (stacked gates, `T[j]`, `T[j + 8]`) is read
+// as one shift when the bands of all shifts stay apart (shifted_copies, round 19 follow-up).
 #include <set>
 
 #include "ir/printer.h"
@@ -128,6 +130,52 @@ bool writes_apart(const BlockNode& a, const std::vector<std::optional<SymRange>>
   return false;
 }
 
+// The accesses of buf in a statement (loads when `loads`, and stores) as "shifted copies" of
+// one index tuple: identical in every dimension but `d`, where each is `v + c` for one var v
+// (the same in all) and a constant c. Fills *ref (the tuple, dimension d = v), *var and the set
+// of offsets; false otherwise or when there is no access.
+bool shifted_copies(const Stmt& s, const Buffer& buf, size_t d, bool loads, std::vector<Expr>* ref,
+                    const VarNode** var, std::set<int64_t>* offsets) {
+  bool ok = true, any = false;
+  auto see = [&](const std::vector<Expr>& ix) {
+    if (!ok) return;
+    if (ix.size() <= d) {
+      ok = false;
+      return;
+    }
+    auto lin = to_linear(ix[d]);
+    const VarNode* v = lin && lin->terms.size() == 1 && lin->terms[0].second == 1
+                           ? lin->terms[0].first.as<VarNode>()
+                           : nullptr;
+    if (!v) {
+      ok = false;
+      return;
+    }
+    if (!any) {
+      *ref = ix;
+      (*ref)[d] = lin->terms[0].first;
+      *var = v;
+      any = true;
+    } else {
+      ok = v == *var;
+      for (size_t k = 0; ok && k < ix.size(); ++k) ok = k == d || expr_identical(ix[k], (*ref)[k]);
+    }
+    offsets->insert(lin->c);
+  };
+  std::function<void(const Stmt&)> rec = [&](const Stmt& x) {
+    if (!x.defined()) return;
+    if (auto* st = x.as<StoreNode>(); st && st->buffer.same_as(buf)) see(st->indices);
+    for (auto& ch : children(x)) rec(ch);
+  };
+  rec(s);
+  if (loads)
+    for_each_expr(s, [&](const Expr& e) {
+      if (auto* l = e.as<LoadNode>(); l && l->buffer.same_as(buf)) see(l->indices);
+      if (auto* p = e.as<BufferPtrNode>(); p && p->buffer.same_as(buf)) ok = false;
+    });
+  return ok && any;
+}
+
 }  // namespace
 
 namespace {
@@ -139,6 +187,10 @@ namespace {
 // X_grad[n, :] under the row loop n), and C's own iteration runs after o.
 bool reads_inside_tile(const Stmt& loop, const Stmt& o, const Buffer& P, const Buffer& buf,
                        const std::vector<Stmt>& outer);
+
+bool reads_inside_linear_tile(const Stmt& loop, const Stmt& o, const Buffer& P, const Buffer& buf,
+                              const std::vector<Stmt>& outer);
+bool produced_tile(const Stmt& loop, const Buffer& P, std::vector<std::optional<SymRange>>* out);
 
 // outer: the loops above `loop` (outermost first); empty when `loop` is outermost in its scope.
 bool reads_own_tile(const Stmt& loop, const Stmt& o, const BlockNode& c, const Buffer& buf,
@@ -184,8 +236,96 @@ bool reads_own_tile(const Stmt& loop, const Stmt& o, const BlockNode& c, const B
 // each exceeding the span of the tile and the smaller terms (a mixed-radix number: two different
 // iterations then start their tiles at least w apart in the dimension of a loop where they
 // differ); o reads buf inside the tile in every dimension that has loop terms.
+bool tiles_split_loops(const Stmt& loop, const Stmt& o, const Buffer& buf, const std::vector<Stmt>& outer,
+                       const std::vector<std::optional<SymRange>>& tile);
+
 bool reads_inside_tile(const Stmt& loop, const Stmt& o, const Buffer& P, const Buffer& buf,
                        const std::vector<Stmt>& outer) {
+  if (reads_inside_linear_tile(loop, o, P, buf, outer)) return true;
+  // Round 19 (F2 of h6): tiles indexed by splits of the loops (a fused loop `nc` whose blocks
+  // bind `vn = nc // 16, vc = nc % 16`), which the linear forms above do not see through.
+  std::vector<std::optional<SymRange>> tile;
+  if (!produced_tile(loop, P, &tile)) return false;
+  return tiles_split_loops(loop, o, buf, outer, tile);
+}
+
+// The region of P the blocks under `loop` write in one iteration, per dimension (unset when
+// the writers' regions differ there); false when nothing under the loop writes P.
+bool produced_tile(const Stmt& loop, const Buffer& P, std::vector<std::optional<SymRange>>* out) {
+  std::vector<std::optional<SymRange>>& tile = *out;
+  bool first = true;
+  for (auto& w : collect_blocks(loop))
+    for (auto& r : block_of(w)->writes) {
+      if (!r.buffer.same_as(P)) continue;
+      auto reg = region_under_loop(loop, w, r);
+      if (first) tile = reg;
+      for (size_t d = 0; d < tile.size() && !first; ++d)
+        if (!tile[d] || !reg[d] || !prove_eq(fold(tile[d]->lo), fold(reg[d]->lo)) ||
+            !prove_eq(fold(tile[d]->hi), fold(reg[d]->hi)))
+          tile[d].reset();
+      first = false;
+    }
+  return !first;
+}
+
+// Tiles whose starts are w_d * T_d(loops) with a constant width w_d (only the dimensions whose
+// start uses a loop at or above `loop`; T_d a sum of splits `(l // a) % b * s` of the loops, as
+// fused and split loops bind them), and o reading buf inside the tile in each of these
+// dimensions. When the loops map one-to-one onto the tile indices (T_d)_d (bijective_bindings
+// over the loops at and above `loop`, onto [0, bound_d]), two different iterations differ in
+// some T_d, so their tiles [w_d T_d, w_d T_d + w_d - 1] are apart in that dimension: what o
+// reads in one iteration is never stored by C (storing inside the tile, see reads_own_tile)
+// in another.
+bool tiles_split_loops(const Stmt& loop, const Stmt& o, const Buffer& buf, const std::vector<Stmt>& outer,
+                       const std::vector<std::optional<SymRange>>& tile) {
+  std::vector<Stmt> all = outer;
+  all.push_back(loop);
+  std::vector<LoopDom> loops;
+  std::unordered_set<const VarNode*> lvars;
+  for (auto& l : all) {
+    auto* f = l.as<ForNode>();
+    if (!is_zero(f->min)) return false;
+    loops.push_back(LoopDom{f->loop_var, f->extent});
+    lvars.insert(f->loop_var.get());
+  }
+  RangeMap known = const_ranges(all);
+  std::vector<Expr> idx, exts;
+  std::vector<size_t> dims;
+  for (size_t d = 0; d < tile.size(); ++d) {
+    if (!tile[d]) continue;
+    Expr lo = fold(tile[d]->lo);
+    if (!uses_var(lo, [&](const VarNode* v) { return lvars.count(v) > 0; })) continue;
+    int64_t w;
+    auto lin = to_linear(lo);
+    if (!lin || lin->c != 0 || !is_const_int(fold(tile[d]->hi - lo + make_int(1, lo.dtype())), &w) || w <= 0)
+      return false;
+    Linear t = *lin;
+    for (auto& [a, k] : t.terms) {
+      if (k % w != 0) return false;
+      k /= w;
+    }
+    Expr T = from_linear(t);
+    auto b = const_bound(T, known);
+    if (!b || b->lo != 0) return false;
+    idx.push_back(T);
+    exts.push_back(make_int(b->hi + 1, T.dtype()));
+    dims.push_back(d);
+  }
+  if (idx.empty() || !bijective_bindings(idx, exts, loops, Expr())) return false;
+  for (auto& r : block_of(o)->reads) {
+    if (!r.buffer.same_as(buf)) continue;
+    auto reg = region_under_loop(loop, o, r);
+    for (size_t d : dims)
+      if (d >= reg.size() || !reg[d] || !prove_le(tile[d]->lo, reg[d]->lo) ||
+          !prove_le(reg[d]->hi, tile[d]->hi))
+        return false;
+  }
+  return true;
+}
+
+// The linear forms of the tiles (rounds 17-19), see reads_inside_tile.
+bool reads_inside_linear_tile(const Stmt& loop, const Stmt& o, const Buffer& P, const Buffer& buf,
+                              const std::vector<Stmt>& outer) {
   const VarNode* lv = loop.as<ForNode>()->loop_var.get();
   std::vector<std::optional<SymRange>> tile;
   bool first = true;
@@ -456,6 +596,76 @@ void prim_reverse_compute_at(ScheduleState& st, const ScheduleInstr& ins) {
       free_dim[d] = reg[d] && !loads &&
                     !uses_var(reg[d]->lo, [&](const VarNode* v) { return above_vars.count(v) > 0; }) &&
                     !uses_var(reg[d]->hi, [&](const VarNode* v) { return above_vars.count(v) > 0; });
+    }
+    // Round 19 follow-up (F1 of h6, ConvLSTM's gates stacked in one dimension): C loads (and
+    // stores) X in one dimension d at several shifts `v + c_k` of one iter var v, identical
+    // elsewhere, and every producer under the loop stores X at shifts `u + c_k` of one of its
+    // iter vars u (identical elsewhere; its own set of shifts: the ConvLSTM H1 adjoint stores a
+    // gate the C1 adjoint does not touch), in every iteration over the same part V of u's
+    // range. The elements of X an iteration owns are then the bands V + c_k; consecutive shifts
+    // (C's and the producers') further apart than the span of V over all iterations keep the
+    // bands of different shifts
+    // apart, and the tiles (checked below: v ranges over V, partitioning C's domain) keep the
+    // same band of two iterations apart. So C's instances of an iteration read only what the
+    // producers of that iteration wrote (or what no producer under the loop writes), and store
+    // only there, where no later iteration stores. Read as a plain `v + c_0` ranging over V.
+    {
+      std::vector<size_t> dd;
+      for (size_t d = 0; d < idx.size(); ++d)
+        if (differ_at[d] && !free_dim[d]) dd.push_back(d);
+      if (dd.size() == 1) {
+        const size_t d = dd[0];
+        std::vector<Expr> cref;
+        const VarNode* cv = nullptr;
+        std::set<int64_t> koff;
+        bool ok = !c->init.defined() && shifted_copies(c->body, X, d, true, &cref, &cv, &koff);
+        std::optional<SymRange> band;
+        std::set<int64_t> all_off = koff;  // C's shifts and the producers'
+        for (auto& w : writers_of(st, X, c)) {
+          if (!ok) break;
+          if (find_path(ls, w.get()).empty()) continue;
+          const BlockRealizeNode* wr = realize(w);
+          std::vector<Expr> wref;
+          const VarNode* wv = nullptr;
+          std::set<int64_t> woff;
+          ok = !wr->block->init.defined() && collect_blocks(wr->block->body).empty() &&
+               shifted_copies(wr->block->body, X, d, false, &wref, &wv, &woff);
+          all_off.insert(woff.begin(), woff.end());
+          if (!ok) break;
+          BufferRegion r{X, {}};
+          for (auto& e : wref) r.ranges.push_back(Range{e, Expr()});
+          auto g = region_under_loop(ls, w, r);
+          ok = d < g.size() && g[d].has_value() &&
+               (!band ||
+                (prove_eq(fold(band->lo), fold(g[d]->lo)) && prove_eq(fold(band->hi), fold(g[d]->hi))));
+          if (ok) band = g[d];
+        }
+        if (ok && band) {
+          RangeMap kr = const_ranges(above);
+          auto blo = const_bound(fold(band->lo), kr), bhi = const_bound(fold(band->hi), kr);
+          ok = blo && bhi;
+          // (A block only loading X at several shifts, a stencil, keeps the message below.)
+          bool c_stores = block_writes(*c, X);
+          for (auto it = all_off.begin(); ok && std::next(it) != all_off.end(); ++it)
+            if (*std::next(it) - *it <= bhi->hi - blo->lo) {
+              ok = false;
+              if (!c_stores) break;
+              std::string ks;
+              for (int64_t k : all_off) ks += (ks.empty() ? "" : ", ") + std::to_string(k);
+              refuse("block " + c->name + " loads buffer " + X->name + " in dimension " + std::to_string(d) +
+                     " at shifts of " + print_expr(cref[d]) + " (with the producers': " + ks +
+                     ") closer than the span " + std::to_string(bhi->hi - blo->lo + 1) +
+                     " of what the producers under loop " + loop_name(ls) +
+                     " write there: an iteration would read or store elements another " + "iteration writes");
+            }
+          if (ok) {
+            const int64_t c0 = to_linear(idx[d])->c;  // idx[d] = v + c0 (shifted_copies)
+            DType t = band->lo.dtype();
+            reg[d] = SymRange{fold(band->lo + make_int(c0, t)), fold(band->hi + make_int(c0, t))};
+            differ_at[d] = false;
+          }
+        }
+      }
     }
     for (size_t d = 0; d < idx.size(); ++d)
       if (differ_at[d] && !free_dim[d])
