@@ -408,8 +408,35 @@ schedule f {
 
 TEST(GpuAllreduceRefusals, Codegen) {
   // A reduction reached by only some threads: under a threadIdx.y loop shorter than the
-  // launch size of its axis (another loop binds 8 threads to y).
+  // launch size of its axis (another loop of the same kernel, under the same blockIdx loop,
+  // binds 8 threads to y).
   const char* text = R"(
+func f(A: f32[4, 64], B: f32[8]) -> (S: f32[4], T: f32[8]) {
+  for b0 in serial(1) {
+    for i, k in grid(4, 64) {
+      block S(vi: spatial(4) = i, vk: reduce(64) = k) {
+        init { S[vi] = 0.0 }
+        S[vi] = S[vi] + A[vi, vk]
+      }
+    }
+    for j in serial(8) {
+      block T(vj: spatial(8) = j) { T[vj] = B[vj] }
+    }
+  }
+}
+schedule f {
+  b = get_block("S")
+  b0, i, k = get_loops(b)
+  bind(b0, "blockIdx.x")
+  bind(i, "threadIdx.y")
+  bind(k, "threadIdx.x")
+  (b1, j) = get_loops(get_block("T"))
+  bind(j, "threadIdx.y")
+}
+)";
+  // The same two nests at the top level exchange no data: one kernel each (their own block
+  // sizes, as TVM; round 19), so the reduction reaches every thread of its kernel.
+  const char* top = R"(
 func f(A: f32[4, 64], B: f32[8]) -> (S: f32[4], T: f32[8]) {
   for i, k in grid(4, 64) {
     block S(vi: spatial(4) = i, vk: reduce(64) = k) {
@@ -430,6 +457,10 @@ schedule f {
   bind(j, "threadIdx.y")
 }
 )";
+  Module mt = apply_module_schedules(parse_module(top, "t.tir"));
+  std::string ptx = nvptx(mt.find_func("f"), EmitKind::Asm);
+  EXPECT_NE(ptx.find(".entry f_kernel0("), std::string::npos) << ptx.substr(0, 800);
+  EXPECT_NE(ptx.find(".entry f_kernel1("), std::string::npos);
   Module m = apply_module_schedules(parse_module(text, "c.tir"));
   try {
     nvptx(m.find_func("f"), EmitKind::Asm);

@@ -117,8 +117,7 @@ schedule rowsum {
   wi, wk = get_loops(b)
   bind(wi, "blockIdx.x")
   compute_at(rf, wi)
-  x, r, lane = get_loops(rf)
-  reorder(lane, r)
+  x, lane, r = get_loops(rf)
   bind(lane, "threadIdx.x")
 }
 )";
