@@ -10,6 +10,7 @@
 #include <map>
 #include <string>
 
+#include "interp/interp.h"
 #include "interp/stats.h"
 #include "ir/printer.h"
 #include "ir/visitor.h"
@@ -153,6 +154,50 @@ TEST(CostR19, MaskOverReadElementsOnlyWhenEveryElementIsRead) {
   text = expect_names_kept(*f3, &before, &after);
   EXPECT_EQ(after, before);
   EXPECT_EQ(text.find("hoist_cond"), std::string::npos) << text;
+}
+
+// F_grad must run: every hoist_cond block is evaluated on inputs drawn at random (the
+// interpreter refuses an out-of-bounds load), and check_grad --full passes in f64.
+void expect_grad_runs(const FunctionNode& f) {
+  Function g = gradient(f, {});
+  EXPECT_NO_THROW(run_interp(*g, random_inputs(*g, 1))) << print_function(*g);
+  expect_full_checks(f);
+}
+
+// Grad fuzzer seed 292 program 57 (seed 293 program 41 alike), reduced. The adjoint of the
+// pow under `if_then_else(v0 < 2, ..)` binds the arm's temps (t10 .. t21) inside the arm and
+// again as let statements of the gather into X; the analysis memoised those vars with no
+// dependences when it met them in the arm, so the mask `t21 == 0.0` (over both iter vars)
+// looked invariant, was hoisted without the gather's `where`, and its hoist_cond block
+// loaded T[-4] (F_grad did not run).
+TEST(CostR19, MaskOverArmTempsKeepsItsDependences) {
+  Function f = parse_one(R"(func f(T: f32[5] in [-1.0, 1.0], X: f32[3] in [-1.0, 1.0]) -> (Y: f64[3]) {
+  for lv0 in serial(6) {
+    block b(v0: spatial(3) = lv0 // 2) {
+      where lv0 % 2 == 0
+      Y[v0] = min(f64(X[v0]), if_then_else(v0 < 2, pow(exp(f64(if_then_else(4 * v0 < 5, T[4 * v0], 0.0))), f64(X[(v0 + 1) % 3]) * f64(X[(v0 + 1) % 3]) + 0.5), 0.0))
+    }
+  }
+})",
+                         "f");
+  expect_grad_runs(*f);
+}
+
+// Review r3 F1: element_form multiplied the dims of the loaded buffer without a bound; 2^20 *
+// 2^20 * 2^20 * 16 wrapped to 0 and the bitmap of the box was written out of its bounds
+// (tirc grad crashed). The box is compared with the block's points while it is multiplied.
+TEST(CostR19, HugeLoadedBufferDoesNotOverflowTheBox) {
+  Function f = parse_one(R"(func big(X: f32[1048576, 1048576, 1048576, 16], W: f32[2]) -> (Y: f32[2, 2, 2]) {
+  for i, j, k, l in grid(2, 2, 2, 2) {
+    block b(vi: spatial(2) = i, vj: spatial(2) = j, vk: spatial(2) = k, vl: reduce(2) = l) {
+      init { Y[vi, vj, vk] = 0.0 }
+      Y[vi, vj, vk] += W[vl] * max(X[vi, vj, vk, vl] * 2.0, 0.0)
+    }
+  }
+})",
+                         "big");
+  Function g = gradient(*f, {});
+  EXPECT_EQ(print_function(*g).find("hoist_cond"), std::string::npos) << print_function(*g);
 }
 
 }  // namespace

@@ -202,11 +202,11 @@ const std::map<std::string, std::string>& first_order_refusals() {
        "or "
        "sum with an init (max, min, product and accumulation onto earlier content are not supported)"},
       // Two stores to one history buffer (the state vector's columns Xs[vt, 0], Xs[vt, 1]) in a scan
-      // step: refused with the scan check's message although the stores are indexed by vt (F2).
+      // step: refused; the message names the constant column (F2; h10 r19).
       {"kalman_cv2_statevec",
-       "block kf: a scan step must write elements of its own: index the store to Xs by distinct iter vars, "
-       "vt "
-       "among them"},
+       "block kf: a scan step must write elements of its own: the store to Xs at Xs[vt, 0] has the constant "
+       "index 0 in dimension 1 (a state kept in columns of one buffer); keep each component in a buffer "
+       "of its own indexed by vt"},
       // Gaussian elimination in place (M updated at every step, not indexed by the step var).
       {"lu_blocks_inplace",
        "block upd: a scan step must write elements of its own: index the store to M by distinct iter vars, "

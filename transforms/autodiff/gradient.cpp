@@ -1009,9 +1009,37 @@ void GradientBuilder::collect(const Stmt& s, std::vector<PathElem>& path) {
           const BufferNode* other = stores[j].second->buffer.get();
           bool reads = loads_buffer(stores[i].second->value, other);
           for (auto& it : stores[i].first) reads = reads || loads_buffer(it.value, other);
-          if (reads)
+          if (reads) {
+            // A scan step's read at a non-affine index of the scan var (the clamp idiom
+            // `Y[max(vt - 1, 0)]`) is what kept rewrite 9 from splitting the stores (h5 r19 F3):
+            // name it.
+            std::string hint;
+            std::vector<const LoadNode*> ls;
+            auto collect = [&](const Expr& e) {
+              for_each_expr(e, [&](const Expr& x) {
+                if (auto* l = x.as<LoadNode>())
+                  if (l->buffer.get() == other) ls.push_back(l);
+              });
+            };
+            collect(stores[i].second->value);
+            for (auto& it : stores[i].first) collect(it.value);
+            for (auto* l : ls)
+              for (auto& ix : l->indices) {
+                std::string sv;
+                for_each_expr(ix, [&](const Expr& x) {
+                  if (auto* v = x.as<VarNode>())
+                    for (auto& iv : blk->iter_vars)
+                      if (iv.kind == IterKind::Scan && iv.var.get() == v) sv = v->name;
+                });
+                if (hint.empty() && !sv.empty() && !to_affine(ix))
+                  hint = " (it reads " + print_expr(make_load(l->buffer, l->indices)) + ", at " +
+                         print_expr(ix) +
+                         ": a scan step must read an earlier step at the scan var plus a constant, as " + sv +
+                         " - 1 under `if_then_else(" + sv + " == 0, .., ..)`)";
+              }
             throw Error("block " + blk->name + ": a store reads " + other->name +
-                        ", which another store of the same block writes");
+                        ", which another store of the same block writes" + hint);
+          }
         }
         Unit u;
         u.br = br;
@@ -1352,6 +1380,29 @@ void GradientBuilder::find_regions() {
   for (auto& r : regions_) analyze_region(r);
 }
 
+// The refusal "a scan step must write elements of its own" for a store to Y at I, the step
+// var sv. A store at a constant index (`S[vt, 0] = ..; S[vt, 1] = ..`: a state vector kept in
+// one buffer, h5 r19 F2) gets its own reason: the advice to index by vt misled (it does).
+// Only a store that also indexes by the step var: a state overwritten in place (`c[0]`) keeps
+// the advice to keep its history.
+static std::string own_elements_refusal(const std::string& where, const Buffer& Y, const std::vector<Expr>& I,
+                                        const std::string& sv, bool scan_var_words) {
+  bool by_step = false;
+  for (auto& i : I)
+    if (auto* v = i.as<VarNode>()) by_step = by_step || v->name == sv;
+  for (size_t d = 0; d < I.size() && by_step; ++d)
+    if (I[d].kind() == ExprKind::IntImm)
+      return where + "a scan step must write elements of its own: the store to " + Y->name + " at " +
+             print_expr(make_load(Y, I)) + " has the constant index " + print_expr(I[d]) + " in dimension " +
+             std::to_string(d) +
+             " (a state kept in columns of one buffer); keep each component in a buffer of " +
+             "its own indexed by " + sv + " (e.g. " + Y->name + "0[" + sv + "], " + Y->name + "1[" + sv +
+             "])";
+  return where + "a scan step must write elements of its own: index the store to " + Y->name +
+         " by distinct iter vars, " + (scan_var_words ? "the scan var " : "") + sv +
+         " among them (to carry a state, keep its history, e.g. H[" + sv + ", ...])";
+}
+
 void GradientBuilder::analyze_region(const Region& r) {
   for (size_t j = r.first; j <= r.last; ++j) {
     Unit& w = units_[j];
@@ -1379,9 +1430,7 @@ void GradientBuilder::analyze_region(const Region& r) {
     }
     const std::string sv = b.iter_vars[w.step_iv].var.name();
     if (!ok || !has_step || seen.size() != nonreduce)
-      throw Error(where + "a scan step must write elements of its own: index the store to " + w.Y->name +
-                  " by distinct iter vars, " + sv +
-                  " among them (to carry a state, keep its history, e.g. H[" + sv + ", ...])");
+      throw Error(own_elements_refusal(where, w.Y, I, sv, false));
   }
   // Reads of the loop's results: at an earlier step, or at the same step from an earlier
   // block of the loop body.
@@ -1738,9 +1787,7 @@ void GradientBuilder::analyze_scan(Unit& u) {
     if (v == sv.var.get()) u.scan_dim = d, has_scan = true;
   }
   if (!injective || !has_scan || seen.size() != b.iter_vars.size())
-    throw Error(where + "a scan step must write elements of its own: index the store to " + u.Y->name +
-                " by distinct iter vars, the scan var " + sv.var.name() +
-                " among them (to carry a state, keep its history, e.g. H[" + sv.var.name() + ", ...])");
+    throw Error(own_elements_refusal(where, u.Y, u.store->indices, sv.var.name(), true));
   if (u.inactive) return;
   // Reads of Y: at an earlier step (s - k, k >= 1) they see this block's results; at s + k
   // (k >= 0) the element is not written yet and holds the previous version. Another index

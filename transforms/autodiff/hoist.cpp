@@ -984,8 +984,16 @@ class Hoister {
       t = l->body;
     }
     let_flops_.clear();
+    // A let statement may bind a var that a let expression of an earlier let's value binds
+    // too (an if_then_else arm's temps are bound inside the arm and again by the adjoint's
+    // statements). info() of that value met the var before dep_ knew it and memoised it
+    // with no deps; uses of the statement's var then read those deps from memo_ (a mask
+    // `t21 == 0.0` over both iter vars seemed invariant, lost the block's `where`, and its
+    // hoist_cond block loaded T0[-4]). The memo is dropped when it holds the var already.
     for (auto& l : lets_) {
-      dep_[l.var.get()] = info(l.value).deps;
+      const Info vi = info(l.value);
+      if (memo_.count(l.var.get())) memo_.clear();
+      dep_[l.var.get()] = vi.deps;
       inl_[l.var.get()] = substitute(l.value, inl_);
       if (info(l.value).flops > 0 || uses_let_flops(l.value)) let_flops_.insert(l.var.get());
     }
@@ -1159,8 +1167,14 @@ class Hoister {
       ext.push_back(n);
       total *= n;
     }
-    for (int64_t n : f.ext) box *= n;
-    if (box >= total) return f;
+    // Stops as soon as the box has as many elements as the block has points (total <= 2^16):
+    // the product of huge dims wrapped (to 0: the bitmap below was empty and written out of
+    // its bounds; review r3 F1).
+    for (int64_t n : f.ext) {
+      if (n < 1 || n >= total) return f;
+      box *= n;
+      if (box >= total) return f;
+    }
     std::vector<bool> hit(box, false);
     int64_t visited = 0, distinct = 0;
     std::unordered_map<const VarNode*, int64_t> env;
@@ -1279,6 +1293,123 @@ class Hoister {
     }
     return covers_[m] = ok;
   }
+  // Whether the hoisted block of the comparison pass's mask e, over the box of the iter vars
+  // in m (under the block's `where` when it keeps it: pred_within), loads in bounds at every
+  // point: each load whose index evaluates there (iter vars and integers) and whose guards
+  // (enclosing if_then_else conditions) do not evaluate to false must be inside its buffer's
+  // constant shape. A second line behind the dependences (a mask whose deps were wrong lost
+  // its `where` and loaded T0[-4]); an index that does not evaluate (data-dependent) is
+  // evaluated by the hoisted block as by the user's one. Enumerated: constant extents, at
+  // most 2^16 points (else false: not hoisted).
+  bool loads_in_bounds(const Expr& e, const uint64_t deps) {
+    uint64_t m = deps;
+    struct Site {
+      Expr index;
+      int64_t ext;
+      std::vector<std::pair<Expr, bool>> guards;  // condition, the arm's polarity
+    };
+    std::vector<Site> sites;
+    std::vector<std::pair<Expr, bool>> guards;
+    std::function<void(const Expr&)> walk = [&](const Expr& x) {
+      if (!x.defined()) return;
+      switch (x.kind()) {
+        case ExprKind::Load: {
+          auto* l = x.as<LoadNode>();
+          for (size_t d = 0; d < l->indices.size(); ++d) {
+            walk(l->indices[d]);
+            int64_t n;
+            if (!is_const_int(l->buffer->shape[d], &n)) continue;
+            const Expr& ix = l->indices[d];
+            int64_t c;
+            if (is_const_int(ix, &c) && c >= 0 && c < n) continue;
+            bool in_range = false;  // a bare iter var whose extent fits the dimension
+            if (auto* v = ix.as<VarNode>())
+              for (auto& iv : *iv_)
+                if (iv.var.get() == v && is_const_int(iv.extent, &c) && c <= n) in_range = true;
+            if (!in_range) sites.push_back({ix, n, guards});
+          }
+          return;
+        }
+        case ExprKind::IfThenElse: {
+          auto* c = as_select_like(x);
+          walk(c->cond);
+          guards.push_back({c->cond, true});
+          walk(c->t);
+          guards.back().second = false;
+          walk(c->f);
+          guards.pop_back();
+          return;
+        }
+        default: break;
+      }
+      // The direct children of x (IRVisitor's visit_* call visit() on each child).
+      struct Direct : IRVisitor {
+        std::vector<Expr>* out;
+        bool root = true;
+        void visit(const Expr& k) override {
+          if (root) {
+            root = false;
+            IRVisitor::visit(k);
+          } else {
+            out->push_back(k);
+          }
+        }
+        using IRVisitor::visit;
+      } dv;
+      std::vector<Expr> kids;
+      dv.out = &kids;
+      dv.visit(x);
+      for (auto& k : kids) walk(k);
+    };
+    Expr inlined = substitute(e, inl_);
+    walk(inlined);
+    if (sites.empty()) return true;
+    // The box: the iter vars of m and any other the value names (deps under-counted must not
+    // leave an index unevaluated).
+    for_each_expr(inlined, [&](const Expr& x) {
+      if (auto* v = x.as<VarNode>())
+        for (size_t i = 0; i < iv_->size(); ++i)
+          if ((*iv_)[i].var.get() == v) m |= uint64_t(1) << i;
+    });
+    std::vector<size_t> dims;
+    std::vector<int64_t> ext;
+    int64_t total = 1;
+    for (size_t i = 0; i < iv_->size(); ++i) {
+      if (!((m >> i) & 1)) continue;
+      int64_t n;
+      if (!is_const_int((*iv_)[i].extent, &n) || n < 1 || total * n > (int64_t{1} << 16)) return false;
+      dims.push_back(i);
+      ext.push_back(n);
+      total *= n;
+    }
+    const bool keep_pred = pred_.defined() && pred_within(deps);
+    std::unordered_map<const VarNode*, int64_t> env;
+    for (size_t i : dims) env[(*iv_)[i].var.get()] = 0;
+    for (int64_t p = 0; p < total; ++p) {
+      int64_t q = p;
+      for (size_t k = dims.size(); k-- > 0;) {
+        env[(*iv_)[dims[k]].var.get()] = q % ext[k];
+        q /= ext[k];
+      }
+      if (keep_pred) {
+        auto r = sched::eval_int(pred_, env);
+        if (!r) return false;
+        if (!*r) continue;
+      }
+      for (auto& s : sites) {
+        bool reached = true;
+        for (auto& [g, pol] : s.guards) {
+          auto r = sched::eval_int(g, env);
+          if (r && (*r != 0) != pol) reached = false;
+        }
+        if (!reached) continue;
+        auto r = sched::eval_int(s.index, env);
+        if (r && (*r < 0 || *r >= s.ext)) return false;
+      }
+    }
+    return true;
+  }
+
   // Whether every iter var the block's `where` uses is among the deps m.
   bool pred_within(uint64_t m) const {
     bool in = true;
@@ -1414,7 +1545,9 @@ class Hoister {
     // block (without the `where`) does. A gather of a padded convolution's input, whose
     // `where` keeps the taps r, s inside the image, evaluates the activation mask of every
     // input element.
-    if (cond_only_) return invariant(*m) && (!pred_.defined() || pred_within(*m) || pred_covers(*m));
+    if (cond_only_)
+      return invariant(*m) && (!pred_.defined() || pred_within(*m) || pred_covers(*m)) &&
+             loads_in_bounds(e, *m);
     // A block with a `where` visits only part of its box: a value is computed for it under
     // the same `where` (see key_of), so an invariant one only when the predicate uses no
     // iter var outside the value's (causal attention's exp(S[i, j] - M[i]) / Z[i] in the
