@@ -680,6 +680,10 @@ class FuncEmitter {
   // left to LLVM's loop vectorizer without a forced width instead (plain strided loads).
   bool vectorizable(const ForNode* n, int64_t* lanes, bool* to_llvm) const;
   void emit_vectorized(const ForNode* n, Value* minv, Value* ext, bool wide, unsigned lanes);
+  // The lane counts, in order, of the vector chunks a vectorizable loop of `lanes` lanes with
+  // this body runs as (emit_vectorized): {lanes} unless that is not a power of two or wider
+  // than one vector register of the body's widest element.
+  std::vector<unsigned> vector_chunks(const Stmt& body, unsigned lanes) const;
   // A serial innermost loop that stores at a constant stride 2..8 (`X[2 * i + c] += ...`, the
   // phases of a strided pool's or convolution's data gradient) and whose lanes are
   // independent: *lanes is one vector register of its widest element. LLVM 19 makes such
@@ -1924,6 +1928,80 @@ class LetInliner : public IRMutator {
   }
 };
 
+// Whether a let in `body` (a statement or an expression let) has a value that loads a buffer
+// the body stores. LetInliner substitutes let values at their uses, so such a load would run
+// after a store between the let and its use and read the new value (review r2 of round 19:
+// `let t = B[i]; B[i] = A[i]; B[i] = B[i] + t` computed A[i] + A[i]): the vector paths that
+// inline lets refuse such bodies (the scalar loop evaluates lets where they are written).
+bool lets_read_stored(const Stmt& body) {
+  std::unordered_set<const BufferNode*> stored;
+  std::vector<Expr> values;
+  struct V : IRVisitor {
+    std::unordered_set<const BufferNode*>* stored;
+    std::vector<Expr>* values;
+    void visit_store(const StoreNode* n) override {
+      stored->insert(n->buffer.get());
+      IRVisitor::visit_store(n);
+    }
+    void visit_let_stmt(const LetStmtNode* n) override {
+      values->push_back(n->value);
+      IRVisitor::visit_let_stmt(n);
+    }
+    void visit_let(const LetNode* n) override {
+      values->push_back(n->value);
+      IRVisitor::visit_let(n);
+    }
+  } v;
+  v.stored = &stored;
+  v.values = &values;
+  v.visit(body);
+  bool reads = false;
+  for (auto& e : values)
+    for_each_expr(e, [&](const Expr& x) {
+      if (auto* ld = x.as<LoadNode>(); ld && stored.count(ld->buffer.get())) reads = true;
+    });
+  return reads;
+}
+
+// Nodes of `body` once LetInliner has substituted every let (an upper bound, saturating). A
+// chain `let tK = t(K-1) * t(K-1)` doubles per link: 2^N uses, and the vector paths walked and
+// emitted each (review r2 of round 19: 79 s to compile N = 20); past kMaxInlinedNodes they
+// leave the loop scalar (lets evaluated once).
+constexpr double kMaxInlinedNodes = 4096;
+double inlined_size(const Stmt& body) {
+  struct Sizer : IRVisitor {
+    std::unordered_map<const VarNode*, double> let_size;
+    double total = 0;
+    void visit(const Expr& e) override {
+      if (!e.defined()) return;
+      total += 1;
+      IRVisitor::visit(e);
+    }
+    using IRVisitor::visit;
+    void visit_var(const VarNode* v) override {
+      if (auto it = let_size.find(v); it != let_size.end()) total += it->second - 1;
+    }
+    double value_size(const Expr& v) {
+      double saved = total;
+      total = 0;
+      visit(v);
+      double r = total;
+      total = saved;
+      return r;
+    }
+    void visit_let(const LetNode* n) override {
+      let_size[n->var.get()] = value_size(n->value);
+      visit(n->body);
+    }
+    void visit_let_stmt(const LetStmtNode* n) override {
+      let_size[n->var.get()] = value_size(n->value);
+      visit(n->body);
+    }
+  } s;
+  s.visit(body);
+  return s.total;
+}
+
 struct VecCheck : IRVisitor {
   bool ok = true;
   std::unordered_map<const BufferNode*, std::vector<Expr>> store_idx;
@@ -1961,7 +2039,9 @@ struct VecCheck : IRVisitor {
 
 bool FuncEmitter::vectorizable(const ForNode* n, int64_t* lanes, bool* to_llvm) const {
   int64_t w;
-  if (!is_const_int(n->extent, &w) || w < 2 || w > 64) return false;
+  if (!is_const_int(n->extent, &w) || w < 2 || w > 64 || lets_read_stored(n->body) ||
+      inlined_size(n->body) > kMaxInlinedNodes)
+    return false;
   VecCheck c;
   Stmt body = LetInliner().mutate(n->body);
   c.visit(body);
@@ -2019,7 +2099,7 @@ bool FuncEmitter::strided_store_loop(const ForNode* n, unsigned* lanes) const {
   bool inner = true;
   for_each_stmt_for(n->body, [&](const ForNode*) { inner = false; });
   for_each_stmt_block(n->body, [&](const BlockNode*) { inner = false; });
-  if (!inner) return false;
+  if (!inner || lets_read_stored(n->body) || inlined_size(n->body) > kMaxInlinedNodes) return false;
   Stmt body = LetInliner().mutate(n->body);
   VecCheck c;
   c.visit(body);
@@ -2493,10 +2573,61 @@ void FuncEmitter::emit_vectorized(const ForNode* n, Value* minv, Value* ext, boo
     B.SetInsertPoint(done);
     return;
   }
-  stmt(body);
+  // Lanes are independent (vectorizable(): each lane stores its own elements and loads a
+  // stored buffer only there), so running them chunk after chunk gives the same results. One
+  // <48 x float> is scalarised by LLVM once its accumulator row lives in registers (3.4x the
+  // serial loop, bench/README.md "Codegen r19"): a width that is not a power of two, or wider
+  // than the target's vector registers, runs as chunks of one register (the widest element
+  // decides) and a tail of smaller power-of-two chunks (a last single lane joins the chunk
+  // before it). TIRC_CODEGEN_NO_VEC_CHUNKS=1: one vector of all the lanes.
+  std::vector<unsigned> chunks = vector_chunks(body, lanes);
+  Type* ty = minv->getType();
+  unsigned off = 0;
+  for (unsigned c : chunks) {
+    lanes_ = c;
+    vmin_ = off ? B.CreateAdd(minv, llvm::ConstantInt::get(ty, off)) : minv;
+    mask_ = nullptr;
+    stmt(body);
+    off += c;
+  }
   lanes_ = 0;
   vvar_ = nullptr;
   vmin_ = nullptr;
+}
+
+std::vector<unsigned> FuncEmitter::vector_chunks(const Stmt& body, unsigned lanes) const {
+  unsigned bits = 8;
+  for_each_expr(body, [&](const Expr& x) {
+    if (auto* ld = x.as<LoadNode>())
+      bits = std::max(bits, static_cast<unsigned>(dtype_bits(ld->buffer->dtype)));
+  });
+  struct Stores : IRVisitor {
+    unsigned* bits;
+    void visit_store(const StoreNode* n) override {
+      *bits = std::max(*bits, static_cast<unsigned>(dtype_bits(n->buffer->dtype)));
+      IRVisitor::visit_store(n);
+    }
+  } st;
+  st.bits = &bits;
+  st.visit(body);
+  auto tti = tm_.getTargetTransformInfo(*fn_);
+  auto reg_bits = tti.getRegisterBitWidth(llvm::TargetTransformInfo::RGK_FixedWidthVector).getFixedValue();
+  unsigned native = 1;
+  while (native * 2 <= reg_bits / bits) native *= 2;
+  bool pow2 = (lanes & (lanes - 1)) == 0;
+  if (std::getenv("TIRC_CODEGEN_NO_VEC_CHUNKS") || native < 2 || (pow2 && lanes <= native)) return {lanes};
+  std::vector<unsigned> out;
+  unsigned rest = lanes;
+  for (unsigned c = native; c >= 2 && rest > 0; c /= 2)
+    while (rest >= c) {
+      out.push_back(c);
+      rest -= c;
+    }
+  if (rest) {  // one lane left: the chunk before it takes it (a <1 x T> vector is scalar code)
+    if (out.empty()) return {lanes};
+    ++out.back();
+  }
+  return out;
 }
 
 void FuncEmitter::emit_store(const StoreNode* n) {

@@ -312,7 +312,10 @@ func f(A: f32[64], B: f32[64]) -> (C: f32[64]) {
   CodegenOptions o;
   o.opt_level = 0;
   std::string ir = compile_to({f}, EmitKind::LLVM, o);
-  EXPECT_NE(ir.find("fmul <64 x float>"), std::string::npos) << ir;
+  // 64 lanes wider than the target's registers run as chunks of one register since round 19
+  // (tests/codegen/init_vector_r19_test.cpp): <16 x float> with AVX-512, <8 x float> with AVX2.
+  EXPECT_NE(ir.find("fmul <"), std::string::npos) << ir;
+  EXPECT_NE(ir.find(" x float> "), std::string::npos) << ir;
 }
 
 }  // namespace tirc

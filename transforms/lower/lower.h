@@ -41,6 +41,19 @@ Function lower_init(const FunctionNode& f);
 // masked store before it (bench/README.md "Codegen r19": 2.5x).
 // TIRC_LOWER_NO_HOIST_REDUCTIONS=1 turns it off.
 Function hoist_short_reductions(const FunctionNode& f);
+// Init test unswitching (run after hoist_short_reductions, before convert_blocks; CPU only):
+// lower_init leaves `if (r1 == 0 && ..) { INIT }` first in the block's body, so a block under
+// loops that feed no reduce var tests it in every iteration of those loops, and LLVM
+// if-converts the init into a masked store on every iteration followed by a load of the same
+// element (2-5x the time of the decompose_reduction form, bench/README.md "Codegen r19").
+// A loop (not thread-bound) whose body is such a block without allocs, loops or nested blocks, whose
+// test, with the iter vars replaced by their bindings, is integer arithmetic free of the loop
+// var (nothing that traps or reads memory), becomes
+// `if (TEST) { for { INIT; BODY } } else { for { BODY } }`; the `if` moves on out of the
+// enclosing loops whose body it is and whose var it does not use. Every iteration runs the
+// same statements in the same order: bit-identical, `where` predicates stay in the block.
+// TIRC_LOWER_NO_INIT_UNSWITCH=1 turns it off.
+Function unswitch_init_tests(const FunctionNode& f);
 // Block-to-loop conversion (run after lower_init): every non-root BlockRealize is replaced
 // by its body with the iter vars substituted by their bindings, wrapped in
 // `if (PREDICATE)` unless the predicate is constant true. A block with allocs or
@@ -161,7 +174,8 @@ Function serialize_ordered_parallel(const FunctionNode& f);
 Function drop_unraced_atomic(const FunctionNode& f);
 
 // The whole pipeline: serialize_ordered_parallel, drop_unraced_atomic, insert_bounds_checks
-// (when `check_sites` is given; the sites are appended to it), lower_init, convert_blocks,
+// (when `check_sites` is given; the sites are appended to it), lower_init,
+// hoist_short_reductions, unswitch_init_tests (unless `gpu`), convert_blocks,
 // fuse_sibling_loops, plan_alloc, compact_buffers, flatten_buffers (when `flatten`),
 // simplify_indices, trim_no_ops, then simplify_function (transforms/simplify/simplify.h).
 Function lower_function(const FunctionNode& f, bool flatten = true,

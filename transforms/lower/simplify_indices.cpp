@@ -166,7 +166,10 @@ Function lower_function(const FunctionNode& f, bool flatten, std::vector<BoundsC
                         bool gpu) {
   Function g = drop_unraced_atomic(*serialize_ordered_parallel(f));
   g = lower_init(check_sites ? *insert_bounds_checks(*g, check_sites) : *g);
-  g = convert_blocks(*hoist_short_reductions(*g));
+  g = hoist_short_reductions(*g);
+  // On the GPU the loops of a block are thread-bound or decide barriers: kept as written.
+  if (!gpu) g = unswitch_init_tests(*g);
+  g = convert_blocks(*g);
   if (!std::getenv("TIRC_LOWER_NO_FUSE")) g = fuse_sibling_loops(*g);
   g = plan_alloc(*g);
   g = compact_buffers(*g, gpu);
