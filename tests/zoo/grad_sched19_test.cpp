@@ -56,58 +56,16 @@ TEST(GradSched19, Schedules) {
 #endif
 }
 
-namespace {
-
-// `# atomic: yes`: an "atomic" scatter bound to threads whose threads may hit one element;
-// `# shared: yes`: shared tiles staged by cache_read(..., "shared") and copied cooperatively.
-void ptx_checks(const std::string& text, const std::string& ptx) {
-  if (tirc::testing::header_value(text, "atomic") == "yes") {
-    EXPECT_NE(ptx.find("atom.global.add.f32"), std::string::npos);
-  }
-  if (tirc::testing::header_value(text, "shared") == "yes") {
-    EXPECT_NE(ptx.find(".shared .align"), std::string::npos);
-    EXPECT_NE(ptx.find("bar.sync"), std::string::npos);
-  }
-}
-
-}  // namespace
+using tirc::testing::grad_sched_ptx_header_checks;
 
 TEST(GradSched19, VerifyCli) { tirc::testing::grad_sched_verify_cli(kDir, false, 23, 6); }
 TEST(GradSched19, DISABLED_VerifyCliAll) { tirc::testing::grad_sched_verify_cli(kDir, true, 23, 6); }
-TEST(GradSched19, Ptx) { tirc::testing::grad_sched_ptx(kDir, false, 6, 2, ptx_checks); }
-TEST(GradSched19, DISABLED_PtxAll) { tirc::testing::grad_sched_ptx(kDir, true, 6, 2, ptx_checks); }
+TEST(GradSched19, Ptx) { tirc::testing::grad_sched_ptx(kDir, false, 6, 2, grad_sched_ptx_header_checks); }
+TEST(GradSched19, DISABLED_PtxAll) {
+  tirc::testing::grad_sched_ptx(kDir, true, 6, 2, grad_sched_ptx_header_checks);
+}
 TEST(GradSched19, Emulated) { tirc::testing::grad_sched_emulated(kDir, false, 6, 2); }
 TEST(GradSched19, DISABLED_EmulatedAll) { tirc::testing::grad_sched_emulated(kDir, true, 6, 2); }
 
-// Every tensorize of a gradient block replaced its tile: the scheduled function contains a
-// block `<name>_o` (the replaced tile) and none of the desc's blocks (called `upd` in these files;
-// the impls have no blocks).
-TEST(GradSched19, Tensorized) {
-  int n = 0;
-  for (auto& path : tirc::testing::tvm_style_files(kDir)) {
-    std::string text = tirc::testing::read_text(path);
-    if (!tirc::testing::header_value(text, "refuse").empty() || text.find("tensorize(") == std::string::npos)
-      continue;
-    SCOPED_TRACE(fs::path(path).filename().string());
-#ifdef TIRC_TEST_SANITIZED
-    if (fs::path(path).filename() != "bmm_t.tir") continue;
-#endif
-    Module m = tirc::testing::load_with_grad(path, text);
-    for (auto& item : m.schedules) {
-      Function f = m.find_func(item.func);
-      ASSERT_TRUE(f) << item.func;
-      std::string printed = print_function(*apply_schedule(*f, item, m.intrins));
-      EXPECT_EQ(printed.find("block upd("), std::string::npos) << printed;
-      bool tensorizes = false;
-      for (auto& ins : item.instrs) tensorizes = tensorizes || ins.primitive == "tensorize";
-      if (!tensorizes) continue;
-      ++n;
-      EXPECT_NE(printed.find("_o("), std::string::npos) << item.func << "\n" << printed;
-    }
-  }
-#ifndef TIRC_TEST_SANITIZED
-  EXPECT_GE(n, 3);
-#else
-  EXPECT_GE(n, 1);
-#endif
-}
+// Every tensorize of a gradient block replaced its tile (grad_sched_checks.h).
+TEST(GradSched19, Tensorized) { tirc::testing::grad_sched_tensorized(kDir, "bmm_t.tir", 3, 1); }

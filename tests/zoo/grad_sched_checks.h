@@ -22,6 +22,7 @@
 #include "interp/interp.h"
 #include "tests/codegen/gpu_emu.h"
 #include "tests/codegen/gpu_launch.h"
+#include "transforms/schedule/schedule.h"
 #include "transforms/schedule/verify.h"
 #endif
 #include "tests/codegen/ptxas_util.h"
@@ -167,6 +168,57 @@ inline void grad_sched_emulated(const char* dir, bool all, int min_all, int min_
     }
   }
   EXPECT_GE(n, all ? min_all : min_quick);
+#endif
+}
+
+// `# atomic: yes`: an "atomic" scatter bound to threads whose threads may hit one element;
+// `# shared: yes`: shared tiles staged by cache_read(..., "shared") and copied cooperatively.
+inline void grad_sched_ptx_header_checks(const std::string& text, const std::string& ptx) {
+  if (header_value(text, "atomic") == "yes") {
+    EXPECT_NE(ptx.find("atom.global.add.f32"), std::string::npos);
+  }
+  if (header_value(text, "shared") == "yes") {
+    EXPECT_NE(ptx.find(".shared .align"), std::string::npos);
+    EXPECT_NE(ptx.find("bar.sync"), std::string::npos);
+  }
+}
+
+// Every tensorize of a gradient block in `dir` replaced its tile: the scheduled function holds a
+// block `<name>_o` (the replaced tile) and none of the desc's blocks (called `upd` in these
+// files; the impls have no blocks). At least `min_n` tensorizing items (`min_sanitized` under
+// sanitizers, where only `sanitized_file` runs).
+inline void grad_sched_tensorized(const char* dir, const std::string& sanitized_file, int min_n,
+                                  int min_sanitized) {
+  int n = 0;
+  for (auto& path : tvm_style_files(dir)) {
+    std::string text = read_text(path);
+    if (!header_value(text, "refuse").empty() || text.find("tensorize(") == std::string::npos) continue;
+    std::string file = std::filesystem::path(path).filename().string();
+    SCOPED_TRACE(file);
+#ifdef TIRC_TEST_SANITIZED
+    if (file != sanitized_file) continue;
+#else
+    (void)sanitized_file;
+#endif
+    Module m = load_with_grad(path, text);
+    for (auto& item : m.schedules) {
+      Function f = m.find_func(item.func);
+      ASSERT_TRUE(f) << item.func;
+      std::string printed = print_function(*apply_schedule(*f, item, m.intrins));
+      EXPECT_EQ(printed.find("block upd("), std::string::npos) << printed;
+      bool tensorizes = false;
+      for (auto& ins : item.instrs) tensorizes = tensorizes || ins.primitive == "tensorize";
+      if (!tensorizes) continue;
+      ++n;
+      EXPECT_NE(printed.find("_o("), std::string::npos) << item.func << "\n" << printed;
+    }
+  }
+#ifndef TIRC_TEST_SANITIZED
+  EXPECT_GE(n, min_n);
+  (void)min_sanitized;
+#else
+  EXPECT_GE(n, min_sanitized);
+  (void)min_n;
 #endif
 }
 
