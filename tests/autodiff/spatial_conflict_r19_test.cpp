@@ -179,7 +179,7 @@ TEST(SpatialConflictR19, ScatterWithMorePointsThanElementsIsRefused) {
       refusal_of(src),
       data_msg("block B: its spatial iterations may conflict on A: the index A[I[vi]] depends on the "
                "values of I (",
-               "it reads A[I[vi]] and writes A[I[vi]]", "I",
+               "two of its spatial iterations may both write A[I[vi]]", "I",
                "a scatter sum `A[I[vi]] += ..` must accumulate over reduce iter vars (a reduce var, or an "
                "opaque var that normalisation reads as one), not spatial ones"));
 }
@@ -289,6 +289,112 @@ TEST(SpatialConflictR19, DisjointPartsAreProvenAtAnySize) {
   }
 })";
   expect_accepted(sym, i32_scalars({{"n", 3}}));
+}
+
+// ---- h12 (review r7) ----
+
+// F4: an index or guard the enumeration cannot fold (sqrt of an iter var) was skipped there and
+// checked by nobody (the proof only took pairs with a load): the cross-row scan with rows
+// outside got round 18's wrong gradient. Now such pairs go to the proof and are refused.
+TEST(SpatialConflictR19, UnfoldedIndexOrGuardOfACrossRowScanIsRefused) {
+  const std::string sq = "for r, i in grid(4, 7)";
+  std::string src = cross_row_scan(sq);
+  src.replace(src.find(", Z: i32[1] in [0, 3]"), 21, "");
+  std::string idx = src;
+  idx.replace(idx.find("(vr + 1 + Z[0]) % 4"), 19, "i32(sqrt(f64((vr + 1) * (vr + 1)))) % 4");
+  const std::string tail =
+      " does not fold to a constant at its iterations (an operation such as sqrt or log2 of an iter var), so "
+      "the "
+      "check of every iteration could not place it, and no symbolic test proves its spatial iterations "
+      "independent" +
+      std::string(kRule) +
+      "compute indices and guards with integer operations (+, -, *, //, %, min, max), or run the scan loop "
+      "outside the loops of the spatial vars (every spatial point of a step before the next step), or read "
+      "the "
+      "old values from a copy of H";
+  EXPECT_EQ(
+      refusal_of(idx),
+      "block s: its spatial iterations may conflict on H (it reads H[i32(sqrt(f64((vr + 1) * (vr + 1)))) % "
+      "4, vi - 1] and writes H[vr, vi]): the index or a guard of H[i32(sqrt(f64((vr + 1) * (vr + 1)))) % 4, "
+      "vi - 1]" +
+          tail);
+  std::string guard = src;
+  guard.replace(guard.find("H[(vr + 1 + Z[0]) % 4, vi - 1]"), 30,
+                "if_then_else(sqrt(f64(vr + 1)) < 10.0, H[(vr + 1) % 4, vi - 1], 0.0)");
+  EXPECT_EQ(
+      refusal_of(guard),
+      "block s: its spatial iterations may conflict on H (it reads H[(vr + 1) % 4, vi - 1] and writes H[vr, "
+      "vi]): the index or a guard of H[(vr + 1) % 4, vi - 1] (under sqrt(f64(vr + 1)) < 10.0)" +
+          tail);
+  // Steps outside: valid, still accepted.
+  std::string out = cross_row_scan("for i, r in grid(7, 4)");
+  out.replace(out.find(", Z: i32[1] in [0, 3]"), 21, "");
+  out.replace(out.find("(vr + 1 + Z[0]) % 4"), 19, "i32(sqrt(f64((vr + 1) * (vr + 1)))) % 4");
+  expect_accepted(out);
+}
+
+// F1/F2: injective non-affine stores of a nest of symbolic size (not enumerated whole) were
+// refused: the unflatten `vi // 4, vi % 4` (together they pin vi) and a rotation `(vi + s) % n`
+// over vi: spatial(n).
+TEST(SpatialConflictR19, UnflattenAndRotationOfSymbolicSizeAreAccepted) {
+  const char* unflatten = R"(func f(n: i32 in [3, 3], X: f64[n * 4], A0: f64[n, 4]) -> (A: f64[n, 4]) {
+  for i, j in grid(n, 4) {
+    block c(vi: spatial(n) = i, vj: spatial(4) = j) { A[vi, vj] = A0[vi, vj] }
+  }
+  for i in serial(n * 4) {
+    block B(vi: spatial(n * 4) = i) { A[vi // 4, vi % 4] = A[vi // 4, vi % 4] * X[vi] }
+  }
+})";
+  expect_accepted(unflatten, i32_scalars({{"n", 3}}));
+  const char* roll = R"(func f(n: i32 in [5, 5], s: i32 in [-3, 7], X: f64[n]) -> (Y: f64[n]) {
+  for i in serial(n) {
+    block B(vi: spatial(n) = i) { Y[(vi + s) % n] = X[vi] * X[vi] }
+  }
+})";
+  expect_accepted(roll, i32_scalars({{"n", 5}, {"s", 3}}));
+  expect_accepted(roll, i32_scalars({{"n", 5}, {"s", -2}}));
+  // Not injective: still refused (found at n = 2 by the enumeration).
+  std::string half = roll;
+  half.replace(half.find("spatial(n)"), 10, "spatial(n * 2)");
+  half.replace(half.find("serial(n)"), 9, "serial(n * 2)");
+  EXPECT_NE(refusal_of(half), "accepted");
+  // A product of a var and a scalar (`vj * w + vi`) is not proven (w = 0 conflicts): refused,
+  // advising one-to-one stores (not a copy of old values, which cannot help).
+  const char* flat = R"(func f(w: i32 in [3, 3], X: f64[4, w], A0: f64[4 * w]) -> (A: f64[4 * w]) {
+  for i in serial(4 * w) {
+    block c(vi: spatial(4 * w) = i) { A[vi] = A0[vi] }
+  }
+  for j, i in grid(4, w) {
+    block B(vj: spatial(4) = j, vi: spatial(w) = i) { A[vj * w + vi] = A[vj * w + vi] * X[vj, vi] }
+  }
+})";
+  EXPECT_EQ(
+      refusal_of(flat),
+      "block B: whether its spatial iterations conflict on A depends on w (two of its spatial iterations may "
+      "both write A[vj * w + vi]; no conflict found at w = 2; w = 3), which cannot be checked for every "
+      "call" +
+          std::string(kRule) +
+          "make its stores to A one-to-one in the spatial iter vars (each spatial iteration writing elements "
+          "of its own), or make the var a reduce var for an accumulation, or keep w out of the indices and "
+          "guards of its accesses to A");
+}
+
+// F3: a guard reading a buffer is named as the guard, not as "the index".
+TEST(SpatialConflictR19, DataDependentGuardIsNamedAsTheGuard) {
+  const char* src = R"(func f(X: f64[4], A0: f64[6], M: i32[4] in [0, 1]) -> (A: f64[6]) {
+  for i in serial(6) {
+    block c(vi: spatial(6) = i) { A[vi] = A0[vi] }
+  }
+  for i in serial(4) {
+    block B(vi: spatial(4) = i) { if M[vi] > 0 { A[vi + 2] = A[vi + 1] * X[vi] } }
+  }
+})";
+  EXPECT_EQ(
+      refusal_of(src),
+      data_msg("block B: its spatial iterations may conflict on A: the guard M[vi] > 0 of A[vi + 1] depends "
+               "on the values of M (",
+               "it reads A[vi + 1] and writes A[vi + 2]", "M",
+               "read the old values from a copy of A, or make the var a scan var for a recurrence"));
 }
 
 }  // namespace

@@ -31,6 +31,7 @@ bool has_load(const Expr& e) {
 struct Box {
   std::unordered_map<const VarNode*, Interval> box;  // every iter var over its extent
   std::unordered_map<const VarNode*, std::optional<int64_t>> extent;
+  std::unordered_map<const VarNode*, Expr> extent_expr;  // spatial vars' extents as written
   std::unordered_set<const VarNode*> spatial, iter;
 };
 
@@ -55,7 +56,10 @@ Box box_of(const BlockNode& blk) {
     }
     b.box[v] = r;
     b.iter.insert(v);
-    if (iv.kind == IterKind::Spatial) b.spatial.insert(v);
+    if (iv.kind == IterKind::Spatial) {
+      b.spatial.insert(v);
+      b.extent_expr[v] = iv.extent;
+    }
   }
   return b;
 }
@@ -218,53 +222,148 @@ bool same_index(const Expr& a, const Expr& c, const Box& b,
 }
 
 // Whether the dimensions `dims` (the same index in both accesses) determine every spatial
-// var of extent > 1.
+// var of extent > 1. Equal values of a dimension at p and p' pin its terms in turn:
+//  - an affine dimension whose unknown terms form a mixed-radix sum (one term: any non-zero
+//    coefficient);
+//  - `A // c` and `A % c` (c > 0 constant) are auxiliary vars q, m with A = c * q + m and
+//    0 <= m < c (affine.h): `vi // 4`, `199 - vi % 200` pin q, m; q and m both pinned pin A
+//    (A = c * q + m), an affine dimension of its own (the unflatten `A[vi // 4, vi % 4]`);
+//  - `(+-v + e) % m` with e pinned: a bijection of v when v runs over at most m consecutive
+//    values, m a constant >= extent(v) or m the very extent of v (`Y[(vi + s) % n]`, vi:
+//    spatial(n): a rotation, whatever s).
 bool determine_spatial(const std::vector<Expr>& dims, const Box& b) {
+  struct Aux {
+    Affine a;
+    int64_t c;
+    Var q, m;
+    bool added = false;  // A pushed as a dimension
+  };
+  std::vector<Aux> aux;
+  std::unordered_map<const VarNode*, std::optional<int64_t>> aux_extent;
+  AuxProvider prov = [&](const Affine& a, int64_t c) {
+    for (auto& x : aux) {
+      Affine d = x.a;
+      d.add(a, -1);
+      if (x.c == c && d.is_const() && d.constant == 0) return std::make_pair(x.q, x.m);
+    }
+    aux.push_back({a, c, Var("q"), Var("m")});
+    // The width of A // c's values when A's are bounded (spatial terms of constant extent):
+    // mixed radix needs only the largest difference of a term (`vi % 200 * 200 + vi // 200`).
+    std::optional<int64_t> qw;
+    __int128 lo = a.constant, hi = a.constant;
+    bool bounded = true;
+    for (auto& [v, k] : a.terms) {
+      auto it = b.extent.find(v.get());
+      if (!b.spatial.count(v.get()) || it == b.extent.end() || !it->second || *it->second < 1) {
+        bounded = false;
+        break;
+      }
+      (k > 0 ? hi : lo) += static_cast<__int128>(k) * (*it->second - 1);
+    }
+    if (bounded && lo > -(__int128{1} << 61) && hi < (__int128{1} << 61))
+      qw = floor_div(static_cast<int64_t>(hi), c) - floor_div(static_cast<int64_t>(lo), c) + 1;
+    aux_extent[aux.back().q.get()] = qw;
+    aux_extent[aux.back().m.get()] = c;
+    return std::make_pair(aux.back().q, aux.back().m);
+  };
+  std::vector<Affine> affine_dims;
+  std::vector<std::pair<const BinaryNode*, Affine>> mod_dims;  // (`x % m`, x) of a non-constant m
+  for (auto& e : dims) {
+    if (auto a = to_affine(e, prov)) {
+      affine_dims.push_back(*a);
+    } else if (auto* m = e.as<BinaryNode>(); m && m->op == BinOp::FloorMod) {
+      if (auto x = to_affine(m->a, prov)) mod_dims.push_back({m, *x});
+    }
+  }
   std::unordered_set<const VarNode*> known;
   for (auto* v : b.spatial)
     if (b.extent.at(v) && *b.extent.at(v) == 1) known.insert(v);
+  auto unknown = [&](const VarNode* v) {
+    return (b.spatial.count(v) || aux_extent.count(v)) && !known.count(v);
+  };
+  auto extent_of = [&](const VarNode* v) {
+    auto it = aux_extent.find(v);
+    return it != aux_extent.end() ? it->second : b.extent.at(v);
+  };
   auto open = [&](const Affine& a) {
     std::vector<std::pair<int64_t, const VarNode*>> u;  // (|coefficient|, var) not yet known
     for (auto& [v, c] : a.terms)
-      if (b.spatial.count(v.get()) && !known.count(v.get())) u.push_back({c < 0 ? -c : c, v.get()});
+      if (unknown(v.get())) u.push_back({c < 0 ? -c : c, v.get()});
     return u;
   };
   bool changed = true;
   while (changed) {
     changed = false;
-    for (auto& e : dims) {
-      if (auto a = to_affine(e)) {
-        auto u = open(*a);
-        if (u.empty()) continue;
-        // Mixed radix: |c_k| > sum_{j<k} |c_j| (extent_j - 1) (one term: any non-zero c).
-        std::sort(u.begin(), u.end());
-        __int128 span = 0;
-        bool ok = true;
-        for (size_t q = 0; q < u.size() && ok; ++q) {
-          if (u[q].first <= span) ok = false;
-          auto ext = b.extent.at(u[q].second);
-          if (q + 1 < u.size()) {
-            if (!ext)
-              ok = false;
-            else
-              span += static_cast<__int128>(u[q].first) * (*ext - 1);
-          }
-        }
-        if (!ok) continue;
-        for (auto& [c, v] : u) known.insert(v);
-        changed = true;
-      } else if (auto* m = e.as<BinaryNode>(); m && m->op == BinOp::FloorMod) {
-        // `(v + c) % m`: a bijection of v over m consecutive values.
-        int64_t mod = 0;
-        auto a = to_affine(m->a);
-        if (!a || !is_const_int(m->b, &mod) || mod <= 0) continue;
-        auto u = open(*a);
-        if (u.size() != 1 || u[0].first != 1) continue;
-        auto ext = b.extent.at(u[0].second);
-        if (!ext || *ext > mod) continue;
-        known.insert(u[0].second);
+    for (size_t k = 0; k < aux.size(); ++k) {
+      if ((unknown(aux[k].q.get()) || unknown(aux[k].m.get())) && open(aux[k].a).empty()) {
+        // A pinned: so are A // c and A % c.
+        known.insert(aux[k].q.get());
+        known.insert(aux[k].m.get());
         changed = true;
       }
+      // `(+-v + e) % c` pinned, v over at most c consecutive values: v pinned.
+      if (!unknown(aux[k].m.get())) {
+        auto u = open(aux[k].a);
+        if (u.size() == 1 && u[0].first == 1) {
+          auto ext = extent_of(u[0].second);
+          if (ext && *ext <= aux[k].c) {
+            known.insert(u[0].second);
+            changed = true;
+          }
+        }
+      }
+      if (!aux[k].added && !unknown(aux[k].q.get()) && !unknown(aux[k].m.get())) {
+        aux[k].added = true;
+        affine_dims.push_back(aux[k].a);
+        changed = true;
+      }
+    }
+    for (size_t k = 0; k < affine_dims.size(); ++k) {
+      auto u = open(affine_dims[k]);
+      if (u.empty()) continue;
+      // Mixed radix: |c_k| > sum_{j<k} |c_j| (extent_j - 1) (one term: any non-zero c).
+      std::sort(u.begin(), u.end());
+      __int128 span = 0;
+      bool ok = true;
+      for (size_t q = 0; q < u.size() && ok; ++q) {
+        if (u[q].first <= span) ok = false;
+        auto ext = extent_of(u[q].second);
+        if (q + 1 < u.size()) {
+          if (!ext)
+            ok = false;
+          else
+            span += static_cast<__int128>(u[q].first) * (*ext - 1);
+        }
+      }
+      if (!ok) continue;
+      for (auto& [c, v] : u) known.insert(v);
+      changed = true;
+    }
+    for (auto& [m, x] : mod_dims) {
+      auto u = open(x);
+      if (u.size() != 1 || u[0].first != 1) continue;
+      const VarNode* v = u[0].second;
+      int64_t mod = 0;
+      bool bijective = false;
+      if (is_const_int(m->b, &mod)) {
+        auto ext = extent_of(v);
+        bijective = mod > 0 && ext && *ext <= mod;
+      } else if (b.extent_expr.count(v)) {
+        // m is v's own extent: v runs over [0, m), all the residues once (m > 0 when any
+        // iteration runs). Compared as written or as equal affine forms of the scalars.
+        const Expr& ext = b.extent_expr.at(v);
+        bijective = expr_identical(ext, m->b);
+        auto fe = has_load(ext) || has_load(m->b) ? std::nullopt : to_affine(ext);
+        auto fm = fe ? to_affine(m->b) : std::nullopt;
+        if (!bijective && fe && fm) {
+          Affine d = *fe;
+          d.add(*fm, -1);
+          bijective = d.is_const() && d.constant == 0;
+        }
+      }
+      if (!bijective) continue;
+      known.insert(v);
+      changed = true;
     }
   }
   for (auto* v : b.spatial)
@@ -353,9 +452,10 @@ std::string loaded_in_index(const BlockAccess& a) {
 std::optional<std::pair<size_t, size_t>> unproven_pair(const BlockNode& blk,
                                                        const std::vector<BlockAccess>& acc,
                                                        const std::unordered_set<const VarNode*>& shared,
-                                                       bool dd_only) {
+                                                       const std::vector<bool>* skipped) {
   const Box b = box_of(blk);
   if (b.spatial.empty()) return std::nullopt;
+  if (skipped && skipped->size() != acc.size()) skipped = nullptr;  // not this list: check every pair
   std::vector<bool> dd(acc.size());
   for (size_t i = 0; i < acc.size(); ++i) dd[i] = data_dependent(acc[i]);
   for (size_t i = 0; i < acc.size(); ++i) {
@@ -363,7 +463,7 @@ std::optional<std::pair<size_t, size_t>> unproven_pair(const BlockNode& blk,
     for (size_t j = 0; j < acc.size(); ++j) {
       if (acc[j].buffer != acc[i].buffer) continue;
       if (acc[j].write && (j < i || !(acc[i].carries || acc[j].carries))) continue;
-      if (dd_only && !dd[i] && !dd[j]) continue;
+      if (skipped && !(*skipped)[i] && !(*skipped)[j]) continue;
       if (independent(acc[i], acc[j], b, shared)) continue;
       // Store w against itself at a data-dependent element (`Y[R[vi]] = X[vi]`, max_unpool's
       // `U[vc, A[vc, vo]]`): two spatial points write one element only when the data repeats

@@ -361,11 +361,13 @@ std::string repeated_instances_by_groups(const BlockInfo& b, const std::vector<c
 // With `conflicts_only` (scan blocks, and the second passes below) only SpatialConflicts runs
 // (spatial iterations reading what others write), and a nest too large to enumerate is
 // enumerated over a sub-box of its first iterations (every conflict found there is one of the
-// whole nest). `complete` (when given) tells whether every point of the nest was visited.
+// whole nest). `complete` (when given) tells whether every point of the nest was visited;
+// `skipped` (when given) receives SpatialConflicts::skipped() over written_buffer_accesses(blk).
 std::string enumerate_instances(const BlockInfo& b, const Expr& predicate,
                                 const std::vector<const ForNode*>& once,
                                 const std::unordered_map<const VarNode*, Expr>& fixed = {},
-                                bool conflicts_only = false, bool* complete = nullptr) {
+                                bool conflicts_only = false, bool* complete = nullptr,
+                                std::vector<bool>* skipped = nullptr) {
   if (complete) *complete = false;
   std::vector<const ForNode*> loops;
   std::vector<int64_t> lo_of, ext_of;  // the loops' bounds (with `fixed` substituted)
@@ -530,6 +532,7 @@ std::string enumerate_instances(const BlockInfo& b, const Expr& predicate,
     if (!why.empty()) return why;
   }
   if (complete) *complete = whole;
+  if (skipped) *skipped = conflicts.skipped();
   return "";
 }
 
@@ -639,15 +642,17 @@ std::vector<std::string> access_scalar_names(const BlockNode& blk,
   return out;
 }
 
-// The refusal for a pair of accesses that conflict_proof.h cannot prove independent (dd_only:
-// only pairs with a data-dependent access, the enumeration having checked the others), or "".
-// tried: the scalar values the enumeration sampled; whole: whether it visited the whole nest.
-std::string unproven_refusal(const BlockInfo& b, bool dd_only, const std::string& tried,
+// The refusal for a pair of accesses that conflict_proof.h cannot prove independent, or "".
+// skipped (when given): the accesses the enumeration of the whole nest skipped (an index or
+// guard that did not fold), only pairs with one of them being checked; nullptr: the nest was
+// not enumerated whole. tried: the scalar values the enumeration sampled; nest_scalars_used:
+// the scalars of the loop nest (sizes, `where`).
+std::string unproven_refusal(const BlockInfo& b, const std::vector<bool>* skipped, const std::string& tried,
                              const std::vector<const VarNode*>& nest_scalars_used) {
   if (!b.carries) return "";
   const BlockNode& blk = *b.br->block.get();
   const std::vector<BlockAccess> acc = written_buffer_accesses(blk);
-  auto pair = unproven_pair(blk, acc, steps_in_order(b), dd_only);
+  auto pair = unproven_pair(blk, acc, steps_in_order(b), skipped);
   if (!pair) return "";
   const BlockAccess &w = acc[pair->first], &x = acc[pair->second];
   auto show = [](const BlockAccess& a) {
@@ -656,15 +661,22 @@ std::string unproven_refusal(const BlockInfo& b, bool dd_only, const std::string
     return a.buffer->name + "[" + t + "]";
   };
   const std::string B = w.buffer->name;
+  // A read of w's own element (`A[e] = A[e] * ..`) conflicts only through two iterations
+  // writing that element: reported (and advised) as the store against itself.
+  bool own = !x.write && x.index.size() == w.index.size();
+  for (size_t d = 0; own && d < x.index.size(); ++d) own = expr_identical(x.index[d], w.index[d]);
+  const bool writes = x.write || own;
   const std::string what =
-      pair->first == pair->second
+      pair->first == pair->second || own
           ? "two of its spatial iterations may both write " + show(w)
           : std::string("it ") + (x.write ? "writes " : "reads ") + show(x) + " and writes " + show(w);
   const std::string rule =
       "; LANGUAGE.md requires the spatial iterations of a block to be independent (a block whose spatial "
       "iterations conflict is invalid): ";
   // Advice: a scatter sum over spatial vars (a load of the stored element itself); a scan whose
-  // step loop is not outside (proven with every step var in step order); else a copy.
+  // step loop is not outside (proven with every step var in step order); a read of what
+  // another iteration writes: a copy; two writes (a store against itself included): stores
+  // one-to-one in the spatial vars (a copy of old values cannot help a block that reads none).
   bool accumulates = false;
   for (auto& a : acc) {
     if (a.write || a.buffer != w.buffer || a.index.size() != w.index.size()) continue;
@@ -672,42 +684,81 @@ std::string unproven_refusal(const BlockInfo& b, bool dd_only, const std::string
     for (size_t d = 0; d < a.index.size(); ++d) same = same && expr_identical(a.index[d], w.index[d]);
     accumulates = accumulates || same;
   }
+  const std::string separate =
+      "make its stores to " + B +
+      " one-to-one in the spatial iter vars (each spatial iteration writing elements "
+      "of its own), or make the var a reduce var for an accumulation";
   std::string advice;
   if (accumulates && data_dependent(w))
     advice = "a scatter sum `" + show(w) +
              " += ..` must accumulate over reduce iter vars (a reduce var, or an "
              "opaque var that normalisation reads as one), not spatial ones";
-  else if (b.scan && !unproven_pair(blk, acc, steps_in_order(b, true), dd_only))
+  else if (b.scan && !unproven_pair(blk, acc, steps_in_order(b, true), skipped))
     advice =
         "run the scan loop outside the loops of the spatial vars (every spatial point of a step before the "
-        "next step), or read the old values from a copy of " +
-        B;
+        "next step)" +
+        (writes ? std::string() : ", or read the old values from a copy of " + B);
+  else if (writes)
+    advice = separate;
   else
     advice = "read the old values from a copy of " + B + ", or make the var a scan var for a recurrence";
   if (data_dependent(w) || data_dependent(x)) {
     const BlockAccess& d = data_dependent(x) ? x : w;
-    return "its spatial iterations may conflict on " + B + ": the index " + show(d) +
-           " depends on the values of " + loaded_in_index(d) + " (" + what +
+    // The index, or only a guard, reads the buffer (review r7: a guard `M[vi] > 0` was
+    // reported as "the index ... depends on").
+    auto reads = [](const Expr& e) {
+      bool r = false;
+      for_each_expr(e, [&](const Expr& y) { r = r || y.as<LoadNode>() != nullptr; });
+      return r;
+    };
+    bool in_index = false;
+    for (auto& e : d.index) in_index = in_index || reads(e);
+    std::string where = "the index " + show(d);
+    if (!in_index) {
+      std::string g;
+      for (auto& c : d.conds)
+        if (reads(c)) g += (g.empty() ? "" : " && ") + print_expr(c);
+      where = "the guard " + g + " of " + show(d);
+    }
+    return "its spatial iterations may conflict on " + B + ": " + where + " depends on the values of " +
+           loaded_in_index(d) + " (" + what +
            "), so no check of the block can show that no two of its spatial iterations touch one element "
            "that one of them writes, for every value of " +
            loaded_in_index(d) + rule + advice;
   }
+  if (skipped) {
+    // The nest was enumerated whole, but an index or guard of w or x did not fold there.
+    const BlockAccess& d = (*skipped)[pair->second] ? x : w;
+    std::string g;
+    for (auto& c : d.conds) g += (g.empty() ? "" : " && ") + print_expr(c);
+    return "its spatial iterations may conflict on " + B + " (" + what + "): the index or a guard of " +
+           show(d) + (g.empty() ? "" : " (under " + g + ")") +
+           " does not fold to a constant at its iterations (an operation such as sqrt or log2 of an iter "
+           "var), "
+           "so the check of every iteration could not place it, and no symbolic test proves its spatial "
+           "iterations independent" +
+           rule + "compute indices and guards with integer operations (+, -, *, //, %, min, max), or " +
+           advice;
+  }
   std::vector<std::string> names = access_scalar_names(blk, {&w, &x});
-  if (names.empty())
-    for (auto* v : nest_scalars_used) names.push_back(v->name);
   std::string list;
   for (size_t i = 0; i < names.size(); ++i) list += (i ? ", " : "") + names[i];
   if (!list.empty())
     return "whether its spatial iterations conflict on " + B + " depends on " + list + " (" + what +
            "; no conflict found at " + (tried.empty() ? std::string("the sizes tried") : tried) +
-           "), which cannot be checked for every call" + rule + "read the old values from a copy of " + B +
-           ", or keep " + list +
-           " out of the block's `where` and of the indices and guards of its accesses to " + B;
+           "), which cannot be checked for every call" + rule + advice + ", or keep " + list +
+           " out of the indices and guards of its accesses to " + B;
+  // Scalars only in the loop nest (sizes, `where`): the nest was not enumerated whole.
+  std::string sizes;
+  for (size_t i = 0; i < nest_scalars_used.size(); ++i) sizes += (i ? ", " : "") + nest_scalars_used[i]->name;
   return "its spatial iterations may conflict on " + B + " (" + what +
-         "): its loop nest was not enumerated whole (more than 16384 points, no conflict among the first "
-         "ones; or bounds and bindings that do not fold to constants) and no symbolic test proves its "
-         "spatial iterations independent" +
-         rule + advice;
+         "): its loop nest was not enumerated whole (" +
+         (sizes.empty()
+              ? std::string("more than 16384 points, no conflict among the first ones; or bounds and "
+                            "bindings that do not fold to constants")
+              : "its bounds depend on " + sizes + "; no conflict found at " +
+                    (tried.empty() ? std::string("the sizes tried") : tried)) +
+         ") and no symbolic test proves its spatial iterations independent" + rule + advice;
 }
 
 // SpatialConflicts where enumerate_instances did not visit the whole nest (scan blocks, nests
@@ -725,9 +776,10 @@ std::string unproven_refusal(const BlockInfo& b, bool dd_only, const std::string
 std::string conflicts_beyond_enumeration(const BlockInfo& b, const Expr& pred,
                                          const std::vector<const ForNode*>& once) {
   bool complete = false;
-  std::string why = enumerate_instances(b, pred, once, {}, true, &complete);
+  std::vector<bool> skipped;
+  std::string why = enumerate_instances(b, pred, once, {}, true, &complete, &skipped);
   if (!why.empty()) return why;
-  if (complete) return unproven_refusal(b, true, "", {});
+  if (complete) return unproven_refusal(b, &skipped, "", {});
   std::vector<const VarNode*> sizes = symbolic_scalars(b), others;
   const BlockNode& blk = *b.br->block.get();
   const std::vector<BlockAccess> acc = written_buffer_accesses(blk);
@@ -757,7 +809,7 @@ std::string conflicts_beyond_enumeration(const BlockInfo& b, const Expr& pred,
     if (!why.empty()) return why + " (with " + with + ")";
     tried += (tried.empty() ? "" : "; ") + with;
   }
-  return unproven_refusal(b, false, tried, all);
+  return unproven_refusal(b, nullptr, tried, all);
 }
 
 // Condition (a): the block's instances do not depend on L.
@@ -897,7 +949,8 @@ Function run_redundant_blocks_once(const FunctionNode& f) {
         first_only.push_back(L);
       }
     bool complete = false;
-    std::string why = b.scan ? "" : enumerate_instances(b, pred, first_only, {}, false, &complete);
+    std::vector<bool> skipped;
+    std::string why = b.scan ? "" : enumerate_instances(b, pred, first_only, {}, false, &complete, &skipped);
     if (why.empty() && !b.scan) {
       // Symbolic loop bounds (`for k in serial(n * 2)` bound to `vk = k // 2`): enumerate at
       // small values of the scalars they use, as the function may be called with them (a
@@ -933,9 +986,10 @@ Function run_redundant_blocks_once(const FunctionNode& f) {
     // Spatial iterations reading what others write (SpatialConflicts): also in scan blocks,
     // and, where the nest was not enumerated whole, over a sub-box or at small sizes.
     if (why.empty() && (b.scan || !complete)) why = conflicts_beyond_enumeration(b, pred, first_only);
-    // A nest enumerated whole: its data-dependent accesses (skipped there) still need a proof.
+    // A nest enumerated whole: the accesses it skipped (an index or guard that did not fold:
+    // data-dependent, or `sqrt`, `log2` of an iter var) still need a proof (review r7).
     else if (why.empty())
-      why = unproven_refusal(b, true, "", {});
+      why = unproven_refusal(b, &skipped, "", {});
     if (!why.empty()) throw Error("block " + b.br->block->name + ": " + why);
   }
   if (once.empty()) return out;

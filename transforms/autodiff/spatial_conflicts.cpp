@@ -188,7 +188,7 @@ std::vector<const VarNode*> access_scalars(const BlockNode& blk, const std::vect
 
 SpatialConflicts::SpatialConflicts(const BlockNode& blk, std::vector<BlockAccess> acc,
                                    std::vector<size_t> ordering)
-    : blk_(blk), acc_(std::move(acc)), ordering_(std::move(ordering)) {
+    : blk_(blk), acc_(std::move(acc)), skipped_(acc_.size(), false), ordering_(std::move(ordering)) {
   const bool given = !ordering_.empty();
   for (size_t q = 0; q < blk.iter_vars.size(); ++q) {
     IterKind k = blk.iter_vars[q].kind;
@@ -231,13 +231,15 @@ std::string SpatialConflicts::visit(const std::vector<int64_t>& inst, const Lets
   for (size_t q : ordering_) step.push_back(inst[q]);
   bool first_reduce = true;
   for (size_t q : reduce_) first_reduce = first_reduce && inst[q] == 0;
-  for (auto& a : acc_) {
+  for (size_t k = 0; k < acc_.size(); ++k) {
+    const BlockAccess& a = acc_[k];
     if (a.in_init && !first_reduce) continue;
     bool on = true;
     for (auto& c : a.conds) {
       auto v = eval_at(c, iv_at);
       if (!v) {
         on = false;  // data-dependent guard: not checked
+        skipped_[k] = true;
         break;
       }
       on = on && *v != 0;
@@ -249,7 +251,10 @@ std::string SpatialConflicts::visit(const std::vector<int64_t>& inst, const Lets
       if (!v) break;
       el.push_back(*v);
     }
-    if (el.size() != a.index.size()) continue;
+    if (el.size() != a.index.size()) {
+      skipped_[k] = true;
+      continue;
+    }
     Entry& en = seen_[{a.buffer, el}];
     // An earlier access (in nest order) by another spatial point conflicts unless it ran at a
     // strictly earlier step (for blocks without scan or opaque var: always).

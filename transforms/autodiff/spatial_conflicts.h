@@ -69,6 +69,9 @@ class SpatialConflicts {
   // them (data-dependent: conflict_proof.h checks those pairs), or scalars not in iv_at
   // (access_scalars: the caller enumerates again with them fixed).
   std::string visit(const std::vector<int64_t>& inst, const std::unordered_map<const VarNode*, Expr>& iv_at);
+  // skipped()[k]: access k of acc was skipped at some visited instance (an index or guard that
+  // did not fold): the enumeration checked none of its pairs there (conflict_proof.h must).
+  const std::vector<bool>& skipped() const { return skipped_; }
 
  private:
   struct Seen {
@@ -81,6 +84,7 @@ class SpatialConflicts {
   };
   const BlockNode& blk_;
   std::vector<BlockAccess> acc_;
+  std::vector<bool> skipped_;
   bool scan_ = false;
   std::vector<size_t> spatial_, ordering_, reduce_;
   std::map<std::pair<const BufferNode*, std::vector<int64_t>>, Entry> seen_;
