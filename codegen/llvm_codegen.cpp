@@ -2055,8 +2055,11 @@ bool FuncEmitter::vectorizable(const ForNode* n, int64_t* lanes, bool* to_llvm) 
   bool ok = true;
   for (auto& [buf, idxs] : c.store_idx) {
     for (auto& i : idxs) {
+      // Distinct lanes need an index linear in the loop var with a nonzero coefficient: a
+      // non-linear one (`X[j // 2] = X[j // 2] + A[j]`) can send two lanes to one element,
+      // whose read-modify-writes then lose all updates but one (round 19 review).
       auto k = linear_coeff(i);
-      if (!depends(i) || (k && *k == 0) || !expr_identical(i, idxs[0])) ok = false;
+      if (!depends(i) || !k || *k == 0 || !expr_identical(i, idxs[0])) ok = false;
     }
   }
   for (auto* ld : c.loads) {

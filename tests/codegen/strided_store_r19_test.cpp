@@ -244,3 +244,29 @@ func f(A: f32[48], C: f32[99]) -> (B: f32[99]) {
 }
 
 }  // namespace tirc
+
+namespace tirc {
+using namespace tirc::cgtest;
+
+// Review r11 of round 19, F1 (older than round 19): a vectorized loop whose store index is not
+// linear in the loop var sent two lanes to one element (`X[j // 2] = X[j // 2] + A[j]`): all
+// lanes loaded before the scatter, and only the last lane's update survived (X[m] = A[2m + 1]).
+// Such a loop now stays scalar.
+TEST(StridedStore, NonLinearStoreIndexOfAVectorizedLoopStaysScalar) {
+  for (const char* idx : {"j // 2", "j % 5", "min(j, 20)"}) {
+    std::string I = idx;
+    std::string text = R"(
+func f(A: f32[48]) -> (X: f32[24]) {
+  for j in serial(24) { X[j] = 0.0 }
+  for j in vectorized(48) {
+    X[)" + I + "] = X[" + I + R"(] + A[j]
+  }
+}
+)";
+    SCOPED_TRACE(text);
+    Function f = parse_func(text, "f");
+    for (uint64_t seed : {1, 2}) expect_jit_matches_interp(*f, seed, 0, 0);
+  }
+}
+
+}  // namespace tirc
