@@ -110,8 +110,9 @@ TEST(ReviewR18, ScalarDependentCrossPointReadIsRefused) {
           "== 10, (vr + 1) % 4, vr), vi - 1] and writes H[vr, vi]; no conflict found at s = 2; s = 3; "
           "s = 1; s = 0), which cannot be checked for every call") +
           kRule +
-          "read the old values from a copy of H, or keep s out of the block's `where` and of the indices and "
-          "guards of its accesses to H");
+          "run the scan loop outside the loops of the spatial vars (every spatial point of a step before the "
+          "next step), or read the old values from a copy of H, or keep s out of the indices and guards of its "
+          "accesses to H");
 }
 
 // A `where` on a scalar (the nest's points do not fold): an in-place reversal under `where i <
@@ -131,12 +132,10 @@ TEST(ReviewR18, ScalarWhereOverCrossPointAccessesIsRefused) {
   EXPECT_EQ(
       refusal_of(src),
       std::string(
-          "block B: whether its spatial iterations conflict on A depends on s (it reads A[9 - vi] and "
-          "writes A[vi]; no conflict found at s = 2; s = 3; s = 1; s = 0), which cannot be checked for "
-          "every call") +
-          kRule +
-          "read the old values from a copy of A, or keep s out of the block's `where` and of the indices and "
-          "guards of its accesses to A");
+          "block B: its spatial iterations may conflict on A (it reads A[9 - vi] and writes A[vi]): its loop "
+          "nest was not enumerated whole (its bounds depend on s; no conflict found at s = 2; s = 3; s = 1; "
+          "s = 0) and no symbolic test proves its spatial iterations independent") +
+          kRule + "read the old values from a copy of A, or make the var a scan var for a recurrence");
   // Accesses of the store's own element stay accepted under it.
   std::string ok = src;
   ok.replace(ok.find("A[9 - vi]"), 9, "A[vi] * 2.0");

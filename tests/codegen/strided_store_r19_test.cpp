@@ -259,7 +259,8 @@ TEST(StridedStore, NonLinearStoreIndexOfAVectorizedLoopStaysScalar) {
 func f(A: f32[48]) -> (X: f32[24]) {
   for j in serial(24) { X[j] = 0.0 }
   for j in vectorized(48) {
-    X[)" + I + "] = X[" + I + R"(] + A[j]
+    X[)" + I + "] = X[" +
+                       I + R"(] + A[j]
   }
 }
 )";
