@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
+#include <limits>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -1644,13 +1645,18 @@ class Hoister {
     // n x n scores of attention over n x d inputs, n <= 4d, are not), and only for constant
     // boxes.
     constexpr int64_t kMaxBoxFactor = 4;
+    // Saturating: a buffer of 2^60 x 16 elements must not wrap around (UBSan, CostR19).
+    auto sat_mul = [](int64_t a, int64_t b) {
+      int64_t r;
+      return __builtin_mul_overflow(a, b, &r) ? std::numeric_limits<int64_t>::max() : r;
+    };
     int64_t max_numel = 0;
     for (auto& st : stmts)
       for_each_expr(st, [&](const Expr& x) {
         auto* l = x.as<LoadNode>();
         if (!l) return;
         int64_t n = 1, e;
-        for (auto& d : l->buffer->shape) n = is_const_int(d, &e) ? n * e : 0;
+        for (auto& d : l->buffer->shape) n = is_const_int(d, &e) ? sat_mul(n, e) : 0;
         max_numel = std::max(max_numel, n);
       });
     // The inlined values of a matched block's lets and stores (small blocks only).
@@ -1660,8 +1666,8 @@ class Hoister {
       if (!br) return false;
       int64_t box = 1, e;
       for (auto& iv : br->block->iter_vars) {
-        if (!is_const_int(iv.extent, &e) || box * e > kMaxBoxFactor * max_numel) return false;
-        box *= e;
+        if (!is_const_int(iv.extent, &e) || sat_mul(box, e) > sat_mul(kMaxBoxFactor, max_numel)) return false;
+        box = sat_mul(box, e);
       }
       Stmt t = enter_realize(br);
       std::vector<Stmt> terms;
